@@ -1,0 +1,72 @@
+import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+
+/** Fields every event on the bus carries. */
+export interface EventMeta {
+  sessionId: string;
+  /** The user turn, counted from 1. */
+  turn: number;
+  /** The LLM call within the turn, counted from 1 (0 before the first call). */
+  iteration: number;
+  /** Milliseconds since the epoch. */
+  timestamp: number;
+}
+
+/** Token counts as the API reports them. */
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+}
+
+/** Why a turn ended. */
+export type TerminateReason =
+  | 'completed'
+  | 'question'
+  | 'max_iterations'
+  | 'timeout'
+  | 'interrupted'
+  | 'length'
+  | 'content_filter'
+  | 'token_budget'
+  | 'repeated_calls'
+  | 'consecutive_errors'
+  | 'error';
+
+/** A tool call as the model made it, with parsed arguments when they parse. */
+export interface ToolCallInfo {
+  toolCallId: string;
+  name: string;
+  /** Parsed arguments, or the raw string when it is not valid JSON. */
+  args: unknown;
+}
+
+/** The events the machine emits and the bus relays, keyed by type. */
+export interface AgentEventMap {
+  state_change: { state: string; previous: string | null };
+  turn_start: { input: string };
+  iteration: { maxIterations: number };
+  thinking: { content: string };
+  content_chunk: { delta: string };
+  tool_call_start: ToolCallInfo;
+  tool_call_end: ToolCallInfo & { result?: string; error?: string; durationMs: number };
+  approval_requested: { pending: ToolCallInfo[] };
+  approval_resolved: { toolCallId: string; approved: boolean; reason?: string };
+  limit_warning: { limit: string; message: string; used: number; max: number };
+  usage: { usage: Usage; turnUsage: Usage; totalUsage: Usage };
+  turn_end: { terminateReason: TerminateReason; response: string; iterations: number };
+  error: { message: string; code?: string };
+  /** The stream was discarded (a retry follows): UIs drop the partial text they showed. */
+  stream_reset: { reason: string; attempt: number };
+  /** Context pruning replaced old tool results. */
+  context_pruned: { removedTokens: number; prunedMessages: number; tokensBefore: number; tokensAfter: number };
+}
+
+export type AgentEventType = keyof AgentEventMap;
+
+/** One event as delivered to listeners: its payload plus `type` and the common fields. */
+export type AgentEvent<K extends AgentEventType = AgentEventType> = {
+  [T in K]: { type: T } & EventMeta & AgentEventMap[T];
+}[K];
+
+/** A chat message in the OpenAI Chat Completions format. */
+export type Message = ChatCompletionMessageParam;

@@ -1,0 +1,76 @@
+import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completions';
+import { type ZodObject, type ZodRawShape, z } from 'zod';
+
+/** What a tool's `execute` receives besides its arguments. */
+export interface ToolContext {
+  /** Aborted when the turn is interrupted, the tool times out or the agent stops. */
+  signal: AbortSignal;
+  /** The `tool_call_id` the model gave this call. */
+  toolCallId: string;
+  /** The session the call belongs to. */
+  sessionId: string;
+  /** Turn and iteration numbers of the call. */
+  turn: number;
+  iteration: number;
+}
+
+/** Decides per call whether a tool needs the user's approval before it runs. */
+export type NeedsApproval<A> = boolean | ((args: A, ctx: { toolCallId: string; sessionId: string }) => boolean);
+
+/** A tool the model can call: a zod schema for its arguments and the function that runs it. */
+export interface Tool<A = any> {
+  name: string;
+  description: string;
+  /** The zod object schema of the arguments; sent to the model as JSON Schema. */
+  parameters: ZodObject<ZodRawShape>;
+  /** Runs the call; returns a string or any JSON-serializable value (sent to the model as JSON). */
+  execute: (args: A, ctx: ToolContext) => unknown | Promise<unknown>;
+  needsApproval?: NeedsApproval<A>;
+  /** Per-call timeout in ms; defaults to the agent's `limits.toolTimeoutMs`. */
+  timeoutMs?: number;
+  /**
+   * Ends the turn at once when called: its result text becomes the turn's response
+   * (`task_completion`, `ask_question`, `converse`). Other calls of the same batch still get results.
+   */
+  loopBreaking?: 'completed' | 'question';
+  /** Safe to run again after a crash when no result was recorded (see docs/persistence.md). */
+  idempotent?: boolean;
+  /** Cached JSON form sent to the model. */
+  readonly json: ChatCompletionFunctionTool;
+}
+
+/** The fields `defineTool` takes. */
+export interface ToolSpec<S extends ZodRawShape> {
+  name: string;
+  description: string;
+  parameters: ZodObject<S>;
+  execute: (args: z.infer<ZodObject<S>>, ctx: ToolContext) => unknown | Promise<unknown>;
+  needsApproval?: NeedsApproval<z.infer<ZodObject<S>>>;
+  timeoutMs?: number;
+  loopBreaking?: 'completed' | 'question';
+  idempotent?: boolean;
+}
+
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/**
+ * Defines a tool from a zod object schema. The JSON Schema sent to the model is computed once here,
+ * not on every request.
+ */
+export function defineTool<S extends ZodRawShape>(spec: ToolSpec<S>): Tool<z.infer<ZodObject<S>>> {
+  if (!TOOL_NAME.test(spec.name)) {
+    throw new Error(`defineTool: invalid tool name ${JSON.stringify(spec.name)} (letters, digits, _ and -, 1-64)`);
+  }
+  if (!(spec.parameters instanceof z.ZodObject)) {
+    throw new Error(`defineTool(${spec.name}): parameters must be a zod object schema`);
+  }
+  const { $schema: _ignored, ...schema } = z.toJSONSchema(spec.parameters, { io: 'input' }) as Record<
+    string,
+    unknown
+  >;
+  const json: ChatCompletionFunctionTool = {
+    type: 'function',
+    function: { name: spec.name, description: spec.description, parameters: schema },
+  };
+  return { ...spec, json } as Tool<z.infer<ZodObject<S>>>;
+}
