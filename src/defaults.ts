@@ -20,4 +20,20 @@ export const DEFAULTS = {
   eagerToolStart: true,
   /** Model used when none is given. */
   model: 'gpt-4o-mini',
+  /** LLM call attempts in all (1 + retries); the SDK's own retries are off so this policy rules. */
+  llmMaxAttempts: 4,
+  /** First retry delay before jitter, in ms; doubles each retry. */
+  llmRetryBaseDelayMs: 500,
+  /** Upper bound of a backoff delay before jitter, in ms. */
+  llmRetryMaxDelayMs: 30_000,
+  /** Longest wait a server's `retry-after` / `retry-after-ms` header may impose, in ms. */
+  llmRetryAfterCapMs: 60_000,
+  /** Share of the model's context window above which a `limit_warning` is due. */
+  contextWarningShare: 0.8,
+  /** Tokens held back for the completion: the request is pruned to fit `window - reserve`. */
+  completionReserveTokens: 16_384,
+  /** The completion reserve never takes more than this share of a (small) context window. */
+  completionReserveMaxShare: 0.25,
+  /** Context window assumed for a model not in the table, in tokens. */
+  unknownModelContextWindow: 128_000,
 } as const;
