@@ -58,7 +58,12 @@ export interface AgentEventMap {
   /** The stream was discarded (a retry follows): UIs drop the partial text they showed. */
   stream_reset: { reason: string; attempt: number };
   /** Context pruning replaced old tool results. */
-  context_pruned: { removedTokens: number; prunedMessages: number; tokensBefore: number; tokensAfter: number };
+  context_pruned: {
+    removedTokens: number;
+    prunedMessages: number;
+    tokensBefore: number;
+    tokensAfter: number;
+  };
 }
 
 export type AgentEventType = keyof AgentEventMap;

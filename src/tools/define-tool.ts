@@ -15,9 +15,12 @@ export interface ToolContext {
 }
 
 /** Decides per call whether a tool needs the user's approval before it runs. */
-export type NeedsApproval<A> = boolean | ((args: A, ctx: { toolCallId: string; sessionId: string }) => boolean);
+export type NeedsApproval<A> =
+  | boolean
+  | ((args: A, ctx: { toolCallId: string; sessionId: string }) => boolean);
 
 /** A tool the model can call: a zod schema for its arguments and the function that runs it. */
+// biome-ignore lint/suspicious/noExplicitAny: a registry holds tools of every argument type; execute is contravariant in A.
 export interface Tool<A = any> {
   name: string;
   description: string;
@@ -59,7 +62,9 @@ const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
  */
 export function defineTool<S extends ZodRawShape>(spec: ToolSpec<S>): Tool<z.infer<ZodObject<S>>> {
   if (!TOOL_NAME.test(spec.name)) {
-    throw new Error(`defineTool: invalid tool name ${JSON.stringify(spec.name)} (letters, digits, _ and -, 1-64)`);
+    throw new Error(
+      `defineTool: invalid tool name ${JSON.stringify(spec.name)} (letters, digits, _ and -, 1-64)`,
+    );
   }
   if (!(spec.parameters instanceof z.ZodObject)) {
     throw new Error(`defineTool(${spec.name}): parameters must be a zod object schema`);

@@ -1,0 +1,66 @@
+// The public API of agentloop: an explicit export list.
+
+export { DEFAULTS } from './defaults.js';
+export { type ClassifiedError, classifyLlmError, type LlmErrorKind } from './llm/error-classification.js';
+export { type ClientOptions, createOpenAIClient } from './llm/openai-client.js';
+export { LlmCallError, type RetryOptions, type RetryPolicy, withRetry } from './llm/retry-policy.js';
+export {
+  createCallLlm,
+  DeadlineExceededError,
+  type LlmActorOptions,
+  type LlmCallInput,
+  type LlmCallOutput,
+} from './machines/actors/call-llm.js';
+export {
+  createToolRunner,
+  type RunToolsInput,
+  type ToolRunHooks,
+  type ToolRunnerOptions,
+} from './machines/actors/run-tools.js';
+export type { AgentContext, AgentLimits, AgentMachineInput } from './machines/agent-context.js';
+export type { AgentActorEvent, AgentInputEvent, AgentMachineEvent } from './machines/agent-events.js';
+export {
+  type AgentActorRef,
+  type AgentMachine,
+  agentMachine,
+  type InitializeOutput,
+} from './machines/agent-machine.js';
+export type {
+  AgentEvent,
+  AgentEventMap,
+  AgentEventType,
+  EventMeta,
+  Message,
+  TerminateReason,
+  ToolCallInfo,
+  Usage,
+} from './machines/emitted-events.js';
+export {
+  Agent,
+  type AgentOptions,
+  type AgentStateName,
+  createAgent,
+  type ExecutionResult,
+} from './session/agent.js';
+export { AgentEventBus } from './session/event-bus.js';
+export {
+  defineTool,
+  type NeedsApproval,
+  type Tool,
+  type ToolContext,
+  type ToolSpec,
+} from './tools/define-tool.js';
+export { executeToolCall } from './tools/execute-tool-call.js';
+export {
+  askQuestionTool,
+  converseTool,
+  loopControlTools,
+  taskCompletionTool,
+} from './tools/loop-control-tools.js';
+export {
+  type ApprovalPolicy,
+  planToolCall,
+  type ToolCallRequest,
+  type ToolResult,
+} from './tools/tool-call.js';
+export { ToolRegistry } from './tools/tool-registry.js';

@@ -1,0 +1,235 @@
+import type OpenAI from 'openai';
+import type {
+  ChatCompletionAssistantMessageParam,
+  ChatCompletionCreateParamsBase,
+  ChatCompletionMessageFunctionToolCall,
+} from 'openai/resources/chat/completions';
+import { fromPromise } from 'xstate';
+import { DEFAULTS } from '../../defaults.js';
+import { CompletionAssembler } from '../../llm/completion-assembler.js';
+import { type RetryOptions, withRetry } from '../../llm/retry-policy.js';
+import { type ApprovalPolicy, planToolCall, type ToolCallRequest } from '../../tools/tool-call.js';
+import type { ToolRegistry } from '../../tools/tool-registry.js';
+import type { AgentActorEvent } from '../agent-events.js';
+import type { Message, Usage } from '../emitted-events.js';
+
+/** Input of the `callLlm` actor. */
+export interface LlmCallInput {
+  sessionId: string;
+  turn: number;
+  iteration: number;
+  messages: Message[];
+  /** `false` for the final answer call at a limit: `tool_choice: 'none'`, calls ignored. */
+  toolsEnabled: boolean;
+  /** Epoch ms at which the call is aborted with a `deadline_exceeded` error; `null` for none. */
+  deadline: number | null;
+}
+
+/** What the `callLlm` actor resolves with. */
+export interface LlmCallOutput {
+  /** The assistant message as it goes into the conversation. */
+  message: ChatCompletionAssistantMessageParam;
+  /** Its tool calls, planned (parsed arguments, approval, loop-breaking). */
+  calls: ToolCallRequest[];
+  finishReason: string;
+  usage: Usage | null;
+  /** Reasoning text (`reasoning_content` deltas or `<thinking>` blocks), when the model sent any. */
+  reasoning?: string;
+}
+
+/** Options of the LLM actor. */
+export interface LlmActorOptions {
+  client: OpenAI;
+  model: string;
+  registry: ToolRegistry;
+  /** Stream the answer (default true). */
+  stream?: boolean;
+  approval?: ApprovalPolicy;
+  /** Tool names the user allowed for the whole session ("always"). */
+  alwaysAllowed?: ReadonlySet<string>;
+  /** Start calls whose arguments are complete before the stream ends (default true). */
+  eagerToolStart?: boolean;
+  /** Extra request fields (temperature, max_completion_tokens, ...). */
+  request?: Partial<Omit<ChatCompletionCreateParamsBase, 'model' | 'messages' | 'tools' | 'stream'>>;
+  retry?: Omit<RetryOptions, 'signal' | 'deadline' | 'onRetry'>;
+  /** Turns the conversation into the request's messages (context-window pruning); identity by default. */
+  prepareMessages?: (messages: Message[], input: LlmCallInput) => Message[];
+}
+
+/** Thrown when the turn's deadline passes during the call. */
+export class DeadlineExceededError extends Error {
+  readonly code = 'deadline_exceeded';
+  constructor() {
+    super("the turn's time limit was reached during the model call");
+  }
+}
+
+type Parent = { send(event: AgentActorEvent): void } | undefined;
+
+/**
+ * The `callLlm` actor: one Chat Completions call through the OpenAI SDK, streaming or not, with the
+ * actor's abort signal, the retry policy (the SDK's own retries should be off: `maxRetries: 0`), and
+ * the turn deadline. Streams text to the machine as `LLM.DELTA` and announces calls whose arguments
+ * are complete as `LLM.TOOL_CALL_READY` so they can start before the stream ends.
+ */
+export function createCallLlm(options: LlmActorOptions) {
+  const { client, model, registry } = options;
+  const stream = options.stream ?? true;
+  const eager = options.eagerToolStart ?? DEFAULTS.eagerToolStart;
+  const plan = (call: { id: string; name: string; argsText: string }, sessionId: string) =>
+    planToolCall(call, registry, options.approval, options.alwaysAllowed, sessionId);
+
+  return fromPromise<LlmCallOutput, LlmCallInput>(async ({ input, signal, self }) => {
+    const parent = self._parent as Parent;
+    const deadline = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    if (input.deadline !== null) {
+      timer = setTimeout(
+        () => deadline.abort(new DeadlineExceededError()),
+        Math.max(0, input.deadline - Date.now()),
+      );
+    }
+    const combined = AbortSignal.any([signal, deadline.signal]);
+    const messages = options.prepareMessages
+      ? options.prepareMessages(input.messages, input)
+      : input.messages;
+    const tools = registry.size > 0 ? registry.toJSON() : undefined;
+    const body: ChatCompletionCreateParamsBase = {
+      ...options.request,
+      model,
+      messages,
+      ...(tools ? { tools, tool_choice: input.toolsEnabled ? 'auto' : 'none' } : {}),
+    };
+    const attempt = async (attemptNumber: number) => {
+      if (attemptNumber > 1) parent?.send({ type: 'LLM.RESET', reason: 'retry', attempt: attemptNumber });
+      return stream
+        ? streamOnce(client, body, combined, parent, eager && input.toolsEnabled, (c) =>
+            plan(c, input.sessionId),
+          )
+        : createOnce(client, body, combined);
+    };
+    try {
+      const raw = await withRetry(attempt, {
+        ...options.retry,
+        signal: combined,
+        ...(input.deadline !== null ? { deadline: input.deadline } : {}),
+      });
+      return finish(raw, input, plan);
+    } catch (error) {
+      if (deadline.signal.aborted && !signal.aborted) throw new DeadlineExceededError();
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  });
+}
+
+interface RawCompletion {
+  content: string;
+  reasoning: string;
+  toolCalls: { id: string; name: string; argsText: string }[];
+  finishReason: string;
+  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number } | null | undefined;
+}
+
+async function streamOnce(
+  client: OpenAI,
+  body: ChatCompletionCreateParamsBase,
+  signal: AbortSignal,
+  parent: Parent,
+  eager: boolean,
+  plan: (call: { id: string; name: string; argsText: string }) => ToolCallRequest,
+): Promise<RawCompletion> {
+  const response = await client.chat.completions.create(
+    { ...body, stream: true, stream_options: { include_usage: true } },
+    { signal },
+  );
+  const assembler = new CompletionAssembler();
+  for await (const chunk of response) {
+    const { text, completed } = assembler.push(chunk);
+    if (text) parent?.send({ type: 'LLM.DELTA', delta: text });
+    if (eager) {
+      for (const call of completed) {
+        const planned = plan(call);
+        if (
+          planned.args !== undefined &&
+          !planned.needsApproval &&
+          !planned.loopBreaking &&
+          isKnown(planned, body)
+        ) {
+          parent?.send({ type: 'LLM.TOOL_CALL_READY', call: planned });
+        }
+      }
+    }
+  }
+  if (assembler.finishReason === null) throw new Error('the stream ended without a finish_reason');
+  return {
+    content: assembler.content,
+    reasoning: assembler.reasoning,
+    toolCalls: assembler.toolCalls,
+    finishReason: assembler.finishReason,
+    usage: assembler.usage,
+  };
+}
+
+async function createOnce(
+  client: OpenAI,
+  body: ChatCompletionCreateParamsBase,
+  signal: AbortSignal,
+): Promise<RawCompletion> {
+  const completion = await client.chat.completions.create({ ...body, stream: false }, { signal });
+  const choice = completion.choices[0];
+  if (!choice) throw new Error('the completion has no choices');
+  const message = choice.message;
+  return {
+    content: message.content ?? '',
+    reasoning: (message as { reasoning_content?: string }).reasoning_content ?? '',
+    toolCalls: (message.tool_calls ?? [])
+      .filter((c): c is ChatCompletionMessageFunctionToolCall => c.type === 'function')
+      .map((c) => ({ id: c.id, name: c.function.name, argsText: c.function.arguments })),
+    finishReason: choice.finish_reason,
+    usage: completion.usage,
+  };
+}
+
+const THINKING = /<thinking>([\s\S]*?)<\/thinking>/g;
+
+function finish(
+  raw: RawCompletion,
+  input: LlmCallInput,
+  plan: (call: { id: string; name: string; argsText: string }, sessionId: string) => ToolCallRequest,
+): LlmCallOutput {
+  const toolCalls = input.toolsEnabled ? raw.toolCalls : [];
+  const message: ChatCompletionAssistantMessageParam = { role: 'assistant', content: raw.content || null };
+  if (toolCalls.length > 0) {
+    message.tool_calls = toolCalls.map((c) => ({
+      id: c.id,
+      type: 'function',
+      function: { name: c.name, arguments: c.argsText },
+    }));
+  } else if (message.content === null) {
+    message.content = '';
+  }
+  let reasoning = raw.reasoning;
+  if (!reasoning && raw.content.includes('<thinking>')) {
+    reasoning = [...raw.content.matchAll(THINKING)].map((m) => m[1]!.trim()).join('\n');
+  }
+  const output: LlmCallOutput = {
+    message,
+    calls: toolCalls.map((c) => plan(c, input.sessionId)),
+    finishReason: raw.finishReason,
+    usage: raw.usage
+      ? {
+          promptTokens: raw.usage.prompt_tokens,
+          completionTokens: raw.usage.completion_tokens,
+          totalTokens: raw.usage.total_tokens,
+        }
+      : null,
+  };
+  if (reasoning) output.reasoning = reasoning;
+  return output;
+}
+
+function isKnown(call: ToolCallRequest, body: ChatCompletionCreateParamsBase): boolean {
+  return (body.tools ?? []).some((t) => t.type === 'function' && t.function.name === call.name);
+}

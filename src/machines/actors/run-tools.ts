@@ -1,0 +1,86 @@
+import { fromPromise } from 'xstate';
+import { DEFAULTS } from '../../defaults.js';
+import { executeToolCall } from '../../tools/execute-tool-call.js';
+import type { ToolCallRequest, ToolResult } from '../../tools/tool-call.js';
+import type { ToolRegistry } from '../../tools/tool-registry.js';
+import type { AgentActorEvent } from '../agent-events.js';
+
+/** Input of the `runTools` actor: the calls to run and the turn they belong to. */
+export interface RunToolsInput {
+  sessionId: string;
+  turn: number;
+  iteration: number;
+  calls: ToolCallRequest[];
+  /** Epoch ms at which the turn's time is up; calls are cut short then. */
+  deadline: number | null;
+}
+
+/** Hooks around each call: persistence writes the transcript ledger through them. */
+export interface ToolRunHooks {
+  /**
+   * Called before a call runs. Returning a result skips the run and uses it (a result recorded before
+   * a crash); the promise is awaited, so a transcript write finishes before the tool starts.
+   */
+  beforeRun?: (call: ToolCallRequest, input: RunToolsInput) => Promise<ToolResult | undefined> | undefined;
+  /** Called after a call finished, before the machine hears of it. */
+  afterRun?: (result: ToolResult, call: ToolCallRequest, input: RunToolsInput) => Promise<void> | void;
+}
+
+export interface ToolRunnerOptions extends ToolRunHooks {
+  registry: ToolRegistry;
+  /** Per-call timeout when the tool sets none. */
+  toolTimeoutMs?: number;
+  /** Results longer than this are truncated with a note. */
+  maxResultChars?: number;
+}
+
+/**
+ * The `runTools` actor: runs all given calls in parallel (`Promise.allSettled`), each with the actor's
+ * abort signal and its own timeout, reporting `TOOL.STARTED` / `TOOL.FINISHED` to the machine as each
+ * starts and ends. Failures become error results; the actor itself never rejects.
+ */
+export function createToolRunner(options: ToolRunnerOptions) {
+  const { registry, beforeRun, afterRun } = options;
+  const timeoutMs = options.toolTimeoutMs ?? DEFAULTS.toolTimeoutMs;
+  const maxResultChars = options.maxResultChars ?? DEFAULTS.maxToolResultChars;
+
+  return fromPromise<ToolResult[], RunToolsInput>(async ({ input, signal, self }) => {
+    const parent = self._parent as { send(event: AgentActorEvent): void } | undefined;
+    const runOne = async (call: ToolCallRequest): Promise<ToolResult> => {
+      try {
+        return await runChecked(call);
+      } catch (error) {
+        // A failing hook (a transcript write) must still give the call its one result.
+        const message = error instanceof Error ? error.message : String(error);
+        const result: ToolResult = {
+          toolCallId: call.id,
+          name: call.name,
+          content: `Error: the call could not be run: ${message}`,
+          isError: true,
+          durationMs: 0,
+        };
+        if (!signal.aborted) parent?.send({ type: 'TOOL.FINISHED', result });
+        return result;
+      }
+    };
+    const runChecked = async (call: ToolCallRequest): Promise<ToolResult> => {
+      const recorded = beforeRun ? await beforeRun(call, input) : undefined;
+      if (signal.aborted) throw signal.reason;
+      if (!recorded) parent?.send({ type: 'TOOL.STARTED', call });
+      const result =
+        recorded ??
+        (await executeToolCall(registry, call, {
+          signal,
+          timeoutMs,
+          deadline: input.deadline,
+          maxResultChars,
+          context: { sessionId: input.sessionId, turn: input.turn, iteration: input.iteration },
+        }));
+      if (afterRun && !recorded) await afterRun(result, call, input);
+      if (!signal.aborted) parent?.send({ type: 'TOOL.FINISHED', result });
+      return result;
+    };
+    const settled = await Promise.allSettled(input.calls.map(runOne));
+    return settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  });
+}

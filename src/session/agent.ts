@@ -1,0 +1,376 @@
+import type OpenAI from 'openai';
+import { type Actor, createActor, fromPromise, type InspectionEvent, type Observer } from 'xstate';
+import type { ZodType } from 'zod';
+import { DEFAULTS } from '../defaults.js';
+import { createOpenAIClient } from '../llm/openai-client.js';
+import type { RetryOptions } from '../llm/retry-policy.js';
+import { createCallLlm, type LlmActorOptions } from '../machines/actors/call-llm.js';
+import { createToolRunner, type ToolRunHooks } from '../machines/actors/run-tools.js';
+import type { AgentContext, AgentLimits } from '../machines/agent-context.js';
+import { type AgentMachine, agentMachine, type InitializeOutput } from '../machines/agent-machine.js';
+import type {
+  AgentEvent,
+  AgentEventType,
+  Message,
+  TerminateReason,
+  ToolCallInfo,
+  Usage,
+} from '../machines/emitted-events.js';
+import type { Tool } from '../tools/define-tool.js';
+import { loopControlTools } from '../tools/loop-control-tools.js';
+import type { ApprovalPolicy } from '../tools/tool-call.js';
+import { ToolRegistry } from '../tools/tool-registry.js';
+import { attachDebugLog, type DebugOption, debugFromEnv } from './debug-log.js';
+import { AgentEventBus } from './event-bus.js';
+
+/** Everything `createAgent` takes. Only a way to reach a model is required. */
+export interface AgentOptions<TOutput = unknown> {
+  /** A name for logs and UIs. */
+  name?: string;
+  /** Model id (default `DEFAULTS.model`). */
+  model?: string;
+  /** OpenAI-compatible server URL; defaults to `OPENAI_BASE_URL`. */
+  baseURL?: string;
+  /** Defaults to `OPENAI_API_KEY`. */
+  apiKey?: string;
+  /** A ready OpenAI client (give it `maxRetries: 0`: agentloop's retry policy rules). */
+  client?: OpenAI;
+  /** The system prompt. */
+  instructions?: string;
+  /** More leading messages (for example critical-action context from a bundle). */
+  contextMessages?: Message[];
+  /** Runs once before the first turn; the messages it returns are added. A throw ends in the Error state. */
+  initialize?: () => Promise<InitializeOutput> | InitializeOutput;
+  tools?: Tool[];
+  /** Add `task_completion`, `ask_question` and `converse` (default true). */
+  loopControlTools?: boolean;
+  /** Stream responses (default true). */
+  stream?: boolean;
+  limits?: Partial<AgentLimits> & { toolTimeoutMs?: number; maxToolResultChars?: number };
+  /** Which calls need the user's approval (default: each tool's `needsApproval`). */
+  approval?: ApprovalPolicy;
+  /** Retry policy for model calls (429, 5xx, connection errors, cut streams). */
+  retry?: Omit<RetryOptions, 'signal' | 'deadline' | 'onRetry'>;
+  /** Extra request fields (temperature, max_completion_tokens, ...). */
+  request?: LlmActorOptions['request'];
+  /** Start calls whose arguments are complete before the stream ends (default true). */
+  eagerToolStart?: boolean;
+  /** Builds the request's messages from the conversation (context-window pruning). */
+  prepareMessages?: LlmActorOptions['prepareMessages'];
+  /** Hooks around each tool call (persistence). */
+  toolHooks?: ToolRunHooks;
+  /** Validates the final response (parsed as JSON) into `result.output`. */
+  outputSchema?: ZodType<TOutput>;
+  /** Session id (default: a random UUID). */
+  sessionId?: string;
+  /** One log line per iteration and tool call: `true` for stderr, or a function. Also `DEBUG=agentloop`. */
+  debug?: DebugOption;
+  /** XState inspection observer (for example `createBrowserInspector().inspect` or our inspector). */
+  inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  /** A persisted snapshot to restore instead of starting fresh. */
+  snapshot?: ReturnType<Actor<AgentMachine>['getPersistedSnapshot']>;
+}
+
+/** The outcome of one turn. */
+export interface ExecutionResult<TOutput = unknown> {
+  /** The turn ended by the model's own choice (`completed` or `question`). */
+  success: boolean;
+  /** The answer (or question) for the user. */
+  response: string;
+  /** Model calls made in the turn. */
+  iterations: number;
+  /** The whole conversation so far. */
+  messages: Message[];
+  terminateReason: TerminateReason;
+  /** Tokens used by the turn. */
+  usage: Usage;
+  error?: string;
+  /** The response validated by `outputSchema`. */
+  output?: TOutput;
+  /** Why the response did not validate against `outputSchema`. */
+  outputError?: string;
+}
+
+/** The top-level states, as public API. */
+export type AgentStateName =
+  | 'Initializing'
+  | 'AwaitingInput'
+  | 'Thinking'
+  | 'ExecutingTool'
+  | 'WaitingApproval'
+  | 'Completed'
+  | 'Error'
+  | 'Interrupted';
+
+const BUSY: ReadonlySet<string> = new Set(['Thinking', 'ExecutingTool', 'WaitingApproval']);
+
+/**
+ * A running agent: the statechart bound to an OpenAI client and tools, with a typed event bus.
+ * Create it with `createAgent`.
+ */
+export class Agent<TOutput = unknown> {
+  readonly bus = new AgentEventBus();
+  readonly actor: Actor<AgentMachine>;
+  readonly registry: ToolRegistry;
+  /** Tool names the user approved for the whole session. */
+  readonly alwaysAllowed = new Set<string>();
+  readonly #outputSchema: ZodType<TOutput> | undefined;
+  #turnWaiters: ((result: ExecutionResult<TOutput>) => void)[] = [];
+  #ready: Promise<void>;
+
+  constructor(options: AgentOptions<TOutput>) {
+    const client = createOpenAIClient(options);
+    const tools = [...(options.tools ?? []), ...(options.loopControlTools === false ? [] : loopControlTools)];
+    this.registry = new ToolRegistry(tools);
+    this.#outputSchema = options.outputSchema;
+
+    const machine = agentMachine.provide({
+      actors: {
+        initialize: fromPromise(async () => (options.initialize ? await options.initialize() : {})),
+        callLlm: createCallLlm({
+          client,
+          model: options.model ?? DEFAULTS.model,
+          registry: this.registry,
+          stream: options.stream ?? true,
+          approval: options.approval ?? 'tool',
+          alwaysAllowed: this.alwaysAllowed,
+          eagerToolStart: options.eagerToolStart ?? DEFAULTS.eagerToolStart,
+          ...(options.request ? { request: options.request } : {}),
+          ...(options.retry ? { retry: options.retry } : {}),
+          ...(options.prepareMessages ? { prepareMessages: options.prepareMessages } : {}),
+        }),
+        runTools: createToolRunner({
+          registry: this.registry,
+          ...(options.limits?.toolTimeoutMs !== undefined
+            ? { toolTimeoutMs: options.limits.toolTimeoutMs }
+            : {}),
+          ...(options.limits?.maxToolResultChars !== undefined
+            ? { maxResultChars: options.limits.maxToolResultChars }
+            : {}),
+          ...options.toolHooks,
+        }),
+      },
+    });
+    const messages: Message[] = [];
+    if (options.instructions) messages.push({ role: 'system', content: options.instructions });
+    messages.push(...(options.contextMessages ?? []));
+    const { toolTimeoutMs: _t, maxToolResultChars: _m, ...limits } = options.limits ?? {};
+    this.actor = createActor(machine, {
+      input: { ...(options.sessionId ? { sessionId: options.sessionId } : {}), messages, limits },
+      ...(options.snapshot ? { snapshot: options.snapshot } : {}),
+      ...(options.inspect ? { inspect: options.inspect } : {}),
+    });
+    this.actor.on('*', (event) => {
+      this.bus.publish(event);
+      if (event.type === 'turn_end') this.#settleTurn();
+    });
+    attachDebugLog(this.bus, options.debug ?? debugFromEnv());
+    this.#ready = new Promise((resolve) => {
+      const sub = this.actor.subscribe((snapshot) => {
+        if (!snapshot.matches('Initializing')) {
+          sub.unsubscribe();
+          resolve();
+        }
+      });
+    });
+    this.actor.start();
+  }
+
+  /** The session id (also on every event). */
+  get sessionId(): string {
+    return this.context.sessionId;
+  }
+
+  /** The current top-level state. */
+  get state(): AgentStateName {
+    return this.actor.getSnapshot().value as AgentStateName;
+  }
+
+  /** The machine context (read-only view). */
+  get context(): Readonly<AgentContext> {
+    return this.actor.getSnapshot().context;
+  }
+
+  /** The conversation so far. */
+  get messages(): readonly Message[] {
+    return this.context.messages;
+  }
+
+  /** Calls waiting for approval. */
+  get pendingApprovals(): ToolCallInfo[] {
+    const { calls, pending } = this.context;
+    return calls
+      .filter((c) => pending.includes(c.id))
+      .map((c) => ({ toolCallId: c.id, name: c.name, args: c.args ?? c.argsText }));
+  }
+
+  /** Resolves once initialization is over (successfully or in the Error state). */
+  ready(): Promise<void> {
+    return this.#ready;
+  }
+
+  /** Listens to one event type, or `'*'` for all. Returns a function that stops listening. */
+  on<K extends AgentEventType | '*'>(
+    type: K,
+    listener: (event: K extends AgentEventType ? AgentEvent<K> : AgentEvent) => void,
+  ): () => void {
+    const bus = this.bus as unknown as {
+      on(t: string, l: (e: unknown) => void): void;
+      off(t: string, l: (e: unknown) => void): void;
+    };
+    const fn = listener as (e: unknown) => void;
+    bus.on(type, fn);
+    return () => bus.off(type, fn);
+  }
+
+  /**
+   * Sends a user message and resolves when the turn comes to rest (Completed, Interrupted or Error).
+   * Approvals are answered meanwhile through `approve` / `reject` (listen for `approval_requested`).
+   */
+  async send(text: string): Promise<ExecutionResult<TOutput>> {
+    await this.#ready;
+    const snapshot = this.actor.getSnapshot();
+    if (snapshot.matches('Error') && !snapshot.context.initialized) {
+      throw new Error(`agent failed to initialize: ${snapshot.context.error?.message ?? 'unknown error'}`);
+    }
+    if (BUSY.has(this.state))
+      throw new Error(`agent is busy (${this.state}); wait for the turn to end or interrupt it`);
+    const result = this.#nextTurn();
+    this.actor.send({ type: 'USER_MESSAGE', text });
+    return result;
+  }
+
+  /** Approves a pending call; with `always`, every call of that tool is approved for the rest of the session. */
+  approve(toolCallId: string, options: { always?: boolean } = {}): void {
+    const call = this.#pendingCall(toolCallId);
+    this.actor.send({ type: 'APPROVE', toolCallId });
+    if (options.always) {
+      this.alwaysAllowed.add(call.name);
+      for (const other of this.pendingApprovals) {
+        if (other.name === call.name) this.actor.send({ type: 'APPROVE', toolCallId: other.toolCallId });
+      }
+    }
+  }
+
+  /** Declines a pending call; the model is told the user declined (with the reason). */
+  reject(toolCallId: string, reason?: string): void {
+    this.#pendingCall(toolCallId);
+    this.actor.send(
+      reason === undefined ? { type: 'REJECT', toolCallId } : { type: 'REJECT', toolCallId, reason },
+    );
+  }
+
+  /**
+   * Stops the running turn: the model request and running tools are aborted, every unanswered call gets
+   * an `interrupted` result, and the agent rests in Interrupted. Does nothing when no turn runs.
+   */
+  interrupt(reason?: string): void {
+    if (!BUSY.has(this.state)) return;
+    this.actor.send(reason === undefined ? { type: 'INTERRUPT' } : { type: 'INTERRUPT', reason });
+  }
+
+  /** Continues an interrupted (or failed) turn without a new user message. */
+  async resume(): Promise<ExecutionResult<TOutput>> {
+    await this.#ready;
+    if (!this.actor.getSnapshot().can({ type: 'RESUME' })) {
+      throw new Error(`nothing to resume in state ${this.state}`);
+    }
+    const result = this.#nextTurn();
+    this.actor.send({ type: 'RESUME' });
+    return result;
+  }
+
+  /**
+   * Raises the iteration limit of the current turn by `by` (default `DEFAULTS.extendIterationsBy`).
+   * When the last turn ended at the limit, the turn continues and the promise gives its new result;
+   * otherwise it resolves to `null` at once.
+   */
+  async extendLimit(by?: number): Promise<ExecutionResult<TOutput> | null> {
+    const event =
+      by === undefined ? { type: 'EXTEND_LIMIT' as const } : { type: 'EXTEND_LIMIT' as const, by };
+    const continues = this.state === 'Completed' && this.context.terminateReason === 'max_iterations';
+    if (!continues) {
+      this.actor.send(event);
+      return null;
+    }
+    const result = this.#nextTurn();
+    this.actor.send(event);
+    return result;
+  }
+
+  /** The machine's persisted snapshot (save it at rest points only). */
+  getPersistedSnapshot() {
+    return this.actor.getPersistedSnapshot();
+  }
+
+  /** Stops the actor; running requests and tools are aborted. */
+  stop(): void {
+    this.actor.stop();
+  }
+
+  /** The result of the last turn as it stands. */
+  result(): ExecutionResult<TOutput> {
+    const context = this.context;
+    const result: ExecutionResult<TOutput> = {
+      success: context.terminateReason === 'completed' || context.terminateReason === 'question',
+      response: context.response,
+      iterations: context.iteration,
+      messages: [...context.messages],
+      terminateReason: context.terminateReason ?? 'completed',
+      usage: context.turnUsage,
+    };
+    if (context.error) result.error = context.error.message;
+    if (this.#outputSchema && result.success) this.#validateOutput(result, this.#outputSchema);
+    return result;
+  }
+
+  #validateOutput(result: ExecutionResult<TOutput>, schema: ZodType<TOutput>): void {
+    const text = result.response
+      .trim()
+      .replace(/^```(?:json)?\s*/i, '')
+      .replace(/```$/, '');
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (error) {
+      result.outputError = `the response is not JSON: ${(error as Error).message}`;
+      return;
+    }
+    const parsed = schema.safeParse(value);
+    if (parsed.success) result.output = parsed.data;
+    else
+      result.outputError = parsed.error.issues
+        .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)
+        .join('; ');
+  }
+
+  #nextTurn(): Promise<ExecutionResult<TOutput>> {
+    return new Promise((resolve) => this.#turnWaiters.push(resolve));
+  }
+
+  #settleTurn(): void {
+    const waiters = this.#turnWaiters;
+    if (waiters.length === 0) return;
+    this.#turnWaiters = [];
+    // turn_end is emitted while the transition is applied; read the settled snapshot after it.
+    queueMicrotask(() => {
+      const result = this.result();
+      for (const resolve of waiters) resolve(result);
+    });
+  }
+
+  #pendingCall(toolCallId: string): ToolCallInfo {
+    const pending = this.pendingApprovals;
+    const call = pending.find((c) => c.toolCallId === toolCallId);
+    if (!call) {
+      const ids = pending.map((c) => c.toolCallId).join(', ') || 'none';
+      throw new Error(`no pending approval for tool call "${toolCallId}" (pending: ${ids})`);
+    }
+    return call;
+  }
+}
+
+/** Creates and starts an agent. */
+export function createAgent<TOutput = unknown>(options: AgentOptions<TOutput>): Agent<TOutput> {
+  return new Agent(options);
+}

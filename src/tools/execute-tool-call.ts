@@ -1,0 +1,129 @@
+import type { ToolContext } from './define-tool.js';
+import type { ToolCallRequest, ToolResult } from './tool-call.js';
+import type { ToolRegistry } from './tool-registry.js';
+
+/** Options for running one call. */
+export interface ExecuteToolCallOptions {
+  signal: AbortSignal;
+  timeoutMs: number;
+  /** Epoch ms after which the turn is over; the call is cut short then. */
+  deadline: number | null;
+  /** Results longer than this are truncated with a note saying how much was cut. */
+  maxResultChars: number;
+  context: Omit<ToolContext, 'signal' | 'toolCallId'>;
+}
+
+class ToolTimeoutError extends Error {
+  constructor(
+    readonly ms: number,
+    readonly deadline: boolean,
+  ) {
+    super(deadline ? `the turn's deadline passed while it ran` : `timed out after ${ms} ms`);
+  }
+}
+
+/**
+ * Runs one tool call and turns every failure (unknown tool, bad JSON, schema violation, a throw, a
+ * timeout, an abort) into an error result the model can read. Never rejects.
+ */
+export async function executeToolCall(
+  registry: ToolRegistry,
+  call: ToolCallRequest,
+  options: ExecuteToolCallOptions,
+): Promise<ToolResult> {
+  const started = performance.now();
+  const finish = (content: string, isError: boolean, deadlineExceeded = false): ToolResult => {
+    const result: ToolResult = {
+      toolCallId: call.id,
+      name: call.name,
+      content: truncate(content, options.maxResultChars),
+      isError,
+      durationMs: Math.round((performance.now() - started) * 1000) / 1000,
+    };
+    if (deadlineExceeded) result.deadlineExceeded = true;
+    return result;
+  };
+
+  const tool = registry.get(call.name);
+  if (!tool) {
+    const names = registry.names.join(', ') || '(none)';
+    return finish(`Error: unknown tool "${call.name}". Available tools: ${names}.`, true);
+  }
+  if (call.args === undefined) {
+    return finish(
+      `Error: the arguments of this "${call.name}" call are not valid JSON: ${preview(call.argsText)}. ` +
+        'Send a JSON object matching the tool schema.',
+      true,
+    );
+  }
+  const parsed = tool.parameters.safeParse(call.args);
+  if (!parsed.success) {
+    const issues = parsed.error.issues
+      .map((i) => `${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`)
+      .join('; ');
+    return finish(`Error: invalid arguments for "${call.name}": ${issues}.`, true);
+  }
+
+  const controller = new AbortController();
+  const onOuterAbort = () => controller.abort(options.signal.reason);
+  if (options.signal.aborted) return finish('Error: interrupted before the tool started.', true);
+  options.signal.addEventListener('abort', onOuterAbort, { once: true });
+
+  const budget = tool.timeoutMs ?? options.timeoutMs;
+  const untilDeadline = options.deadline === null ? Number.POSITIVE_INFINITY : options.deadline - Date.now();
+  const byDeadline = untilDeadline < budget;
+  const waitMs = Math.max(0, Math.min(budget, untilDeadline));
+  let timer: NodeJS.Timeout | undefined;
+  const stopped = new Promise<never>((_, reject) => {
+    if (Number.isFinite(waitMs)) {
+      timer = setTimeout(() => {
+        const error = new ToolTimeoutError(budget, byDeadline);
+        controller.abort(error);
+        reject(error);
+      }, waitMs);
+    }
+    controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true });
+  });
+  stopped.catch(() => {});
+
+  try {
+    const value = await Promise.race([
+      Promise.resolve().then(() =>
+        tool.execute(parsed.data, { ...options.context, signal: controller.signal, toolCallId: call.id }),
+      ),
+      stopped,
+    ]);
+    return finish(serialize(value), false);
+  } catch (error) {
+    if (error instanceof ToolTimeoutError) {
+      return finish(`Error: tool "${call.name}" ${error.message}; it was stopped.`, true, error.deadline);
+    }
+    if (options.signal.aborted)
+      return finish('Error: interrupted by the user before the tool finished.', true);
+    return finish(`Error: ${describe(error)}`, true);
+  } finally {
+    clearTimeout(timer);
+    options.signal.removeEventListener('abort', onOuterAbort);
+  }
+}
+
+function serialize(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value === undefined || value === null) return '';
+  return JSON.stringify(value);
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) return error.message || error.name;
+  return String(error);
+}
+
+function preview(text: string): string {
+  return JSON.stringify(text.length > 200 ? `${text.slice(0, 200)}…` : text);
+}
+
+function truncate(content: string, max: number): string {
+  if (content.length <= max) return content;
+  const cut = content.length - max;
+  return `${content.slice(0, max)}\n[truncated: ${cut} of ${content.length} characters cut]`;
+}

@@ -1,0 +1,42 @@
+import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completions';
+import type { Tool } from './define-tool.js';
+
+/** The tools one agent can call, by name. */
+export class ToolRegistry {
+  readonly #tools = new Map<string, Tool>();
+  #json: ChatCompletionFunctionTool[] | undefined;
+
+  constructor(tools: Iterable<Tool> = []) {
+    for (const tool of tools) this.add(tool);
+  }
+
+  /** Adds a tool; a second tool with the same name is an error naming it. */
+  add(tool: Tool): this {
+    if (this.#tools.has(tool.name)) throw new Error(`duplicate tool name: ${tool.name}`);
+    this.#tools.set(tool.name, tool);
+    this.#json = undefined;
+    return this;
+  }
+
+  get(name: string): Tool | undefined {
+    return this.#tools.get(name);
+  }
+
+  has(name: string): boolean {
+    return this.#tools.has(name);
+  }
+
+  get names(): string[] {
+    return [...this.#tools.keys()];
+  }
+
+  get size(): number {
+    return this.#tools.size;
+  }
+
+  /** The tool list as sent to the model; built once and reused for every request. */
+  toJSON(): ChatCompletionFunctionTool[] {
+    this.#json ??= [...this.#tools.values()].map((t) => t.json);
+    return this.#json;
+  }
+}
