@@ -1,0 +1,205 @@
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { buildSystemPrompt } from '../prompt/system-prompt.js';
+import { createBmadTools } from '../tools/bmad-tools.js';
+import type { Tool } from '../tools/define-tool.js';
+import { type AgentFile, type MenuItem, parseAgentFile } from './agent-file-parser.js';
+import { buildGreeting } from './agent-greeting.js';
+import { detectTree, listAgentFiles } from './bundle-discovery.js';
+import { BundleError } from './bundle-error.js';
+import { runCriticalActions } from './critical-actions.js';
+import { fillVariables, type VariableScope } from './path-variables.js';
+import { type FileLoadListener, realPathOf, Sandbox } from './sandbox.js';
+
+export interface LoadBundleAgentOptions {
+  /** A spec-layout bundle root, a module of an installed tree, or a project folder holding `bmad/`. */
+  bundleRoot: string;
+  /** The agent's id, name or file stem. */
+  agent: string;
+  /**
+   * `{project-root}`: the folder the agent works in. Defaults to the folder holding `bmad/` when the
+   * bundle sits in an installed tree (its agents say `{project-root}/bmad/...`), else the current directory.
+   */
+  projectRoot?: string;
+  /** `{core-root}`; defaults to `bmad/core` of an installed tree or the nearest `core` above the bundle. */
+  coreRoot?: string;
+  /** Where `save_output` may write; defaults to the config's `output_folder`, else `<projectRoot>/output`. */
+  outputFolder?: string;
+  /** Largest file the tools read (bytes). */
+  maxReadBytes?: number;
+  /** Called for every file read, with the reason (lazy-loading log). */
+  onFileLoad?: FileLoadListener;
+  /** Clock for `{date}`. */
+  now?: () => Date;
+}
+
+/** A loaded bundle agent: what the runtime needs to run it. */
+export interface BundleAgent {
+  id: string;
+  file: string;
+  name: string;
+  title: string;
+  icon: string;
+  description: string;
+  /** The system prompt. */
+  instructions: string;
+  /** System messages from the critical actions, variables filled. */
+  contextMessages: { role: 'system'; content: string }[];
+  /** read_file, execute_workflow, save_output. */
+  tools: Tool[];
+  menu: MenuItem[];
+  /** Greeting in persona plus the numbered menu, for the CLI to print. */
+  greeting: string;
+  /** Session variables (config values plus project-root, bundle-root, core-root, output_folder). */
+  variables: Record<string, string>;
+  sandbox: Sandbox;
+  bundleRoot: string;
+  projectRoot: string;
+  coreRoot: string | undefined;
+  outputFolder: string;
+  /** The parsed agent file. */
+  definition: AgentFile;
+  /** Non-fatal findings of initialization. */
+  warnings: string[];
+}
+
+function matches(agent: AgentFile, wanted: string): boolean {
+  const w = wanted.toLowerCase();
+  const stem = (p: string) => path.basename(p).replace(/\.md$/i, '').toLowerCase();
+  return (
+    agent.id.toLowerCase() === w ||
+    agent.name.toLowerCase() === w ||
+    stem(agent.id) === w ||
+    stem(agent.file) === w
+  );
+}
+
+async function findAgentFile(
+  bundleRoots: string[],
+  wanted: string,
+  sandbox: Sandbox,
+): Promise<{ agent: AgentFile; bundleRoot: string }> {
+  const candidates: { file: string; bundleRoot: string }[] = [];
+  for (const bundleRoot of bundleRoots) {
+    for (const file of await listAgentFiles(bundleRoot)) candidates.push({ file, bundleRoot });
+  }
+  const stem = wanted.replace(/\.md$/i, '').toLowerCase();
+  const byStem = candidates.filter((c) => path.basename(c.file, '.md').toLowerCase() === stem);
+  const ordered = [...byStem, ...candidates.filter((c) => !byStem.includes(c))];
+  for (const { file, bundleRoot } of ordered) {
+    const { content } = await sandbox.readText(
+      file,
+      byStem.length > 0 && byStem[0]?.file === file ? 'agent' : 'discovery',
+    );
+    if (!/<agent[\s>]/.test(content)) continue;
+    const agent = parseAgentFile(content, file);
+    if (matches(agent, wanted)) return { agent, bundleRoot };
+  }
+  const names = candidates.map((c) => path.basename(c.file, '.md')).join(', ');
+  throw new BundleError(
+    'unknown-agent',
+    `Unknown agent "${wanted}" in ${bundleRoots.join(', ')}. Agents: ${names || '(none)'}`,
+    {
+      file: bundleRoots[0],
+      key: wanted,
+    },
+  );
+}
+
+/**
+ * Loads one agent of a bundle: parses its file, runs its critical actions (reading only what they
+ * name, usually config.yaml), and returns its system prompt, context messages, tools and greeting.
+ * Workflows, instructions and templates are read later, when a tool call asks.
+ */
+export async function loadBundleAgent(options: LoadBundleAgentOptions): Promise<BundleAgent> {
+  const given = path.resolve(options.bundleRoot);
+  if (!(await stat(given).catch(() => undefined))?.isDirectory()) {
+    throw new BundleError('not-found', `Bundle folder not found: ${given}`, { file: given });
+  }
+  const tree = await detectTree(given);
+  const isBundle = tree.bundles.some((b) => b.root === given);
+  const bundleRoots = isBundle ? [given] : tree.bundles.filter((b) => !b.isCore).map((b) => b.root);
+  if (!isBundle) bundleRoots.push(...tree.bundles.filter((b) => b.isCore).map((b) => b.root));
+  const projectRoot = path.resolve(
+    options.projectRoot ?? (tree.layout === 'installed' ? tree.projectRoot : process.cwd()),
+  );
+  const coreRoot = options.coreRoot ? path.resolve(options.coreRoot) : tree.coreRoot;
+  const readRoots = [given, projectRoot, ...(coreRoot ? [coreRoot] : [])];
+  const reader = await Sandbox.create({
+    readRoots,
+    maxReadBytes: options.maxReadBytes,
+    onFileLoad: options.onFileLoad,
+  });
+  const { agent, bundleRoot } = await findAgentFile(bundleRoots, options.agent, reader);
+
+  const baseScope: VariableScope & { projectRoot: string } = {
+    projectRoot,
+    bundleRoot,
+    coreRoot,
+    now: options.now,
+  };
+  const critical = await runCriticalActions(agent, reader, baseScope);
+  const configured = options.outputFolder ?? critical.variables.output_folder;
+  if (configured?.startsWith('~')) {
+    throw new BundleError('sandbox', `output_folder must not be home-relative: ${configured}`, {
+      file: critical.config?.path,
+      key: 'output_folder',
+    });
+  }
+  const outputFolder = await realPathOf(path.resolve(projectRoot, configured ?? 'output'));
+  const sandbox = await reader.withWriteRoot(outputFolder);
+  const variables: Record<string, string> = {
+    ...critical.variables,
+    'project-root': projectRoot,
+    'bundle-root': bundleRoot,
+    ...(coreRoot ? { 'core-root': coreRoot } : {}),
+    output_folder: outputFolder,
+  };
+  const scope = { ...baseScope, variables };
+  const fill = (text: string) =>
+    fillVariables(text, { ...scope, configSource: critical.config?.path, config: critical.config?.values });
+  const tools = createBmadTools({
+    sandbox,
+    scope,
+    outputFolder,
+    bundleConfig: critical.config,
+    knownWorkflows: agent.menu.flatMap((m) =>
+      m.targets.filter((t) => t.kind === 'workflow').map((t) => t.target),
+    ),
+  });
+  const description =
+    typeof agent.frontMatter?.description === 'string'
+      ? agent.frontMatter.description
+      : agent.persona.role || agent.title;
+  return {
+    id: agent.id,
+    file: agent.file,
+    name: agent.name,
+    title: agent.title,
+    icon: agent.icon,
+    description,
+    instructions: buildSystemPrompt({
+      name: agent.name,
+      title: agent.title,
+      icon: agent.icon,
+      persona: agent.persona,
+      rules: agent.rules,
+      menu: agent.menu,
+      prompts: agent.prompts,
+      outputFolder,
+      fill,
+    }),
+    contextMessages: critical.messages.map((content) => ({ role: 'system' as const, content })),
+    tools,
+    menu: agent.menu,
+    greeting: buildGreeting(agent, variables.user_name),
+    variables,
+    sandbox,
+    bundleRoot,
+    projectRoot,
+    coreRoot,
+    outputFolder,
+    definition: agent,
+    warnings: critical.warnings,
+  };
+}

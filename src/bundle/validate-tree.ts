@@ -1,0 +1,328 @@
+import path from 'node:path';
+import { type AgentDialect, type MenuKind, parseAgentFile } from './agent-file-parser.js';
+import {
+  type BundleInfo,
+  type BundleLayout,
+  detectTree,
+  listAgentFiles,
+  listWorkflowFiles,
+} from './bundle-discovery.js';
+import { BundleError, errorMessage } from './bundle-error.js';
+import { parseYamlMap, scalarEntries, type YamlMap } from './config-loader.js';
+import { findLoadTarget } from './critical-actions.js';
+import { parseInstructions } from './instructions-parser.js';
+import { fillVariables, type VariableScope } from './path-variables.js';
+import { checkPathReference, checkPromptReference, type ReferenceStatus } from './reference-status.js';
+import { Sandbox } from './sandbox.js';
+import { WORKFLOW_PATH_KEYS, workflowSiblings } from './workflow-loader.js';
+
+/** One target of a menu item, checked. */
+export interface ValidatedTarget {
+  kind: string;
+  attribute: string;
+  target: string;
+  /** Absent for inline `action` text. */
+  status?: ReferenceStatus;
+  resolved?: string;
+}
+
+export interface ValidatedMenuItem {
+  cmd: string;
+  label: string;
+  kind: MenuKind;
+  /** The main target, raw. */
+  target?: string;
+  status?: ReferenceStatus;
+  targets: ValidatedTarget[];
+}
+
+export interface ValidatedAgent {
+  /** Relative to the report's root. */
+  file: string;
+  id: string;
+  name: string;
+  title: string;
+  icon: string;
+  dialect: AgentDialect;
+  bundle: string;
+  criticalActions: string[];
+  /** Files the critical actions load (raw). */
+  configFiles: string[];
+  menu: ValidatedMenuItem[];
+}
+
+export interface ValidatedWorkflow {
+  file: string;
+  name: string;
+  bundle: string;
+  /** The path keys present, with raw value and status (`template: false` left out). */
+  paths: Record<string, { value: string; status: ReferenceStatus; resolved?: string }>;
+  /** Steps in its instructions, when they could be read. */
+  steps?: number;
+  instructionsForm?: string;
+}
+
+/** A problem found; none of them stops the report. */
+export interface ValidationProblem {
+  file: string;
+  key: string;
+  value: string;
+  status: ReferenceStatus | 'missing-config-key' | 'parse-error';
+  message: string;
+}
+
+/** What `agentloop validate` prints. */
+export interface ValidationReport {
+  /** The folder file paths are relative to (the project folder of an installed tree). */
+  root: string;
+  layout: BundleLayout;
+  agents: ValidatedAgent[];
+  workflows: ValidatedWorkflow[];
+  configs: { file: string; keys: string[] }[];
+  problems: ValidationProblem[];
+}
+
+interface TreeContext {
+  sandbox: Sandbox;
+  projectRoot: string;
+  coreRoot?: string;
+  rel: (p: string) => string;
+  problems: ValidationProblem[];
+}
+
+async function readYaml(ctx: TreeContext, file: string): Promise<YamlMap | undefined> {
+  try {
+    return parseYamlMap((await ctx.sandbox.readText(file, 'validate')).content, file);
+  } catch (error) {
+    ctx.problems.push({
+      file: ctx.rel(file),
+      key: '',
+      value: '',
+      status: 'parse-error',
+      message: errorMessage(error),
+    });
+    return undefined;
+  }
+}
+
+function baseScope(ctx: TreeContext, bundle: BundleInfo): VariableScope & { projectRoot: string } {
+  return { projectRoot: ctx.projectRoot, bundleRoot: bundle.root, coreRoot: ctx.coreRoot };
+}
+
+/** The agent's config as critical actions would load it (or the bundle's config.yaml). */
+async function agentConfig(ctx: TreeContext, bundle: BundleInfo, actions: string[]) {
+  const scope = baseScope(ctx, bundle);
+  for (const action of actions) {
+    const raw = findLoadTarget(action);
+    if (!raw || !/\.ya?ml$/i.test(raw)) continue;
+    const check = await checkPathReference(raw, scope, ctx.sandbox);
+    if (check.status === 'exists' && check.resolved)
+      return { path: check.resolved, values: await readYaml(ctx, check.resolved) };
+    return undefined;
+  }
+  return bundle.configPath
+    ? { path: bundle.configPath, values: await readYaml(ctx, bundle.configPath) }
+    : undefined;
+}
+
+async function validateAgent(
+  ctx: TreeContext,
+  bundle: BundleInfo,
+  file: string,
+): Promise<ValidatedAgent | undefined> {
+  const { content } = await ctx.sandbox.readText(file, 'validate');
+  if (!/<agent[\s>]/.test(content)) return undefined;
+  let agent: ReturnType<typeof parseAgentFile>;
+  try {
+    agent = parseAgentFile(content, file);
+  } catch (error) {
+    ctx.problems.push({
+      file: ctx.rel(file),
+      key: 'agent',
+      value: '',
+      status: 'parse-error',
+      message: errorMessage(error),
+    });
+    return undefined;
+  }
+  const config = await agentConfig(ctx, bundle, agent.criticalActions);
+  const variables: Record<string, string> = {};
+  for (const [k, v] of Object.entries(scalarEntries(config?.values ?? {}))) {
+    variables[k] = fillVariables(v, baseScope(ctx, bundle));
+  }
+  const scope = { ...baseScope(ctx, bundle), variables, configSource: config?.path, config: config?.values };
+  for (const action of agent.criticalActions) {
+    const raw = findLoadTarget(action);
+    if (!raw) continue;
+    const check = await checkPathReference(raw, scope, ctx.sandbox);
+    if (check.status !== 'exists') {
+      ctx.problems.push({
+        file: ctx.rel(file),
+        key: 'critical-action',
+        value: raw,
+        status: check.status,
+        message: check.message ?? '',
+      });
+    }
+  }
+  const menu: ValidatedMenuItem[] = [];
+  for (const item of agent.menu) {
+    const targets: ValidatedTarget[] = [];
+    for (const t of item.targets) {
+      const check =
+        t.kind === 'action'
+          ? checkPromptReference(t.target, agent.prompts)
+          : await checkPathReference(t.target, scope, ctx.sandbox);
+      targets.push({ ...t, status: check?.status, resolved: check?.resolved });
+      if (check && check.status !== 'exists' && check.status !== 'todo') {
+        ctx.problems.push({
+          file: ctx.rel(file),
+          key: `${item.cmd} ${t.attribute}`,
+          value: t.target,
+          status: check.status,
+          message: check.message ?? '',
+        });
+      }
+    }
+    menu.push({
+      cmd: item.cmd,
+      label: item.label,
+      kind: item.kind,
+      target: item.target,
+      status: targets[0]?.status,
+      targets,
+    });
+  }
+  return {
+    file: ctx.rel(file),
+    id: agent.id,
+    name: agent.name,
+    title: agent.title,
+    icon: agent.icon,
+    dialect: agent.dialect,
+    bundle: bundle.name,
+    criticalActions: agent.criticalActions,
+    configFiles: agent.criticalActions.map(findLoadTarget).filter((t): t is string => t !== undefined),
+    menu,
+  };
+}
+
+function configRefs(value: unknown, key: string, out: { key: string; value: string; name: string }[]): void {
+  if (typeof value === 'string') {
+    for (const m of value.matchAll(/\{config_source\}:([A-Za-z0-9_]+)/g))
+      out.push({ key, value, name: m[1]! });
+  } else if (Array.isArray(value)) {
+    for (const [i, v] of value.entries()) configRefs(v, `${key}[${i}]`, out);
+  } else if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) configRefs(v, key ? `${key}.${k}` : k, out);
+  }
+}
+
+async function validateWorkflow(
+  ctx: TreeContext,
+  bundle: BundleInfo,
+  file: string,
+): Promise<ValidatedWorkflow | undefined> {
+  const raw = await readYaml(ctx, file);
+  if (!raw) return undefined;
+  const scope: VariableScope & { projectRoot: string } = {
+    ...baseScope(ctx, bundle),
+    siblings: workflowSiblings(raw),
+  };
+  if (typeof raw.installed_path !== 'string') scope.installedPath = path.dirname(file);
+  const paths: ValidatedWorkflow['paths'] = {};
+  const problem = (key: string, value: string, status: ValidationProblem['status'], message: string) =>
+    ctx.problems.push({ file: ctx.rel(file), key, value, status, message });
+  for (const key of WORKFLOW_PATH_KEYS) {
+    const value = raw[key];
+    if (typeof value !== 'string' || value === '') continue;
+    const check = await checkPathReference(value, scope, ctx.sandbox);
+    paths[key] = { value, status: check.status, resolved: check.resolved };
+    if (key === 'config_source' && check.status === 'exists' && check.resolved) {
+      const config = await readYaml(ctx, check.resolved);
+      if (config) Object.assign(scope, { configSource: check.resolved, config });
+    }
+    if (check.status !== 'exists') {
+      let message = `${key}: ${check.message ?? check.status}`;
+      if (key === 'instructions' || key === 'template' || key === 'validation') {
+        const beside = path.join(path.dirname(file), path.basename(value));
+        if ((await ctx.sandbox.status(beside)) === 'exists')
+          message += ` (a file of that name exists next to the workflow.yaml)`;
+      }
+      problem(key, value, check.status, message);
+    }
+  }
+  if (scope.config) {
+    const refs: { key: string; value: string; name: string }[] = [];
+    configRefs(raw, '', refs);
+    for (const ref of refs) {
+      if (!(ref.name in scope.config)) {
+        problem(
+          ref.key,
+          ref.value,
+          'missing-config-key',
+          `config key "${ref.name}" not found in ${ctx.rel(scope.configSource ?? '')}`,
+        );
+      }
+    }
+  }
+  const result: ValidatedWorkflow = {
+    file: ctx.rel(file),
+    name: typeof raw.name === 'string' ? raw.name : path.basename(path.dirname(file)),
+    bundle: bundle.name,
+    paths,
+  };
+  const instructions = paths.instructions;
+  if (instructions?.status === 'exists' && instructions.resolved) {
+    const parsed = parseInstructions((await ctx.sandbox.readText(instructions.resolved, 'validate')).content);
+    result.steps = parsed.steps.length;
+    result.instructionsForm = parsed.form;
+  }
+  return result;
+}
+
+/**
+ * Checks a whole tree (a project folder holding `bmad/`, a `bmad/` folder, or spec-layout bundles):
+ * every agent and its menu targets, every workflow.yaml's paths and config references, every config.
+ * Reads only; problems are collected, not thrown. Throws a {@link BundleError} when `root` is no folder.
+ */
+export async function validateTree(root: string): Promise<ValidationReport> {
+  const tree = await detectTree(root);
+  const roots = [
+    tree.projectRoot,
+    ...tree.bundles.map((b) => b.root),
+    ...(tree.coreRoot ? [tree.coreRoot] : []),
+  ];
+  const ctx: TreeContext = {
+    sandbox: await Sandbox.create({ readRoots: roots }),
+    projectRoot: tree.projectRoot,
+    coreRoot: tree.coreRoot,
+    rel: (p) => path.relative(tree.projectRoot, p) || '.',
+    problems: [],
+  };
+  const report: ValidationReport = {
+    root: tree.projectRoot,
+    layout: tree.layout,
+    agents: [],
+    workflows: [],
+    configs: [],
+    problems: ctx.problems,
+  };
+  for (const bundle of tree.bundles) {
+    if (bundle.configPath) {
+      const values = await readYaml(ctx, bundle.configPath);
+      if (values) report.configs.push({ file: ctx.rel(bundle.configPath), keys: Object.keys(values).sort() });
+    }
+    for (const file of await listAgentFiles(bundle.root)) {
+      const agent = await validateAgent(ctx, bundle, file);
+      if (agent) report.agents.push(agent);
+    }
+    for (const file of await listWorkflowFiles(bundle.root)) {
+      const workflow = await validateWorkflow(ctx, bundle, file);
+      if (workflow) report.workflows.push(workflow);
+    }
+  }
+  return report;
+}
+
+export { BundleError };

@@ -1,0 +1,186 @@
+import { access } from 'node:fs/promises';
+import path from 'node:path';
+import { BundleError } from './bundle-error.js';
+import { loadYamlFile, type YamlMap } from './config-loader.js';
+import { parseInstructions } from './instructions-parser.js';
+import { resolveVariables, substituteVariables, type VariableScope } from './path-variables.js';
+import type { Sandbox } from './sandbox.js';
+
+/** What a workflow is resolved against. */
+export interface WorkflowContext {
+  sandbox: Sandbox;
+  projectRoot: string;
+  bundleRoot?: string;
+  coreRoot?: string;
+  /** Session variables (the agent's config values). */
+  variables?: Record<string, string>;
+  /** The bundle's config, used for `{config_source}:key` when the workflow has no `config_source`. */
+  bundleConfig?: { path: string; values: YamlMap };
+  now?: () => Date;
+}
+
+/** A workflow loaded for the model: resolved config plus the texts it needs. */
+export interface LoadedWorkflow {
+  path: string;
+  name: string;
+  description: string;
+  /** workflow.yaml with every value resolved (run-time `{{slots}}` left in place). */
+  config: YamlMap;
+  configSource?: string;
+  instructions?: { path: string; content: string; steps: { n: string; goal?: string }[] };
+  template?: { path: string; content: string };
+  /** Checklist path (not loaded). */
+  validation?: string;
+  /** Where the output goes, if the workflow says. */
+  defaultOutputFile?: string;
+  /** Things the loader worked around (a misplaced installed_path, ...). */
+  warnings: string[];
+}
+
+/** The keys that name files, checked by `validate` and resolved strictly by the loader. */
+export const WORKFLOW_PATH_KEYS = [
+  'config_source',
+  'installed_path',
+  'instructions',
+  'template',
+  'validation',
+] as const;
+
+/** The other keys of a workflow.yaml as `{name}` values: top level and its `variables:` map. */
+export function workflowSiblings(raw: YamlMap): YamlMap {
+  const vars = raw.variables;
+  const nested = vars && typeof vars === 'object' && !Array.isArray(vars) ? (vars as YamlMap) : {};
+  return { ...nested, ...raw };
+}
+
+/** Makes a resolved value absolute against the project root. */
+export function absolutize(value: string, projectRoot: string): string {
+  if (value.startsWith('~') || value.includes('\0')) return value;
+  return path.resolve(projectRoot, value);
+}
+
+function resolveDeep(value: unknown, scope: VariableScope, file: string, key: string): unknown {
+  if (typeof value === 'string') {
+    const { value: out, issues } = substituteVariables(value, scope);
+    const missing = issues.find((i) => i.kind === 'missing-config-key' || i.kind === 'no-config');
+    if (missing) resolveVariables(value, scope, { file, key });
+    return out;
+  }
+  if (Array.isArray(value)) return value.map((v, i) => resolveDeep(v, scope, file, `${key}[${i}]`));
+  if (value && typeof value === 'object') {
+    const out: YamlMap = {};
+    for (const [k, v] of Object.entries(value)) out[k] = resolveDeep(v, scope, file, key ? `${key}.${k}` : k);
+    return out;
+  }
+  return value;
+}
+
+async function exists(file: string): Promise<boolean> {
+  return access(file).then(
+    () => true,
+    () => false,
+  );
+}
+
+/**
+ * Loads the config that `config_source` names (or the bundle config) and returns the scope that a
+ * workflow's values resolve in.
+ */
+export async function workflowScope(
+  file: string,
+  raw: YamlMap,
+  ctx: WorkflowContext,
+): Promise<{ scope: VariableScope; configSource?: string }> {
+  const base: VariableScope = {
+    projectRoot: ctx.projectRoot,
+    bundleRoot: ctx.bundleRoot,
+    coreRoot: ctx.coreRoot,
+    variables: ctx.variables,
+    siblings: workflowSiblings(raw),
+    now: ctx.now,
+  };
+  let configSource: string | undefined;
+  let config: YamlMap | undefined;
+  if (typeof raw.config_source === 'string') {
+    configSource = absolutize(
+      resolveVariables(raw.config_source, base, { file, key: 'config_source' }),
+      ctx.projectRoot,
+    );
+    config = (await loadYamlFile(ctx.sandbox, configSource, 'config')).values;
+  } else if (ctx.bundleConfig) {
+    configSource = ctx.bundleConfig.path;
+    config = ctx.bundleConfig.values;
+  }
+  const scope: VariableScope = { ...base, configSource, config };
+  if (typeof raw.installed_path === 'string') {
+    scope.installedPath = absolutize(
+      resolveVariables(raw.installed_path, scope, { file, key: 'installed_path' }),
+      ctx.projectRoot,
+    );
+  } else {
+    scope.installedPath = path.dirname(file);
+  }
+  return { scope, configSource };
+}
+
+async function loadPart(
+  raw: YamlMap,
+  key: 'instructions' | 'template',
+  file: string,
+  scope: VariableScope,
+  ctx: WorkflowContext,
+  warnings: string[],
+): Promise<{ path: string; content: string } | undefined> {
+  const value = raw[key];
+  if (value === undefined || value === false || value === null || value === '') return undefined;
+  if (typeof value !== 'string') {
+    throw new BundleError('invalid-input', `Key "${key}" in ${file} must be a path`, { file, key });
+  }
+  const target = absolutize(resolveVariables(value, scope, { file, key }), ctx.projectRoot);
+  await ctx.sandbox.checkRead(target);
+  if (!(await exists(target))) {
+    const beside = path.join(path.dirname(file), path.basename(target));
+    if (await exists(beside)) {
+      warnings.push(`${key} ${target} does not exist; loaded ${beside} next to the workflow.yaml instead`);
+      return ctx.sandbox.readText(beside, key);
+    }
+    throw new BundleError(
+      'not-found',
+      `The ${key} file of ${file} does not exist: ${target} (key "${key}")`,
+      {
+        file,
+        key,
+      },
+    );
+  }
+  return ctx.sandbox.readText(target, key);
+}
+
+/**
+ * Loads a workflow.yaml, resolves every value (a missing `{config_source}:key` anywhere is an error
+ * naming file and key), then loads its instructions and template. Files go through the sandbox.
+ */
+export async function loadWorkflow(workflowPath: string, ctx: WorkflowContext): Promise<LoadedWorkflow> {
+  const { path: file, values: raw } = await loadYamlFile(ctx.sandbox, workflowPath, 'workflow');
+  const { scope, configSource } = await workflowScope(workflowPath, raw, ctx);
+  const config = resolveDeep(raw, scope, workflowPath, '') as YamlMap;
+  const warnings: string[] = [];
+  const instructions = await loadPart(raw, 'instructions', workflowPath, scope, ctx, warnings);
+  const template = await loadPart(raw, 'template', workflowPath, scope, ctx, warnings);
+  const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
+  return {
+    path: file,
+    name: str(config.name) ?? path.basename(path.dirname(file)),
+    description: str(config.description) ?? '',
+    config,
+    configSource,
+    instructions: instructions && {
+      ...instructions,
+      steps: parseInstructions(instructions.content).steps.map((s) => ({ n: s.n, goal: s.goal ?? s.title })),
+    },
+    template,
+    validation: str(config.validation) && absolutize(str(config.validation)!, ctx.projectRoot),
+    defaultOutputFile: str(config.default_output_file),
+    warnings,
+  };
+}
