@@ -30,7 +30,8 @@ export function findLoadTarget(action: string): string | undefined {
   return LOAD_TARGET.exec(action)?.[1];
 }
 
-function variablesToSet(action: string): string[] {
+/** The variable names a critical action asks to set from the config ("set variable a, b"). */
+export function variablesToSet(action: string): string[] {
   const list = SET_VARIABLES.exec(action)?.[1] ?? '';
   return [...list.matchAll(/\{?([A-Za-z_]\w*)\}?/g)].map((m) => m[1]!).filter((n) => n !== 'and');
 }

@@ -9,7 +9,7 @@ import {
 } from './bundle-discovery.js';
 import { BundleError, errorMessage } from './bundle-error.js';
 import { parseYamlMap, scalarEntries, type YamlMap } from './config-loader.js';
-import { findLoadTarget } from './critical-actions.js';
+import { findLoadTarget, variablesToSet } from './critical-actions.js';
 import { parseInstructions } from './instructions-parser.js';
 import { fillVariables, type VariableScope } from './path-variables.js';
 import { checkPathReference, checkPromptReference, type ReferenceStatus } from './reference-status.js';
@@ -152,6 +152,17 @@ async function validateAgent(
   }
   const scope = { ...baseScope(ctx, bundle), variables, configSource: config?.path, config: config?.values };
   for (const action of agent.criticalActions) {
+    for (const name of variablesToSet(action)) {
+      if (config?.values && !(name in config.values)) {
+        ctx.problems.push({
+          file: ctx.rel(file),
+          key: name,
+          value: action,
+          status: 'missing-config-key',
+          message: `a critical action sets variable "${name}" but ${ctx.rel(config.path)} has no such key`,
+        });
+      }
+    }
     const raw = findLoadTarget(action);
     if (!raw) continue;
     const check = await checkPathReference(raw, scope, ctx.sandbox);
