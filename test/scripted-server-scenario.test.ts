@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -107,6 +107,17 @@ describe('loadScenario', () => {
     );
   });
 
+  it('loads the example in docs/scripted-server.md', async () => {
+    const doc = await readFile(new URL('../docs/scripted-server.md', import.meta.url), 'utf8');
+    const example = /```yaml\n([\s\S]*?)```/.exec(doc)?.[1];
+    expect(example).toBeDefined();
+    const file = join(dir, 'doc-example.yaml');
+    await writeFile(file, example!);
+    const scenario = await loadScenario(file);
+    expect(scenario.turns).toHaveLength(3);
+    expect(scenario.turns[2]).toMatchObject({ fault: 'cut-mid-tool-call', times: 1, chunkSize: 4 });
+  });
+
   it('checks in-memory scenarios too, and rules out times without an error or fault', () => {
     expect(() => parseScenario({ turns: [{ content: 'x', times: 1 }] })).toThrow(
       'turns[0].times: times needs an error or a fault to limit',
@@ -127,13 +138,18 @@ describe('wire helpers', () => {
           const pieces = splitText(text, size ?? undefined);
           expect(pieces.join('')).toBe(text);
           for (const piece of pieces) {
-            expect(piece.length).toBeLessThanOrEqual((size ?? 8) + 1);
+            expect(piece.length).toBeLessThanOrEqual(Math.max(size ?? 8, 2));
             expect(/^[\udc00-\udfff]/.test(piece)).toBe(false);
           }
-          if (size === null && text.length >= 2) expect(pieces.length).toBeGreaterThanOrEqual(2);
+          if (size === null && [...text].length >= 2) expect(pieces.length).toBeGreaterThanOrEqual(2);
         },
       ),
     );
+  });
+
+  it('splitText keeps an emoji whole even when the default size would cut it', () => {
+    expect(splitText('a😀', undefined)).toEqual(['a', '😀']);
+    expect(splitText('😀😀😀', 1)).toEqual(['😀', '😀', '😀']);
   });
 
   it('checkChatRequest counts assistant messages and accepts answered tool calls in any order', () => {

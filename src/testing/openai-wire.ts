@@ -313,7 +313,8 @@ export function splitText(text: string, size: number | undefined): string[] {
   while (start < text.length) {
     let end = Math.min(start + step, text.length);
     const code = text.charCodeAt(end - 1);
-    if (end < text.length && code >= 0xd800 && code <= 0xdbff) end++;
+    // Never split a surrogate pair: shorten the piece, or lengthen it when it would be empty.
+    if (end < text.length && code >= 0xd800 && code <= 0xdbff) end += end - 1 > start ? -1 : 1;
     pieces.push(text.slice(start, end));
     start = end;
   }
