@@ -160,7 +160,7 @@ export const agentMachine = setup({
       if (ev.type !== 'LLM.RESET') return;
       // Calls started early from a discarded stream are stopped; the retried stream decides anew.
       for (const id of context.runners) enqueue.stopChild(id);
-      enqueue.assign({ partial: '', runners: [], started: [], results: {} });
+      enqueue.assign({ partial: '', runners: [], calls: [], started: [], results: {} });
       enqueue.emit(event(context, 'stream_reset', { reason: ev.reason, attempt: ev.attempt }));
     }),
     startEarly: enqueueActions(({ enqueue, context, event: ev }) => {
@@ -168,7 +168,12 @@ export const agentMachine = setup({
       if (context.started.includes(ev.call.id)) return;
       const id = `tools:${ev.call.id}`;
       enqueue.spawnChild('runTools', { id, input: runInput(context, [ev.call]) });
-      enqueue.assign({ started: [...context.started, ev.call.id], runners: [...context.runners, id] });
+      // Kept in `calls` so an interrupt before the stream ends still records and answers it.
+      enqueue.assign({
+        calls: [...context.calls, ev.call],
+        started: [...context.started, ev.call.id],
+        runners: [...context.runners, id],
+      });
     }),
     recordAssistant: enqueueActions(({ enqueue, context, event: ev }) => {
       const output = (ev as unknown as { output: LlmCallOutput }).output;
@@ -326,8 +331,23 @@ export const agentMachine = setup({
     }),
     recordInterrupt: assign(({ context }) => {
       const messages = [...context.messages];
-      // Text streamed before the interrupt is kept, marked as cut short.
-      if (context.partial) messages.push({ role: 'assistant', content: `${context.partial} [interrupted]` });
+      // Text streamed before the interrupt is kept, marked as cut short; so are calls already started
+      // from the unfinished stream (they get their interrupted results below).
+      const midStream = context.lastState === 'Thinking';
+      if (midStream && (context.partial || context.calls.length > 0)) {
+        const message: Message = {
+          role: 'assistant',
+          content: context.partial ? `${context.partial} [interrupted]` : null,
+        };
+        if (context.calls.length > 0) {
+          message.tool_calls = context.calls.map((c) => ({
+            id: c.id,
+            type: 'function',
+            function: { name: c.name, arguments: c.argsText },
+          }));
+        }
+        messages.push(message);
+      }
       messages.push(...batchMessages(context, 'Error: interrupted by the user before the tool finished.'));
       return {
         messages,

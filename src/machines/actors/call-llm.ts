@@ -81,6 +81,7 @@ export function createCallLlm(options: LlmActorOptions) {
 
   return fromPromise<LlmCallOutput, LlmCallInput>(async ({ input, signal, self }) => {
     const parent = self._parent as Parent;
+    const send: Parent = { send: (event) => !signal.aborted && parent?.send(event) };
     const deadline = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     if (input.deadline !== null) {
@@ -101,9 +102,9 @@ export function createCallLlm(options: LlmActorOptions) {
       ...(tools ? { tools, tool_choice: input.toolsEnabled ? 'auto' : 'none' } : {}),
     };
     const attempt = async (attemptNumber: number) => {
-      if (attemptNumber > 1) parent?.send({ type: 'LLM.RESET', reason: 'retry', attempt: attemptNumber });
+      if (attemptNumber > 1) send.send({ type: 'LLM.RESET', reason: 'retry', attempt: attemptNumber });
       return stream
-        ? streamOnce(client, body, combined, parent, eager && input.toolsEnabled, (c) =>
+        ? streamOnce(client, body, combined, send, eager && input.toolsEnabled, (c) =>
             plan(c, input.sessionId),
           )
         : createOnce(client, body, combined);

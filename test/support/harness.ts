@@ -1,0 +1,64 @@
+import { afterEach } from 'vitest';
+import type { Agent, AgentEvent, AgentOptions } from '../../src/index.js';
+import { createAgent } from '../../src/index.js';
+import { type Scenario, type ScriptedServer, startScriptedServer } from '../../src/testing/index.js';
+
+const open: { servers: ScriptedServer[]; agents: Agent<unknown>[] } = { servers: [], agents: [] };
+
+afterEach(async () => {
+  for (const agent of open.agents.splice(0)) agent.stop();
+  await Promise.all(open.servers.splice(0).map((s) => s.close()));
+});
+
+/** Starts a scripted server and an agent on it through the real SDK; both are closed after the test. */
+export async function agentOn(
+  scenario: Scenario,
+  options: Omit<AgentOptions, 'baseURL' | 'apiKey'> = {},
+): Promise<{ agent: Agent<unknown>; server: ScriptedServer; events: AgentEvent[] }> {
+  const server = await startScriptedServer({ scenario });
+  open.servers.push(server);
+  const agent = createAgent({ baseURL: server.url, apiKey: 'test-key', ...options });
+  open.agents.push(agent as Agent<unknown>);
+  const events: AgentEvent[] = [];
+  agent.on('*', (e) => events.push(e));
+  return { agent: agent as Agent<unknown>, server, events };
+}
+
+/** A promise with its resolve function, for tools whose completion a test controls. */
+export function deferred<T = void>() {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
+/** Resolves with the first event of `type` (already seen or future). */
+export function nextEvent<T extends AgentEvent['type']>(
+  agent: Agent<unknown>,
+  type: T,
+): Promise<AgentEvent<T>> {
+  return new Promise((resolve) => {
+    const off = agent.on(type, (e) => {
+      off();
+      resolve(e as AgentEvent<T>);
+    });
+  });
+}
+
+/** Checks the append-only conversation invariant: every tool call answered once, in order, before the next assistant message. */
+export function assertToolCallsAnswered(messages: readonly import('../../src/index.js').Message[]): void {
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
+    if (m.role !== 'assistant' || !m.tool_calls?.length) continue;
+    const ids = m.tool_calls.map((c) => c.id);
+    const answers: string[] = [];
+    for (let j = i + 1; j < messages.length && messages[j]!.role !== 'assistant'; j++) {
+      const n = messages[j]!;
+      if (n.role === 'tool') answers.push(n.tool_call_id);
+    }
+    if ([...answers].sort().join() !== [...ids].sort().join()) {
+      throw new Error(`tool calls ${ids.join(', ')} at message ${i} were answered by ${answers.join(', ')}`);
+    }
+  }
+}
