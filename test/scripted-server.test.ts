@@ -438,6 +438,36 @@ describe('errors and faults', () => {
     expect(await settled).toBeInstanceOf(APIUserAbortError);
   });
 
+  it('paces chunks with chunkDelayMs and survives a client that aborts mid-stream', async () => {
+    const { client, server } = await start({
+      turns: [{ content: 'abcdefghijkl', chunkSize: 3, chunkDelayMs: 25 }],
+    });
+    const arrivals: number[] = [];
+    const stream = await client.chat.completions.create({ model: 'm', messages: [user('x')], stream: true });
+    for await (const chunk of stream) if (chunk.choices[0]?.delta.content) arrivals.push(Date.now());
+    expect(arrivals).toHaveLength(4);
+    expect(arrivals.at(-1)! - arrivals[0]!).toBeGreaterThanOrEqual(60);
+
+    const controller = new AbortController();
+    const aborted = await client.chat.completions.create(
+      { model: 'm', messages: [user('x')], stream: true },
+      { signal: controller.signal },
+    );
+    let seen = '';
+    const error = await (async () => {
+      for await (const chunk of aborted) {
+        seen += chunk.choices[0]?.delta.content ?? '';
+        if (seen.length >= 3) controller.abort();
+      }
+    })().catch((e) => e);
+    expect(error).toBeUndefined(); // The SDK ends a stream quietly when its own signal aborts it.
+    expect(seen).toBe('abc');
+    await new Promise((r) => setTimeout(r, 120)); // The server's remaining chunk timers fire into a closed socket.
+    const res = await client.chat.completions.create({ model: 'm', messages: [user('x')] });
+    expect(res.choices[0]!.message.content).toBe('abcdefghijkl');
+    expect(server.requestCount).toBe(3);
+  });
+
   it('close() resolves while a request hangs, and the client sees the connection end', async () => {
     const { client, server } = await start({ turns: [{ fault: 'hang' }] });
     const settled = client.chat.completions.create({ model: 'm', messages: [user('x')] }).then(
