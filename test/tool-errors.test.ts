@@ -173,7 +173,10 @@ describe('finish reasons', () => {
         name: 't',
         description: 't',
         parameters: z.object({}),
-        execute: () => ((ran = true), 'x'),
+        execute: () => {
+          ran = true;
+          return 'x';
+        },
       });
       const { agent } = await agentOn(
         { turns: [{ content: 'partial', toolCalls: [{ name: 't', arguments: {} }], finishReason }] },
