@@ -96,7 +96,7 @@ export function buildSystemPrompt(input: SystemPromptInput): string {
     input.rules?.length ? `RULES\n${input.rules.map((r) => `- ${fill(r)}`).join('\n')}` : '',
     TOOL_RULES,
     `COMMANDS\nThe user picks a command by number, by its trigger (e.g. ${input.menu[0]?.cmd ?? '*help'}) or by a close match of its text. Stay in character until *exit.\n${input.menu
-      .map((item, i) => fill(describeCommand(item, i, prompts)))
+      .map((item, i) => describeCommand(item, i, prompts))
       .join('\n')}`,
     `RUNNING A WORKFLOW
 1. Take the workflow path from the command above and call execute_workflow with it.
