@@ -18,6 +18,10 @@ export const DEFAULTS = {
   maxConsecutiveErrors: 5,
   /** Whether calls whose arguments are complete start before the stream ends. */
   eagerToolStart: true,
+  /** Tool results longer than this many characters are truncated with a note. */
+  maxToolResultChars: 100_000,
+  /** A model stream (or the wait for its first byte) silent this long is cut and retried, in ms. */
+  streamIdleTimeoutMs: 120_000,
   /** Model used when none is given. */
   model: 'gpt-4o-mini',
   /** LLM call attempts in all (1 + retries); the SDK's own retries are off so this policy rules. */

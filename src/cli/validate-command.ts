@@ -1,11 +1,6 @@
 import { BundleError, errorMessage } from '../bundle/bundle-error.js';
 import { type ValidationReport, validateTree } from '../bundle/validate-tree.js';
-
-/** Where the command writes. */
-export interface CommandIo {
-  stdout: (s: string) => void;
-  stderr: (s: string) => void;
-}
+import type { CommandIo } from './command-io.js';
 
 const USAGE =
   'Usage: agentloop validate <root> [--json]\n  <root>: a project folder holding bmad/, a bmad/ folder, or a bundle root';

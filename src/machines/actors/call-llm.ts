@@ -7,6 +7,7 @@ import type {
 import { fromPromise } from 'xstate';
 import { DEFAULTS } from '../../defaults.js';
 import { CompletionAssembler } from '../../llm/completion-assembler.js';
+import { StreamCutError } from '../../llm/error-classification.js';
 import { type RetryOptions, withRetry } from '../../llm/retry-policy.js';
 import { type ApprovalPolicy, planToolCall, type ToolCallRequest } from '../../tools/tool-call.js';
 import type { ToolRegistry } from '../../tools/tool-registry.js';
@@ -52,6 +53,8 @@ export interface LlmActorOptions {
   /** Extra request fields (temperature, max_completion_tokens, ...). */
   request?: Partial<Omit<ChatCompletionCreateParamsBase, 'model' | 'messages' | 'tools' | 'stream'>>;
   retry?: Omit<RetryOptions, 'signal' | 'deadline' | 'onRetry'>;
+  /** A stream (or a wait for the first byte) silent this long is cut and retried (default 120 s). */
+  streamIdleTimeoutMs?: number;
   /** Turns the conversation into the request's messages (context-window pruning); identity by default. */
   prepareMessages?: (messages: Message[], input: LlmCallInput) => Message[];
 }
@@ -76,6 +79,7 @@ export function createCallLlm(options: LlmActorOptions) {
   const { client, model, registry } = options;
   const stream = options.stream ?? true;
   const eager = options.eagerToolStart ?? DEFAULTS.eagerToolStart;
+  const idleMs = options.streamIdleTimeoutMs ?? DEFAULTS.streamIdleTimeoutMs;
   const plan = (call: { id: string; name: string; argsText: string }, sessionId: string) =>
     planToolCall(call, registry, options.approval, options.alwaysAllowed, sessionId);
 
@@ -104,8 +108,14 @@ export function createCallLlm(options: LlmActorOptions) {
     const attempt = async (attemptNumber: number) => {
       if (attemptNumber > 1) send.send({ type: 'LLM.RESET', reason: 'retry', attempt: attemptNumber });
       return stream
-        ? streamOnce(client, body, combined, send, eager && input.toolsEnabled, (c) =>
-            plan(c, input.sessionId),
+        ? streamOnce(
+            client,
+            body,
+            combined,
+            send,
+            eager && input.toolsEnabled,
+            (c) => plan(c, input.sessionId),
+            idleMs,
           )
         : createOnce(client, body, combined);
     };
@@ -140,6 +150,38 @@ async function streamOnce(
   parent: Parent,
   eager: boolean,
   plan: (call: { id: string; name: string; argsText: string }) => ToolCallRequest,
+  idleMs: number,
+): Promise<RawCompletion> {
+  // A server that stops sending mid-stream would hang the read forever: an idle timer cuts it (retried).
+  const idle = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const touch = () => {
+    clearTimeout(timer);
+    timer = setTimeout(
+      () => idle.abort(new StreamCutError(`no data from the model server for ${idleMs} ms`)),
+      idleMs,
+    );
+  };
+  touch();
+  const attemptSignal = AbortSignal.any([signal, idle.signal]);
+  try {
+    return await readStream(client, body, attemptSignal, parent, eager, plan, touch);
+  } catch (error) {
+    if (idle.signal.aborted && !signal.aborted) throw idle.signal.reason;
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function readStream(
+  client: OpenAI,
+  body: ChatCompletionCreateParamsBase,
+  signal: AbortSignal,
+  parent: Parent,
+  eager: boolean,
+  plan: (call: { id: string; name: string; argsText: string }) => ToolCallRequest,
+  touch: () => void,
 ): Promise<RawCompletion> {
   const response = await client.chat.completions.create(
     { ...body, stream: true, stream_options: { include_usage: true } },
@@ -147,6 +189,7 @@ async function streamOnce(
   );
   const assembler = new CompletionAssembler();
   for await (const chunk of response) {
+    touch();
     const { text, completed } = assembler.push(chunk);
     if (text) parent?.send({ type: 'LLM.DELTA', delta: text });
     if (eager) {
@@ -163,7 +206,9 @@ async function streamOnce(
       }
     }
   }
-  if (assembler.finishReason === null) throw new Error('the stream ended without a finish_reason');
+  // An aborted stream ends quietly in the SDK; a stream closed early by the server is a cut (retried).
+  signal.throwIfAborted();
+  if (assembler.finishReason === null) throw new StreamCutError();
   return {
     content: assembler.content,
     reasoning: assembler.reasoning,

@@ -1,0 +1,72 @@
+#!/usr/bin/env node
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { CommandIo } from './command-io.js';
+import { runDemoCommand } from './demo-command.js';
+import { runRunCommand } from './run-command.js';
+import { runValidateCommand } from './validate-command.js';
+
+const HELP = `agentloop: run tool-using LLM agents
+
+Usage:
+  agentloop demo                         run the example agents (scripted model unless OPENAI_API_KEY is set)
+  agentloop run --bundle <root> --agent <id> [--json] "<message>"
+                                         one turn with a bundle agent
+  agentloop validate <root> [--json]     check a bundle or an installed BMAD tree
+  agentloop help                         this text
+
+Model options (run): --base-url <url> --model <id> --api-key <key> --scenario <file>
+  Without them, OPENAI_BASE_URL / OPENAI_API_KEY / OPENAI_MODEL are used.
+`;
+
+type Command = (args: string[], io: CommandIo) => Promise<number>;
+
+const COMMANDS: Record<string, Command> = {
+  demo: runDemoCommand,
+  run: runRunCommand,
+  validate: runValidateCommand,
+};
+
+/** Runs the CLI with `argv` (without node and the script) and returns the exit code. */
+export async function main(argv: string[], io: CommandIo): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === 'help' || name === '--help' || name === '-h') {
+    io.stdout(HELP);
+    return 0;
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    io.stderr(`agentloop: unknown command "${name}"\n\n${HELP}`);
+    return 2;
+  }
+  try {
+    return await command(rest, io);
+  } catch (error) {
+    io.stderr(`agentloop ${name}: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+}
+
+const isEntry = (() => {
+  try {
+    return realpathSync(process.argv[1] ?? '') === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+})();
+
+if (isEntry) {
+  const io: CommandIo = {
+    stdout: (text) => process.stdout.write(text),
+    stderr: (text) => process.stderr.write(text),
+  };
+  main(process.argv.slice(2), io).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error) => {
+      process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

@@ -1,0 +1,64 @@
+import { DEFAULTS } from '../defaults.js';
+import type { Scenario } from '../testing/scenario.js';
+import { type ScriptedServer, startScriptedServer } from '../testing/scripted-server.js';
+
+/** The model flags every command shares. */
+export interface ModelFlags {
+  baseUrl?: string | undefined;
+  apiKey?: string | undefined;
+  model?: string | undefined;
+  /** A scenario file: run on the built-in scripted server. */
+  scenario?: string | undefined;
+}
+
+/** Where the agent's model lives, and how to shut it down. */
+export interface ModelConnection {
+  baseURL: string | undefined;
+  apiKey: string | undefined;
+  model: string;
+  /** Set when the built-in scripted server answers. */
+  scripted: ScriptedServer | undefined;
+  /** One line for the user saying which model answers. */
+  description: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Picks the model: `--scenario` runs the scripted server; `--base-url`/`--api-key` or
+ * `OPENAI_BASE_URL`/`OPENAI_API_KEY` reach a real server; otherwise `fallback` (the demo's scenario)
+ * runs on the scripted server, and without one it is an error saying what to set.
+ */
+export async function connectModel(flags: ModelFlags, fallback?: Scenario): Promise<ModelConnection> {
+  const env = process.env;
+  const scenario = flags.scenario ?? (hasRealModel(flags) ? undefined : fallback);
+  if (scenario !== undefined) {
+    const scripted = await startScriptedServer({ scenario });
+    return {
+      baseURL: scripted.url,
+      apiKey: 'scripted',
+      model: flags.model ?? 'scripted-model',
+      scripted,
+      description: `scripted model at ${scripted.url} (no OPENAI_API_KEY set)`,
+      close: () => scripted.close(),
+    };
+  }
+  if (!hasRealModel(flags)) {
+    throw new Error(
+      'no model: set OPENAI_API_KEY (or pass --api-key / --base-url), or give --scenario <file> to use the scripted server',
+    );
+  }
+  const baseURL = flags.baseUrl ?? env.OPENAI_BASE_URL;
+  const model = flags.model ?? env.OPENAI_MODEL ?? DEFAULTS.model;
+  return {
+    baseURL,
+    apiKey: flags.apiKey ?? env.OPENAI_API_KEY,
+    model,
+    scripted: undefined,
+    description: `${model} at ${baseURL ?? 'api.openai.com'}`,
+    close: async () => {},
+  };
+}
+
+function hasRealModel(flags: ModelFlags): boolean {
+  return Boolean(flags.baseUrl || flags.apiKey || process.env.OPENAI_API_KEY || process.env.OPENAI_BASE_URL);
+}

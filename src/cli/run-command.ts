@@ -1,0 +1,82 @@
+import { parseArgs } from 'node:util';
+import { loadBundleAgent } from '../bundle/bundle-agent.js';
+import { createAgent } from '../session/agent.js';
+import type { CommandIo } from './command-io.js';
+import { createEventPrinter } from './event-printer.js';
+import { connectModel } from './model-connection.js';
+
+const USAGE = `Usage: agentloop run --bundle <root> --agent <id-or-name> [options] "<message>"
+  --project <dir>     the folder the agent works in ({project-root}; default: current directory)
+  --output <dir>      where save_output may write (default: the bundle config's output_folder)
+  --json              print the ExecutionResult as JSON on stdout (events go to stderr)
+  --yes               approve every tool call that asks for approval
+  --base-url <url> --model <id> --api-key <key> --scenario <file>
+`;
+
+/** `agentloop run`: one turn with a bundle agent, events printed as they happen. */
+export async function runRunCommand(args: string[], io: CommandIo): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      bundle: { type: 'string' },
+      agent: { type: 'string' },
+      project: { type: 'string' },
+      output: { type: 'string' },
+      json: { type: 'boolean', default: false },
+      yes: { type: 'boolean', default: false },
+      'base-url': { type: 'string' },
+      model: { type: 'string' },
+      'api-key': { type: 'string' },
+      scenario: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) {
+    io.stdout(USAGE);
+    return 0;
+  }
+  const message = positionals.join(' ').trim();
+  if (!values.bundle || !values.agent || !message) {
+    io.stderr(USAGE);
+    return 2;
+  }
+  const bundleAgent = await loadBundleAgent({
+    bundleRoot: values.bundle,
+    agent: values.agent,
+    ...(values.project ? { projectRoot: values.project } : {}),
+    ...(values.output ? { outputFolder: values.output } : {}),
+  });
+  const connection = await connectModel({
+    baseUrl: values['base-url'],
+    apiKey: values['api-key'],
+    model: values.model,
+    scenario: values.scenario,
+  });
+  const print = values.json ? io.stderr : io.stdout;
+  try {
+    const agent = createAgent({
+      name: bundleAgent.name,
+      baseURL: connection.baseURL,
+      apiKey: connection.apiKey,
+      model: connection.model,
+      instructions: bundleAgent.instructions,
+      contextMessages: bundleAgent.contextMessages,
+      tools: bundleAgent.tools,
+    });
+    agent.on('*', createEventPrinter({ write: print }, { states: false }));
+    agent.on('approval_requested', (event) => {
+      for (const call of event.pending) {
+        if (values.yes) agent.approve(call.toolCallId);
+        else agent.reject(call.toolCallId, 'non-interactive run without --yes');
+      }
+    });
+    const result = await agent.send(message);
+    agent.stop();
+    if (values.json) io.stdout(`${JSON.stringify(result, null, 2)}\n`);
+    else print(`\n${result.response}\n`);
+    return result.terminateReason === 'error' ? 1 : 0;
+  } finally {
+    await connection.close();
+  }
+}
