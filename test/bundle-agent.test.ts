@@ -125,6 +125,22 @@ describe('loadBundleAgent', () => {
     ).toBe('Iris');
   });
 
+  test('a project folder holding bmad/ finds an agent by name in any module, core included', async () => {
+    const out = path.join(dir, 'out');
+    const bob = await loadBundleAgent({ bundleRoot: CORPUS_A, agent: 'Bob', outputFolder: out });
+    expect([bob.file, bob.bundleRoot, bob.projectRoot]).toEqual([
+      path.join(CORPUS_A, 'bmad/bmm/agents/sm.md'),
+      path.join(CORPUS_A, 'bmad/bmm'),
+      CORPUS_A,
+    ]);
+    const master = await loadBundleAgent({
+      bundleRoot: path.join(CORPUS_A, 'bmad'),
+      agent: 'bmad-master',
+      outputFolder: out,
+    });
+    expect(master.coreRoot).toBe(path.join(CORPUS_A, 'bmad/core'));
+  });
+
   test('an unknown agent is a BundleError listing the agents', async () => {
     await expect(load(undefined, { agent: 'nobody' })).rejects.toThrow(
       /Unknown agent "nobody".*intake-facilitator/,

@@ -335,5 +335,3 @@ export async function validateTree(root: string): Promise<ValidationReport> {
   }
   return report;
 }
-
-export { BundleError };

@@ -1,0 +1,48 @@
+// The public API of the BMAD bundle loader: an explicit export list (re-exported from src/index.ts).
+
+export {
+  type AgentDialect,
+  type AgentFile,
+  type AgentPersona,
+  type MenuItem,
+  type MenuKind,
+  type MenuTarget,
+  parseAgentFile,
+} from './agent-file-parser.js';
+export { buildGreeting } from './agent-greeting.js';
+export { type BundleAgent, type LoadBundleAgentOptions, loadBundleAgent } from './bundle-agent.js';
+export {
+  type BundleInfo,
+  type BundleLayout,
+  type BundleTree,
+  type DiscoveredAgent,
+  detectTree,
+  discoverAgents,
+} from './bundle-discovery.js';
+export { BundleError, type BundleErrorCode } from './bundle-error.js';
+export { type CriticalActionsResult, runCriticalActions } from './critical-actions.js';
+export {
+  type InstructionNode,
+  type InstructionStep,
+  type ParsedInstructions,
+  parseInstructions,
+} from './instructions-parser.js';
+export { resolveVariables, substituteVariables, type VariableScope } from './path-variables.js';
+export type { ReferenceStatus } from './reference-status.js';
+export {
+  DEFAULT_MAX_READ_BYTES,
+  type FileLoadEvent,
+  type FileLoadListener,
+  type FileLoadReason,
+  Sandbox,
+  type SandboxOptions,
+} from './sandbox.js';
+export {
+  type ValidatedAgent,
+  type ValidatedMenuItem,
+  type ValidatedWorkflow,
+  type ValidationProblem,
+  type ValidationReport,
+  validateTree,
+} from './validate-tree.js';
+export { type LoadedWorkflow, loadWorkflow, type WorkflowContext } from './workflow-loader.js';
