@@ -14,6 +14,11 @@ export type AgentActorEvent =
   | { type: 'LLM.DELTA'; delta: string }
   | { type: 'LLM.TOOL_CALL_READY'; call: ToolCallRequest }
   | { type: 'LLM.RESET'; reason: string; attempt: number }
+  | {
+      type: 'LLM.CONTEXT';
+      warning?: { used: number; max: number };
+      pruned?: { prunedMessages: number; removedTokens: number; tokensBefore: number; tokensAfter: number };
+    }
   | { type: 'TOOL.STARTED'; call: ToolCallRequest }
   | { type: 'TOOL.FINISHED'; result: ToolResult };
 

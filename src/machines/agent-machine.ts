@@ -163,6 +163,15 @@ export const agentMachine = setup({
       enqueue.assign({ partial: '', runners: [], calls: [], started: [], results: {} });
       enqueue.emit(event(context, 'stream_reset', { reason: ev.reason, attempt: ev.attempt }));
     }),
+    contextReport: enqueueActions(({ enqueue, context, event: ev }) => {
+      if (ev.type !== 'LLM.CONTEXT') return;
+      if (ev.warning) {
+        const { used, max } = ev.warning;
+        const message = `The request uses ${used} of ${max} context tokens; older tool results will be pruned past the budget.`;
+        enqueue.emit(event(context, 'limit_warning', { limit: 'context_window', message, used, max }));
+      }
+      if (ev.pruned) enqueue.emit(event(context, 'context_pruned', ev.pruned));
+    }),
     startEarly: enqueueActions(({ enqueue, context, event: ev }) => {
       if (ev.type !== 'LLM.TOOL_CALL_READY' || context.finalReason) return;
       if (context.started.includes(ev.call.id)) return;
@@ -498,6 +507,7 @@ export const agentMachine = setup({
       on: {
         'LLM.DELTA': { actions: 'streamDelta' },
         'LLM.RESET': { actions: 'streamReset' },
+        'LLM.CONTEXT': { actions: 'contextReport' },
         'LLM.TOOL_CALL_READY': { actions: 'startEarly' },
         INTERRUPT: { target: 'Interrupted', actions: ['stopRunners', 'recordInterrupt'] },
       },

@@ -16,6 +16,7 @@ import type {
   ToolCallInfo,
   Usage,
 } from '../machines/emitted-events.js';
+import { type ContextGuardOptions, createContextGuard } from '../prompt/context-guard.js';
 import type { Tool } from '../tools/define-tool.js';
 import { loopControlTools } from '../tools/loop-control-tools.js';
 import type { ApprovalPolicy } from '../tools/tool-call.js';
@@ -55,7 +56,12 @@ export interface AgentOptions<TOutput = unknown> {
   request?: LlmActorOptions['request'];
   /** Start calls whose arguments are complete before the stream ends (default true). */
   eagerToolStart?: boolean;
-  /** Builds the request's messages from the conversation (context-window pruning). */
+  /**
+   * The context window requests are kept inside: warnings past a share of it, pruning of old tool
+   * results past the budget (see docs/context-window.md). `false` sends the conversation as it is.
+   */
+  contextWindow?: false | ContextGuardOptions;
+  /** Builds the request's messages yourself (replaces `contextWindow`). */
   prepareMessages?: LlmActorOptions['prepareMessages'];
   /** Hooks around each tool call (persistence). */
   toolHooks?: ToolRunHooks;
@@ -124,12 +130,18 @@ export class Agent<TOutput = unknown> {
     this.registry = new ToolRegistry(tools);
     this.#outputSchema = options.outputSchema;
 
+    const model = options.model ?? DEFAULTS.model;
+    const prepareMessages =
+      options.prepareMessages ??
+      (options.contextWindow === false
+        ? undefined
+        : createContextGuard(model, this.registry.toJSON(), options.contextWindow ?? {}));
     const machine = agentMachine.provide({
       actors: {
         initialize: fromPromise(async () => (options.initialize ? await options.initialize() : {})),
         callLlm: createCallLlm({
           client,
-          model: options.model ?? DEFAULTS.model,
+          model,
           registry: this.registry,
           stream: options.stream ?? true,
           approval: options.approval ?? 'tool',
@@ -137,7 +149,7 @@ export class Agent<TOutput = unknown> {
           eagerToolStart: options.eagerToolStart ?? DEFAULTS.eagerToolStart,
           ...(options.request ? { request: options.request } : {}),
           ...(options.retry ? { retry: options.retry } : {}),
-          ...(options.prepareMessages ? { prepareMessages: options.prepareMessages } : {}),
+          ...(prepareMessages ? { prepareMessages } : {}),
         }),
         runTools: createToolRunner({
           registry: this.registry,

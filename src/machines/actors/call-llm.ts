@@ -55,8 +55,18 @@ export interface LlmActorOptions {
   retry?: Omit<RetryOptions, 'signal' | 'deadline' | 'onRetry'>;
   /** A stream (or a wait for the first byte) silent this long is cut and retried (default 120 s). */
   streamIdleTimeoutMs?: number;
-  /** Turns the conversation into the request's messages (context-window pruning); identity by default. */
-  prepareMessages?: (messages: Message[], input: LlmCallInput) => Message[];
+  /**
+   * Turns the conversation into the request's messages (context-window pruning); identity by default.
+   * A warning or a prune report it returns is told to the machine (`limit_warning`, `context_pruned`).
+   */
+  prepareMessages?: (messages: Message[], input: LlmCallInput) => PreparedMessages;
+}
+
+/** The request view of the conversation, with what the context window noticed. */
+export interface PreparedMessages {
+  messages: Message[];
+  warning?: { used: number; max: number };
+  pruned?: { prunedMessages: number; removedTokens: number; tokensBefore: number; tokensAfter: number };
 }
 
 /** Thrown when the turn's deadline passes during the call. */
@@ -95,9 +105,18 @@ export function createCallLlm(options: LlmActorOptions) {
       );
     }
     const combined = AbortSignal.any([signal, deadline.signal]);
-    const messages = options.prepareMessages
-      ? options.prepareMessages(input.messages, input)
-      : input.messages;
+    let messages = input.messages;
+    if (options.prepareMessages) {
+      const prepared = options.prepareMessages(input.messages, input);
+      messages = prepared.messages;
+      if (prepared.warning || prepared.pruned) {
+        send.send({
+          type: 'LLM.CONTEXT',
+          ...(prepared.warning ? { warning: prepared.warning } : {}),
+          ...(prepared.pruned ? { pruned: prepared.pruned } : {}),
+        });
+      }
+    }
     const tools = registry.size > 0 ? registry.toJSON() : undefined;
     const body: ChatCompletionCreateParamsBase = {
       ...options.request,

@@ -1,0 +1,73 @@
+import type { ChatCompletionTool } from 'openai/resources/chat/completions';
+import type { Message } from '../machines/emitted-events.js';
+import { ContextWindow, type PruneReport } from './context-window.js';
+import { type ModelWindowOverrides, resolveModelWindow } from './model-windows.js';
+import { tokenCounterFor } from './token-counter.js';
+
+/** Options of the context window an agent keeps its requests inside. */
+export interface ContextGuardOptions extends ModelWindowOverrides {
+  /** Share of the window at which a `limit_warning` is raised (default 0.8). */
+  warnShare?: number;
+  /** Tokens kept free for the completion. */
+  reserveTokens?: number;
+  /** Whether older tool results of the current turn may be pruned too (default true). */
+  pruneCurrentTurn?: boolean;
+}
+
+/** What the guard decided for one request. */
+export interface GuardedRequest {
+  messages: Message[];
+  warning?: { used: number; max: number };
+  pruned?: PruneReport;
+}
+
+/** Upper bound of tokens per message beyond its bytes (role, separators, tool-call framing). */
+const FRAMING_TOKENS = 16;
+
+/**
+ * Builds the request view of the conversation for each model call. A byte-length bound comes first:
+ * a BPE token covers at least one UTF-8 byte, so while the conversation's bytes stay under the warning
+ * level no tokenizer is loaded or run. Past it, real token counts decide warnings and pruning.
+ */
+export function createContextGuard(
+  model: string,
+  tools: readonly ChatCompletionTool[],
+  options: ContextGuardOptions = {},
+): (messages: Message[]) => GuardedRequest {
+  const { contextWindow, encoding } = resolveModelWindow(model, options);
+  let window: ContextWindow | undefined;
+  const windowFor = () => {
+    window ??= new ContextWindow({
+      contextWindow,
+      tools,
+      counter: tokenCounterFor(encoding),
+      ...(options.warnShare !== undefined ? { warnShare: options.warnShare } : {}),
+      ...(options.reserveTokens !== undefined ? { reserveTokens: options.reserveTokens } : {}),
+      ...(options.pruneCurrentTurn !== undefined ? { pruneCurrentTurn: options.pruneCurrentTurn } : {}),
+    });
+    return window;
+  };
+  const bytes = new WeakMap<Message, number>();
+  const toolBytes = Buffer.byteLength(JSON.stringify(tools));
+  const share = options.warnShare ?? 0.8;
+  // The cheap bound is compared with the lowest level at which the window would act.
+  const cheapLimit = Math.floor(contextWindow * Math.min(share, 0.5));
+  return (messages) => {
+    let bound = toolBytes;
+    for (const message of messages) {
+      let size = bytes.get(message);
+      if (size === undefined) {
+        size = Buffer.byteLength(JSON.stringify(message)) + FRAMING_TOKENS;
+        bytes.set(message, size);
+      }
+      bound += size;
+      if (bound >= cheapLimit) break;
+    }
+    if (bound < cheapLimit) return { messages };
+    const prepared = windowFor().prepareRequest(messages);
+    const result: GuardedRequest = { messages: prepared.messages };
+    if (prepared.warning) result.warning = prepared.warning;
+    if (prepared.pruned) result.pruned = prepared.pruned;
+    return result;
+  };
+}
