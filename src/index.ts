@@ -1,9 +1,11 @@
 // The public API of agentloop: an explicit export list.
 
+export * from './bundle/index.js';
 export { DEFAULTS } from './defaults.js';
 export { type ClassifiedError, classifyLlmError, type LlmErrorKind } from './llm/error-classification.js';
 export { type ClientOptions, createOpenAIClient } from './llm/openai-client.js';
 export { LlmCallError, type RetryOptions, type RetryPolicy, withRetry } from './llm/retry-policy.js';
+export type { PreparedMessages } from './machines/actors/call-llm.js';
 export {
   createCallLlm,
   DeadlineExceededError,
@@ -35,6 +37,16 @@ export type {
   ToolCallInfo,
   Usage,
 } from './machines/emitted-events.js';
+export { type ContextGuardOptions, createContextGuard } from './prompt/context-guard.js';
+export {
+  ContextWindow,
+  type ContextWindowOptions,
+  type PreparedRequest,
+  type PruneReport,
+} from './prompt/context-window.js';
+export { type ModelWindow, resolveModelWindow } from './prompt/model-windows.js';
+export { buildSystemPrompt, type SystemPromptInput } from './prompt/system-prompt.js';
+export { TokenCounter, tokenCounterFor } from './prompt/token-counter.js';
 export {
   Agent,
   type AgentOptions,
@@ -43,6 +55,27 @@ export {
   type ExecutionResult,
 } from './session/agent.js';
 export { AgentEventBus } from './session/event-bus.js';
+export { FileSessionStore, type FileSessionStoreOptions } from './session/file-session-store.js';
+export { MemorySessionStore } from './session/memory-session-store.js';
+export {
+  createSessionId,
+  REST_STATES,
+  type RestState,
+  type SessionListEntry,
+  type SessionRecord,
+  type SessionRecordInput,
+  type SessionStore,
+  SessionStoreError,
+  type SessionSummary,
+} from './session/session-store.js';
+export {
+  type ResumeDecision,
+  resumeDecisions,
+  type TranscriptEntry,
+  type TranscriptEntryInput,
+  toolCallLedger,
+} from './session/transcript.js';
+export { type BmadToolsContext, createBmadTools } from './tools/bmad-tools.js';
 export {
   defineTool,
   type NeedsApproval,
