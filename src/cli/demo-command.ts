@@ -2,6 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pc from 'picocolors';
 import { createAgent } from '../session/agent.js';
+import { runBundleDemo } from './bundle-demo.js';
 import type { CommandIo } from './command-io.js';
 import { createEventPrinter } from './event-printer.js';
 import { connectModel } from './model-connection.js';
@@ -11,14 +12,16 @@ import { notesDemoQuestion, notesDemoScenario, notesTools } from './notes-demo.j
 export const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 /**
- * `agentloop demo`: an agent with three real file tools answers a question about `examples/notes`,
- * printing every event as it happens. Runs on the scripted model unless OPENAI_API_KEY is set.
+ * `agentloop demo`: first an agent with three real file tools answers a question about
+ * `examples/notes`; then the example bundle's facilitator runs `*intake-workflow` and saves a document.
+ * Every event is printed as it happens. Runs on the scripted model unless OPENAI_API_KEY is set.
  */
 export async function runDemoCommand(_args: string[], io: CommandIo): Promise<number> {
   const connection = await connectModel({}, notesDemoScenario);
   const out = { write: (s: string) => io.stdout(s) };
   try {
-    io.stdout(pc.bold(`agentloop demo: ${connection.description}\n\n`));
+    io.stdout(pc.bold(`agentloop demo: ${connection.description}\n`));
+    io.stdout(pc.bold('Part 1: an agent with three file tools over examples/notes\n\n'));
     const notesRoot = path.join(packageRoot, 'examples', 'notes');
     const agent = createAgent({
       baseURL: connection.baseURL,
@@ -38,8 +41,13 @@ export async function runDemoCommand(_args: string[], io: CommandIo): Promise<nu
         `${result.messages.length} messages, ${result.usage.totalTokens} tokens\n`,
     );
     agent.stop();
-    return result.success ? 0 : 1;
+    if (!result.success) return 1;
   } finally {
     await connection.close();
   }
+  io.stdout(
+    pc.bold('\nPart 2: a BMAD bundle agent (bundles/requirements-workflow), files loaded only on demand\n'),
+  );
+  const ok = await runBundleDemo(io, path.join(packageRoot, 'bundles', 'requirements-workflow'));
+  return ok ? 0 : 1;
 }
