@@ -134,7 +134,7 @@ export async function runBundleDemo(io: CommandIo, bundleRoot: string): Promise<
     const saved = agent.messages
       .filter((m) => m.role === 'tool')
       .map((m) => /"path":"([^"]+)"/.exec(String(m.content))?.[1])
-      .filter((p): p is string => p !== undefined && p.startsWith(bundleAgent.outputFolder));
+      .filter((p): p is string => p?.startsWith(bundleAgent.outputFolder) === true);
     for (const file of saved) {
       io.stdout(`\n${pc.bold(`saved ${file}:`)}\n${await readFile(file, 'utf8')}`);
     }
