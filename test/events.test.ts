@@ -59,7 +59,7 @@ describe('events', () => {
       iterations: 2,
     });
     // One debug line per model call, one per tool call, one at the end of the turn.
-    expect(lines.filter((l) => l.includes('model call'))).toHaveLength(2);
+    expect(lines.filter((l) => /model call \d+ ms/.test(l))).toHaveLength(2);
     expect(lines.filter((l) => /tool echo \(call_0_0\) [\d.]+ ms ok/.test(l))).toHaveLength(1);
     expect(lines.at(-1)).toMatch(/turn ended: completed after 2 model calls/);
   });
