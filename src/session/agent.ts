@@ -56,6 +56,8 @@ export interface AgentOptions<TOutput = unknown> {
   request?: LlmActorOptions['request'];
   /** Start calls whose arguments are complete before the stream ends (default true). */
   eagerToolStart?: boolean;
+  /** `native` function calling (default), or `xml` `<tool>` blocks for models without it. */
+  toolFormat?: 'native' | 'xml';
   /**
    * The context window requests are kept inside: warnings past a share of it, pruning of old tool
    * results past the budget (see docs/context-window.md). `false` sends the conversation as it is.
@@ -147,6 +149,7 @@ export class Agent<TOutput = unknown> {
           approval: options.approval ?? 'tool',
           alwaysAllowed: this.alwaysAllowed,
           eagerToolStart: options.eagerToolStart ?? DEFAULTS.eagerToolStart,
+          ...(options.toolFormat ? { toolFormat: options.toolFormat } : {}),
           ...(options.request ? { request: options.request } : {}),
           ...(options.retry ? { retry: options.retry } : {}),
           ...(prepareMessages ? { prepareMessages } : {}),

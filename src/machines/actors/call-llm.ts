@@ -11,6 +11,11 @@ import { StreamCutError } from '../../llm/error-classification.js';
 import { type RetryOptions, withRetry } from '../../llm/retry-policy.js';
 import { type ApprovalPolicy, planToolCall, type ToolCallRequest } from '../../tools/tool-call.js';
 import type { ToolRegistry } from '../../tools/tool-registry.js';
+import {
+  parseXmlToolCalls,
+  toXmlRequestMessages,
+  xmlToolInstructions,
+} from '../../tools/xml-tool-protocol.js';
 import type { AgentActorEvent } from '../agent-events.js';
 import type { Message, Usage } from '../emitted-events.js';
 
@@ -53,6 +58,11 @@ export interface LlmActorOptions {
   /** Extra request fields (temperature, max_completion_tokens, ...). */
   request?: Partial<Omit<ChatCompletionCreateParamsBase, 'model' | 'messages' | 'tools' | 'stream'>>;
   retry?: Omit<RetryOptions, 'signal' | 'deadline' | 'onRetry'>;
+  /**
+   * `native` (default): OpenAI function calling. `xml`: tools are described in the prompt and called
+   * with `<tool>` blocks in the text, for models without function calling (src/tools/xml-tool-protocol.ts).
+   */
+  toolFormat?: 'native' | 'xml';
   /** A stream (or a wait for the first byte) silent this long is cut and retried (default 120 s). */
   streamIdleTimeoutMs?: number;
   /**
@@ -90,6 +100,8 @@ export function createCallLlm(options: LlmActorOptions) {
   const stream = options.stream ?? true;
   const eager = options.eagerToolStart ?? DEFAULTS.eagerToolStart;
   const idleMs = options.streamIdleTimeoutMs ?? DEFAULTS.streamIdleTimeoutMs;
+  const xml = options.toolFormat === 'xml';
+  let xmlInstructions: string | undefined;
   const plan = (call: { id: string; name: string; argsText: string }, sessionId: string) =>
     planToolCall(call, registry, options.approval, options.alwaysAllowed, sessionId);
 
@@ -117,7 +129,11 @@ export function createCallLlm(options: LlmActorOptions) {
         });
       }
     }
-    const tools = registry.size > 0 ? registry.toJSON() : undefined;
+    const tools = registry.size > 0 && !xml ? registry.toJSON() : undefined;
+    if (xml && registry.size > 0) {
+      xmlInstructions ??= xmlToolInstructions(registry.toJSON());
+      messages = toXmlRequestMessages(messages, xmlInstructions);
+    }
     const body: ChatCompletionCreateParamsBase = {
       ...options.request,
       model,
@@ -132,7 +148,7 @@ export function createCallLlm(options: LlmActorOptions) {
             body,
             combined,
             send,
-            eager && input.toolsEnabled,
+            eager && input.toolsEnabled && !xml,
             (c) => plan(c, input.sessionId),
             idleMs,
           )
@@ -144,7 +160,7 @@ export function createCallLlm(options: LlmActorOptions) {
         signal: combined,
         ...(input.deadline !== null ? { deadline: input.deadline } : {}),
       });
-      return finish(raw, input, plan);
+      return finish(xml ? withXmlCalls(raw, input) : raw, input, plan);
     } catch (error) {
       if (deadline.signal.aborted && !signal.aborted) throw new DeadlineExceededError();
       throw error;
@@ -258,6 +274,16 @@ async function createOnce(
 }
 
 const THINKING = /<thinking>([\s\S]*?)<\/thinking>/g;
+
+/** In XML mode the calls are the `<tool>` blocks of the text; ids are made up, stable per turn and call. */
+function withXmlCalls(raw: RawCompletion, input: LlmCallInput): RawCompletion {
+  const toolCalls = parseXmlToolCalls(raw.content).map((c, i) => ({
+    id: `xml_${input.turn}_${input.iteration}_${i}`,
+    name: c.name,
+    argsText: c.argsText,
+  }));
+  return { ...raw, toolCalls };
+}
 
 function finish(
   raw: RawCompletion,
