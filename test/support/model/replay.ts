@@ -1,0 +1,299 @@
+import type { AnyTransitionDefinition, InspectionEvent } from 'xstate';
+import { waitFor } from 'xstate';
+import { z } from 'zod';
+import type { LlmCallOutput } from '../../../src/machines/actors/call-llm.js';
+import type { Message } from '../../../src/machines/emitted-events.js';
+import { type Agent, createAgent } from '../../../src/session/agent.js';
+import {
+  type ScriptedFinishReason,
+  type ScriptedServer,
+  type ScriptedTurn,
+  startScriptedServer,
+} from '../../../src/testing/index.js';
+import { defineTool } from '../../../src/tools/define-tool.js';
+import {
+  abstractState,
+  CONTROLLED_TOOLS,
+  MAX_ITERATIONS,
+  type ModelEvent,
+  type ModelPath,
+  modelSteps,
+  pathCoverage,
+  type Snapshot,
+  stepTransitions,
+  TEXT,
+  transitionKey,
+} from './agent-model.js';
+import { checkInvariants } from './invariants.js';
+
+/**
+ * Replays a model path on the real agent: `createAgent` with the real `callLlm` and tool runner, the
+ * real `openai` SDK over HTTP to the scripted server, and real tools whose completion the test
+ * controls. Each step is realised by what would cause it in the real world (a server reply, a tool
+ * finishing, a user action); steps the real world produces by itself (a runner's done event, a tool
+ * starting, the rest of a reply already on the wire) need no action. After every step the real
+ * actor must have passed through the step's abstract state.
+ */
+
+const STEP_TIMEOUT_MS = 5_000;
+/** Turn deadline of agents whose path lets the deadline pass during a model call. */
+const DEADLINE_MS = 400;
+
+interface Deferred<T> {
+  promise: Promise<T>;
+  resolve(value: T): void;
+  reject(error: unknown): void;
+}
+function deferred<T>(): Deferred<T> {
+  let resolve!: (value: T) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+/** Polls a condition outside the actor (server arrivals, running tools); `waitFor` covers the actor. */
+async function until(condition: () => boolean, what: string): Promise<void> {
+  const end = Date.now() + STEP_TIMEOUT_MS;
+  while (!condition()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
+
+/** The reply a finished model call was scripted with. */
+function turnFor(output: LlmCallOutput): ScriptedTurn {
+  const turn: ScriptedTurn = { finishReason: output.finishReason as ScriptedFinishReason };
+  if (typeof output.message.content === 'string' && output.message.content !== '')
+    turn.content = output.message.content;
+  if (output.calls.length > 0)
+    turn.toolCalls = output.calls.map((c) => ({ id: c.id, name: c.name, arguments: c.argsText }));
+  return turn;
+}
+/** Text that starts at once and then trickles for seconds: the stream is open when the next step comes. */
+const STALLED: ScriptedTurn = { content: TEXT.repeat(100), chunkSize: TEXT.length, chunkDelayMs: 50 };
+
+/** A first call whose arguments complete at once, then a second one that trickles for seconds. */
+const STALLED_CALL: ScriptedTurn = {
+  toolCalls: [
+    { id: 'w1', name: 'work', arguments: { n: 1 } },
+    { id: 'w9', name: 'work', arguments: `{"n":${' '.repeat(2_000)}9}` },
+  ],
+  chunkDelayMs: 20,
+};
+
+const isLlmEvent = (e: ModelEvent) =>
+  e.type.startsWith('LLM.') ||
+  e.type === 'xstate.done.actor.callLlm' ||
+  e.type === 'xstate.error.actor.callLlm';
+const isDeadline = (e: ModelEvent) =>
+  e.type === 'xstate.error.actor.callLlm' && e.error.code === 'deadline_exceeded';
+
+/** Which LLM request (0-based, in arrival order at the server) is open in each state of the path. */
+function requestIndexes(steps: ReturnType<typeof modelSteps>): number[] {
+  const out: number[] = [];
+  let r = -1;
+  for (const step of steps) {
+    if (
+      step.to.value === 'Thinking' &&
+      (step.from.value !== 'Thinking' || isDeadline(step.event) || step.event.type === 'LLM.RESET')
+    )
+      r++;
+    out.push(r);
+  }
+  return out;
+}
+
+export interface ReplayReport {
+  /** Abstract states the real actor went through. */
+  history: string[];
+  /** Transitions the real actor took. */
+  transitions: Set<string>;
+  invariantProblems: string[];
+}
+
+/** Replays `path` on a real agent; throws (with the step and the real history) when it diverges. */
+export async function replay(path: ModelPath): Promise<ReplayReport> {
+  const steps = modelSteps(path);
+  const requestOf = requestIndexes(steps);
+  const requestBefore = (i: number) => (i === 0 ? -1 : requestOf[i - 1]!);
+  const withDeadline = steps.some((s) => isDeadline(s.event));
+
+  const arrivals: Deferred<ScriptedTurn>[] = [];
+  const server: ScriptedServer = await startScriptedServer({
+    respond: () => {
+      const reply = deferred<ScriptedTurn>();
+      arrivals.push(reply);
+      return reply.promise;
+    },
+  });
+
+  // Tools whose completion the test controls: each run waits for the test to finish it.
+  const running = new Map<string, (output: string) => void>();
+  const controlled = (toolCallId: string, signal: AbortSignal) =>
+    new Promise<string>((resolve) => {
+      running.set(toolCallId, resolve);
+      signal.addEventListener('abort', () => {
+        if (running.get(toolCallId) === resolve) running.delete(toolCallId);
+      });
+    });
+  const work = defineTool({
+    name: 'work',
+    description: 'Does one unit of work',
+    parameters: z.object({ n: z.number() }),
+    execute: (_args, ctx) => controlled(ctx.toolCallId, ctx.signal),
+  });
+  const deploy = defineTool({
+    name: 'deploy',
+    description: 'Deploys (needs approval)',
+    parameters: z.object({ target: z.string() }),
+    needsApproval: true,
+    execute: (_args, ctx) => controlled(ctx.toolCallId, ctx.signal),
+  });
+
+  const init = deferred<{ messages?: Message[] }>();
+  const transitions = new Set<string>();
+  const agent: Agent = createAgent({
+    baseURL: server.url,
+    apiKey: 'test',
+    tools: [work, deploy],
+    instructions: 'Be brief.',
+    initialize: () => init.promise,
+    limits: { maxIterations: MAX_ITERATIONS, ...(withDeadline ? { timeoutMs: DEADLINE_MS } : {}) },
+    retry: { baseDelayMs: 1, maxDelayMs: 1, jitter: 'none' },
+    // Every request reports a context-window warning, so each model call sends LLM.CONTEXT.
+    prepareMessages: (messages) => ({ messages, warning: { used: 90, max: 100 } }),
+    inspect: (e: InspectionEvent) => {
+      if (e.type === '@xstate.microstep')
+        for (const t of e._transitions as AnyTransitionDefinition[]) transitions.add(transitionKey(t));
+    },
+  });
+  const toolStarts = new Set<string>();
+  agent.on('tool_call_start', (e) => toolStarts.add(e.toolCallId));
+
+  const history: string[] = [];
+  const invariantProblems: string[] = [];
+  let previous: Message[] | undefined;
+  const observe = (snapshot: Snapshot) => {
+    history.push(abstractState(snapshot));
+    for (const p of checkInvariants(previous, snapshot))
+      invariantProblems.push(`${p} [after ${history.length}]`);
+    previous = snapshot.context.messages;
+  };
+  observe(agent.actor.getSnapshot());
+  const subscription = agent.actor.subscribe(observe);
+
+  let cursor = 0;
+  const released = new Set<number>();
+  const untilArrived = (r: number) => until(() => arrivals.length > r, `LLM request ${r + 1} to arrive`);
+  const settle = (promise: Promise<unknown>) => promise.catch(() => {});
+
+  /** Answers request `r` as the LLM steps of its window (from step `i`) call for. */
+  const releaseReply = async (i: number, r: number) => {
+    const window: ModelEvent[] = [];
+    for (let j = i; j < steps.length && steps[j]!.from.value === 'Thinking' && requestBefore(j) === r; j++)
+      window.push(steps[j]!.event);
+    const streamed = window.some((e) => e.type === 'LLM.DELTA');
+    const earlyCall = window.some((e) => e.type === 'LLM.TOOL_CALL_READY');
+    const end = window.find(
+      (e) =>
+        e.type === 'LLM.RESET' ||
+        e.type === ('LLM.RETRY' as string) ||
+        e.type === 'xstate.done.actor.callLlm' ||
+        e.type === 'xstate.error.actor.callLlm' ||
+        e.type === 'INTERRUPT',
+    );
+    let turn: ScriptedTurn | undefined;
+    if (end?.type === 'LLM.RESET' || end?.type === ('LLM.RETRY' as string))
+      turn = { content: TEXT, fault: 'cut-mid-text' };
+    else if (end?.type === 'xstate.done.actor.callLlm') turn = turnFor(end.output);
+    else if (end && end.type === 'xstate.error.actor.callLlm' && !isDeadline(end))
+      turn = { error: { status: 400, message: 'scripted bad request' } };
+    // Otherwise the stream stays open: INTERRUPT, the deadline, or the end of the path comes next.
+    else if (earlyCall) turn = STALLED_CALL;
+    else if (streamed) turn = STALLED;
+    released.add(r);
+    await untilArrived(r);
+    if (turn) arrivals[r]!.resolve(turn);
+  };
+
+  const act = async (i: number) => {
+    const { from, event } = steps[i]!;
+    if (from.value === 'Thinking') await untilArrived(requestBefore(i));
+    switch (event.type) {
+      case 'xstate.done.actor.initialize':
+        return init.resolve({});
+      case 'xstate.error.actor.initialize':
+        return init.reject(new Error('init failed'));
+      case 'USER_MESSAGE':
+        return void settle(agent.send(event.text));
+      case 'APPROVE':
+        return agent.approve(event.toolCallId);
+      case 'REJECT':
+        return agent.reject(event.toolCallId, event.reason);
+      case 'INTERRUPT':
+        return agent.interrupt();
+      case 'RESUME':
+        return void settle(agent.resume());
+      case 'EXTEND_LIMIT':
+        return void settle(agent.extendLimit(event.by));
+      case 'TOOL.FINISHED': {
+        const { toolCallId, name, content } = event.result;
+        if (!CONTROLLED_TOOLS.has(name)) return; // runs by itself
+        await until(() => running.has(toolCallId), `tool call ${toolCallId} to run`);
+        const finish = running.get(toolCallId)!;
+        running.delete(toolCallId);
+        return finish(content);
+      }
+      default:
+        if (isLlmEvent(event) && event.type !== 'LLM.CONTEXT') {
+          const r = requestBefore(i);
+          if (!released.has(r)) await releaseReply(i, r);
+        }
+      // TOOL.STARTED, LLM.CONTEXT, runner done, the rest of a released reply: nothing to do.
+    }
+  };
+
+  try {
+    for (let i = 0; i < steps.length; i++) {
+      const { event, to } = steps[i]!;
+      const expected = abstractState(to);
+      // Self-loops (a tool starting, a context or retry notice) leave the abstract state as it was:
+      // the real actor must also have taken the step's transitions.
+      const taken = stepTransitions(steps[i]!.from, event);
+      try {
+        await act(i);
+        await waitFor(
+          agent.actor,
+          () => {
+            const at = history.indexOf(expected, cursor);
+            if (at < 0) return false;
+            if (event.type === 'TOOL.STARTED' && !toolStarts.has(event.call.id)) return false;
+            if (!taken.every((t) => transitions.has(t))) return false;
+            cursor = at;
+            return true;
+          },
+          { timeout: STEP_TIMEOUT_MS },
+        );
+      } catch (error) {
+        throw new Error(
+          `step ${i + 1} (${event.type}) did not reach ${expected}: ${(error as Error).message}\n` +
+            `real history since the previous step:\n  ${history.slice(cursor).join('\n  ')}`,
+        );
+      }
+    }
+  } finally {
+    subscription.unsubscribe();
+    agent.stop();
+    for (const a of arrivals) a.resolve({ fault: 'hang' });
+    await server.close();
+  }
+  return { history, transitions, invariantProblems };
+}
+
+/** The transitions a model path takes that the real actor did not. */
+export function missingTransitions(path: ModelPath, report: ReplayReport): string[] {
+  return [...pathCoverage(path).transitions].filter((t) => !report.transitions.has(t));
+}
