@@ -92,11 +92,17 @@ function modelViolations(candidates: ModelPath[]) {
   }
   return [...found.values()];
 }
-/** The one machine bug the model found (see the it.fails case below). */
-const KNOWN_BUG = {
-  problem: /tool message \d+ \(w1\) follows no assistant message/,
-  path: pathOf([ev.initDone(), ev.userMessage(), ev.ready('w1'), ev.llmDeadline(), ev.llmError()]),
-};
+/**
+ * The path on which the model found a bug (fixed): a call started early from a stream the deadline cut
+ * was answered by a tool message with no assistant message recording it. Kept as a regression test.
+ */
+const DEADLINE_CUT_PATH = pathOf([
+  ev.initDone(),
+  ev.userMessage(),
+  ev.ready('w1'),
+  ev.llmDeadline(),
+  ev.llmError(),
+]);
 const violations = modelViolations([...shortest, ...extended]);
 
 const describePath = (path: ModelPath) =>
@@ -132,19 +138,15 @@ describe('agent statechart model', () => {
     ).toEqual([]);
   });
 
-  it('the machine keeps the invariants along every edge the model explores (known bugs aside)', () => {
-    const unknown = violations.filter((v) => !KNOWN_BUG.problem.test(v.problem));
-    expect(unknown.map((v) => `${v.problem}\n    via ${describePath(v.path)}`)).toEqual([]);
+  it('the machine keeps the invariants along every edge the model explores', () => {
+    expect(violations.map((v) => `${v.problem}\n    via ${describePath(v.path)}`)).toEqual([]);
   });
 
-  // KNOWN BUG (agent-machine.ts, owned elsewhere): a call started early from a stream that the turn
-  // deadline then cuts stays in `context.calls` (timeoutFinalCall clears started/results/runners but
-  // not calls, which startEarly now fills). If the final no-tools call then fails, recordError answers
-  // that call with a `tool` message although no assistant message with that call was recorded: an
-  // orphan tool message, which OpenAI (and the scripted server) reject in every later request.
-  // Expected: no orphan (clear `calls` in timeoutFinalCall, or record the call as recordInterrupt does).
-  it.fails(`known bug: ${describePath(KNOWN_BUG.path)} leaves an orphan tool message`, async () => {
-    const report = await replay(KNOWN_BUG.path);
+  // Regression: a call started early from a stream that the turn deadline cut, followed by a failing
+  // final call, left an orphan tool message (no assistant message recorded the call). The cut stream
+  // is now recorded as an assistant message with that call, as an interrupt does.
+  it(`regression: ${describePath(DEADLINE_CUT_PATH)} records the cut call`, async () => {
+    const report = await replay(DEADLINE_CUT_PATH);
     expect(report.invariantProblems).toEqual([]);
   });
 

@@ -15,6 +15,15 @@ export type AgentActorEvent =
   | { type: 'LLM.TOOL_CALL_READY'; call: ToolCallRequest }
   | { type: 'LLM.RESET'; reason: string; attempt: number }
   | {
+      type: 'LLM.RETRY';
+      attempt: number;
+      maxAttempts: number;
+      delayMs: number;
+      kind: string;
+      status?: number;
+      message: string;
+    }
+  | {
       type: 'LLM.CONTEXT';
       warning?: { used: number; max: number };
       pruned?: { prunedMessages: number; removedTokens: number; tokensBefore: number; tokensAfter: number };

@@ -60,6 +60,26 @@ function batchMessages(context: AgentContext, fallback: string): Message[] {
   );
 }
 
+/**
+ * When a model call ends before its stream did (interrupt, deadline, error): the text streamed so far,
+ * marked, and the calls already started from it, as one assistant message. Empty outside Thinking.
+ */
+function unfinishedStream(context: AgentContext, marker: string): Message[] {
+  if (context.lastState !== 'Thinking' || (!context.partial && context.calls.length === 0)) return [];
+  const message: Message = {
+    role: 'assistant',
+    content: context.partial ? `${context.partial} ${marker}` : null,
+  };
+  if (context.calls.length > 0) {
+    message.tool_calls = context.calls.map((c) => ({
+      id: c.id,
+      type: 'function',
+      function: { name: c.name, arguments: c.argsText },
+    }));
+  }
+  return [message];
+}
+
 const batchComplete = (context: AgentContext) =>
   context.calls.length > 0 && context.calls.every((call) => context.results[call.id] !== undefined);
 
@@ -162,6 +182,11 @@ export const agentMachine = setup({
       for (const id of context.runners) enqueue.stopChild(id);
       enqueue.assign({ partial: '', runners: [], calls: [], started: [], results: {} });
       enqueue.emit(event(context, 'stream_reset', { reason: ev.reason, attempt: ev.attempt }));
+    }),
+    retryNotice: enqueueActions(({ enqueue, context, event: ev }) => {
+      if (ev.type !== 'LLM.RETRY') return;
+      const { type: _type, ...payload } = ev;
+      enqueue.emit(event(context, 'retry', payload));
     }),
     contextReport: enqueueActions(({ enqueue, context, event: ev }) => {
       if (ev.type !== 'LLM.CONTEXT') return;
@@ -339,25 +364,11 @@ export const agentMachine = setup({
       enqueue.assign({ runners: [] });
     }),
     recordInterrupt: assign(({ context }) => {
-      const messages = [...context.messages];
-      // Text streamed before the interrupt is kept, marked as cut short; so are calls already started
-      // from the unfinished stream (they get their interrupted results below).
-      const midStream = context.lastState === 'Thinking';
-      if (midStream && (context.partial || context.calls.length > 0)) {
-        const message: Message = {
-          role: 'assistant',
-          content: context.partial ? `${context.partial} [interrupted]` : null,
-        };
-        if (context.calls.length > 0) {
-          message.tool_calls = context.calls.map((c) => ({
-            id: c.id,
-            type: 'function',
-            function: { name: c.name, arguments: c.argsText },
-          }));
-        }
-        messages.push(message);
-      }
-      messages.push(...batchMessages(context, 'Error: interrupted by the user before the tool finished.'));
+      const messages = [
+        ...context.messages,
+        ...unfinishedStream(context, '[interrupted]'),
+        ...batchMessages(context, 'Error: interrupted by the user before the tool finished.'),
+      ];
       return {
         messages,
         calls: [],
@@ -374,9 +385,12 @@ export const agentMachine = setup({
       const error = (ev as unknown as { error: unknown }).error;
       const message = error instanceof Error ? error.message : String(error);
       const code = (error as { code?: unknown } | null)?.code;
-      const messages = [...context.messages];
-      // Any calls of the last assistant message still get their one tool message.
-      if (context.calls.length > 0) messages.push(...batchMessages(context, `Error: not run: ${message}`));
+      // Any calls of the last assistant message (or of a stream cut short) still get their one tool message.
+      const messages = [
+        ...context.messages,
+        ...unfinishedStream(context, '[cut short by an error]'),
+        ...batchMessages(context, `Error: not run: ${message}`),
+      ];
       return {
         messages,
         calls: [],
@@ -403,7 +417,21 @@ export const agentMachine = setup({
     }),
     timeoutFinalCall: enqueueActions(({ enqueue, context }) => {
       for (const id of context.runners) enqueue.stopChild(id);
-      enqueue.assign({ finalReason: 'timeout', runners: [], started: [], results: {}, partial: '' });
+      // Calls already started from the stream the deadline cut are recorded and answered.
+      const messages = [
+        ...context.messages,
+        ...unfinishedStream(context, '[cut short by the deadline]'),
+        ...batchMessages(context, "Error: stopped: the turn's deadline passed."),
+      ];
+      enqueue.assign({
+        messages,
+        finalReason: 'timeout',
+        runners: [],
+        calls: [],
+        started: [],
+        results: {},
+        partial: '',
+      });
       enqueue.emit(
         event(context, 'limit_warning', {
           limit: 'timeout',
@@ -507,6 +535,7 @@ export const agentMachine = setup({
       on: {
         'LLM.DELTA': { actions: 'streamDelta' },
         'LLM.RESET': { actions: 'streamReset' },
+        'LLM.RETRY': { actions: 'retryNotice' },
         'LLM.CONTEXT': { actions: 'contextReport' },
         'LLM.TOOL_CALL_READY': { actions: 'startEarly' },
         INTERRUPT: { target: 'Interrupted', actions: ['stopRunners', 'recordInterrupt'] },

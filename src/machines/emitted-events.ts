@@ -55,6 +55,18 @@ export interface AgentEventMap {
   usage: { usage: Usage; turnUsage: Usage; totalUsage: Usage };
   turn_end: { terminateReason: TerminateReason; response: string; iterations: number };
   error: { message: string; code?: string };
+  /**
+   * A model call failed and will be tried again after `delayMs` (the SDK's own retries are off; this
+   * is the one retry policy). `attempt` is the attempt that failed, counted from 1.
+   */
+  retry: {
+    attempt: number;
+    maxAttempts: number;
+    delayMs: number;
+    kind: string;
+    status?: number;
+    message: string;
+  };
   /** The stream was discarded (a retry follows): UIs drop the partial text they showed. */
   stream_reset: { reason: string; attempt: number };
   /** Context pruning replaced old tool results. */

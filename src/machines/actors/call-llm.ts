@@ -8,7 +8,7 @@ import { fromPromise } from 'xstate';
 import { DEFAULTS } from '../../defaults.js';
 import { CompletionAssembler } from '../../llm/completion-assembler.js';
 import { StreamCutError } from '../../llm/error-classification.js';
-import { type RetryOptions, withRetry } from '../../llm/retry-policy.js';
+import { type RetryOptions, resolveRetryPolicy, withRetry } from '../../llm/retry-policy.js';
 import { type ApprovalPolicy, planToolCall, type ToolCallRequest } from '../../tools/tool-call.js';
 import type { ToolRegistry } from '../../tools/tool-registry.js';
 import {
@@ -100,6 +100,7 @@ export function createCallLlm(options: LlmActorOptions) {
   const stream = options.stream ?? true;
   const eager = options.eagerToolStart ?? DEFAULTS.eagerToolStart;
   const idleMs = options.streamIdleTimeoutMs ?? DEFAULTS.streamIdleTimeoutMs;
+  const maxAttempts = resolveRetryPolicy(options.retry).maxAttempts;
   const xml = options.toolFormat === 'xml';
   let xmlInstructions: string | undefined;
   const plan = (call: { id: string; name: string; argsText: string }, sessionId: string) =>
@@ -159,6 +160,16 @@ export function createCallLlm(options: LlmActorOptions) {
         ...options.retry,
         signal: combined,
         ...(input.deadline !== null ? { deadline: input.deadline } : {}),
+        onRetry: ({ attempt, delayMs, error }) =>
+          send.send({
+            type: 'LLM.RETRY',
+            attempt,
+            maxAttempts,
+            delayMs,
+            kind: error.kind,
+            ...(error.status !== undefined ? { status: error.status } : {}),
+            message: error.message,
+          }),
       });
       return finish(xml ? withXmlCalls(raw, input) : raw, input, plan);
     } catch (error) {
