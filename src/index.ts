@@ -58,6 +58,11 @@ export { AgentEventBus } from './session/event-bus.js';
 export { FileSessionStore, type FileSessionStoreOptions } from './session/file-session-store.js';
 export { MemorySessionStore } from './session/memory-session-store.js';
 export {
+  type PersistenceErrorHandler,
+  type SessionOptions,
+  SessionPersistence,
+} from './session/persistent-session.js';
+export {
   createSessionId,
   REST_STATES,
   type RestState,
@@ -75,6 +80,14 @@ export {
   type TranscriptEntryInput,
   toolCallLedger,
 } from './session/transcript.js';
+export {
+  notRunToolResult,
+  type PersistedAgentSnapshot,
+  planRestore,
+  type RecoveredCall,
+  type ReplayPlan,
+  type RestoreReport,
+} from './session/transcript-replay.js';
 export { type BmadToolsContext, createBmadTools } from './tools/bmad-tools.js';
 export {
   defineTool,

@@ -23,9 +23,19 @@ import type { ApprovalPolicy } from '../tools/tool-call.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
 import { attachDebugLog, type DebugOption, debugFromEnv } from './debug-log.js';
 import { AgentEventBus } from './event-bus.js';
+import {
+  type PersistenceErrorHandler,
+  type SessionOptions,
+  SessionPersistence,
+} from './persistent-session.js';
+import type { SessionRecord, SessionStore } from './session-store.js';
+import type { RestoreReport } from './transcript-replay.js';
 
-/** Everything `createAgent` takes. Only a way to reach a model is required. */
-export interface AgentOptions<TOutput = unknown> {
+/**
+ * Everything `createAgent` takes. Only a way to reach a model is required. With `session` (and/or
+ * `store`) the session is saved at every rest point and `session: id` continues a saved one.
+ */
+export interface AgentOptions<TOutput = unknown> extends SessionOptions {
   /** A name for logs and UIs. */
   name?: string;
   /** Model id (default `DEFAULTS.model`). */
@@ -75,7 +85,7 @@ export interface AgentOptions<TOutput = unknown> {
   debug?: DebugOption;
   /** XState inspection observer (for example `createBrowserInspector().inspect` or our inspector). */
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
-  /** A persisted snapshot to restore instead of starting fresh. */
+  /** A persisted snapshot to restore instead of starting fresh (not with `session`: that restores from the store). */
   snapshot?: ReturnType<Actor<AgentMachine>['getPersistedSnapshot']>;
 }
 
@@ -118,18 +128,25 @@ const BUSY: ReadonlySet<string> = new Set(['Thinking', 'ExecutingTool', 'Waiting
  */
 export class Agent<TOutput = unknown> {
   readonly bus = new AgentEventBus();
-  readonly actor: Actor<AgentMachine>;
   readonly registry: ToolRegistry;
   /** Tool names the user approved for the whole session. */
   readonly alwaysAllowed = new Set<string>();
   readonly #outputSchema: ZodType<TOutput> | undefined;
   #turnWaiters: ((result: ExecutionResult<TOutput>) => void)[] = [];
   #ready: Promise<void>;
+  #actor: Actor<AgentMachine> | undefined;
+  #stopped = false;
+  readonly #persistence: SessionPersistence | undefined;
+  readonly #sessionId: string | undefined;
 
   constructor(options: AgentOptions<TOutput>) {
     const client = createOpenAIClient(options);
     const tools = [...(options.tools ?? []), ...(options.loopControlTools === false ? [] : loopControlTools)];
     this.registry = new ToolRegistry(tools);
+    this.#persistence = createPersistence(options, this.registry, (error, what) =>
+      this.#reportError(error, what),
+    );
+    this.#sessionId = this.#persistence?.id ?? options.sessionId;
     this.#outputSchema = options.outputSchema;
 
     const model = options.model ?? DEFAULTS.model;
@@ -162,7 +179,7 @@ export class Agent<TOutput = unknown> {
           ...(options.limits?.maxToolResultChars !== undefined
             ? { maxResultChars: options.limits.maxToolResultChars }
             : {}),
-          ...options.toolHooks,
+          ...(this.#persistence ? this.#persistence.hooks(options.toolHooks) : options.toolHooks),
         }),
       },
     });
@@ -170,34 +187,109 @@ export class Agent<TOutput = unknown> {
     if (options.instructions) messages.push({ role: 'system', content: options.instructions });
     messages.push(...(options.contextMessages ?? []));
     const { toolTimeoutMs: _t, maxToolResultChars: _m, ...limits } = options.limits ?? {};
-    this.actor = createActor(machine, {
-      input: { ...(options.sessionId ? { sessionId: options.sessionId } : {}), messages, limits },
-      ...(options.snapshot ? { snapshot: options.snapshot } : {}),
-      ...(options.inspect ? { inspect: options.inspect } : {}),
-    });
-    this.actor.on('*', (event) => {
-      this.bus.publish(event);
-      if (event.type === 'turn_end') this.#settleTurn();
-    });
-    attachDebugLog(this.bus, options.debug ?? debugFromEnv());
-    this.#ready = new Promise((resolve) => {
-      const sub = this.actor.subscribe((snapshot) => {
-        if (!snapshot.matches('Initializing')) {
-          sub.unsubscribe();
-          resolve();
-        }
+    const start = (snapshot: AgentOptions['snapshot'] | undefined): Promise<void> => {
+      const actor = createActor(machine, {
+        input: { ...(this.#sessionId ? { sessionId: this.#sessionId } : {}), messages, limits },
+        ...(snapshot ? { snapshot } : {}),
+        ...(options.inspect ? { inspect: options.inspect } : {}),
       });
+      actor.on('*', (event) => {
+        this.bus.publish(event);
+        if (event.type === 'turn_end') this.#settleTurn();
+      });
+      this.#actor = actor;
+      this.#persistence?.attach(actor);
+      const ready = new Promise<void>((resolve) => {
+        const sub = actor.subscribe((s) => {
+          if (!s.matches('Initializing')) {
+            sub.unsubscribe();
+            resolve();
+          }
+        });
+      });
+      actor.start();
+      for (const name of this.#persistence?.alwaysAllowed ?? []) this.alwaysAllowed.add(name);
+      for (const answer of this.#persistence?.afterStart() ?? []) {
+        if (answer.approved) this.actor.send({ type: 'APPROVE', toolCallId: answer.toolCallId });
+        else
+          this.actor.send({
+            type: 'REJECT',
+            toolCallId: answer.toolCallId,
+            ...(answer.reason ? { reason: answer.reason } : {}),
+          });
+      }
+      // A restored snapshot is already past Initializing: no change will come to say so.
+      return actor.getSnapshot().matches('Initializing') ? ready : Promise.resolve();
+    };
+    attachDebugLog(this.bus, options.debug ?? debugFromEnv());
+    const persistence = this.#persistence;
+    if (!persistence) {
+      this.#ready = start(options.snapshot);
+    } else {
+      if (options.snapshot) throw new Error('createAgent: give either `snapshot` or `session`, not both');
+      this.#ready = persistence.open().then((snapshot) => {
+        if (this.#stopped) return;
+        return start(snapshot as AgentOptions['snapshot'] | undefined);
+      });
+      this.#ready.catch((error: unknown) => this.#reportError(error, `loading session "${persistence.id}"`));
+    }
+  }
+
+  /** The XState actor running the statechart (after `ready()` when a session is loading). */
+  get actor(): Actor<AgentMachine> {
+    if (!this.#actor) throw new Error('the agent is still loading its session: await agent.ready() first');
+    return this.#actor;
+  }
+
+  /** Where the session is saved (with `store` or `session`). */
+  get store(): SessionStore | undefined {
+    return this.#persistence?.store;
+  }
+
+  /** What the restore found, when `session` named a saved session. */
+  get restoreReport(): RestoreReport | undefined {
+    return this.#persistence?.report;
+  }
+
+  /** The last saved record of the session (with `store` or `session`). */
+  get sessionRecord(): SessionRecord | undefined {
+    return this.#persistence?.record;
+  }
+
+  /** Saves the session now if the agent rests, and waits until every write so far is durable. */
+  async save(): Promise<SessionRecord | undefined> {
+    await this.#ready;
+    return this.#persistence?.save();
+  }
+
+  /** Resolves when every save and transcript write issued so far has settled. */
+  async flush(): Promise<void> {
+    await this.#ready.catch(() => {});
+    await this.#persistence?.flush();
+  }
+
+  #reportError(error: unknown, what: string): void {
+    const message = `${what} failed: ${error instanceof Error ? error.message : String(error)}`;
+    const context = this.#actor?.getSnapshot().context;
+    this.bus.publish({
+      type: 'error',
+      sessionId: this.#sessionId ?? '',
+      turn: context?.turn ?? 0,
+      iteration: context?.iteration ?? 0,
+      timestamp: Date.now(),
+      message,
+      code: 'session_store',
     });
-    this.actor.start();
   }
 
   /** The session id (also on every event). */
   get sessionId(): string {
-    return this.context.sessionId;
+    return this.#actor ? this.context.sessionId : (this.#sessionId ?? '');
   }
 
   /** The current top-level state. */
   get state(): AgentStateName {
+    if (!this.#actor) return 'Initializing';
     return this.actor.getSnapshot().value as AgentStateName;
   }
 
@@ -258,11 +350,14 @@ export class Agent<TOutput = unknown> {
   /** Approves a pending call; with `always`, every call of that tool is approved for the rest of the session. */
   approve(toolCallId: string, options: { always?: boolean } = {}): void {
     const call = this.#pendingCall(toolCallId);
+    this.#persistence?.recordApproval(toolCallId, true, undefined, options.always ? call.name : undefined);
     this.actor.send({ type: 'APPROVE', toolCallId });
     if (options.always) {
       this.alwaysAllowed.add(call.name);
       for (const other of this.pendingApprovals) {
-        if (other.name === call.name) this.actor.send({ type: 'APPROVE', toolCallId: other.toolCallId });
+        if (other.name !== call.name) continue;
+        this.#persistence?.recordApproval(other.toolCallId, true);
+        this.actor.send({ type: 'APPROVE', toolCallId: other.toolCallId });
       }
     }
   }
@@ -270,6 +365,7 @@ export class Agent<TOutput = unknown> {
   /** Declines a pending call; the model is told the user declined (with the reason). */
   reject(toolCallId: string, reason?: string): void {
     this.#pendingCall(toolCallId);
+    this.#persistence?.recordApproval(toolCallId, false, reason);
     this.actor.send(
       reason === undefined ? { type: 'REJECT', toolCallId } : { type: 'REJECT', toolCallId, reason },
     );
@@ -320,7 +416,8 @@ export class Agent<TOutput = unknown> {
 
   /** Stops the actor; running requests and tools are aborted. */
   stop(): void {
-    this.actor.stop();
+    this.#stopped = true;
+    this.#actor?.stop();
   }
 
   /** The result of the last turn as it stands. */
@@ -385,7 +482,31 @@ export class Agent<TOutput = unknown> {
   }
 }
 
-/** Creates and starts an agent. */
+/** The session keeper for `store` / `session`, or undefined when the agent is not persisted. */
+function createPersistence(
+  options: AgentOptions<unknown>,
+  registry: ToolRegistry,
+  onError: PersistenceErrorHandler,
+): SessionPersistence | undefined {
+  if (options.store === undefined && options.session === undefined) return undefined;
+  if (
+    options.session !== undefined &&
+    options.sessionId !== undefined &&
+    options.session !== options.sessionId
+  ) {
+    throw new Error(`createAgent: session "${options.session}" and sessionId "${options.sessionId}" differ`);
+  }
+  return new SessionPersistence(
+    { ...options, session: options.session ?? options.sessionId, agentName: options.name },
+    (name) => registry.get(name)?.idempotent === true,
+    onError,
+  );
+}
+
+/**
+ * Creates and starts an agent. With `session: id` the saved session is continued (or created under
+ * that id); the agent is usable at once, and `ready()` says when the session is loaded.
+ */
 export function createAgent<TOutput = unknown>(options: AgentOptions<TOutput>): Agent<TOutput> {
   return new Agent(options);
 }

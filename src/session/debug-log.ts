@@ -12,11 +12,17 @@ export function debugFromEnv(env: NodeJS.ProcessEnv = process.env): boolean {
 
 /**
  * Prints one line per iteration (with the model call's duration) and one per tool call (with its
- * duration and outcome), listening on the bus. Returns a function that stops it.
+ * duration and outcome), listening on the bus. Every line goes through `redact` (secrets never reach
+ * a log). Returns a function that stops it.
  */
-export function attachDebugLog(bus: AgentEventBus, option: DebugOption): () => void {
+export function attachDebugLog(
+  bus: AgentEventBus,
+  option: DebugOption,
+  redact: (line: string) => string = (line) => line,
+): () => void {
   if (!option) return () => {};
-  const write = typeof option === 'function' ? option : (line: string) => process.stderr.write(`${line}\n`);
+  const sink = typeof option === 'function' ? option : (line: string) => process.stderr.write(`${line}\n`);
+  const write = (line: string) => sink(redact(line));
   let iterationStart = 0;
   const prefix = (e: { sessionId: string; turn: number; iteration: number }) =>
     `[agentloop ${e.sessionId.slice(0, 8)}] turn ${e.turn} iter ${e.iteration}`;

@@ -1,0 +1,39 @@
+import type { AgentEvent, AgentEventType } from '../machines/emitted-events.js';
+import type { Redactor } from './redact.js';
+
+/** Events that may arrive while a model stream is still running, without ending it. */
+const MID_STREAM: ReadonlySet<AgentEventType> = new Set(['tool_call_start', 'tool_call_end', 'retry']);
+
+/**
+ * Puts the redactor between the machine and the bus: every event is published redacted.
+ *
+ * Streamed text needs care: a secret can be split across `content_chunk` deltas, where no single
+ * delta shows it. Deltas go through a stream redactor that holds back what could be the start of a
+ * secret; the held text is published (redacted) as one more `content_chunk` before the next event
+ * that ends the stream (`usage`, `state_change`, ...), and dropped on `stream_reset` (the UI drops
+ * the discarded stream's text anyway). Joining a turn's deltas still gives the whole answer, redacted.
+ */
+export function createEventRedaction(
+  redactor: Redactor,
+  publish: (event: AgentEvent) => void,
+): (event: AgentEvent) => void {
+  const stream = redactor.stream();
+  let lastChunk: AgentEvent<'content_chunk'> | undefined;
+  return (event) => {
+    if (event.type === 'content_chunk') {
+      lastChunk = event;
+      const delta = stream.push(event.delta);
+      if (delta) publish({ ...event, delta });
+      return;
+    }
+    if (event.type === 'stream_reset') {
+      stream.discard();
+      lastChunk = undefined;
+    } else if (lastChunk && !MID_STREAM.has(event.type)) {
+      const rest = stream.flush();
+      if (rest) publish({ ...lastChunk, delta: rest, timestamp: event.timestamp });
+      lastChunk = undefined;
+    }
+    publish(redactor.redactValue(event));
+  };
+}

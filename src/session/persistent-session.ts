@@ -1,0 +1,324 @@
+import type { Actor } from 'xstate';
+import type { ToolRunHooks } from '../machines/actors/run-tools.js';
+import type { AgentMachine } from '../machines/agent-machine.js';
+import type { AgentEvent } from '../machines/emitted-events.js';
+import type { ToolResult } from '../tools/tool-call.js';
+import { FileSessionStore } from './file-session-store.js';
+import {
+  assertValidSessionId,
+  createSessionId,
+  REST_STATES,
+  type SessionRecord,
+  type SessionStore,
+} from './session-store.js';
+import type { TranscriptEntryInput } from './transcript.js';
+import {
+  ALWAYS_ALLOW_EVENT,
+  APPROVAL_EVENT,
+  currentEntries,
+  type PersistedAgentSnapshot,
+  planRestore,
+  RESTORED_EVENT,
+  type RestoreReport,
+  SESSION_STARTED_EVENT,
+} from './transcript-replay.js';
+
+/** The session options of `createAgent`. */
+export interface SessionOptions {
+  /**
+   * Where sessions are saved. Default when `session` is given: a `FileSessionStore` in the working
+   * directory (`.agentloop/sessions/`, or `$AGENTLOOP_HOME/sessions`).
+   */
+  store?: SessionStore;
+  /**
+   * The session to continue: restored when the store has it, created under this id when not.
+   * Without it (but with a `store`) a new session with a fresh id is created.
+   */
+  session?: string;
+  /** What session lists show besides the agent's name: where it came from and free-form JSON. */
+  sessionInfo?: { bundle?: string; meta?: Record<string, unknown> };
+}
+
+/** Reports a failed background write (a save or a transcript append). */
+export type PersistenceErrorHandler = (error: unknown, what: string) => void;
+
+const REST: ReadonlySet<string> = new Set(REST_STATES);
+type Snapshot = ReturnType<Actor<AgentMachine>['getSnapshot']>;
+
+/**
+ * Keeps one agent's session in a store: saves the machine at every rest point, appends every message,
+ * tool call and approval to the transcript, and restores a saved session (see docs/persistence.md).
+ * The Agent facade owns one when `createAgent` gets `store` or `session`.
+ */
+export class SessionPersistence {
+  readonly store: SessionStore;
+  readonly id: string;
+  /** Set after `open` when the session existed. */
+  report: RestoreReport | undefined;
+  readonly #info: SessionOptions['sessionInfo'];
+  readonly #agentName: string | undefined;
+  readonly #isIdempotent: (name: string) => boolean;
+  readonly #onError: PersistenceErrorHandler;
+  readonly #redact: <T>(value: T) => T;
+  #decisions = new Map<string, import('./transcript.js').ResumeDecision>();
+  #approvals: { toolCallId: string; approved: boolean; reason?: string }[] = [];
+  /** Messages of the conversation already in the transcript. */
+  #recordedMessages = 0;
+  #actor: Actor<AgentMachine> | undefined;
+  #lastSaved: Snapshot | undefined;
+  #dirty: { snapshot: Snapshot; persisted: PersistedAgentSnapshot } | undefined;
+  #saving: Promise<void> | undefined;
+  /** Settles when every write issued so far has. */
+  #writes: Promise<unknown> = Promise.resolve();
+  #record: SessionRecord | undefined;
+
+  constructor(
+    options: SessionOptions & { agentName?: string | undefined },
+    isIdempotent: (name: string) => boolean,
+    onError: PersistenceErrorHandler,
+    redact: <T>(value: T) => T = (value) => value,
+  ) {
+    this.store = options.store ?? new FileSessionStore();
+    this.id = options.session ?? createSessionId();
+    assertValidSessionId(this.id);
+    this.#info = options.sessionInfo;
+    this.#agentName = options.agentName;
+    this.#isIdempotent = isIdempotent;
+    this.#onError = onError;
+    this.#redact = redact;
+  }
+
+  /** The last record saved or loaded. */
+  get record(): SessionRecord | undefined {
+    return this.#record;
+  }
+
+  /**
+   * Loads the session: the snapshot to restore (planned against the transcript), or undefined for a
+   * new session. Throws the store's error (naming the file) when the session cannot be read.
+   */
+  async open(): Promise<PersistedAgentSnapshot | undefined> {
+    const record = await this.store.load(this.id);
+    const { entries } = await this.store.readTranscript(this.id);
+    if (!record) {
+      this.#write(
+        this.#append([{ kind: 'event', event: SESSION_STARTED_EVENT, data: { agentName: this.#agentName } }]),
+        'transcript',
+      );
+      return undefined;
+    }
+    this.#record = record;
+    const current = currentEntries(entries);
+    const plan = planRestore(record.snapshot as PersistedAgentSnapshot, current, this.#isIdempotent);
+    this.#recordedMessages = current.filter((e) => e.kind === 'message').length;
+    this.#decisions = plan.decisions;
+    this.#approvals = plan.approvals;
+    this.report = plan.report;
+    this.alwaysAllowed = plan.alwaysAllowed;
+    const append: TranscriptEntryInput[] = [
+      ...plan.append,
+      { kind: 'event', event: RESTORED_EVENT, data: plan.report },
+    ];
+    await this.#append(append);
+    return plan.snapshot;
+  }
+
+  /** Tools allowed for the whole session, as recorded. */
+  alwaysAllowed: string[] = [];
+
+  /** Starts following the actor (call before `actor.start()`); saves the restored state when it was rebuilt. */
+  attach(actor: Actor<AgentMachine>): void {
+    this.#actor = actor;
+    actor.subscribe({ next: (snapshot) => this.#onSnapshot(snapshot), error: () => {} });
+    actor.on('*', (event) => this.#onEvent(event as AgentEvent));
+  }
+
+  /** Called once the restored actor runs: syncs the rebuilt conversation and replays recorded approvals. */
+  afterStart(): { toolCallId: string; approved: boolean; reason?: string }[] {
+    const snapshot = this.#actor!.getSnapshot();
+    if (this.report && this.report.state !== this.report.savedState) this.#onSnapshot(snapshot);
+    else this.#appendNewMessages(snapshot);
+    const approvals = this.#approvals;
+    this.#approvals = [];
+    return approvals;
+  }
+
+  /**
+   * The tool hooks that keep the ledger: start before the run, result after it. `inner` hooks (the caller's) run after ours: their `beforeRun` only when the ledger lets the call run.
+   */
+  hooks(inner?: ToolRunHooks): ToolRunHooks {
+    return {
+      beforeRun: async (call, input) => {
+        const decision = this.#decisions.get(call.id);
+        if (decision) {
+          this.#decisions.delete(call.id);
+          if (decision.action === 'use-recorded') {
+            return recorded(call.id, decision.name, decision.result, decision.isError);
+          }
+          if (decision.action === 'report-interrupted') {
+            await this.#write(
+              this.#append([
+                {
+                  kind: 'tool_call_finished',
+                  toolCallId: call.id,
+                  name: decision.name,
+                  result: decision.result,
+                  isError: true,
+                  durationMs: 0,
+                },
+              ]),
+            );
+            return recorded(call.id, decision.name, decision.result, true);
+          }
+        }
+        await this.#write(
+          this.#append([
+            {
+              kind: 'tool_call_started',
+              toolCallId: call.id,
+              name: call.name,
+              args: call.args ?? call.argsText,
+            },
+          ]),
+        );
+        return inner?.beforeRun?.(call, input);
+      },
+      afterRun: async (result, call, input) => {
+        await this.#write(
+          this.#append([
+            {
+              kind: 'tool_call_finished',
+              toolCallId: result.toolCallId,
+              name: result.name,
+              result: result.content,
+              isError: result.isError,
+              durationMs: result.durationMs,
+            },
+          ]),
+        );
+        await inner?.afterRun?.(result, call, input);
+      },
+    };
+  }
+
+  /** Records an approval answer (before it is sent to the machine) so a restore can replay it. */
+  recordApproval(toolCallId: string, approved: boolean, reason?: string, alwaysTool?: string): void {
+    const entries: TranscriptEntryInput[] = [
+      {
+        kind: 'event',
+        event: APPROVAL_EVENT,
+        data: reason === undefined ? { toolCallId, approved } : { toolCallId, approved, reason },
+      },
+    ];
+    if (alwaysTool) entries.push({ kind: 'event', event: ALWAYS_ALLOW_EVENT, data: { tool: alwaysTool } });
+    this.#write(this.#append(entries), 'transcript');
+  }
+
+  /** Saves now if the agent rests; resolves with the record once it and every earlier write are durable. */
+  async save(): Promise<SessionRecord | undefined> {
+    const actor = this.#actor;
+    if (actor) {
+      const snapshot = actor.getSnapshot();
+      if (REST.has(String(snapshot.value)) && snapshot.context.initialized) {
+        this.#dirty = {
+          snapshot,
+          persisted: actor.getPersistedSnapshot() as unknown as PersistedAgentSnapshot,
+        };
+        this.#kickSave();
+      }
+    }
+    await this.flush();
+    return this.#record;
+  }
+
+  /** Resolves once every save and transcript write issued so far has settled. */
+  async flush(): Promise<void> {
+    let seen: Promise<unknown> | undefined;
+    while (seen !== this.#writes || this.#saving) {
+      seen = this.#writes;
+      await seen;
+      if (this.#saving) await this.#saving;
+    }
+  }
+
+  #onSnapshot(snapshot: Snapshot): void {
+    this.#appendNewMessages(snapshot);
+    if (!REST.has(String(snapshot.value)) || !snapshot.context.initialized) return;
+    if (snapshot === this.#lastSaved) return;
+    // Taken now: by the time the save runs, the machine may have moved on.
+    this.#dirty = {
+      snapshot,
+      persisted: this.#actor!.getPersistedSnapshot() as unknown as PersistedAgentSnapshot,
+    };
+    this.#kickSave();
+  }
+
+  #onEvent(event: AgentEvent): void {
+    if (event.type === 'turn_end' && event.terminateReason === 'interrupted') {
+      this.#write(
+        this.#append([{ kind: 'event', event: 'interrupted', data: { turn: event.turn } }]),
+        'transcript',
+      );
+    }
+  }
+
+  #appendNewMessages(snapshot: Snapshot): void {
+    const messages = snapshot.context.messages;
+    if (messages.length <= this.#recordedMessages) return;
+    const fresh = messages.slice(this.#recordedMessages);
+    this.#recordedMessages = messages.length;
+    this.#write(this.#append(fresh.map((message) => ({ kind: 'message' as const, message }))), 'transcript');
+  }
+
+  /** One save at a time; a save asked for meanwhile saves the latest snapshot when it ends. */
+  #kickSave(): void {
+    if (this.#saving) return;
+    this.#saving = (async () => {
+      while (this.#dirty) {
+        const { snapshot, persisted } = this.#dirty;
+        this.#dirty = undefined;
+        try {
+          this.#record = await this.store.save({
+            id: this.id,
+            state: String(persisted.value),
+            snapshot: persisted,
+            ...(this.#agentName !== undefined ? { agentName: this.#agentName } : {}),
+            ...(this.#info?.bundle !== undefined ? { bundle: this.#info.bundle } : {}),
+            ...(this.#info?.meta !== undefined ? { meta: this.#info.meta } : {}),
+            ...titleOf(snapshot),
+            turns: snapshot.context.turn,
+          });
+          this.#lastSaved = snapshot;
+        } catch (error) {
+          this.#onError(error, `save of session "${this.id}"`);
+        }
+      }
+      this.#saving = undefined;
+    })();
+  }
+
+  /** Appends to the transcript, secrets redacted (the snapshot keeps the exact state). */
+  #append(entries: TranscriptEntryInput[]): Promise<void> {
+    return this.store.appendTranscript(this.id, this.#redact(entries));
+  }
+
+  /** Tracks a write; background writes (`what` given) report failures instead of rejecting. */
+  #write(promise: Promise<void>, what?: string): Promise<void> {
+    const tracked = what
+      ? promise.catch((error: unknown) => this.#onError(error, `${what} of session "${this.id}"`))
+      : promise;
+    this.#writes = Promise.all([this.#writes, tracked.catch(() => {})]);
+    return tracked;
+  }
+}
+
+function recorded(toolCallId: string, name: string, content: string, isError: boolean): ToolResult {
+  return { toolCallId, name, content, isError, durationMs: 0 };
+}
+
+function titleOf(snapshot: Snapshot): { title?: string } {
+  const first = snapshot.context.messages.find((m) => m.role === 'user');
+  if (!first) return {};
+  const text = typeof first.content === 'string' ? first.content : JSON.stringify(first.content);
+  return { title: text };
+}

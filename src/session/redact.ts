@@ -1,0 +1,257 @@
+/**
+ * Secret redaction for everything agentloop writes where people or other programs read it: events on
+ * the bus, debug lines, the audit log, and (through `Agent.redactor`) the persisted transcript.
+ * See docs/reliability.md.
+ */
+
+/** What a secret is replaced with. */
+export const REDACTED = '[REDACTED]';
+
+/**
+ * Patterns redacted by default: OpenAI-style keys (`sk-...`, `sk-proj-...`) and bearer tokens.
+ * No anchors or look-behinds, so a match found in a stream's pending text is the match the whole
+ * text has (the stream redactor relies on it).
+ */
+export const DEFAULT_SECRET_PATTERNS: readonly RegExp[] = [
+  /sk-[A-Za-z0-9_-]{20,}/g,
+  /Bearer\s+[A-Za-z0-9._~+/=-]{8,}/gi,
+];
+
+/** Known secrets shorter than this (an `apiKey: 'x'` for a local server) are not treated as secrets. */
+const MIN_KNOWN_SECRET_LENGTH = 8;
+
+/** Placeholder keys the OpenAI client is given when a server needs none; never secrets. */
+const PLACEHOLDER_KEYS = new Set(['not-needed']);
+
+/** Options of `createRedactor`. */
+export interface RedactorOptions {
+  /**
+   * Configured secrets: a string is replaced wherever it occurs (any length but empty), a RegExp
+   * wherever it matches (the whole match is replaced; the `g` flag is added).
+   */
+  secrets?: readonly (string | RegExp)[];
+  /**
+   * Secret values known to the program (the API key given to `createAgent`). Empty, placeholder and
+   * short values (under 8 characters) are ignored so that `apiKey: 'x'` does not redact every x.
+   */
+  knownSecrets?: readonly (string | null | undefined)[];
+  /** Where `OPENAI_API_KEY` is read from (default `process.env`); `false` to skip it. */
+  env?: NodeJS.ProcessEnv | false;
+  /** Use `DEFAULT_SECRET_PATTERNS` (default true). */
+  defaultPatterns?: boolean;
+  /** Default `[REDACTED]`. */
+  replacement?: string;
+}
+
+/** Redacts text held back while a stream is still arriving (see `Redactor.stream`). */
+export interface StreamRedactor {
+  /** Adds a delta; returns the redacted text that is safe to show now (possibly ''). */
+  push(delta: string): string;
+  /** Returns the rest, redacted, and starts over (the stream ended). */
+  flush(): string;
+  /** Drops the rest unseen (the stream was discarded). */
+  discard(): void;
+  /** Characters held back right now. */
+  readonly pending: number;
+}
+
+/** Replaces secrets in text and in JSON-like values. */
+export interface Redactor {
+  /** `text` with every secret replaced. */
+  redact(text: string): string;
+  /**
+   * A copy of `value` with every string in it (object keys excepted) redacted; parts without secrets
+   * (and the value itself, when it has none) are returned as they are, not copied.
+   */
+  redactValue<T>(value: T): T;
+  /** Whether `text` holds a secret. */
+  contains(text: string): boolean;
+  /**
+   * A redactor for text that arrives in pieces (streamed content). A secret split across deltas is
+   * still caught: text that could be the start of a secret is held back until it is decided. It holds
+   * back the last two whitespace-separated words (secrets are single words, or two as in
+   * `Bearer <token>`) and any suffix that starts a known secret string.
+   */
+  stream(): StreamRedactor;
+  readonly replacement: string;
+}
+
+interface Span {
+  start: number;
+  end: number;
+}
+
+/** Builds a redactor from known secrets (API keys), `OPENAI_API_KEY` and configured secrets and patterns. */
+export function createRedactor(options: RedactorOptions = {}): Redactor {
+  const replacement = options.replacement ?? REDACTED;
+  const env = options.env === false ? undefined : (options.env ?? process.env);
+  const literals = new Set<string>();
+  for (const value of [...(options.knownSecrets ?? []), env?.OPENAI_API_KEY]) {
+    if (
+      typeof value === 'string' &&
+      value.length >= MIN_KNOWN_SECRET_LENGTH &&
+      !PLACEHOLDER_KEYS.has(value)
+    ) {
+      literals.add(value);
+    }
+  }
+  const patterns: RegExp[] = options.defaultPatterns === false ? [] : [...DEFAULT_SECRET_PATTERNS];
+  for (const secret of options.secrets ?? []) {
+    if (typeof secret === 'string') {
+      if (secret.length > 0) literals.add(secret);
+    } else {
+      patterns.push(secret);
+    }
+  }
+  const literalList = [...literals].sort((a, b) => b.length - a.length);
+  const regexes = patterns.map((p) => new RegExp(p.source, p.flags.includes('g') ? p.flags : `${p.flags}g`));
+
+  const spans = (text: string): Span[] => {
+    const found: Span[] = [];
+    for (const literal of literalList) {
+      for (let at = text.indexOf(literal); at >= 0; at = text.indexOf(literal, at + literal.length)) {
+        found.push({ start: at, end: at + literal.length });
+      }
+    }
+    for (const regex of regexes) {
+      regex.lastIndex = 0;
+      for (const match of text.matchAll(regex)) {
+        if (match[0].length > 0) found.push({ start: match.index, end: match.index + match[0].length });
+      }
+    }
+    if (found.length < 2) return found;
+    found.sort((a, b) => a.start - b.start || b.end - a.end);
+    const merged: Span[] = [found[0]!];
+    for (const span of found.slice(1)) {
+      const last = merged[merged.length - 1]!;
+      if (span.start <= last.end) last.end = Math.max(last.end, span.end);
+      else merged.push(span);
+    }
+    return merged;
+  };
+
+  const replace = (text: string, found: readonly Span[], end = text.length): string => {
+    let out = '';
+    let at = 0;
+    for (const span of found) {
+      if (span.end > end) break;
+      out += text.slice(at, span.start) + replacement;
+      at = span.end;
+    }
+    return out + text.slice(at, end);
+  };
+
+  const redact = (text: string): string => {
+    if (text.length === 0) return text;
+    const found = spans(text);
+    return found.length === 0 ? text : replace(text, found);
+  };
+
+  const redactValue = <T>(value: T): T => walk(value, redact, new WeakSet()) as T;
+
+  /** Length of the longest suffix of `text` that is a proper prefix of a literal secret. */
+  const literalHold = (text: string): number => {
+    let hold = 0;
+    for (const literal of literalList) {
+      for (let k = Math.min(literal.length - 1, text.length); k > hold; k--) {
+        if (text.endsWith(literal.slice(0, k))) {
+          hold = k;
+          break;
+        }
+      }
+    }
+    return hold;
+  };
+
+  const stream = (): StreamRedactor => {
+    let pending = '';
+    return {
+      push(delta) {
+        pending += delta;
+        const found = spans(pending);
+        let end = Math.min(pending.length - literalHold(pending), lastTwoWordsStart(pending));
+        for (const span of found) {
+          // A match inside the held-back part, or reaching the end of the text, may still grow.
+          if ((span.start < end && span.end > end) || (span.end >= pending.length && span.start < end)) {
+            end = span.start;
+          }
+        }
+        if (end <= 0) return '';
+        const out = replace(pending, found, end);
+        pending = pending.slice(end);
+        return out;
+      },
+      flush() {
+        const out = redact(pending);
+        pending = '';
+        return out;
+      },
+      discard() {
+        pending = '';
+      },
+      get pending() {
+        return pending.length;
+      },
+    };
+  };
+
+  return {
+    redact,
+    redactValue,
+    contains: (text) => spans(text).length > 0,
+    stream,
+    replacement,
+  };
+}
+
+/** Where the last two whitespace-separated words of `text` begin (the trailing one may be empty). */
+function lastTwoWordsStart(text: string): number {
+  let i = text.length;
+  while (i > 0 && !isSpace(text.charCodeAt(i - 1))) i--;
+  while (i > 0 && isSpace(text.charCodeAt(i - 1))) i--;
+  while (i > 0 && !isSpace(text.charCodeAt(i - 1))) i--;
+  return i;
+}
+
+function isSpace(code: number): boolean {
+  return code === 32 || (code >= 9 && code <= 13) || code === 160 || code === 0x2028 || code === 0x2029;
+}
+
+function walk(value: unknown, redact: (text: string) => string, seen: WeakSet<object>): unknown {
+  if (typeof value === 'string') return redact(value);
+  if (value === null || typeof value !== 'object') return value;
+  if (seen.has(value)) return value;
+  seen.add(value);
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const next = walk(value[i], redact, seen);
+      if (next !== value[i]) {
+        copy ??= value.slice();
+        copy[i] = next;
+      }
+    }
+    return copy ?? value;
+  }
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) {
+    // Errors are common in events and logs: keep their message readable, without the secret.
+    if (value instanceof Error) {
+      const message = redact(value.message);
+      if (message === value.message) return value;
+      const copy = new Error(message);
+      copy.name = value.name;
+      return copy;
+    }
+    return value;
+  }
+  let copy: Record<string, unknown> | undefined;
+  for (const [key, item] of Object.entries(value)) {
+    const next = walk(item, redact, seen);
+    if (next !== item) {
+      copy ??= { ...(value as Record<string, unknown>) };
+      copy[key] = next;
+    }
+  }
+  return copy ?? value;
+}

@@ -1,0 +1,323 @@
+import type { AgentContext } from '../machines/agent-context.js';
+import type { Message } from '../machines/emitted-events.js';
+import {
+  interruptedToolResult,
+  type ResumeDecision,
+  resumeDecisions,
+  type TranscriptEntry,
+  type TranscriptEntryInput,
+} from './transcript.js';
+
+/** The transcript event a session writes when it starts from nothing (its first line, usually). */
+export const SESSION_STARTED_EVENT = 'session_started';
+/** The transcript event written when the user answers an approval request. */
+export const APPROVAL_EVENT = 'approval_resolved';
+/** The transcript event written when the user allows a tool for the rest of the session. */
+export const ALWAYS_ALLOW_EVENT = 'always_allow';
+/** The transcript event written after a restore, saying what was recovered. */
+export const RESTORED_EVENT = 'session_restored';
+
+/** The parts of `actor.getPersistedSnapshot()` a restore reads and rewrites. */
+export interface PersistedAgentSnapshot {
+  status: string;
+  value: unknown;
+  context: AgentContext;
+  children?: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
+/** What a restore did about one call of the batch that was cut off. */
+export interface RecoveredCall {
+  toolCallId: string;
+  name: string;
+  /**
+   * `recorded`: it had finished, the model gets the recorded result; `interrupted`: it started and no
+   * result was recorded, the model is told; `not-run`: it never started, the model is told;
+   * `rerun`: it will run again (its tool is idempotent, or it never started), when the restored batch runs.
+   */
+  outcome: 'recorded' | 'interrupted' | 'not-run' | 'rerun';
+}
+
+/** What `createAgent({ session })` found and did when it restored a session. */
+export interface RestoreReport {
+  /** The state the last save was taken in. */
+  savedState: string;
+  /** The state the agent is restored in: `Interrupted` when the transcript went past the last save. */
+  state: string;
+  /** Messages taken from the transcript that the saved snapshot did not hold yet. */
+  replayedMessages: number;
+  /** Calls of the batch that was running, and what was done about each. */
+  calls: RecoveredCall[];
+  /** Pending approvals answered before the stop, answered again the same way. */
+  replayedApprovals: number;
+}
+
+/** What the restored machine gets, and what the restore must append to the transcript. */
+export interface ReplayPlan {
+  snapshot: PersistedAgentSnapshot;
+  report: RestoreReport;
+  /** `tool_call_finished` entries for calls the restore answered (so a second crash decides nothing twice). */
+  append: TranscriptEntryInput[];
+  /**
+   * Calls of a batch restored as it was (saved in WaitingApproval): what the tool runner does when the
+   * restored children ask to run them again. Keyed by tool call id.
+   */
+  decisions: Map<string, ResumeDecision>;
+  /** Approvals to send again after the restore (answered before the stop, not yet in the snapshot). */
+  approvals: { toolCallId: string; approved: boolean; reason?: string }[];
+  /** Tools the user allowed for the whole session. */
+  alwaysAllowed: string[];
+}
+
+/** The tool result for a call that never started before the session stopped. */
+export function notRunToolResult(name: string): string {
+  return (
+    `Tool call "${name}" was not run: the agent stopped before it started. ` +
+    'Call it again if it is still needed.'
+  );
+}
+
+/**
+ * The entries of the session as it is now: after its last `session_started` event. (A session whose
+ * first save never landed starts again from nothing; the lines before belong to that lost start.)
+ */
+export function currentEntries(entries: readonly TranscriptEntry[]): TranscriptEntry[] {
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const entry = entries[i]!;
+    if (entry.kind === 'event' && entry.event === SESSION_STARTED_EVENT) return entries.slice(i + 1);
+  }
+  return [...entries];
+}
+
+/** The conversation the transcript holds, in order. */
+export function transcriptMessages(entries: readonly TranscriptEntry[]): Message[] {
+  return entries.flatMap((e) => (e.kind === 'message' ? [e.message] : []));
+}
+
+/**
+ * Plans the restore of a saved snapshot against its transcript (entries of the current session only,
+ * see {@link currentEntries}). Pure.
+ *
+ * - When the transcript holds no message past the snapshot, the snapshot is restored as it is. If it
+ *   was saved in WaitingApproval, the calls of its batch that were still running are restarted by
+ *   XState; `decisions` says for each whether to reuse its recorded result, report it interrupted, or
+ *   run it. Approvals given after the save are replayed.
+ * - When the transcript went further (a crash between rest points), the conversation is rebuilt from
+ *   it and the agent rests in `Interrupted`, as after Ctrl+C: every call of the last assistant message
+ *   gets its one result (recorded, interrupted, or not run), and nothing runs during the restore.
+ *   Calls started from a stream that never completed get the assistant message they came from.
+ */
+export function planRestore(
+  saved: PersistedAgentSnapshot,
+  entries: readonly TranscriptEntry[],
+  isIdempotent: (toolName: string) => boolean,
+): ReplayPlan {
+  const context = saved.context;
+  const savedState = String(saved.value);
+  const recorded = transcriptMessages(entries);
+  const tail = recorded.slice(context.messages.length);
+  const alwaysAllowed = [
+    ...new Set(
+      entries.flatMap((e) =>
+        e.kind === 'event' && e.event === ALWAYS_ALLOW_EVENT
+          ? [String((e.data as { tool?: unknown })?.tool)]
+          : [],
+      ),
+    ),
+  ];
+  const afterLastMessage = entriesAfter(entries, (e) => e.kind === 'message');
+  const orphans = startedCalls(afterLastMessage).filter(
+    (s) => !recorded.some((m) => m.role === 'assistant' && m.tool_calls?.some((c) => c.id === s.toolCallId)),
+  );
+
+  if (tail.length === 0 && orphans.length === 0) {
+    const plan: ReplayPlan = {
+      snapshot: saved,
+      report: { savedState, state: savedState, replayedMessages: 0, calls: [], replayedApprovals: 0 },
+      append: [],
+      decisions: new Map(),
+      approvals: [],
+      alwaysAllowed,
+    };
+    if (savedState !== 'WaitingApproval' || context.calls.length === 0) return plan;
+    const batchIds = new Set(context.calls.map((c) => c.id));
+    const sinceBatch = batchEntries(entries, batchIds);
+    const open = context.calls.filter((c) => context.results[c.id] === undefined).map((c) => c.id);
+    for (const decision of resumeDecisions(sinceBatch, open, isIdempotent)) {
+      plan.decisions.set(decision.toolCallId, decision);
+      const name = context.calls.find((c) => c.id === decision.toolCallId)!.name;
+      if (!context.started.includes(decision.toolCallId) && !context.pending.includes(decision.toolCallId))
+        continue;
+      plan.report.calls.push({ toolCallId: decision.toolCallId, name, outcome: outcomeOf(decision) });
+    }
+    for (const e of sinceBatch) {
+      if (e.kind !== 'event' || e.event !== APPROVAL_EVENT) continue;
+      const data = e.data as { toolCallId: string; approved: boolean; reason?: string };
+      if (!context.pending.includes(data.toolCallId)) continue;
+      plan.approvals = plan.approvals.filter((a) => a.toolCallId !== data.toolCallId);
+      plan.approvals.push(
+        data.reason === undefined ? { toolCallId: data.toolCallId, approved: data.approved } : data,
+      );
+    }
+    plan.report.replayedApprovals = plan.approvals.length;
+    return plan;
+  }
+
+  // The transcript went past the snapshot: rebuild the conversation and rest in Interrupted.
+  const messages: Message[] = [...context.messages, ...tail];
+  if (orphans.length > 0) {
+    messages.push({
+      role: 'assistant',
+      content: null,
+      tool_calls: orphans.map((s) => ({
+        id: s.toolCallId,
+        type: 'function' as const,
+        function: {
+          name: s.name,
+          arguments: typeof s.args === 'string' ? s.args : JSON.stringify(s.args ?? {}),
+        },
+      })),
+    });
+  }
+  const calls: RecoveredCall[] = [];
+  const append: TranscriptEntryInput[] = [];
+  const lastAssistant = findLastIndex(messages, (m) => m.role === 'assistant');
+  const assistant = messages[lastAssistant];
+  if (assistant?.role === 'assistant' && assistant.tool_calls?.length) {
+    const answered = new Set(
+      messages.slice(lastAssistant + 1).flatMap((m) => (m.role === 'tool' ? [m.tool_call_id] : [])),
+    );
+    const open = assistant.tool_calls.filter((c) => !answered.has(c.id));
+    const ids = new Set(assistant.tool_calls.map((c) => c.id));
+    const sinceBatch = batchEntries(entries, ids);
+    const decisions = resumeDecisions(
+      sinceBatch,
+      open.map((c) => c.id),
+      () => false,
+    );
+    for (const [i, decision] of decisions.entries()) {
+      const call = open[i]!;
+      const name = call.type === 'function' ? call.function.name : 'tool';
+      let content: string;
+      let outcome: RecoveredCall['outcome'];
+      if (decision.action === 'use-recorded') {
+        content = decision.result;
+        outcome = 'recorded';
+      } else {
+        const started = decision.action === 'report-interrupted';
+        content = started ? interruptedToolResult(name) : notRunToolResult(name);
+        if (started && isIdempotent(name)) content += ' (This tool is idempotent: calling it again is safe.)';
+        outcome = started ? 'interrupted' : 'not-run';
+        append.push({
+          kind: 'tool_call_finished',
+          toolCallId: call.id,
+          name,
+          result: content,
+          isError: true,
+          durationMs: 0,
+        });
+      }
+      messages.push({ role: 'tool', tool_call_id: call.id, content });
+      calls.push({ toolCallId: call.id, name, outcome });
+    }
+  }
+  const newUsers = tail.filter((m) => m.role === 'user').length;
+  const lastUser = findLastIndex(messages, (m) => m.role === 'user');
+  const iteration =
+    newUsers > 0
+      ? messages.slice(lastUser + 1).filter((m) => m.role === 'assistant').length
+      : context.iteration +
+        messages.slice(context.messages.length).filter((m) => m.role === 'assistant').length;
+  const rebuilt: AgentContext = {
+    ...context,
+    messages,
+    turn: context.turn + newUsers,
+    iteration,
+    calls: [],
+    results: {},
+    pending: [],
+    started: [],
+    runners: [],
+    partial: '',
+    pausedAt: null,
+    finalReason: null,
+    response: '',
+    error: null,
+    terminateReason: 'interrupted',
+    lastState: 'Interrupted',
+  };
+  if (newUsers > 0) {
+    rebuilt.warned = false;
+    rebuilt.maxIterations = context.limits.maxIterations;
+    rebuilt.repeatedCalls = {};
+    rebuilt.consecutiveErrors = 0;
+    rebuilt.turnUsage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
+  }
+  return {
+    snapshot: { ...saved, value: 'Interrupted', context: rebuilt, children: {} },
+    report: {
+      savedState,
+      state: 'Interrupted',
+      replayedMessages: tail.length + (orphans.length > 0 ? 1 : 0),
+      calls,
+      replayedApprovals: 0,
+    },
+    append,
+    decisions: new Map(),
+    approvals: [],
+    alwaysAllowed,
+  };
+}
+
+function outcomeOf(decision: ResumeDecision): RecoveredCall['outcome'] {
+  if (decision.action === 'use-recorded') return 'recorded';
+  if (decision.action === 'report-interrupted') return 'interrupted';
+  return 'rerun';
+}
+
+/**
+ * The entries of one batch: from the message before the assistant message holding the calls (calls
+ * start while the reply still streams, so their lines come before the assistant message's own line).
+ * Ids are unique within a session; the bound keeps a server that reuses ids from mixing batches.
+ */
+function batchEntries(entries: readonly TranscriptEntry[], ids: ReadonlySet<string>): TranscriptEntry[] {
+  let end = entries.length;
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const e = entries[i]!;
+    if (
+      e.kind === 'message' &&
+      e.message.role === 'assistant' &&
+      e.message.tool_calls?.some((c) => ids.has(c.id))
+    ) {
+      end = i;
+      break;
+    }
+  }
+  for (let i = end - 1; i >= 0; i--) if (entries[i]!.kind === 'message') return entries.slice(i + 1);
+  return [...entries];
+}
+
+/** The entries after the last one matching `isMark` (all of them when none matches). */
+function entriesAfter(
+  entries: readonly TranscriptEntry[],
+  isMark: (entry: TranscriptEntry) => boolean,
+): TranscriptEntry[] {
+  for (let i = entries.length - 1; i >= 0; i--) if (isMark(entries[i]!)) return entries.slice(i + 1);
+  return [...entries];
+}
+
+/** Calls started (first start line of each id), in order. */
+function startedCalls(entries: readonly TranscriptEntry[]) {
+  const seen = new Map<string, { toolCallId: string; name: string; args: unknown }>();
+  for (const e of entries) {
+    if (e.kind === 'tool_call_started' && !seen.has(e.toolCallId)) {
+      seen.set(e.toolCallId, { toolCallId: e.toolCallId, name: e.name, args: e.args });
+    }
+  }
+  return [...seen.values()];
+}
+
+function findLastIndex<T>(items: readonly T[], test: (item: T) => boolean): number {
+  for (let i = items.length - 1; i >= 0; i--) if (test(items[i]!)) return i;
+  return -1;
+}

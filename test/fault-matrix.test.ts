@@ -1,0 +1,551 @@
+/**
+ * The fault matrix: every fault the issue names (and a few more), each in streaming and
+ * non-streaming mode, driven over HTTP through the real `openai` SDK against the scripted server.
+ *
+ * Every cell checks that the machine comes to rest in the expected state with nothing left running,
+ * every tool call has exactly one result, the conversation only ever grew (checked at every
+ * snapshot), the transcript is intact (the next request the server accepts holds exactly the
+ * agent's messages; no partial text or half-built call of a discarded stream), the expected
+ * terminateReason and retry count show in the events, and no unhandled rejection or uncaught
+ * exception happened. The last test renders the observed matrix to docs/fault-matrix.md.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import {
+  type Agent,
+  type AgentEvent,
+  type AgentOptions,
+  type AgentStateName,
+  createAgent,
+  defineTool,
+  type Message,
+  type TerminateReason,
+  type Tool,
+} from '../src/index.js';
+import { type ScriptedServer, type ScriptedTurn, startScriptedServer } from '../src/testing/index.js';
+import { assertToolCallsAnswered } from './support/harness.js';
+
+const UPDATE_COMMAND = 'npx vitest run test/fault-matrix.test.ts -u';
+const FOLLOW_UP = 'follow up';
+const FOLLOW_UP_ANSWER = 'follow-up done';
+const REST_STATES: readonly AgentStateName[] = ['AwaitingInput', 'Completed', 'Error', 'Interrupted'];
+
+/** Tools whose every execution is counted, made fresh for each run. */
+function faultTools() {
+  const executions: string[] = [];
+  let hangAborted = false;
+  const echo = defineTool({
+    name: 'echo',
+    description: 'returns its text',
+    parameters: z.object({ text: z.string() }),
+    execute: ({ text }, { toolCallId }) => {
+      executions.push(toolCallId);
+      return text;
+    },
+  });
+  const explode = defineTool({
+    name: 'explode',
+    description: 'always throws',
+    parameters: z.object({}),
+    execute: (_args, { toolCallId }) => {
+      executions.push(toolCallId);
+      throw new Error('kaboom');
+    },
+  });
+  const hang = defineTool({
+    name: 'hang',
+    description: 'never returns',
+    parameters: z.object({}),
+    timeoutMs: 50,
+    execute: (_args, { signal, toolCallId }) => {
+      executions.push(toolCallId);
+      return new Promise(() => {
+        signal.addEventListener('abort', () => {
+          hangAborted = true;
+        });
+      });
+    },
+  });
+  const huge = defineTool({
+    name: 'huge',
+    description: 'returns 250,000 characters',
+    parameters: z.object({}),
+    execute: (_args, { toolCallId }) => {
+      executions.push(toolCallId);
+      return 'x'.repeat(250_000);
+    },
+  });
+  return {
+    tools: [echo, explode, hang, huge] as Tool[],
+    executions,
+    get hangAborted() {
+      return hangAborted;
+    },
+  };
+}
+
+type Tools = ReturnType<typeof faultTools>;
+
+/** What a cell observed (also what the matrix prints). */
+interface Observation {
+  state: AgentStateName;
+  terminateReason: TerminateReason;
+  retries: number;
+  delays: number[];
+  retryKinds: string[];
+  streamResets: number;
+  toolResults: { name: string; content: string; isError: boolean }[];
+  error?: string;
+  warnings: string[];
+  executions: number;
+  evidence: string;
+}
+
+interface Cell {
+  name: string;
+  turns: ScriptedTurn[];
+  options?: Partial<AgentOptions>;
+  expected: { state: AgentStateName; terminateReason: TerminateReason; retries: number; delays?: number[] };
+  /** Cell-specific checks on what happened. */
+  check?: (o: Observation, run: Run, tools: Tools) => void;
+}
+
+interface Run {
+  agent: Agent<unknown>;
+  server: ScriptedServer;
+  events: AgentEvent[];
+  messages: readonly Message[];
+  stream: boolean;
+}
+
+const ok = (content: string): ScriptedTurn => ({ content });
+const call = (name: string, args: Record<string, unknown> | string = {}) => ({ name, arguments: args });
+
+const CELLS: Cell[] = [
+  {
+    name: '429 with `retry-after: 2` (cap 25 ms)',
+    turns: [{ error: { status: 429, headers: { 'retry-after': '2' } }, times: 1, content: 'after the 429' }],
+    expected: { state: 'Completed', terminateReason: 'completed', retries: 1, delays: [25] },
+  },
+  {
+    name: '429 with `retry-after-ms: 15`',
+    turns: [
+      { error: { status: 429, headers: { 'retry-after-ms': '15' } }, times: 1, content: 'after the 429' },
+    ],
+    expected: { state: 'Completed', terminateReason: 'completed', retries: 1, delays: [15] },
+  },
+  {
+    name: '500 once',
+    turns: [{ error: { status: 500 }, times: 1, content: 'after the 500' }],
+    expected: { state: 'Completed', terminateReason: 'completed', retries: 1, delays: [1] },
+  },
+  {
+    name: '503 twice',
+    turns: [{ error: { status: 503 }, times: 2, content: 'after two 503s' }],
+    expected: { state: 'Completed', terminateReason: 'completed', retries: 2, delays: [1, 2] },
+  },
+  {
+    name: '500 every time (attempts run out)',
+    turns: [{ error: { status: 500 } }],
+    expected: { state: 'Error', terminateReason: 'error', retries: 3, delays: [1, 2, 4] },
+    check: (o) => expect(o.error).toMatch(/LLM call failed \(server\) after 4 attempts/),
+  },
+  {
+    name: 'connection reset',
+    turns: [{ fault: 'reset', times: 1, content: 'after the reset' }],
+    expected: { state: 'Completed', terminateReason: 'completed', retries: 1, delays: [1] },
+    check: (o) => expect(o.retryKinds).toEqual(['connection']),
+  },
+  {
+    name: 'stream cut mid-text',
+    turns: [
+      {
+        fault: 'cut-mid-text',
+        times: 1,
+        content: 'A fairly long answer that the server cuts off in the middle of the text.',
+      },
+    ],
+    expected: { state: 'Completed', terminateReason: 'completed', retries: 1, delays: [1] },
+    check: (o, run) => {
+      const full = 'A fairly long answer that the server cuts off in the middle of the text.';
+      expect(run.messages.at(-1)).toEqual({ role: 'assistant', content: full });
+      expect(o.streamResets).toBe(1);
+      // What the UI shows after the reset is the retried answer, once.
+      const reset = run.events.findIndex((e) => e.type === 'stream_reset');
+      const shown = run.events
+        .slice(reset + 1)
+        .flatMap((e) => (e.type === 'content_chunk' ? [e.delta] : []))
+        .join('');
+      expect(shown).toBe(run.stream ? full : '');
+    },
+  },
+  {
+    name: 'stream cut mid-tool-call',
+    turns: [
+      {
+        fault: 'cut-mid-tool-call',
+        times: 1,
+        content: 'Echoing twice.',
+        toolCalls: [call('echo', { text: 'first call' }), call('echo', { text: 'second call' })],
+      },
+      ok('both echoed'),
+    ],
+    expected: { state: 'Completed', terminateReason: 'completed', retries: 1, delays: [1] },
+    check: (o, run, tools) => {
+      // The half-built call of the cut stream never ran: each call ran once, from the retried stream.
+      expect(tools.executions).toEqual(['call_0_0', 'call_0_1']);
+      const assistant = run.messages.find((m) => m.role === 'assistant');
+      expect(assistant).toMatchObject({ content: 'Echoing twice.' });
+      expect(o.toolResults.map((r) => r.content)).toEqual(['first call', 'second call']);
+    },
+  },
+  {
+    name: 'malformed tool arguments',
+    turns: [{ toolCalls: [call('echo', '{"text": "unterminated')] }, ok('fixed it')],
+    expected: { state: 'Completed', terminateReason: 'completed', retries: 0 },
+    check: (o, _run, tools) => {
+      expect(o.toolResults[0]).toMatchObject({ isError: true });
+      expect(o.toolResults[0]!.content).toMatch(/not valid JSON/);
+      expect(tools.executions).toEqual([]);
+    },
+  },
+  {
+    name: 'schema violation',
+    turns: [{ toolCalls: [call('echo', { text: 42 })] }, ok('fixed it')],
+    expected: { state: 'Completed', terminateReason: 'completed', retries: 0 },
+    check: (o) => expect(o.toolResults[0]!.content).toMatch(/invalid arguments for "echo": text:/),
+  },
+  {
+    name: 'unknown tool',
+    turns: [{ toolCalls: [call('teleport', { to: 'mars' })] }, ok('no teleport then')],
+    expected: { state: 'Completed', terminateReason: 'completed', retries: 0 },
+    check: (o) => expect(o.toolResults[0]!.content).toMatch(/unknown tool "teleport"/),
+  },
+  {
+    name: 'tool throws',
+    turns: [{ toolCalls: [call('explode')] }, ok('it exploded')],
+    expected: { state: 'Completed', terminateReason: 'completed', retries: 0 },
+    check: (o) => expect(o.toolResults[0]).toMatchObject({ content: 'Error: kaboom', isError: true }),
+  },
+  {
+    name: 'tool hangs (50 ms timeout)',
+    turns: [{ toolCalls: [call('hang')] }, ok('it hung')],
+    expected: { state: 'Completed', terminateReason: 'completed', retries: 0 },
+    check: (o, _run, tools) => {
+      expect(o.toolResults[0]!.content).toMatch(/timed out after 50 ms; it was stopped/);
+      expect(tools.hangAborted).toBe(true);
+    },
+  },
+  {
+    name: 'huge tool output (250,000 chars, limit 10,000)',
+    turns: [{ toolCalls: [call('huge')] }, ok('that was big')],
+    options: { limits: { maxToolResultChars: 10_000 } },
+    expected: { state: 'Completed', terminateReason: 'completed', retries: 0 },
+    check: (o) => {
+      expect(o.toolResults[0]!.content).toHaveLength(
+        10_000 + '\n[truncated: 240000 of 250000 characters cut]'.length,
+      );
+      expect(o.toolResults[0]!.content).toMatch(/\[truncated: 240000 of 250000 characters cut\]$/);
+    },
+  },
+  {
+    name: '`finish_reason: length` mid-tool-call',
+    turns: [
+      { content: 'Let me echo', toolCalls: [call('echo', '{"text": "cut sho')], finishReason: 'length' },
+    ],
+    expected: { state: 'Completed', terminateReason: 'length', retries: 0 },
+    check: (o, _run, tools) => {
+      // The cut-off call is answered without running.
+      expect(tools.executions).toEqual([]);
+      expect(o.toolResults).toEqual([
+        {
+          name: 'echo',
+          content: "Not run: the model's output was cut off (finish_reason: length).",
+          isError: false,
+        },
+      ]);
+    },
+  },
+  {
+    name: 'repeated identical calls (limit 3)',
+    turns: [
+      { toolCalls: [call('echo', { text: 'same' })] },
+      { toolCalls: [call('echo', { text: 'same' })] },
+      { toolCalls: [call('echo', { text: 'same' })] },
+      ok('I kept repeating myself'),
+    ],
+    options: { limits: { maxRepeatedCalls: 3 } },
+    expected: { state: 'Completed', terminateReason: 'repeated_calls', retries: 0 },
+    check: (o) => expect(o.warnings).toEqual(['repeated_calls']),
+  },
+  {
+    name: 'failing streak (limit 3)',
+    turns: [
+      { toolCalls: [call('explode')] },
+      { toolCalls: [call('explode')] },
+      { toolCalls: [call('explode')] },
+      ok('everything failed'),
+    ],
+    options: { limits: { maxConsecutiveErrors: 3 } },
+    expected: { state: 'Completed', terminateReason: 'consecutive_errors', retries: 0 },
+    check: (o) => expect(o.warnings).toEqual(['consecutive_errors']),
+  },
+  {
+    name: 'model server hangs (turn limit 300 ms)',
+    turns: [{ fault: 'hang', times: 1, content: 'answering without tools' }],
+    options: { limits: { timeoutMs: 300 } },
+    expected: { state: 'Completed', terminateReason: 'timeout', retries: 0 },
+    check: (o) => expect(o.warnings).toEqual(['timeout']),
+  },
+  {
+    name: '400 bad request',
+    turns: [{ error: { status: 400, message: 'Invalid parameter: messages' }, times: 1 }],
+    expected: { state: 'Error', terminateReason: 'error', retries: 0 },
+    check: (o) => expect(o.error).toMatch(/\(bad_request\) after 1 attempt: 400 Invalid parameter/),
+  },
+  {
+    name: '401 unauthorized',
+    turns: [{ error: { status: 401, message: 'Incorrect API key provided' }, times: 1 }],
+    expected: { state: 'Error', terminateReason: 'error', retries: 0 },
+    check: (o) => expect(o.error).toMatch(/\(auth\) after 1 attempt: 401 Incorrect API key/),
+  },
+  {
+    name: '404 model not found',
+    turns: [{ error: { status: 404, message: 'The model does not exist' }, times: 1 }],
+    expected: { state: 'Error', terminateReason: 'error', retries: 0 },
+    check: (o) => expect(o.error).toMatch(/\(not_found\) after 1 attempt: 404 The model/),
+  },
+];
+
+const MODES = [
+  { label: 'stream', stream: true },
+  { label: 'non-stream', stream: false },
+] as const;
+
+// Any unhandled rejection or uncaught exception during a cell fails that cell.
+const crashes: unknown[] = [];
+const onCrash = (reason: unknown) => {
+  crashes.push(reason);
+};
+beforeAll(() => {
+  process.on('unhandledRejection', onCrash);
+  process.on('uncaughtException', onCrash);
+});
+afterAll(() => {
+  process.off('unhandledRejection', onCrash);
+  process.off('uncaughtException', onCrash);
+});
+
+const open: { agents: Agent<unknown>[]; servers: ScriptedServer[] } = { agents: [], servers: [] };
+afterEach(async () => {
+  for (const agent of open.agents.splice(0)) agent.stop();
+  await Promise.all(open.servers.splice(0).map((s) => s.close()));
+});
+
+const observed = new Map<string, Observation>();
+
+function isFollowUp(messages: readonly Message[]): boolean {
+  const last = messages.at(-1);
+  return last?.role === 'user' && last.content === FOLLOW_UP;
+}
+
+/** Checks that each array of messages starts with the one before it (append-only). */
+function assertPrefix(before: readonly Message[], after: readonly Message[], where: string): void {
+  if (after.length < before.length)
+    throw new Error(`${where}: messages shrank from ${before.length} to ${after.length}`);
+  for (let i = 0; i < before.length; i++) {
+    if (after[i] !== before[i] && JSON.stringify(after[i]) !== JSON.stringify(before[i])) {
+      throw new Error(`${where}: message ${i} changed`);
+    }
+  }
+}
+
+async function runCell(cell: Cell, stream: boolean): Promise<Observation> {
+  crashes.length = 0;
+  const server = await startScriptedServer({
+    respond: (request, index) =>
+      isFollowUp(request.messages as Message[])
+        ? ok(FOLLOW_UP_ANSWER)
+        : (cell.turns[index] ?? { error: { status: 500, message: `no scripted turn ${index}` } }),
+  });
+  open.servers.push(server);
+  const tools = faultTools();
+  const agent = createAgent({
+    baseURL: server.url,
+    apiKey: 'test-key',
+    stream,
+    tools: tools.tools,
+    retry: { baseDelayMs: 1, maxDelayMs: 4, retryAfterCapMs: 25, jitter: 'none' },
+    ...cell.options,
+  }) as Agent<unknown>;
+  open.agents.push(agent);
+  const events: AgentEvent[] = [];
+  agent.on('*', (e) => events.push(e));
+
+  // Append-only, checked at every snapshot the machine produces.
+  let seen: readonly Message[] = agent.messages;
+  const growth: string[] = [];
+  const sub = agent.actor.subscribe((snapshot) => {
+    try {
+      assertPrefix(seen, snapshot.context.messages, `snapshot in ${String(snapshot.value)}`);
+    } catch (error) {
+      growth.push((error as Error).message);
+    }
+    seen = snapshot.context.messages;
+  });
+
+  const result = await agent.send('go');
+  await new Promise((r) => setTimeout(r, 20)); // let late rejections surface
+  const state = agent.state;
+  const context = agent.context;
+  const turnEvents = [...events];
+
+  // A valid rest state with nothing left running or half-recorded.
+  expect(REST_STATES).toContain(state);
+  expect(state).toBe(cell.expected.state);
+  expect({
+    calls: context.calls,
+    pending: context.pending,
+    runners: context.runners,
+    partial: context.partial,
+  }).toEqual({ calls: [], pending: [], runners: [], partial: '' });
+  expect(result.terminateReason).toBe(cell.expected.terminateReason);
+  assertToolCallsAnswered(result.messages);
+
+  // The transcript: ids unique, no interrupted or partial text, each tool message answers a call.
+  const ids = result.messages.flatMap((m) =>
+    m.role === 'assistant' ? (m.tool_calls ?? []).map((c) => c.id) : [],
+  );
+  expect(new Set(ids).size).toBe(ids.length);
+  for (const m of result.messages) {
+    if (m.role === 'assistant') expect(String(m.content ?? '')).not.toMatch(/\[interrupted\]/);
+  }
+
+  const retries = turnEvents.filter((e): e is AgentEvent<'retry'> => e.type === 'retry');
+  const toolEnds = turnEvents.filter((e): e is AgentEvent<'tool_call_end'> => e.type === 'tool_call_end');
+  const errorEvent = turnEvents.find((e): e is AgentEvent<'error'> => e.type === 'error');
+  const callNames = new Map(
+    result.messages.flatMap((m) =>
+      m.role === 'assistant'
+        ? (m.tool_calls ?? []).map((c) => [c.id, c.type === 'function' ? c.function.name : '?'] as const)
+        : [],
+    ),
+  );
+  const observation: Observation = {
+    state,
+    terminateReason: result.terminateReason,
+    retries: retries.length,
+    delays: retries.map((e) => e.delayMs),
+    retryKinds: retries.map((e) => e.kind),
+    streamResets: turnEvents.filter((e) => e.type === 'stream_reset').length,
+    toolResults: result.messages.flatMap((m) =>
+      m.role === 'tool'
+        ? [
+            {
+              name: callNames.get(m.tool_call_id) ?? '?',
+              content: String(m.content),
+              isError: toolEnds.find((e) => e.toolCallId === m.tool_call_id)?.error !== undefined,
+            },
+          ]
+        : [],
+    ),
+    ...(errorEvent ? { error: errorEvent.message } : {}),
+    warnings: turnEvents.flatMap((e) =>
+      e.type === 'limit_warning' && e.limit !== 'context_window' ? [e.limit] : [],
+    ),
+    executions: tools.executions.length,
+    evidence: '',
+  };
+  expect(observation.retries).toBe(cell.expected.retries);
+  if (cell.expected.delays) expect(observation.delays).toEqual(cell.expected.delays);
+  // Each retry discards the attempt before it, and the UI is told.
+  expect(observation.streamResets).toBe(observation.retries);
+  if (state === 'Error') expect(observation.error).toBeDefined();
+  cell.check?.(observation, { agent, server, events: turnEvents, messages: result.messages, stream }, tools);
+
+  // The conversation goes on, and the server (which checks every call is answered) accepts it whole.
+  const first = result.messages;
+  const next = await agent.send(FOLLOW_UP);
+  expect(next.terminateReason).toBe('completed');
+  expect(next.response).toBe(FOLLOW_UP_ANSWER);
+  assertPrefix(first, next.messages, 'after the follow-up');
+  const lastRequest = server.requests.at(-1)!;
+  expect(lastRequest.messages).toEqual(next.messages.slice(0, -1));
+  assertToolCallsAnswered(next.messages);
+  sub.unsubscribe();
+
+  await new Promise((r) => setTimeout(r, 20));
+  expect(growth).toEqual([]);
+  expect(crashes).toEqual([]);
+  observation.evidence = evidence(observation);
+  return observation;
+}
+
+function clip(text: string, max: number): string {
+  const one = text.replace(/\s+/g, ' ').trim();
+  return one.length > max ? `${one.slice(0, max - 1)}…` : one;
+}
+
+/** A short, deterministic account of what the model and the UI were told. */
+function evidence(o: Observation): string {
+  const parts: string[] = [];
+  if (o.retryKinds.length > 0) parts.push(`retried on ${o.retryKinds.join(', ')}`);
+  const failed = o.toolResults.find((r) => r.isError || r.content.startsWith('Not run'));
+  if (failed) parts.push(`tool result: "${clip(failed.content, 70)}"`);
+  const truncated = o.toolResults.find((r) => r.content.includes('[truncated:'));
+  if (truncated)
+    parts.push(`tool result ends "${truncated.content.slice(truncated.content.lastIndexOf('['))}"`);
+  if (o.warnings.length > 0) parts.push(`limit_warning: ${o.warnings.join(', ')}`);
+  if (o.error) parts.push(`error event: "${clip(o.error, 90)}"`);
+  if (parts.length === 0) parts.push('answered normally');
+  return parts.join('; ').replaceAll('|', '\\|');
+}
+
+describe('fault matrix', () => {
+  for (const cell of CELLS) {
+    for (const mode of MODES) {
+      it(`${cell.name} [${mode.label}]`, async () => {
+        observed.set(`${cell.name}|${mode.label}`, await runCell(cell, mode.stream));
+      });
+    }
+  }
+
+  it('renders the matrix (docs/fault-matrix.md)', async () => {
+    const rows = CELLS.flatMap((cell, i) =>
+      MODES.map((mode) => {
+        const o = observed.get(`${cell.name}|${mode.label}`);
+        if (!o) return `| ${i + 1} | ${cell.name} | ${mode.label} | (not run) | | | | |`;
+        const delays = o.delays.length > 0 ? o.delays.join(', ') : '–';
+        return `| ${i + 1} | ${cell.name} | ${mode.label} | ${o.state} | \`${o.terminateReason}\` | ${o.retries} | ${delays} | ${o.evidence} |`;
+      }),
+    );
+    const table = [
+      '| # | Cell | Mode | End state | terminateReason | Retries | Waits (ms) | What the model / UI was told |',
+      '| - | ---- | ---- | --------- | --------------- | ------- | ---------- | ---------------------------- |',
+      ...rows,
+    ].join('\n');
+    console.log(`\nFault matrix\n\n${table}\n`);
+    const doc = [
+      '# Fault matrix',
+      '',
+      'Generated by `test/fault-matrix.test.ts` (do not edit by hand). Regenerate with:',
+      '',
+      '```sh',
+      UPDATE_COMMAND,
+      '```',
+      '',
+      'Each cell runs one turn against the scripted server through the real `openai` SDK, then a',
+      'follow-up turn. Every cell checks: the agent rests in the state shown with no call, approval,',
+      'runner or partial text left over; every tool call has exactly one result; the conversation only',
+      'grew (checked at every machine snapshot); the follow-up request the server accepted holds',
+      "exactly the agent's messages; the retry count and waits match; no unhandled rejection or",
+      'uncaught exception. Retry policy in the test: `{ baseDelayMs: 1, maxDelayMs: 4,',
+      "retryAfterCapMs: 25, jitter: 'none' }`, 4 attempts. See docs/reliability.md.",
+      '',
+      table,
+      '',
+    ].join('\n');
+    // A file snapshot: CI fails when the doc is stale; `-u` rewrites it.
+    await expect(doc).toMatchFileSnapshot('../docs/fault-matrix.md');
+  });
+});
