@@ -2,6 +2,11 @@ import type OpenAI from 'openai';
 import { type Actor, createActor, fromPromise, type InspectionEvent, type Observer } from 'xstate';
 import type { ZodType } from 'zod';
 import { DEFAULTS } from '../defaults.js';
+import {
+  type InspectionAttachment,
+  type InspectOption,
+  resolveInspection,
+} from '../inspector/stately-inspector.js';
 import { createOpenAIClient } from '../llm/openai-client.js';
 import type { RetryOptions } from '../llm/retry-policy.js';
 import { createCallLlm, type LlmActorOptions } from '../machines/actors/call-llm.js';
@@ -83,8 +88,15 @@ export interface AgentOptions<TOutput = unknown> extends SessionOptions {
   sessionId?: string;
   /** One log line per iteration and tool call: `true` for stderr, or a function. Also `DEBUG=agentloop`. */
   debug?: DebugOption;
-  /** XState inspection observer (for example `createBrowserInspector().inspect` or our inspector). */
-  inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  /**
+   * Watch the statechart: `true` (or options) attaches `@statelyai/inspect`'s WebSocket inspector with
+   * agentloop's sanitizers and serves the bridge page on 127.0.0.1:8080 (see docs/inspector.md); an
+   * inspector object or an XState inspection observer (such as the local inspector's
+   * `server.inspect`) is used as given.
+   */
+  inspect?: InspectOption | Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  /** Secrets inspectors never show, besides `apiKey` and `OPENAI_API_KEY` (tokens, passwords). */
+  secrets?: (string | RegExp)[];
   /** A persisted snapshot to restore instead of starting fresh (not with `session`: that restores from the store). */
   snapshot?: ReturnType<Actor<AgentMachine>['getPersistedSnapshot']>;
 }
@@ -134,6 +146,8 @@ export class Agent<TOutput = unknown> {
   readonly #outputSchema: ZodType<TOutput> | undefined;
   #turnWaiters: ((result: ExecutionResult<TOutput>) => void)[] = [];
   #ready: Promise<void>;
+  readonly #inspection: InspectionAttachment | undefined;
+  readonly #secrets: readonly string[];
   #actor: Actor<AgentMachine> | undefined;
   #stopped = false;
   readonly #persistence: SessionPersistence | undefined;
@@ -187,11 +201,15 @@ export class Agent<TOutput = unknown> {
     if (options.instructions) messages.push({ role: 'system', content: options.instructions });
     messages.push(...(options.contextMessages ?? []));
     const { toolTimeoutMs: _t, maxToolResultChars: _m, ...limits } = options.limits ?? {};
+    this.#secrets = [client.apiKey, options.apiKey, ...(options.secrets ?? [])].filter(
+      (s): s is string => typeof s === 'string' && s.length > 0 && s !== 'not-needed',
+    );
+    this.#inspection = resolveInspection(options.inspect, this.#secrets);
     const start = (snapshot: AgentOptions['snapshot'] | undefined): Promise<void> => {
       const actor = createActor(machine, {
         input: { ...(this.#sessionId ? { sessionId: this.#sessionId } : {}), messages, limits },
         ...(snapshot ? { snapshot } : {}),
-        ...(options.inspect ? { inspect: options.inspect } : {}),
+        ...(this.#inspection ? { inspect: this.#inspection.observer } : {}),
       });
       actor.on('*', (event) => {
         this.bus.publish(event);
@@ -285,6 +303,11 @@ export class Agent<TOutput = unknown> {
   /** The session id (also on every event). */
   get sessionId(): string {
     return this.#actor ? this.context.sessionId : (this.#sessionId ?? '');
+  }
+
+  /** Strings inspectors must never show: the API key and the `secrets` option. */
+  get inspectionSecrets(): readonly string[] {
+    return this.#secrets;
   }
 
   /** The current top-level state. */
@@ -418,6 +441,7 @@ export class Agent<TOutput = unknown> {
   stop(): void {
     this.#stopped = true;
     this.#actor?.stop();
+    this.#inspection?.stop();
   }
 
   /** The result of the last turn as it stands. */

@@ -1,0 +1,148 @@
+// The local inspector's WebSocket protocol, shared by the server (src/inspector) and the page
+// (inspector/src). inspector/src/protocol.ts is a copy of this file (a test keeps them equal).
+// Types only: nothing here runs.
+
+/** One state node of the chart, read from the machine definition. */
+export interface ChartNode {
+  /** e.g. `agent.Thinking`. */
+  id: string;
+  key: string;
+  /** Keys from the root, e.g. `['Thinking']`. */
+  path: string[];
+  type: 'atomic' | 'compound' | 'parallel' | 'final' | 'history';
+  /** Id of the initial child (compound states). */
+  initial?: string;
+  children: ChartNode[];
+  /** Ids of actors invoked while the state is active (e.g. `callLlm`). */
+  invoke: string[];
+  /** Events handled without leaving the state (actions only). */
+  internal: string[];
+  description?: string;
+}
+
+/** One transition with a target. */
+export interface ChartEdge {
+  source: string;
+  target: string;
+  /** The event type (`''` for eventless `always` transitions). */
+  event: string;
+  /** A short label, e.g. `done: callLlm`. */
+  label: string;
+  guard?: string;
+}
+
+/** The statechart as drawn by the page. */
+export interface ChartDefinition {
+  id: string;
+  root: ChartNode;
+  edges: ChartEdge[];
+}
+
+/** A row of the session list. */
+export interface SessionInfo {
+  id: string;
+  name: string;
+  /** The parent session (subagents are listed under it). */
+  parentId?: string;
+  /** An agent running in this process (approvals work); false for finished or saved sessions. */
+  live: boolean;
+  /** Where it comes from: `live` agents, or `saved` sessions read from disk. */
+  source: 'live' | 'saved';
+  /** The top-level state. */
+  state: string;
+  title?: string;
+  updatedAt?: string;
+}
+
+export interface TokenUsage {
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+}
+
+/** A call waiting for the user's decision. */
+export interface PendingApproval {
+  toolCallId: string;
+  name: string;
+  args: unknown;
+}
+
+/** What a session is doing now. */
+export interface SessionStatus {
+  /** The full state value (objects for sub-states). */
+  value: unknown;
+  /** The top-level state. */
+  state: string;
+  /** The actor's status: `active`, `done`, `error` or `stopped`. */
+  status: string;
+  turn: number;
+  iteration: number;
+  maxIterations: number;
+  pending: PendingApproval[];
+  turnUsage: TokenUsage;
+  totalUsage: TokenUsage;
+  terminateReason: string | null;
+  error: { message: string; code?: string } | null;
+  messageCount: number;
+}
+
+/** An agentloop bus event (sanitized): `type`, `sessionId`, `turn`, `iteration`, `timestamp` and its payload. */
+export interface BusEvent {
+  type: string;
+  sessionId: string;
+  turn: number;
+  iteration: number;
+  timestamp: number;
+  [key: string]: unknown;
+}
+
+/** An XState inspection event, sanitized, in the shape `@statelyai/inspect` sends. */
+export interface InspectionRecord {
+  type: '@xstate.actor' | '@xstate.event' | '@xstate.snapshot';
+  /** The actor's system session id (e.g. `x:0`). */
+  sessionId: string;
+  rootId: string;
+  parentId?: string;
+  sourceId?: string;
+  name?: string;
+  event?: unknown;
+  snapshot?: { status?: string; value?: unknown; context?: unknown };
+  /** Epoch ms at which the event happened. */
+  createdAt: number;
+}
+
+/** Everything about one session, sent when a page connects (or asks again). */
+export interface SessionSync {
+  info: SessionInfo;
+  status: SessionStatus;
+  /** The conversation as the model sees it (sanitized). */
+  messages: unknown[];
+  /** Bus events so far, oldest first (token chunks left out; the last `historyLimit`). */
+  events: BusEvent[];
+  /** Text streamed by the model call in progress. */
+  partial: string;
+}
+
+/** One entry of a batch. */
+export type BatchItem =
+  | { k: 'inspect'; session: string; event: InspectionRecord }
+  | { k: 'bus'; session: string; event: BusEvent }
+  /** Token chunks of the batch, joined. */
+  | { k: 'stream'; session: string; text: string }
+  /** Messages from index `from` on (the conversation is append-only). */
+  | { k: 'messages'; session: string; from: number; items: unknown[] }
+  | { k: 'status'; session: string; status: SessionStatus };
+
+/** Server to page. */
+export type ServerMessage =
+  | { t: 'hello'; version: 1; chart: ChartDefinition; sessions: SessionInfo[] }
+  | { t: 'sessions'; sessions: SessionInfo[] }
+  | { t: 'sync'; session: SessionSync }
+  | { t: 'batch'; items: BatchItem[] }
+  | { t: 'ack'; id: number; ok: boolean; error?: string };
+
+/** Page to server. */
+export type ClientMessage =
+  | { t: 'approve'; id: number; session: string; toolCallId: string }
+  | { t: 'reject'; id: number; session: string; toolCallId: string; reason?: string }
+  | { t: 'sync'; id: number; session: string };

@@ -1,0 +1,73 @@
+import type { SessionRecord, SessionStore } from '../session/session-store.js';
+import type { SavedSessionView } from './inspector-server.js';
+import type { Sanitizer } from './sanitize.js';
+import { eventsFromTranscript, type SnapshotLike, statusOf } from './session-view.js';
+
+/** A saved session as the inspector shows it: state and context from the snapshot, timeline from the transcript. */
+export async function savedSessionView(
+  store: SessionStore,
+  record: SessionRecord,
+  sanitize: Sanitizer,
+): Promise<SavedSessionView> {
+  const snapshot = (record.snapshot ?? {}) as Partial<SnapshotLike>;
+  const like: SnapshotLike = {
+    value: snapshot.value ?? record.state,
+    status: 'stopped',
+    context: snapshot.context ?? {},
+  };
+  let events: SavedSessionView['events'] = [];
+  try {
+    events = eventsFromTranscript(record.id, (await store.readTranscript(record.id)).entries);
+  } catch (error) {
+    events = [
+      {
+        type: 'error',
+        sessionId: record.id,
+        turn: 0,
+        iteration: 0,
+        timestamp: Date.parse(record.updatedAt) || 0,
+        message: `transcript unreadable: ${error instanceof Error ? error.message : String(error)}`,
+      },
+    ];
+  }
+  const info: SavedSessionView['info'] = {
+    id: record.id,
+    name: record.agentName ?? 'agent',
+    state: record.state,
+    updatedAt: record.updatedAt,
+  };
+  if (record.title) info.title = record.title;
+  const parentId = record.meta?.parentSessionId;
+  if (typeof parentId === 'string') info.parentId = parentId;
+  return {
+    info,
+    status: statusOf(like, sanitize),
+    messages: sanitize(like.context?.messages ?? []) as unknown[],
+    events: events.map((e) => sanitize(e) as SavedSessionView['events'][number]),
+  };
+}
+
+/**
+ * Every readable session of a store, newest first; unreadable ones are reported through `onError`
+ * and left out.
+ */
+export async function loadSavedSessions(
+  store: SessionStore,
+  sanitize: Sanitizer,
+  onError: (id: string, error: string) => void = () => {},
+): Promise<SavedSessionView[]> {
+  const views: SavedSessionView[] = [];
+  for (const row of await store.list()) {
+    if (row.error !== undefined) {
+      onError(row.id, row.error);
+      continue;
+    }
+    try {
+      const record = await store.load(row.id);
+      if (record) views.push(await savedSessionView(store, record, sanitize));
+    } catch (error) {
+      onError(row.id, error instanceof Error ? error.message : String(error));
+    }
+  }
+  return views;
+}

@@ -1,0 +1,189 @@
+import type { AnyEventObject, InspectionEvent, MachineContext, Observer } from 'xstate';
+import {
+  createSanitizer,
+  defaultSecrets,
+  isTokenChunkEvent,
+  type Sanitizer,
+  sanitizeAgentContext,
+} from './sanitize.js';
+import { DEFAULT_STATELY_PORT, type StatelyBridge, startStatelyBridge } from './stately-bridge.js';
+
+/** `inspect: { ... }` in `createAgent`: the Stately inspector over a WebSocket. */
+export interface StatelyInspectOptions {
+  /** Where the WebSocket inspector sends events (default `ws://127.0.0.1:8080`). */
+  url?: string;
+  /**
+   * Start the bridge page on the URL's port (default true), unless this process or another one
+   * already serves it. Open `http://127.0.0.1:<port>` to see the agent in the Stately inspector.
+   */
+  serve?: boolean;
+  /** More strings never to send (besides the agent's API key and `OPENAI_API_KEY`). */
+  secrets?: readonly string[];
+  /** Longer strings (message bodies, tool results) are cut to this many characters (default 300). */
+  maxStringChars?: number;
+  /** Called once the bridge page is served, with its address. */
+  onListening?: (pageUrl: string) => void;
+  /** Called when the inspector cannot start (default: a warning on stderr). */
+  onError?: (error: unknown) => void;
+}
+
+/** An inspector object from `@statelyai/inspect` (`createWebSocketInspector()`, `createSkyInspector()`, ...). */
+export interface InspectorLike {
+  inspect: Observer<InspectionEvent>;
+  stop?: () => void;
+}
+
+/** What `createAgent`'s `inspect` option takes. */
+export type InspectOption =
+  | boolean
+  | StatelyInspectOptions
+  | InspectorLike
+  | Observer<InspectionEvent>
+  | ((event: InspectionEvent) => void);
+
+/** An observer to give `createActor`, and how to let go of whatever it holds. */
+export interface InspectionAttachment {
+  observer: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  /** Closes what the attachment opened (nothing for observers given by the caller). */
+  stop(): void;
+}
+
+/**
+ * The options that make `@statelyai/inspect` safe for agentloop: `sanitizeContext` (messages reduced
+ * to a count and the last three, cut), `sanitizeEvent`, `serialize` (a final pass over the whole
+ * event, including child actors' inputs and outputs) and `filter` (no token-chunk events).
+ * Pass them to your own `createWebSocketInspector(...)` / `createSkyInspector(...)`.
+ */
+export function statelyInspectorOptions(
+  options: { secrets?: readonly (string | undefined)[]; maxStringChars?: number } = {},
+) {
+  const secrets = [...defaultSecrets(), ...(options.secrets ?? [])];
+  const sanitize: Sanitizer = createSanitizer({
+    secrets,
+    maxStringChars: options.maxStringChars ?? 300,
+    maxArrayItems: 50,
+  });
+  // The definition string is the machine's JSON: needed whole by the viewer; only redacted.
+  const sanitizeWhole: Sanitizer = createSanitizer({
+    secrets,
+    maxStringChars: options.maxStringChars ?? 300,
+    maxArrayItems: 50,
+    uncutKeys: ['definition'],
+  });
+  return {
+    sanitizeContext: (context: MachineContext): MachineContext =>
+      sanitizeAgentContext(context, sanitize) as MachineContext,
+    sanitizeEvent: (event: AnyEventObject): AnyEventObject => sanitize(event) as AnyEventObject,
+    serialize: <T>(event: T): T => sanitizeWhole(event) as T,
+    filter: (event: { type: string; event?: { type?: unknown } }): boolean =>
+      event.type === '@xstate.actor' || !isTokenChunkEvent(event.event),
+  };
+}
+
+/** Whether a raw XState inspection event is (or is caused by) a token chunk. */
+export function isTokenChunkInspection(event: InspectionEvent): boolean {
+  return (
+    (event.type === '@xstate.event' || event.type === '@xstate.snapshot') && isTokenChunkEvent(event.event)
+  );
+}
+
+/**
+ * Attaches `@statelyai/inspect`'s WebSocket inspector with agentloop's sanitizers. The package is
+ * loaded on first use; events that arrive meanwhile are held (up to 1000).
+ */
+export function createStatelyInspection(
+  options: StatelyInspectOptions & { agentSecrets?: readonly (string | undefined)[] } = {},
+): InspectionAttachment & { ready: Promise<void> } {
+  const url = options.url ?? `ws://127.0.0.1:${DEFAULT_STATELY_PORT}`;
+  let target: Observer<InspectionEvent> | undefined;
+  let inspector: { stop(): void } | undefined;
+  let bridge: StatelyBridge | undefined;
+  let stopped = false;
+  const held: InspectionEvent[] = [];
+
+  const ready = (async () => {
+    if (options.serve !== false) {
+      const port = Number(new URL(url).port || DEFAULT_STATELY_PORT);
+      bridge = await startStatelyBridge(port);
+      if (stopped) return void (await bridge.release());
+      options.onListening?.(bridge.pageUrl);
+    }
+    const { createWebSocketInspector } = await import('@statelyai/inspect');
+    if (stopped) return void (await bridge?.release());
+    const secrets = [...(options.agentSecrets ?? []), ...(options.secrets ?? [])];
+    const created = createWebSocketInspector({
+      url,
+      ...statelyInspectorOptions({
+        secrets,
+        ...(options.maxStringChars !== undefined ? { maxStringChars: options.maxStringChars } : {}),
+      }),
+    } as Parameters<typeof createWebSocketInspector>[0]);
+    inspector = created;
+    target = created.inspect;
+    for (const event of held.splice(0)) target.next?.(event);
+  })().catch((error) => {
+    if (options.onError) options.onError(error);
+    else process.stderr.write(`agentloop: the Stately inspector did not start: ${String(error)}\n`);
+  });
+
+  return {
+    observer: {
+      next(event) {
+        if (stopped || isTokenChunkInspection(event)) return;
+        if (target) target.next?.(event);
+        else if (held.length < 1000) held.push(event);
+      },
+    },
+    ready,
+    stop() {
+      if (stopped) return;
+      stopped = true;
+      // The inspector converts events on a timer: let the last ones (the final state) go out first.
+      setTimeout(() => {
+        inspector?.stop();
+        void bridge?.release();
+      }, 100);
+    },
+  };
+}
+
+function isObserverObject(value: object): value is Observer<InspectionEvent> {
+  return typeof (value as { next?: unknown }).next === 'function';
+}
+
+function isInspectorLike(value: object): value is InspectorLike {
+  const inspect = (value as { inspect?: unknown }).inspect;
+  return (
+    typeof inspect === 'object' &&
+    inspect !== null &&
+    typeof (inspect as { next?: unknown }).next === 'function'
+  );
+}
+
+/**
+ * Turns `createAgent`'s `inspect` option into an observer: `true` or options attach the Stately
+ * WebSocket inspector (sanitized); an inspector object or an observer is used as it is.
+ */
+export function resolveInspection(
+  option: InspectOption | undefined,
+  agentSecrets: readonly (string | undefined)[] = [],
+): InspectionAttachment | undefined {
+  if (option === undefined || option === false) return undefined;
+  if (option === true) return createStatelyInspection({ agentSecrets });
+  if (typeof option === 'function') return { observer: option, stop: () => {} };
+  if (isObserverObject(option)) return { observer: option, stop: () => {} };
+  if (isInspectorLike(option)) return { observer: option.inspect, stop: () => {} };
+  return createStatelyInspection({ ...option, agentSecrets });
+}
+
+/** One observer that forwards every inspection event to each of `observers`. */
+export function combineInspection(
+  ...observers: (Observer<InspectionEvent> | ((event: InspectionEvent) => void) | undefined)[]
+): (event: InspectionEvent) => void {
+  const fns = observers
+    .filter((o) => o !== undefined)
+    .map((o) => (typeof o === 'function' ? o : (event: InspectionEvent) => o.next?.(event)));
+  return (event) => {
+    for (const fn of fns) fn(event);
+  };
+}
