@@ -13,6 +13,7 @@ export {
   type LlmCallInput,
   type LlmCallOutput,
 } from './machines/actors/call-llm.js';
+export { composeToolHooks } from './machines/actors/compose-tool-hooks.js';
 export {
   createToolRunner,
   type RunToolsInput,
@@ -54,6 +55,14 @@ export {
   createAgent,
   type ExecutionResult,
 } from './session/agent.js';
+export {
+  type AuditFinishRecord,
+  type AuditLog,
+  type AuditLogOptions,
+  type AuditRecord,
+  type AuditStartRecord,
+  createAuditLog,
+} from './session/audit-log.js';
 export { AgentEventBus } from './session/event-bus.js';
 export { FileSessionStore, type FileSessionStoreOptions } from './session/file-session-store.js';
 export { MemorySessionStore } from './session/memory-session-store.js';
@@ -62,6 +71,14 @@ export {
   type SessionOptions,
   SessionPersistence,
 } from './session/persistent-session.js';
+export {
+  createRedactor,
+  DEFAULT_SECRET_PATTERNS,
+  REDACTED,
+  type Redactor,
+  type RedactorOptions,
+  type StreamRedactor,
+} from './session/redact.js';
 export {
   createSessionId,
   REST_STATES,

@@ -10,6 +10,7 @@ import {
 import { createOpenAIClient } from '../llm/openai-client.js';
 import type { RetryOptions } from '../llm/retry-policy.js';
 import { createCallLlm, type LlmActorOptions } from '../machines/actors/call-llm.js';
+import { composeToolHooks } from '../machines/actors/compose-tool-hooks.js';
 import { createToolRunner, type ToolRunHooks } from '../machines/actors/run-tools.js';
 import type { AgentContext, AgentLimits } from '../machines/agent-context.js';
 import { type AgentMachine, agentMachine, type InitializeOutput } from '../machines/agent-machine.js';
@@ -26,13 +27,16 @@ import type { Tool } from '../tools/define-tool.js';
 import { loopControlTools } from '../tools/loop-control-tools.js';
 import type { ApprovalPolicy } from '../tools/tool-call.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
+import { type AuditLog, createAuditLog } from './audit-log.js';
 import { attachDebugLog, type DebugOption, debugFromEnv } from './debug-log.js';
 import { AgentEventBus } from './event-bus.js';
+import { createEventRedaction } from './event-redaction.js';
 import {
   type PersistenceErrorHandler,
   type SessionOptions,
   SessionPersistence,
 } from './persistent-session.js';
+import { createRedactor, type Redactor } from './redact.js';
 import type { SessionRecord, SessionStore } from './session-store.js';
 import type { RestoreReport } from './transcript-replay.js';
 
@@ -82,6 +86,11 @@ export interface AgentOptions<TOutput = unknown> extends SessionOptions {
   prepareMessages?: LlmActorOptions['prepareMessages'];
   /** Hooks around each tool call (persistence). */
   toolHooks?: ToolRunHooks;
+  /**
+   * A JSONL audit trail of tool calls, one record before each call runs and one after it returns
+   * (`createAuditLog`): a file path (redacted with this agent's redactor) or a log you made.
+   */
+  auditLog?: string | AuditLog;
   /** Validates the final response (parsed as JSON) into `result.output`. */
   outputSchema?: ZodType<TOutput>;
   /** Session id (default: a random UUID). */
@@ -143,6 +152,8 @@ export class Agent<TOutput = unknown> {
   readonly registry: ToolRegistry;
   /** Tool names the user approved for the whole session. */
   readonly alwaysAllowed = new Set<string>();
+  /** Replaces the API key, `OPENAI_API_KEY` and the `secrets` option in text and values (transcript writers use it). */
+  readonly redactor: Redactor;
   readonly #outputSchema: ZodType<TOutput> | undefined;
   #turnWaiters: ((result: ExecutionResult<TOutput>) => void)[] = [];
   #ready: Promise<void>;
@@ -155,6 +166,14 @@ export class Agent<TOutput = unknown> {
 
   constructor(options: AgentOptions<TOutput>) {
     const client = createOpenAIClient(options);
+    this.redactor = createRedactor({
+      knownSecrets: [client.apiKey, options.apiKey],
+      ...(options.secrets ? { secrets: options.secrets } : {}),
+    });
+    const audit =
+      typeof options.auditLog === 'string'
+        ? createAuditLog({ file: options.auditLog, redact: this.redactor })
+        : options.auditLog;
     const tools = [...(options.tools ?? []), ...(options.loopControlTools === false ? [] : loopControlTools)];
     this.registry = new ToolRegistry(tools);
     this.#persistence = createPersistence(options, this.registry, (error, what) =>
@@ -193,7 +212,10 @@ export class Agent<TOutput = unknown> {
           ...(options.limits?.maxToolResultChars !== undefined
             ? { maxResultChars: options.limits.maxToolResultChars }
             : {}),
-          ...(this.#persistence ? this.#persistence.hooks(options.toolHooks) : options.toolHooks),
+          ...composeToolHooks(
+            this.#persistence ? this.#persistence.hooks(options.toolHooks) : options.toolHooks,
+            audit,
+          ),
         }),
       },
     });
@@ -211,8 +233,9 @@ export class Agent<TOutput = unknown> {
         ...(snapshot ? { snapshot } : {}),
         ...(this.#inspection ? { inspect: this.#inspection.observer } : {}),
       });
+      const publish = createEventRedaction(this.redactor, (event) => this.bus.publish(event));
       actor.on('*', (event) => {
-        this.bus.publish(event);
+        publish(event);
         if (event.type === 'turn_end') this.#settleTurn();
       });
       this.#actor = actor;
@@ -239,7 +262,7 @@ export class Agent<TOutput = unknown> {
       // A restored snapshot is already past Initializing: no change will come to say so.
       return actor.getSnapshot().matches('Initializing') ? ready : Promise.resolve();
     };
-    attachDebugLog(this.bus, options.debug ?? debugFromEnv());
+    attachDebugLog(this.bus, options.debug ?? debugFromEnv(), this.redactor.redact);
     const persistence = this.#persistence;
     if (!persistence) {
       this.#ready = start(options.snapshot);
