@@ -1,0 +1,196 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { type AgentEvent, createAgent, createRedactor, defineTool, REDACTED } from '../src/index.js';
+import { startScriptedServer } from '../src/testing/index.js';
+
+const API_KEY = 'sk-proj-Zq4v9TcXw2LmN8bYr6HsK1fJ3dGpQ0aE';
+const ENV_KEY = 'sk-envkey-7Hn2Qx9LmW4vBz8KcY1tR5pD';
+const PASSWORD = 'correct horse battery';
+const TOKEN = 'tok_a1b2c3d4e5';
+
+describe('createRedactor', () => {
+  const redactor = createRedactor({
+    knownSecrets: [API_KEY, 'short', 'not-needed', undefined],
+    secrets: [PASSWORD, /tok_[a-z0-9]{10}/],
+    env: { OPENAI_API_KEY: ENV_KEY },
+  });
+
+  it('replaces known keys, the env key, configured strings and patterns, and default patterns', () => {
+    const text = `key ${API_KEY}, env ${ENV_KEY}, pw ${PASSWORD}, ${TOKEN}, Authorization: Bearer abc.DEF-123_xyz, other sk-${'x'.repeat(24)}`;
+    const out = redactor.redact(text);
+    for (const secret of [API_KEY, ENV_KEY, PASSWORD, TOKEN, 'abc.DEF-123_xyz', 'x'.repeat(24)]) {
+      expect(out).not.toContain(secret);
+    }
+    expect(out).toBe(
+      `key ${REDACTED}, env ${REDACTED}, pw ${REDACTED}, ${REDACTED}, Authorization: ${REDACTED}, other ${REDACTED}`,
+    );
+  });
+
+  it('ignores short and placeholder known secrets, and leaves clean text and values untouched', () => {
+    expect(redactor.redact('a short note, not-needed here')).toBe('a short note, not-needed here');
+    const value = { a: ['plain', { b: 1 }], c: null };
+    expect(redactor.redactValue(value)).toBe(value);
+  });
+
+  it('redacts deep inside values without touching the original', () => {
+    const value = { args: { headers: [`Bearer ${API_KEY}`] }, n: 1, error: new Error(`bad key ${API_KEY}`) };
+    const out = redactor.redactValue(value);
+    expect(JSON.stringify(out)).not.toContain(API_KEY);
+    expect((out.error as Error).message).toBe(`bad key ${REDACTED}`);
+    expect(value.args.headers[0]).toContain(API_KEY);
+  });
+
+  it('catches a secret split across stream deltas, whatever the split (property)', () => {
+    const words = fc.constantFrom(
+      'hello',
+      'the',
+      'key:',
+      API_KEY,
+      ENV_KEY,
+      PASSWORD,
+      TOKEN,
+      `Bearer ${'q'.repeat(12)}`,
+      'sk-',
+      'Bearer',
+      'tok_',
+      'correct',
+    );
+    fc.assert(
+      fc.property(
+        fc.array(words, { minLength: 1, maxLength: 12 }),
+        fc.array(fc.integer({ min: 1, max: 9 }), { minLength: 1, maxLength: 40 }),
+        (parts, sizes) => {
+          const text = parts.join(' ');
+          const stream = redactor.stream();
+          const shown: string[] = [];
+          let at = 0;
+          for (let i = 0; at < text.length; i++) {
+            const size = sizes[i % sizes.length]!;
+            shown.push(stream.push(text.slice(at, at + size)));
+            at += size;
+          }
+          shown.push(stream.flush());
+          const joined = shown.join('');
+          expect(joined).toBe(redactor.redact(text));
+          for (const secret of [API_KEY, ENV_KEY, PASSWORD, TOKEN, 'q'.repeat(12)]) {
+            expect(joined).not.toContain(secret);
+            for (const piece of shown) expect(piece).not.toContain(secret);
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('holds back no more than the last two words of ordinary text', () => {
+    const stream = createRedactor({ env: false }).stream();
+    expect(stream.push('one two three four')).toBe('one two ');
+    expect(stream.push(' five')).toBe('three ');
+    expect(stream.flush()).toBe('four five');
+  });
+});
+
+describe('no secret reaches an event, a debug line or the audit log', () => {
+  const dirs: string[] = [];
+  const saved = process.env.OPENAI_API_KEY;
+  afterEach(async () => {
+    if (saved === undefined) delete process.env.OPENAI_API_KEY;
+    else process.env.OPENAI_API_KEY = saved;
+    await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
+  });
+
+  for (const stream of [true, false]) {
+    it(`with a tool that echoes the key and a model that says it (${stream ? 'streaming' : 'non-streaming'})`, async () => {
+      process.env.OPENAI_API_KEY = ENV_KEY;
+      const dir = await mkdtemp(join(tmpdir(), 'agentloop-redact-'));
+      dirs.push(dir);
+      const auditFile = join(dir, 'audit.jsonl');
+      const revealKey = defineTool({
+        name: 'reveal_key',
+        description: 'returns the configuration, secrets included',
+        parameters: z.object({ which: z.string() }),
+        execute: ({ which }) => ({ which, apiKey: API_KEY, env: process.env.OPENAI_API_KEY, pw: PASSWORD }),
+      });
+      const failing = defineTool({
+        name: 'login',
+        description: 'fails, quoting its token',
+        parameters: z.object({ token: z.string() }),
+        execute: ({ token }) => {
+          throw new Error(`login refused for token ${token} (key ${API_KEY})`);
+        },
+      });
+      const server = await startScriptedServer({
+        scenario: {
+          turns: [
+            {
+              content: `Sure. Your key is ${API_KEY} and the password is ${PASSWORD}.`,
+              chunkSize: 3,
+              toolCalls: [
+                { name: 'reveal_key', arguments: { which: API_KEY } },
+                { name: 'login', arguments: { token: TOKEN } },
+              ],
+            },
+            {
+              error: { status: 429, message: `Rate limit reached for key ${API_KEY}` },
+              times: 1,
+              content: `Done: env key ${ENV_KEY}, header Bearer ${'z'.repeat(16)}, token ${TOKEN}.`,
+              chunkSize: 5,
+            },
+            { error: { status: 401, message: `Incorrect API key provided: ${API_KEY}` } },
+          ],
+        },
+      });
+      const lines: string[] = [];
+      const agent = createAgent({
+        baseURL: server.url,
+        apiKey: API_KEY,
+        stream,
+        tools: [revealKey, failing],
+        secrets: [PASSWORD, /tok_[a-z0-9]{10}/],
+        retry: { baseDelayMs: 1, maxDelayMs: 2 },
+        auditLog: auditFile,
+        debug: (line) => lines.push(line),
+      });
+      const events: AgentEvent[] = [];
+      agent.on('*', (e) => events.push(e));
+      try {
+        const first = await agent.send(`my key is ${API_KEY}, what is it?`);
+        expect(first.terminateReason).toBe('completed');
+        const second = await agent.send('again');
+        expect(second.terminateReason).toBe('error');
+      } finally {
+        agent.stop();
+        await server.close();
+      }
+
+      // The secrets did flow through the conversation (the test would prove nothing otherwise)...
+      const sent = JSON.stringify(server.requests);
+      for (const secret of [API_KEY, ENV_KEY, PASSWORD, TOKEN]) expect(sent).toContain(secret);
+      expect(events.some((e) => e.type === 'retry')).toBe(true);
+      expect(events.some((e) => e.type === 'error')).toBe(true);
+      // ...but none reached an event, a debug line or the audit log.
+      const audit = await readFile(auditFile, 'utf8');
+      const outputs = { events: JSON.stringify(events), debug: lines.join('\n'), audit };
+      for (const [where, text] of Object.entries(outputs)) {
+        for (const secret of [API_KEY, ENV_KEY, PASSWORD, TOKEN, 'z'.repeat(16)]) {
+          expect(text.includes(secret), `${where} holds ${secret}`).toBe(false);
+        }
+        expect(text, where).toContain(REDACTED);
+      }
+      // The UI still gets the whole answer, redacted, in order.
+      if (stream) {
+        const firstTurn = events.filter(
+          (e) => e.type === 'content_chunk' && e.turn === 1 && e.iteration === 1,
+        );
+        expect(firstTurn.map((e) => (e as AgentEvent<'content_chunk'>).delta).join('')).toBe(
+          `Sure. Your key is ${REDACTED} and the password is ${REDACTED}.`,
+        );
+      }
+      expect(agent.redactor.redact(`x ${API_KEY}`)).toBe(`x ${REDACTED}`);
+    });
+  }
+});
