@@ -37,6 +37,15 @@ export function createEventPrinter(out: PrintTarget, options: { states?: boolean
         out.write(event.delta);
         midLine = !event.delta.endsWith('\n');
         break;
+      case 'retry': {
+        const what = event.status === undefined ? event.kind : `${event.kind} ${event.status}`;
+        line(
+          pc.yellow(
+            `↻ model call failed (${what}); attempt ${event.attempt + 1} of ${event.maxAttempts} in ${event.delayMs} ms`,
+          ),
+        );
+        break;
+      }
       case 'stream_reset':
         line(pc.yellow(`↺ stream discarded (${event.reason}, attempt ${event.attempt})`));
         break;
