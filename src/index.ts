@@ -2,6 +2,21 @@
 
 export * from './bundle/index.js';
 export { DEFAULTS } from './defaults.js';
+export {
+  type InspectorServer,
+  type InspectorServerOptions,
+  type SavedSessionView,
+  startInspectorServer,
+} from './inspector/inspector-server.js';
+export { machineChart } from './inspector/machine-graph.js';
+export { createSanitizer, type SanitizeOptions, type Sanitizer } from './inspector/sanitize.js';
+export { loadSavedSessions, savedSessionView } from './inspector/saved-sessions.js';
+export { type StatelyBridge, startStatelyBridge } from './inspector/stately-bridge.js';
+export {
+  type InspectOption,
+  type StatelyInspectOptions,
+  statelyInspectorOptions,
+} from './inspector/stately-inspector.js';
 export { type ClassifiedError, classifyLlmError, type LlmErrorKind } from './llm/error-classification.js';
 export { type ClientOptions, createOpenAIClient } from './llm/openai-client.js';
 export { LlmCallError, type RetryOptions, type RetryPolicy, withRetry } from './llm/retry-policy.js';
@@ -56,6 +71,13 @@ export {
   type ExecutionResult,
 } from './session/agent.js';
 export {
+  type AgentDefinition,
+  defineAgent,
+  renderInstructions,
+  toAgentOptions,
+} from './session/agent-definition.js';
+export { AgentRegistry } from './session/agent-registry.js';
+export {
   type AuditFinishRecord,
   type AuditLog,
   type AuditLogOptions,
@@ -90,6 +112,7 @@ export {
   SessionStoreError,
   type SessionSummary,
 } from './session/session-store.js';
+export { type SubagentOptions, subagentTool } from './session/subagent-tool.js';
 export {
   type ResumeDecision,
   resumeDecisions,
@@ -127,3 +150,4 @@ export {
   type ToolResult,
 } from './tools/tool-call.js';
 export { ToolRegistry } from './tools/tool-registry.js';
+export { parseXmlToolCalls, toXmlRequestMessages, xmlToolInstructions } from './tools/xml-tool-protocol.js';

@@ -1,0 +1,102 @@
+import { type ZodObject, type ZodRawShape, type ZodType, z } from 'zod';
+import type { AgentLimits } from '../machines/agent-context.js';
+import type { Message } from '../machines/emitted-events.js';
+import type { Tool } from '../tools/define-tool.js';
+import type { AgentOptions } from './agent.js';
+
+/**
+ * An agent as a typed value: what it is told, which model and tools it uses, what it takes and what it
+ * returns. `createAgent(toAgentOptions(definition, inputs, runtime))` runs it; a BMAD agent file
+ * compiles into the same fields (`instructions`, `contextMessages`, `tools`).
+ */
+export interface AgentDefinition<TInput extends ZodRawShape = ZodRawShape, TOutput = unknown> {
+  /** Unique name: letters, digits, `_` and `-` (it can become a tool name). */
+  name: string;
+  description: string;
+  /** The system prompt; `${name}` placeholders are filled from the inputs. */
+  instructions: string;
+  /** More leading messages (critical-action context). */
+  contextMessages?: Message[];
+  model?: string;
+  limits?: Partial<AgentLimits>;
+  tools?: Tool[];
+  /** The inputs the agent takes (validated before it starts; they fill `${...}` in the instructions). */
+  inputSchema?: ZodObject<TInput>;
+  /** The shape of its final answer (JSON), validated into `result.output`. */
+  outputSchema?: ZodType<TOutput>;
+}
+
+const NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+const PLACEHOLDER = /\$\{([a-zA-Z_][a-zA-Z0-9_]*)\}/g;
+
+/** Checks a definition once, when it is made: the name, duplicate tools, and every placeholder declared as an input. */
+export function defineAgent<TInput extends ZodRawShape = ZodRawShape, TOutput = unknown>(
+  definition: AgentDefinition<TInput, TOutput>,
+): AgentDefinition<TInput, TOutput> {
+  if (!NAME.test(definition.name)) {
+    throw new Error(
+      `defineAgent: invalid agent name ${JSON.stringify(definition.name)} (letters, digits, _ and -)`,
+    );
+  }
+  const seen = new Set<string>();
+  for (const tool of definition.tools ?? []) {
+    if (seen.has(tool.name))
+      throw new Error(`defineAgent(${definition.name}): duplicate tool "${tool.name}"`);
+    seen.add(tool.name);
+  }
+  const declared = new Set(Object.keys(definition.inputSchema?.shape ?? {}));
+  for (const [, key] of definition.instructions.matchAll(PLACEHOLDER)) {
+    if (!declared.has(key!)) {
+      throw new Error(
+        `defineAgent(${definition.name}): instructions use \${${key}} but inputSchema has no "${key}"`,
+      );
+    }
+  }
+  return definition;
+}
+
+/** Validates the inputs and fills the instructions' `${...}` placeholders. Errors name the agent and the key. */
+export function renderInstructions<TInput extends ZodRawShape>(
+  definition: AgentDefinition<TInput, unknown>,
+  inputs: Record<string, unknown> = {},
+): string {
+  let values: Record<string, unknown> = inputs;
+  if (definition.inputSchema) {
+    const parsed = definition.inputSchema.safeParse(inputs);
+    if (!parsed.success) {
+      const issues = parsed.error.issues
+        .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)
+        .join('; ');
+      throw new Error(`agent ${definition.name}: invalid inputs: ${issues}`);
+    }
+    values = parsed.data as Record<string, unknown>;
+  }
+  return definition.instructions.replace(PLACEHOLDER, (_, key: string) => {
+    const value = values[key];
+    if (value === undefined) throw new Error(`agent ${definition.name}: no value for \${${key}}`);
+    return typeof value === 'string' ? value : JSON.stringify(value);
+  });
+}
+
+/** The `createAgent` options that run a definition with these inputs, plus runtime options (model server, events). */
+export function toAgentOptions<TInput extends ZodRawShape, TOutput>(
+  definition: AgentDefinition<TInput, TOutput>,
+  inputs: Record<string, unknown> = {},
+  runtime: Omit<AgentOptions<TOutput>, 'instructions' | 'tools' | 'outputSchema'> = {},
+): AgentOptions<TOutput> {
+  const options: AgentOptions<TOutput> = {
+    ...runtime,
+    name: definition.name,
+    instructions: renderInstructions(definition, inputs),
+    tools: definition.tools ?? [],
+    contextMessages: [...(definition.contextMessages ?? []), ...(runtime.contextMessages ?? [])],
+    limits: { ...definition.limits, ...runtime.limits },
+  };
+  const model = runtime.model ?? definition.model;
+  if (model !== undefined) options.model = model;
+  if (definition.outputSchema) options.outputSchema = definition.outputSchema;
+  return options;
+}
+
+/** A schema that accepts anything, for agents without an input schema. */
+export const noInputs = z.object({});
