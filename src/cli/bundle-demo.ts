@@ -2,8 +2,9 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pc from 'picocolors';
+import type { InspectionEvent } from 'xstate';
 import { loadBundleAgent } from '../bundle/bundle-agent.js';
-import { createAgent } from '../session/agent.js';
+import { type Agent, createAgent } from '../session/agent.js';
 import type { Scenario } from '../testing/scenario.js';
 import type { CommandIo } from './command-io.js';
 import { createEventPrinter } from './event-printer.js';
@@ -95,14 +96,30 @@ export const bundleDemoUserLines = [
   "Support agents and their team leads. Let's stop here: please save a draft of what we have.",
 ];
 
+/** How the demo's inspector watches the bundle agent (see `agentloop demo --inspector-port`). */
+export interface BundleDemoWatch {
+  /** Milliseconds the scripted model waits before each answer. */
+  latencyMs?: number;
+  inspectFor?: (apiKey: string | undefined) => ((event: InspectionEvent) => void) | undefined;
+  /** Shows the agent; returns what to call after it stops. */
+  attach?: (agent: Agent<unknown>, name: string) => () => void;
+}
+
 /**
  * The bundle part of the demo: the example bundle's intake facilitator runs `*intake-workflow` in a
  * temporary project folder. Only config.yaml is read at start; the workflow loads when the model calls
  * `execute_workflow`; the document is written by `save_output`.
  */
-export async function runBundleDemo(io: CommandIo, bundleRoot: string): Promise<boolean> {
+export async function runBundleDemo(
+  io: CommandIo,
+  bundleRoot: string,
+  watch: BundleDemoWatch = {},
+): Promise<boolean> {
   const projectRoot = await mkdtemp(path.join(tmpdir(), 'agentloop-demo-'));
-  const connection = await connectModel({}, bundleDemoScenario);
+  const connection = await connectModel(
+    {},
+    watch.latencyMs ? { ...bundleDemoScenario, latencyMs: watch.latencyMs } : bundleDemoScenario,
+  );
   try {
     const bundleAgent = await loadBundleAgent({
       bundleRoot,
@@ -122,7 +139,9 @@ export async function runBundleDemo(io: CommandIo, bundleRoot: string): Promise<
       instructions: bundleAgent.instructions,
       contextMessages: bundleAgent.contextMessages,
       tools: bundleAgent.tools,
+      inspect: watch.inspectFor?.(connection.apiKey),
     });
+    const detach = watch.attach?.(agent as Agent<unknown>, bundleAgent.name);
     agent.on('*', createEventPrinter({ write: (s) => io.stdout(s) }, { states: false }));
     let ok = true;
     for (const line of bundleDemoUserLines) {
@@ -131,6 +150,7 @@ export async function runBundleDemo(io: CommandIo, bundleRoot: string): Promise<
       ok &&= result.terminateReason === 'completed' || result.terminateReason === 'question';
     }
     agent.stop();
+    detach?.();
     const saved = agent.messages
       .filter((m) => m.role === 'tool')
       .map((m) => /"path":"([^"]+)"/.exec(String(m.content))?.[1])

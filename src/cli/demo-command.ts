@@ -1,10 +1,12 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import pc from 'picocolors';
 import { createAgent } from '../session/agent.js';
 import { runBundleDemo } from './bundle-demo.js';
 import type { CommandIo } from './command-io.js';
 import { createEventPrinter } from './event-printer.js';
+import { INSPECTOR_FLAGS, INSPECTOR_USAGE, startCliInspection } from './inspector-flags.js';
 import { connectModel } from './model-connection.js';
 import { notesDemoQuestion, notesDemoScenario, notesTools } from './notes-demo.js';
 
@@ -16,10 +18,39 @@ export const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.u
  * `examples/notes`; then the example bundle's facilitator runs `*intake-workflow` and saves a document.
  * Every event is printed as it happens. Runs on the scripted model unless OPENAI_API_KEY is set.
  */
-export async function runDemoCommand(_args: string[], io: CommandIo): Promise<number> {
-  const connection = await connectModel({}, notesDemoScenario);
+export async function runDemoCommand(args: string[], io: CommandIo): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: { ...INSPECTOR_FLAGS, help: { type: 'boolean', short: 'h' } },
+  });
+  if (values.help) {
+    io.stdout(`Usage: agentloop demo [options]\n${INSPECTOR_USAGE}`);
+    return 0;
+  }
+  const inspection = await startCliInspection(values, io);
+  try {
+    const code = await runDemo(io, inspection);
+    await inspection.holdOpen();
+    return code;
+  } finally {
+    await inspection.close();
+  }
+}
+
+async function runDemo(
+  io: CommandIo,
+  inspection: Awaited<ReturnType<typeof startCliInspection>>,
+): Promise<number> {
+  const page = inspection.server !== undefined;
+  // With the inspector page, the scripted model takes its time (so each state can be seen) and
+  // reading a note needs the user's approval, given in the page.
+  const connection = await connectModel(
+    {},
+    page ? { ...notesDemoScenario, latencyMs: 900 } : notesDemoScenario,
+  );
   const out = { write: (s: string) => io.stdout(s) };
   try {
+    await inspection.waitForPage();
     io.stdout(pc.bold(`agentloop demo: ${connection.description}\n`));
     io.stdout(pc.bold('Part 1: an agent with three file tools over examples/notes\n\n'));
     const notesRoot = path.join(packageRoot, 'examples', 'notes');
@@ -32,8 +63,15 @@ export async function runDemoCommand(_args: string[], io: CommandIo): Promise<nu
         'everything you cite. Answer in a short paragraph.',
       tools: notesTools(notesRoot),
       loopControlTools: false,
+      inspect: inspection.inspectFor(connection.apiKey),
+      ...(page ? { approval: (call: { name: string }) => call.name === 'read_note' || undefined } : {}),
     });
+    const detach = inspection.attach(agent, { name: 'notes agent', title: notesDemoQuestion });
     agent.on('*', createEventPrinter(out));
+    if (page)
+      agent.on('approval_requested', () =>
+        io.stdout(pc.magenta('  (approve or reject it in the inspector page)\n')),
+      );
     io.stdout(`${pc.bold('you:')} ${notesDemoQuestion}\n`);
     const result = await agent.send(notesDemoQuestion);
     io.stdout(
@@ -41,6 +79,7 @@ export async function runDemoCommand(_args: string[], io: CommandIo): Promise<nu
         `${result.messages.length} messages, ${result.usage.totalTokens} tokens\n`,
     );
     agent.stop();
+    detach();
     if (!result.success) return 1;
   } finally {
     await connection.close();
@@ -48,6 +87,10 @@ export async function runDemoCommand(_args: string[], io: CommandIo): Promise<nu
   io.stdout(
     pc.bold('\nPart 2: a BMAD bundle agent (bundles/requirements-workflow), files loaded only on demand\n'),
   );
-  const ok = await runBundleDemo(io, path.join(packageRoot, 'bundles', 'requirements-workflow'));
+  const ok = await runBundleDemo(io, path.join(packageRoot, 'bundles', 'requirements-workflow'), {
+    latencyMs: page ? 600 : 0,
+    inspectFor: (apiKey) => inspection.inspectFor(apiKey),
+    attach: (agent, name) => inspection.attach(agent, { name }),
+  });
   return ok ? 0 : 1;
 }

@@ -3,6 +3,7 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { CommandIo } from './command-io.js';
 import { runDemoCommand } from './demo-command.js';
+import { runInspectCommand } from './inspect-command.js';
 import { runRunCommand } from './run-command.js';
 import { runValidateCommand } from './validate-command.js';
 
@@ -13,7 +14,11 @@ Usage:
   agentloop run --bundle <root> --agent <id> [--json] "<message>"
                                          one turn with a bundle agent
   agentloop validate <root> [--json]     check a bundle or an installed BMAD tree
+  agentloop inspect [--dir <dir>]        the inspector page for sessions saved on disk
   agentloop help                         this text
+
+Inspector options (demo, run): --inspector-port <port> serves the local inspector page;
+  --inspect sends the statechart to the Stately inspector (http://127.0.0.1:8080).
 
 Model options (run): --base-url <url> --model <id> --api-key <key> --scenario <file>
   Without them, OPENAI_BASE_URL / OPENAI_API_KEY / OPENAI_MODEL are used.
@@ -25,6 +30,7 @@ const COMMANDS: Record<string, Command> = {
   demo: runDemoCommand,
   run: runRunCommand,
   validate: runValidateCommand,
+  inspect: runInspectCommand,
 };
 
 /** Runs the CLI with `argv` (without node and the script) and returns the exit code. */

@@ -3,6 +3,7 @@ import { loadBundleAgent } from '../bundle/bundle-agent.js';
 import { createAgent } from '../session/agent.js';
 import type { CommandIo } from './command-io.js';
 import { createEventPrinter } from './event-printer.js';
+import { INSPECTOR_FLAGS, INSPECTOR_USAGE, startCliInspection } from './inspector-flags.js';
 import { connectModel } from './model-connection.js';
 
 const USAGE = `Usage: agentloop run --bundle <root> --agent <id-or-name> [options] "<message>"
@@ -11,7 +12,7 @@ const USAGE = `Usage: agentloop run --bundle <root> --agent <id-or-name> [option
   --json              print the ExecutionResult as JSON on stdout (events go to stderr)
   --yes               approve every tool call that asks for approval
   --base-url <url> --model <id> --api-key <key> --scenario <file>
-`;
+${INSPECTOR_USAGE}`;
 
 /** `agentloop run`: one turn with a bundle agent, events printed as they happen. */
 export async function runRunCommand(args: string[], io: CommandIo): Promise<number> {
@@ -30,6 +31,7 @@ export async function runRunCommand(args: string[], io: CommandIo): Promise<numb
       'api-key': { type: 'string' },
       scenario: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
+      ...INSPECTOR_FLAGS,
     },
   });
   if (values.help) {
@@ -54,8 +56,10 @@ export async function runRunCommand(args: string[], io: CommandIo): Promise<numb
     scenario: values.scenario,
   });
   const print = values.json ? io.stderr : io.stdout;
+  const inspection = await startCliInspection(values, io);
   try {
     const agent = createAgent({
+      inspect: inspection.inspectFor(connection.apiKey),
       name: bundleAgent.name,
       baseURL: connection.baseURL,
       apiKey: connection.apiKey,
@@ -64,19 +68,25 @@ export async function runRunCommand(args: string[], io: CommandIo): Promise<numb
       contextMessages: bundleAgent.contextMessages,
       tools: bundleAgent.tools,
     });
+    const detach = inspection.attach(agent, { name: bundleAgent.name, title: message });
     agent.on('*', createEventPrinter({ write: print }, { states: false }));
     agent.on('approval_requested', (event) => {
       for (const call of event.pending) {
         if (values.yes) agent.approve(call.toolCallId);
+        // With the inspector page open, the user answers there.
+        else if (inspection.server) print(`  (approve or reject ${call.name} in ${inspection.server.url})\n`);
         else agent.reject(call.toolCallId, 'non-interactive run without --yes');
       }
     });
     const result = await agent.send(message);
     agent.stop();
+    detach();
     if (values.json) io.stdout(`${JSON.stringify(result, null, 2)}\n`);
     else print(`\n${result.response}\n`);
+    await inspection.holdOpen();
     return result.terminateReason === 'error' ? 1 : 0;
   } finally {
     await connection.close();
+    await inspection.close();
   }
 }

@@ -95,7 +95,8 @@ export function createSanitizer(options: SanitizeOptions = {}): Sanitizer {
       const out: Record<string, unknown> = {};
       for (const [k, v] of Object.entries(value)) {
         const clean = visit(v, depth + 1, seen, k);
-        if (clean !== undefined) out[k] = clean;
+        // Keys are data too (e.g. a map keyed by tool name and arguments).
+        if (clean !== undefined) out[cutString(redact(k), max)] = clean;
       }
       return out;
     } finally {

@@ -1,0 +1,88 @@
+import { parseArgs } from 'node:util';
+import { startInspectorServer } from '../inspector/inspector-server.js';
+import { createSanitizer, defaultSecrets } from '../inspector/sanitize.js';
+import { savedSessionView } from '../inspector/saved-sessions.js';
+import { FileSessionStore } from '../session/file-session-store.js';
+import type { CommandIo } from './command-io.js';
+
+const USAGE = `Usage: agentloop inspect [options]
+  Serves the inspector page for the sessions saved on disk (read-only; new saves appear as they land).
+  --dir <dir>               the sessions folder (default: $AGENTLOOP_HOME/sessions or ./.agentloop/sessions)
+  --project <dir>           use <dir>/.agentloop/sessions
+  --inspector-port <port>   port on 127.0.0.1 (default 4777; 0: any free port)
+  --poll <ms>               how often the folder is checked for new saves (default 2000; 0: never)
+`;
+
+/** `agentloop inspect`: the inspector page over saved sessions, until Ctrl-C (or `signal`). */
+export async function runInspectCommand(
+  args: string[],
+  io: CommandIo,
+  signal?: AbortSignal,
+): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      dir: { type: 'string' },
+      project: { type: 'string' },
+      'inspector-port': { type: 'string', default: '4777' },
+      poll: { type: 'string', default: '2000' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) {
+    io.stdout(USAGE);
+    return 0;
+  }
+  const port = Number(values['inspector-port']);
+  const pollMs = Number(values.poll);
+  if (!Number.isInteger(port) || port < 0 || port > 65535 || !Number.isFinite(pollMs) || pollMs < 0) {
+    io.stderr(USAGE);
+    return 2;
+  }
+  const store = new FileSessionStore({
+    ...(values.dir ? { dir: values.dir } : {}),
+    ...(values.project ? { projectRoot: values.project } : {}),
+    fsync: false,
+  });
+  const sanitize = createSanitizer({ secrets: defaultSecrets(), maxStringChars: 8000 });
+  const server = await startInspectorServer({ port });
+  const seen = new Map<string, string>();
+  const refresh = async () => {
+    for (const row of await store.list()) {
+      if (row.error !== undefined) {
+        if (!seen.has(row.id)) io.stderr(`skipped session ${row.id}: ${row.error}\n`);
+        seen.set(row.id, 'error');
+        continue;
+      }
+      if (seen.get(row.id) === row.updatedAt) continue;
+      seen.set(row.id, row.updatedAt);
+      try {
+        const record = await store.load(row.id);
+        if (record) server.showSaved(await savedSessionView(store, record, sanitize));
+      } catch (error) {
+        io.stderr(`skipped session ${row.id}: ${error instanceof Error ? error.message : String(error)}\n`);
+      }
+    }
+  };
+  try {
+    await refresh();
+    io.stdout(
+      `${seen.size} saved session(s) in ${store.dir}\ninspector: ${server.url}\npress Ctrl-C to exit\n`,
+    );
+    const timer = pollMs > 0 ? setInterval(() => void refresh().catch(() => {}), pollMs) : undefined;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        process.off('SIGINT', done);
+        process.off('SIGTERM', done);
+        resolve();
+      };
+      process.once('SIGINT', done);
+      process.once('SIGTERM', done);
+      signal?.addEventListener('abort', done, { once: true });
+    });
+    if (timer) clearInterval(timer);
+    return 0;
+  } finally {
+    await server.close();
+  }
+}

@@ -1,0 +1,113 @@
+import type { InspectionEvent } from 'xstate';
+import { type InspectorServer, startInspectorServer } from '../inspector/inspector-server.js';
+import { DEFAULT_STATELY_PORT, type StatelyBridge, startStatelyBridge } from '../inspector/stately-bridge.js';
+import { combineInspection, createStatelyInspection } from '../inspector/stately-inspector.js';
+import type { Agent } from '../session/agent.js';
+import type { CommandIo } from './command-io.js';
+
+/** The `parseArgs` options of the inspector flags, shared by `demo`, `run` and `chat`. */
+export const INSPECTOR_FLAGS = {
+  'inspector-port': { type: 'string' },
+  inspect: { type: 'boolean', default: false },
+} as const;
+
+/** The inspector flags' usage lines. */
+export const INSPECTOR_USAGE = `  --inspector-port <port>  serve the local inspector page on 127.0.0.1:<port> (0: any free port);
+                           approvals are answered in the page; the command stays up until Ctrl-C
+  --inspect                send the statechart to the Stately inspector: open http://127.0.0.1:${DEFAULT_STATELY_PORT}
+`;
+
+/** What the inspector flags started for one command. */
+export interface CliInspection {
+  /** The local inspector page, when `--inspector-port` was given. */
+  readonly server: InspectorServer | undefined;
+  /** The `inspect` option for `createAgent` (undefined when no inspector is on). */
+  inspectFor(apiKey: string | undefined): ((event: InspectionEvent) => void) | undefined;
+  /** Shows the agent in the inspectors; returns a function to call after `agent.stop()`. */
+  attach(agent: Agent<unknown>, options?: { name?: string; title?: string; parentId?: string }): () => void;
+  /** With the page on: waits until it is open, telling the user where. */
+  waitForPage(): Promise<void>;
+  /** With the page on: keeps serving until Ctrl-C (or `signal`). */
+  holdOpen(signal?: AbortSignal): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Starts what `--inspector-port` and `--inspect` ask for and prints where to look. */
+export async function startCliInspection(
+  values: { 'inspector-port'?: string | undefined; inspect?: boolean | undefined },
+  io: CommandIo,
+): Promise<CliInspection> {
+  let server: InspectorServer | undefined;
+  let bridge: StatelyBridge | undefined;
+  const portText = values['inspector-port'];
+  if (portText !== undefined) {
+    const port = Number(portText);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      throw new Error(`--inspector-port: expected a port number, got "${portText}"`);
+    }
+    server = await startInspectorServer({ port });
+    io.stderr(`inspector: ${server.url}\n`);
+  }
+  if (values.inspect) {
+    bridge = await startStatelyBridge(DEFAULT_STATELY_PORT);
+    io.stderr(
+      `Stately inspector: open ${bridge.pageUrl} in a browser with internet access` +
+        `${bridge.owned ? '' : ' (port in use: sending to the bridge already there)'}\n`,
+    );
+  }
+  const stately = new Map<Agent<unknown>, ReturnType<typeof createStatelyInspection>>();
+  const pendingStately: ReturnType<typeof createStatelyInspection>[] = [];
+
+  return {
+    server,
+    inspectFor(apiKey) {
+      if (!server && !bridge) return undefined;
+      let statelyObserver: ((event: InspectionEvent) => void) | undefined;
+      if (bridge) {
+        const inspection = createStatelyInspection({
+          url: bridge.wsUrl,
+          serve: false,
+          agentSecrets: [apiKey],
+        });
+        pendingStately.push(inspection);
+        const observer = inspection.observer;
+        statelyObserver = typeof observer === 'function' ? observer : (e) => observer.next?.(e);
+      }
+      return combineInspection(server?.inspect, statelyObserver);
+    },
+    attach(agent, options = {}) {
+      const inspection = pendingStately.shift();
+      if (inspection) stately.set(agent, inspection);
+      const detach = server?.attach(agent, options);
+      return () => {
+        detach?.();
+        stately.get(agent)?.stop();
+        stately.delete(agent);
+      };
+    },
+    async waitForPage() {
+      if (!server || server.clientCount > 0) return;
+      io.stderr(`open ${server.url} in a browser: the run starts when the page connects\n`);
+      await server.waitForClient();
+    },
+    async holdOpen(signal) {
+      if (!server && !bridge) return;
+      io.stderr(`inspector still serving${server ? ` at ${server.url}` : ''}: press Ctrl-C to exit\n`);
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          process.off('SIGINT', done);
+          process.off('SIGTERM', done);
+          resolve();
+        };
+        process.once('SIGINT', done);
+        process.once('SIGTERM', done);
+        signal?.addEventListener('abort', done, { once: true });
+      });
+    },
+    async close() {
+      for (const inspection of [...stately.values(), ...pendingStately]) inspection.stop();
+      await server?.close();
+      await bridge?.release();
+    },
+  };
+}
