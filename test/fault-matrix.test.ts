@@ -5,9 +5,9 @@
  * Every cell checks that the machine comes to rest in the expected state with nothing left running,
  * every tool call has exactly one result, the conversation only ever grew (checked at every
  * snapshot), the transcript is intact (the next request the server accepts holds exactly the
- * agent's messages; no partial text or half-built call of a discarded stream), the expected
- * terminateReason and retry count show in the events, and no unhandled rejection or uncaught
- * exception happened. The last test renders the observed matrix to docs/fault-matrix.md.
+ * agent's messages, as does the persisted transcript; no partial text or half-built call of a
+ * discarded stream), the expected terminateReason and retry count show in the events, and no
+ * unhandled rejection or uncaught exception happened. The last test renders the observed matrix to docs/fault-matrix.md.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -18,9 +18,11 @@ import {
   type AgentStateName,
   createAgent,
   defineTool,
+  MemorySessionStore,
   type Message,
   type TerminateReason,
   type Tool,
+  toolCallLedger,
 } from '../src/index.js';
 import { type ScriptedServer, type ScriptedTurn, startScriptedServer } from '../src/testing/index.js';
 import { assertToolCallsAnswered } from './support/harness.js';
@@ -370,7 +372,9 @@ async function runCell(cell: Cell, stream: boolean): Promise<Observation> {
   });
   open.servers.push(server);
   const tools = faultTools();
+  const store = new MemorySessionStore();
   const agent = createAgent({
+    store,
     baseURL: server.url,
     apiKey: 'test-key',
     stream,
@@ -382,6 +386,7 @@ async function runCell(cell: Cell, stream: boolean): Promise<Observation> {
   const events: AgentEvent[] = [];
   agent.on('*', (e) => events.push(e));
 
+  await agent.ready(); // the session store is opened first
   // Append-only, checked at every snapshot the machine produces.
   let seen: readonly Message[] = agent.messages;
   const growth: string[] = [];
@@ -474,6 +479,19 @@ async function runCell(cell: Cell, stream: boolean): Promise<Observation> {
   assertToolCallsAnswered(next.messages);
   sub.unsubscribe();
 
+  // The persisted transcript: the same messages in the same order, every started call finished.
+  await agent.flush();
+  const { entries, torn } = await store.readTranscript(agent.sessionId);
+  expect(torn).toBeUndefined();
+  const logged = entries.flatMap((e) => (e.kind === 'message' ? [e.message] : []));
+  expect(logged).toEqual(next.messages);
+  const ledger = [...toolCallLedger(entries).values()];
+  expect(ledger.filter((c) => c.status !== 'completed')).toEqual([]);
+  const recorded = ledger.map((c) => c.toolCallId);
+  const answered = next.messages.flatMap((m) => (m.role === 'tool' ? [m.tool_call_id] : []));
+  for (const id of tools.executions) expect(recorded).toContain(id);
+  for (const id of recorded) expect(answered).toContain(id);
+
   await new Promise((r) => setTimeout(r, 20));
   expect(growth).toEqual([]);
   expect(crashes).toEqual([]);
@@ -538,8 +556,9 @@ describe('fault matrix', () => {
       'follow-up turn. Every cell checks: the agent rests in the state shown with no call, approval,',
       'runner or partial text left over; every tool call has exactly one result; the conversation only',
       'grew (checked at every machine snapshot); the follow-up request the server accepted holds',
-      "exactly the agent's messages; the retry count and waits match; no unhandled rejection or",
-      'uncaught exception. Retry policy in the test: `{ baseDelayMs: 1, maxDelayMs: 4,',
+      "exactly the agent's messages, and so does the persisted transcript (a `MemorySessionStore`),",
+      'where every started tool call has its result; the retry count and waits match; no unhandled',
+      'rejection or uncaught exception. Retry policy in the test: `{ baseDelayMs: 1, maxDelayMs: 4,',
       "retryAfterCapMs: 25, jitter: 'none' }`, 4 attempts. See docs/reliability.md.",
       '',
       table,
