@@ -310,7 +310,9 @@ export class Agent<TOutput = unknown> {
   }
 
   #reportError(error: unknown, what: string): void {
-    const message = `${what} failed: ${error instanceof Error ? error.message : String(error)}`;
+    const message = this.redactor.redact(
+      `${what} failed: ${error instanceof Error ? error.message : String(error)}`,
+    );
     const context = this.#actor?.getSnapshot().context;
     this.bus.publish({
       type: 'error',
