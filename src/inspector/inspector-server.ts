@@ -99,6 +99,8 @@ interface LiveSession {
   attached: boolean;
   /** Sanitizer with this agent's secrets. */
   sanitize: Sanitizer;
+  /** The same for inspection events: conversations in them become counts (the transcript channel carries them). */
+  sanitizeEvent: Sanitizer;
   history: AgentEvent[];
   /** Token chunks gathered since the last flush. */
   stream: string;
@@ -237,7 +239,7 @@ export async function startInspectorServer(options: InspectorServerOptions = {})
         const record: InspectionRecord = {
           ...base,
           type: '@xstate.event',
-          event: session.sanitize(event.event),
+          event: session.sanitizeEvent(event.event),
         };
         const source = (event.sourceRef as { sessionId?: string } | undefined)?.sessionId;
         if (source) record.sourceId = source;
@@ -408,6 +410,11 @@ export async function startInspectorServer(options: InspectorServerOptions = {})
       rootActorId: undefined,
       attached: true,
       sanitize: createSanitizer({ secrets: [...baseSecrets, ...agent.inspectionSecrets], maxStringChars }),
+      sanitizeEvent: createSanitizer({
+        secrets: [...baseSecrets, ...agent.inspectionSecrets],
+        maxStringChars,
+        countKeys: ['messages'],
+      }),
       history: [],
       stream: '',
       sentMessages: 0,

@@ -16,6 +16,8 @@ export interface SanitizeOptions {
   uncutKeys?: readonly string[];
   /** Arrays longer than this keep their last items, after a note of how many were left out (default: all). */
   maxArrayItems?: number;
+  /** Arrays under these keys are replaced by a count, e.g. `messages` in a model call's input. */
+  countKeys?: readonly string[];
 }
 
 /** A function that returns a JSON-safe, sanitized copy of any value. */
@@ -53,6 +55,7 @@ export function createSanitizer(options: SanitizeOptions = {}): Sanitizer {
   const maxDepth = options.maxDepth ?? 12;
   const uncut = new Set(options.uncutKeys ?? []);
   const maxItems = options.maxArrayItems ?? Number.POSITIVE_INFINITY;
+  const countKeys = new Set(options.countKeys ?? []);
 
   const redact = (text: string): string => {
     let out = text;
@@ -83,6 +86,7 @@ export function createSanitizer(options: SanitizeOptions = {}): Sanitizer {
         if (typeof code === 'string' || typeof code === 'number') out.code = code;
         return out;
       }
+      if (Array.isArray(value) && key !== undefined && countKeys.has(key)) return `[${value.length} ${key}]`;
       if (Array.isArray(value)) {
         const items = value.length > maxItems ? value.slice(-maxItems) : value;
         const out = items.map((item) => visit(item, depth + 1, seen, undefined) ?? null);
