@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool } from '../src/index.js';
 import type { ScriptedRequest, ScriptedTurn } from '../src/testing/index.js';
-import { agentOn } from './support/harness.js';
+import { agentOn, deferred } from './support/harness.js';
 
 let counter = 0;
 const step = defineTool({
@@ -72,12 +72,16 @@ describe('extend limit', () => {
   });
 
   it('raises the limit of a running turn', async () => {
-    const gate = { open: () => {} };
+    const started = deferred();
+    const gate = deferred<string>();
     const slow = defineTool({
       name: 'slow',
       description: 'waits for the test',
       parameters: z.object({}),
-      execute: () => new Promise<string>((r) => (gate.open = () => r('ok'))),
+      execute: () => {
+        started.resolve();
+        return gate.promise;
+      },
     });
     const { agent } = await agentOn(
       {
@@ -90,9 +94,9 @@ describe('extend limit', () => {
       { tools: [slow, step], limits: { maxIterations: 1 } },
     );
     const turn = agent.send('go');
-    await new Promise((r) => setTimeout(r, 50));
+    await started.promise;
     expect(await agent.extendLimit(2)).toBeNull();
-    gate.open();
+    gate.resolve('ok');
     const result = await turn;
     expect(result.terminateReason).toBe('completed');
     expect(result.iterations).toBe(3);
