@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { runChatCommand } from './chat-command.js';
 import type { CommandIo } from './command-io.js';
 import { runDemoCommand } from './demo-command.js';
 import { runInspectCommand } from './inspect-command.js';
 import { runRunCommand } from './run-command.js';
+import { runSessionsCommand } from './sessions-command.js';
 import { runValidateCommand } from './validate-command.js';
 
 const HELP = `agentloop: run tool-using LLM agents
@@ -13,6 +15,10 @@ Usage:
   agentloop demo                         run the example agents (scripted model unless OPENAI_API_KEY is set)
   agentloop run --bundle <root> --agent <id> [--json] "<message>"
                                          one turn with a bundle agent
+  agentloop chat --bundle <root> --agent <id>
+                                         talk with a bundle agent; sessions are saved as you go
+  agentloop chat --resume <id>           continue a saved session
+  agentloop sessions [--json]            list saved sessions
   agentloop validate <root> [--json]     check a bundle or an installed BMAD tree
   agentloop inspect [--dir <dir>]        the inspector page for sessions saved on disk
   agentloop help                         this text
@@ -20,7 +26,7 @@ Usage:
 Inspector options (demo, run): --inspector-port <port> serves the local inspector page;
   --inspect sends the statechart to the Stately inspector (http://127.0.0.1:8080).
 
-Model options (run): --base-url <url> --model <id> --api-key <key> --scenario <file>
+Model options (run, chat): --base-url <url> --model <id> --api-key <key> --scenario <file>
   Without them, OPENAI_BASE_URL / OPENAI_API_KEY / OPENAI_MODEL are used.
 `;
 
@@ -29,6 +35,8 @@ type Command = (args: string[], io: CommandIo) => Promise<number>;
 const COMMANDS: Record<string, Command> = {
   demo: runDemoCommand,
   run: runRunCommand,
+  chat: runChatCommand,
+  sessions: runSessionsCommand,
   validate: runValidateCommand,
   inspect: runInspectCommand,
 };

@@ -1,0 +1,219 @@
+import { realpathSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { type BundleAgent, loadBundleAgent } from '../bundle/bundle-agent.js';
+import type { Agent } from '../session/agent.js';
+import { createAgent } from '../session/agent.js';
+import { FileSessionStore } from '../session/file-session-store.js';
+import { createSessionId, type SessionRecord } from '../session/session-store.js';
+import type { Tool } from '../tools/define-tool.js';
+import { ChatInput, type ChatStreams } from './chat-input.js';
+import { intakeChatScenario } from './chat-intake-script.js';
+import { ChatRenderer, chatColors } from './chat-renderer.js';
+import { ChatSession } from './chat-session.js';
+import type { CommandIo } from './command-io.js';
+import { packageRoot } from './demo-command.js';
+import { connectModel, type ModelConnection } from './model-connection.js';
+
+export const CHAT_USAGE = `Usage: agentloop chat --bundle <root> --agent <id> [options]
+       agentloop chat --resume <session-id> [options]
+  --project <dir>       the folder the agent works in (default: current directory); sessions are kept
+                        in <project>/.agentloop/sessions unless AGENTLOOP_HOME or --sessions-dir says otherwise
+  --output <dir>        where save_output may write (default: the bundle config's output_folder)
+  --resume <id>         continue a saved session (its bundle and agent are remembered)
+  --session <id>        the id for a new session (default: time + random)
+  --sessions-dir <dir>  where sessions are kept
+  --tools <module>      an ES module exporting \`tools\` (defineTool results) to add to the agent's tools
+  --yes                 approve every tool call without asking
+  --base-url <url> --model <id> --api-key <key> --scenario <file>
+Without a model (no OPENAI_API_KEY / OPENAI_BASE_URL, no --scenario) the example bundle runs on a
+built-in scripted facilitator; other bundles need a model.
+`;
+
+/** How the chat reaches the terminal; tests may pass their own. */
+export function processStreams(): ChatStreams {
+  return {
+    input: process.stdin,
+    output: process.stdout,
+    terminal: Boolean(process.stdin.isTTY && process.stdout.isTTY),
+  };
+}
+
+/** `agentloop chat`: talk with a bundle agent in the terminal; every session is saved and resumable. */
+export async function runChatCommand(
+  args: string[],
+  io: CommandIo,
+  streams = processStreams(),
+): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      bundle: { type: 'string' },
+      agent: { type: 'string' },
+      project: { type: 'string' },
+      output: { type: 'string' },
+      resume: { type: 'string' },
+      session: { type: 'string' },
+      'sessions-dir': { type: 'string' },
+      tools: { type: 'string' },
+      yes: { type: 'boolean', default: false },
+      'base-url': { type: 'string' },
+      model: { type: 'string' },
+      'api-key': { type: 'string' },
+      scenario: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) {
+    io.stdout(CHAT_USAGE);
+    return 0;
+  }
+  const projectRoot = path.resolve(values.project ?? process.cwd());
+  const store = new FileSessionStore({
+    projectRoot,
+    ...(values['sessions-dir'] ? { dir: values['sessions-dir'] } : {}),
+  });
+  let resumed: SessionRecord | undefined;
+  if (values.resume) {
+    resumed = await store.load(values.resume);
+    if (!resumed) {
+      io.stderr(
+        `agentloop chat: no session "${values.resume}" in ${store.dir} (agentloop sessions lists them)\n`,
+      );
+      return 1;
+    }
+  }
+  const origin = sessionOrigin(resumed);
+  const bundleRoot = values.bundle ?? origin.bundle;
+  const agentId = values.agent ?? origin.agent;
+  if (!bundleRoot || !agentId) {
+    io.stderr(CHAT_USAGE);
+    return 2;
+  }
+  const extraTools = values.tools ? await loadToolModule(values.tools) : [];
+  const load = (): Promise<BundleAgent> =>
+    loadBundleAgent({
+      bundleRoot,
+      agent: agentId,
+      projectRoot,
+      ...(values.output ? { outputFolder: values.output } : {}),
+    });
+  const bundleAgent = await load();
+  const connection = await connectModel(
+    {
+      baseUrl: values['base-url'],
+      apiKey: values['api-key'],
+      model: values.model,
+      scenario: values.scenario,
+    },
+    isExampleBundle(bundleAgent) ? intakeChatScenario : undefined,
+  );
+  const colors = chatColors(streams.terminal);
+  const write = (text: string) => {
+    streams.output.write(text);
+  };
+  const renderer = new ChatRenderer({
+    write,
+    terminal: streams.terminal,
+    colors,
+    agentLabel: `${bundleAgent.icon ? `${bundleAgent.icon} ` : ''}${bundleAgent.name}`,
+    projectRoot,
+    columns: () => streams.output.columns ?? 80,
+  });
+  const input = new ChatInput(streams);
+  const open = (sessionId: string, agentDef: BundleAgent): Agent =>
+    createAgent({
+      name: agentDef.name,
+      baseURL: connection.baseURL,
+      apiKey: connection.apiKey,
+      model: connection.model,
+      instructions: agentDef.instructions,
+      contextMessages: agentDef.contextMessages,
+      tools: [...agentDef.tools, ...extraTools],
+      // Writes ask first: save_output is the bundle tool that changes files; other tools decide themselves.
+      approval: values.yes ? 'never' : (call) => (call.name === 'save_output' ? true : undefined),
+      store,
+      session: sessionId,
+      sessionInfo: {
+        bundle: agentDef.bundleRoot,
+        meta: {
+          agent: agentDef.id,
+          project: projectRoot,
+          ...(values.tools ? { tools: path.resolve(values.tools) } : {}),
+        },
+      },
+    });
+  try {
+    const session = new ChatSession({
+      input,
+      renderer,
+      store,
+      connection: describeConnection(connection),
+      resumeCommand: (id) =>
+        [
+          'agentloop chat --resume',
+          id,
+          ...(projectRoot !== process.cwd() ? ['--project', projectRoot] : []),
+          ...(values['sessions-dir'] ? ['--sessions-dir', values['sessions-dir']] : []),
+        ].join(' '),
+      open: async (id) => {
+        const record = await store.load(id);
+        const from = sessionOrigin(record);
+        // Another bundle's session: load that bundle's agent.
+        const def =
+          from.bundle &&
+          from.agent &&
+          (path.resolve(from.bundle) !== bundleAgent.bundleRoot || from.agent !== bundleAgent.id)
+            ? await loadBundleAgent({ bundleRoot: from.bundle, agent: from.agent, projectRoot })
+            : bundleAgent;
+        return { agent: open(id, def), bundleAgent: def, record };
+      },
+    });
+    return await session.run(values.resume ?? values.session ?? createSessionId(), !values.resume);
+  } finally {
+    input.close();
+    await connection.close();
+  }
+}
+
+function describeConnection(connection: ModelConnection): string {
+  return connection.scripted && connection.description.includes('no OPENAI_API_KEY')
+    ? 'built-in scripted model (set OPENAI_API_KEY for a real one)'
+    : connection.description;
+}
+
+/** The bundle and agent a saved session came from. */
+export function sessionOrigin(record: SessionRecord | undefined): { bundle?: string; agent?: string } {
+  const agent = record?.meta?.agent;
+  return {
+    ...(record?.bundle ? { bundle: record.bundle } : {}),
+    ...(typeof agent === 'string' ? { agent } : {}),
+  };
+}
+
+/** The example bundle shipped in the package (the only one the built-in script knows). */
+function isExampleBundle(agent: BundleAgent): boolean {
+  try {
+    const example = realpathSync(path.join(packageRoot, 'bundles', 'requirements-workflow'));
+    return realpathSync(agent.bundleRoot) === example && agent.id.endsWith('intake-facilitator.md');
+  } catch {
+    return false;
+  }
+}
+
+/** Loads `tools` (or the default export) of an ES module: an array of `defineTool` results. */
+async function loadToolModule(file: string): Promise<Tool[]> {
+  const module = (await import(pathToFileURL(path.resolve(file)).href)) as {
+    tools?: unknown;
+    default?: unknown;
+  };
+  const tools = module.tools ?? module.default;
+  if (
+    !Array.isArray(tools) ||
+    tools.some((t) => typeof t?.name !== 'string' || typeof t?.execute !== 'function')
+  ) {
+    throw new Error(`--tools ${file}: the module must export \`tools\`, an array of defineTool() results`);
+  }
+  return tools as Tool[];
+}

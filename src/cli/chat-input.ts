@@ -1,0 +1,144 @@
+import { createInterface, type Interface } from 'node:readline';
+import { Writable } from 'node:stream';
+
+/** The streams a chat reads and writes. */
+export interface ChatStreams {
+  input: NodeJS.ReadableStream;
+  output: NodeJS.WritableStream & { columns?: number; isTTY?: boolean };
+  /** A terminal: line editing, history, Ctrl+C as a key. Otherwise lines are read as they come (pipes, CI). */
+  terminal: boolean;
+}
+
+/**
+ * Line input for the chat, on node:readline. Every line entered goes into a queue, so lines typed
+ * (or piped) while the agent works are answers to the next prompts, in order. While the agent works
+ * the echo is muted, so typing never garbles the streamed reply. Ctrl+C calls `onInterrupt` (a key in
+ * a terminal, SIGINT otherwise); at a prompt with text on the line it clears the line instead.
+ */
+export class ChatInput {
+  /** Called on Ctrl+C (unless it only cleared the line being typed). */
+  onInterrupt: () => void = () => {};
+  /** Called when a line arrives while no prompt waits (the chat checks it for `/stop`). */
+  onLineWhileBusy: () => void = () => {};
+  readonly #rl: Interface;
+  readonly #streams: ChatStreams;
+  readonly #queue: string[] = [];
+  #waiter: ((line: string | null) => void) | undefined;
+  #closed = false;
+  #muted = true;
+  readonly #onSigint = () => this.onInterrupt();
+
+  constructor(streams: ChatStreams) {
+    this.#streams = streams;
+    const self = this;
+    const target = streams.output;
+    // readline writes its echo here; muted while the agent works.
+    const output = new Writable({
+      write(chunk, encoding, callback) {
+        if (!self.#muted) target.write(chunk, encoding);
+        callback();
+      },
+    }) as Writable & { columns?: number; isTTY?: boolean };
+    Object.defineProperty(output, 'columns', { get: () => target.columns ?? 80 });
+    output.isTTY = streams.terminal;
+    this.#rl = createInterface({
+      input: streams.input,
+      output,
+      terminal: streams.terminal,
+      historySize: 200,
+      prompt: '',
+    });
+    this.#rl.on('line', (line) => this.#push(line));
+    this.#rl.on('close', () => {
+      this.#closed = true;
+      this.#waiter?.(null);
+      this.#waiter = undefined;
+    });
+    if (streams.terminal) {
+      this.#rl.on('SIGINT', () => {
+        if (!this.#muted && this.#rl.line.length > 0) {
+          this.#clearLine();
+          target.write('\n');
+          this.#rl.prompt(true);
+          return;
+        }
+        this.onInterrupt();
+      });
+    } else {
+      process.on('SIGINT', this.#onSigint);
+    }
+  }
+
+  /** Whether input has ended (Ctrl+D, the pipe closed). */
+  get closed(): boolean {
+    return this.#closed && this.#queue.length === 0;
+  }
+
+  /** Shows `prompt` and resolves with the next line, or null when input has ended. */
+  question(prompt: string): Promise<string | null> {
+    const queued = this.#queue.shift();
+    if (queued !== undefined) {
+      // Typed ahead (hidden) or piped: show it after the prompt as if typed now.
+      this.#streams.output.write(`${prompt}${queued}\n`);
+      return Promise.resolve(queued);
+    }
+    if (this.#closed) return Promise.resolve(null);
+    return new Promise((resolve) => {
+      this.#waiter = (line) => {
+        this.#muted = true;
+        if (line !== null && !this.#streams.terminal) this.#streams.output.write(`${prompt}${line}\n`);
+        resolve(line);
+      };
+      if (this.#streams.terminal) {
+        this.#clearLine();
+        this.#muted = false;
+        this.#rl.setPrompt(prompt);
+        this.#rl.prompt();
+      }
+    });
+  }
+
+  /** Ends the prompt being shown: its `question` resolves with null (Ctrl+C on an empty line). */
+  cancel(): void {
+    const waiter = this.#waiter;
+    if (!waiter) return;
+    this.#waiter = undefined;
+    if (this.#streams.terminal) this.#streams.output.write('\n');
+    waiter(null);
+  }
+
+  /** The next queued line, without waiting (lines entered while the agent worked). */
+  peek(): string | undefined {
+    return this.#queue[0];
+  }
+
+  /** Removes the next queued line. */
+  shift(): string | undefined {
+    return this.#queue.shift();
+  }
+
+  close(): void {
+    process.off('SIGINT', this.#onSigint);
+    this.#rl.close();
+  }
+
+  #push(line: string): void {
+    const waiter = this.#waiter;
+    if (waiter) {
+      this.#waiter = undefined;
+      waiter(line);
+      return;
+    }
+    this.#queue.push(line);
+    this.onLineWhileBusy();
+  }
+
+  /** Drops text typed (hidden) without Enter, so it does not reappear at the next prompt. */
+  #clearLine(): void {
+    const muted = this.#muted;
+    this.#muted = true;
+    this.#rl.write(null, { ctrl: true, name: 'e' });
+    this.#rl.write(null, { ctrl: true, name: 'u' });
+    this.#muted = muted;
+  }
+}

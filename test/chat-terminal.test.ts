@@ -1,0 +1,258 @@
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildDist, cliPath, repoRoot } from './support/build-dist.js';
+
+/**
+ * `agentloop chat` through a real terminal: tmux runs the built CLI (dist/) on the scripted model,
+ * the test types with send-keys and reads the screen with capture-pane.
+ */
+const SOCKET = `agentloop-chat-${process.pid}`;
+const BUNDLE = path.join(repoRoot, 'bundles', 'requirements-workflow');
+let work: string;
+let project: string;
+
+function tmux(...args: string[]): string {
+  return execFileSync('tmux', ['-L', SOCKET, ...args], { encoding: 'utf8' });
+}
+
+/** Starts the CLI in a new 120x40 tmux session; the pane stays after the process ends. */
+function start(name: string, cliArgs: string[], env: Record<string, string> = {}): void {
+  const vars = Object.entries({ OPENAI_API_KEY: '', OPENAI_BASE_URL: '', ...env })
+    .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+    .join(' ');
+  const command = `env ${vars} node ${JSON.stringify(cliPath)} ${cliArgs.map((a) => JSON.stringify(a)).join(' ')}; echo "[exit $?]"; sleep 600`;
+  tmux('new-session', '-d', '-s', name, '-x', '120', '-y', '40', '-c', project, command);
+}
+
+/** The screen and its scrollback, as text. */
+function screen(name: string): string {
+  return tmux('capture-pane', '-p', '-J', '-S', '-500', '-t', name);
+}
+
+async function waitFor(name: string, pattern: RegExp, timeoutMs = 10_000): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const text = screen(name);
+    if (pattern.test(text)) return text;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${pattern} in pane ${name}:\n${text}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Types a line and presses Enter. */
+function type(name: string, text: string): void {
+  tmux('send-keys', '-t', name, '-l', text);
+  tmux('send-keys', '-t', name, 'Enter');
+}
+
+/** How many times `pattern` occurs on the screen. */
+function count(text: string, pattern: RegExp): number {
+  return text.match(new RegExp(pattern.source, 'g'))?.length ?? 0;
+}
+
+const ANSWERS = [
+  'Support agents lose track of promises made to customers on calls',
+  'Support agents and their team leads',
+  'Fewer than 2 percent of call-backs missed',
+  'Reminders first, reports later',
+  'Must use the current CRM',
+];
+
+beforeAll(async () => {
+  await buildDist();
+  await mkdir(path.join(repoRoot, 'test-artifacts'), { recursive: true });
+  work = await mkdtemp(path.join(repoRoot, 'test-artifacts', 'chat-'));
+  project = path.join(work, 'project');
+  await mkdir(project);
+}, 120_000);
+
+afterAll(async () => {
+  try {
+    tmux('kill-server');
+  } catch {
+    // no server left
+  }
+  await rm(work, { recursive: true, force: true, maxRetries: 5 });
+});
+
+describe('agentloop chat in a terminal', () => {
+  it('runs the intake workflow: streamed replies, tool lines, an approval answered no then yes', async () => {
+    start('flow', ['chat', '--bundle', BUNDLE, '--agent', 'intake-facilitator', '--session', 'flow-1']);
+    await waitFor('flow', /5\. \*exit[\s\S]*you ›/);
+    type('flow', '*intake-workflow');
+    await waitFor('flow', /✓ execute_workflow .*loaded workflow intake-workflow/);
+    await waitFor('flow', /Step 1 of 5/);
+    for (const [i, answer] of ANSWERS.entries()) {
+      type('flow', answer);
+      await waitFor('flow', i < ANSWERS.length - 1 ? new RegExp(`Step ${i + 2} of 5`) : /wants to run/);
+    }
+    let text = await waitFor('flow', /Allow\? \[y\]es \/ \[n\]o \(reason\) \/ \[a\]lways for save_output ›/);
+    expect(text).toMatch(/file_path: \{output_folder\}\/intake-support-agents-lose-\d{4}-\d\d-\d\d\.md/);
+    type('flow', 'n keep it as a draft for now');
+    expect(await waitFor('flow', /I did not save it/)).toMatch(
+      /⊘ save_output .* declined: keep it as a draft for now/,
+    );
+    type('flow', 'save');
+    await waitFor('flow', /wants to run[\s\S]*wants to run[\s\S]*Allow\?[^\n]*›\s*$/);
+    type('flow', 'y');
+    text = await waitFor('flow', /Saved the intake document to\s+\S+\./);
+    expect(text).toMatch(/✓ save_output .* → saved docs\/requirements\/intake-support-agents/);
+    const saved = await readdir(path.join(project, 'docs', 'requirements'));
+    expect(saved).toHaveLength(1);
+    const doc = await readFile(path.join(project, 'docs', 'requirements', saved[0]!), 'utf8');
+    for (const answer of ANSWERS) expect(doc).toContain(answer);
+    type('flow', '/usage');
+    await waitFor('flow', /Session: \d+ in, \d+ out, \d+ in all, 7 turns\./);
+    type('flow', '/exit');
+    text = await waitFor('flow', /\[exit 0\]/);
+    expect(text).toMatch(/Session flow-1 is saved\. Continue it with: agentloop chat --resume flow-1/);
+    // The declined call reached the model with the reason.
+    const transcript = await readFile(
+      path.join(project, '.agentloop', 'sessions', 'flow-1', 'transcript.jsonl'),
+      'utf8',
+    );
+    expect(transcript).toContain('declined to run this save_output call. Reason: keep it as a draft for now');
+  });
+
+  it('stops a running tool with Ctrl+C within a second, saves, and goes on', async () => {
+    const tools = path.join(work, 'slow-tools.mjs');
+    await writeFile(
+      tools,
+      `import { z } from 'zod';
+import { defineTool } from ${JSON.stringify(pathToFileURL(path.join(repoRoot, 'dist', 'index.js')).href)};
+export const tools = [defineTool({
+  name: 'crunch_numbers',
+  description: 'slow',
+  parameters: z.object({ dataset: z.string() }),
+  execute: (_args, { signal }) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason))),
+})];
+`,
+    );
+    const scenario = path.join(work, 'slow.yaml');
+    await writeFile(
+      scenario,
+      `turns:
+  - toolCalls: [{ name: crunch_numbers, arguments: { dataset: sales-2025.csv } }]
+  - content: Stopped the crunching as you asked. What next?
+`,
+    );
+    start('stop', [
+      'chat',
+      '--bundle',
+      BUNDLE,
+      '--agent',
+      'intake-facilitator',
+      '--session',
+      'stop-1',
+      '--scenario',
+      scenario,
+      '--tools',
+      tools,
+    ]);
+    await waitFor('stop', /you ›/);
+    type('stop', 'crunch the sales numbers');
+    // The spinner: tool name, main argument, elapsed time.
+    await waitFor('stop', /⠋|⠙|⠹|⠸|⠼|⠴|⠦|⠧|⠇|⠏/);
+    await waitFor('stop', /crunch_numbers sales-2025\.csv \d+\.\ds/);
+    await new Promise((r) => setTimeout(r, 400));
+    const pressed = Date.now();
+    tmux('send-keys', '-t', 'stop', 'C-c');
+    const text = await waitFor('stop', /Stopped\. The session is saved[\s\S]*you ›/, 3000);
+    expect(Date.now() - pressed).toBeLessThan(1500);
+    expect(text).toMatch(/✗ crunch_numbers sales-2025\.csv .*interrupted/);
+    const saved = JSON.parse(
+      await readFile(path.join(project, '.agentloop', 'sessions', 'stop-1', 'snapshot.json'), 'utf8'),
+    );
+    expect(saved.state).toBe('Interrupted');
+    type('stop', '/continue');
+    await waitFor('stop', /Stopped the crunching as you asked\. What next\?\s*\n\s*you ›\s*$/);
+    // Ctrl+C on an empty prompt leaves.
+    tmux('send-keys', '-t', 'stop', 'C-c');
+    await waitFor('stop', /Session stop-1 is saved[\s\S]*\[exit 0\]/);
+  });
+
+  it('/resume continues a session whose terminal was killed mid-workflow, to the end', async () => {
+    start('killed', ['chat', '--bundle', BUNDLE, '--agent', 'intake-facilitator', '--session', 'killed-1']);
+    await waitFor('killed', /you ›/);
+    type('killed', '*intake-workflow');
+    await waitFor('killed', /Step 1 of 5/);
+    type('killed', ANSWERS[0]!);
+    await waitFor('killed', /Step 2 of 5/);
+    type('killed', ANSWERS[1]!);
+    await waitFor('killed', /Step 3 of 5[\s\S]*you ›/);
+    const pid = Number(tmux('display-message', '-p', '-t', 'killed', '#{pane_pid}').trim());
+    tmux('kill-session', '-t', 'killed');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(() => process.kill(pid, 0)).toThrow();
+
+    start('again', ['chat', '--bundle', BUNDLE, '--agent', 'intake-facilitator', '--session', 'other-1']);
+    await waitFor('again', /you ›/);
+    type('again', '/sessions');
+    await waitFor('again', /killed-1\s+Completed\s+\S+ \S+\s+Iris\s+3\s+\*intake-workflow/);
+    type('again', '/resume killed-1');
+    let text = await waitFor(
+      'again',
+      /session killed-1 \(resumed, 3 turns, saved Completed\)[\s\S]*Step 3 of 5[\s\S]*you ›\s*$/,
+    );
+    expect(count(text, /Step 3 of 5/)).toBe(1);
+    for (const answer of ANSWERS.slice(2)) type('again', answer);
+    await waitFor('again', /Allow\?[^\n]*›\s*$/, 15_000);
+    type('again', 'a');
+    text = await waitFor('again', /Saved the intake document to/);
+    expect(text).toMatch(/save_output is allowed for the rest of this session/);
+    const doc = await readFile(
+      path.join(
+        project,
+        'docs',
+        'requirements',
+        (await readdir(path.join(project, 'docs', 'requirements'))).find((f) =>
+          f.includes('support-agents'),
+        )!,
+      ),
+      'utf8',
+    );
+    for (const answer of ANSWERS) expect(doc).toContain(answer);
+    type('again', '/exit');
+    await waitFor('again', /\[exit 0\]/);
+  });
+});
+
+describe('agentloop chat without a terminal', () => {
+  it('reads piped lines, answers approvals from them, and prints no colours or spinners', async () => {
+    const dir = path.join(work, 'piped');
+    await mkdir(dir);
+    const input = ['*intake-workflow', ...ANSWERS, 'y', '/exit', ''].join('\n');
+    const { stdout } = await new Promise<{ stdout: string }>((resolve, reject) => {
+      const child = execFile(
+        process.execPath,
+        [
+          cliPath,
+          'chat',
+          '--bundle',
+          BUNDLE,
+          '--agent',
+          'intake-facilitator',
+          '--project',
+          dir,
+          '--session',
+          'piped-1',
+        ],
+        { env: { ...process.env, OPENAI_API_KEY: '', OPENAI_BASE_URL: '', FORCE_COLOR: '' } },
+        (error, out) => (error ? reject(error) : resolve({ stdout: out })),
+      );
+      child.stdin!.end(input);
+    });
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: looking for ANSI escapes.
+    expect(stdout).not.toMatch(/\x1b\[/);
+    expect(stdout).not.toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/);
+    expect(stdout).toContain('you › *intake-workflow');
+    expect(stdout).toMatch(/Allow\? \[y\]es \/ \[n\]o \(reason\) \/ \[a\]lways for save_output › y/);
+    expect(stdout).toMatch(/Saved the intake document to/);
+    expect(stdout).toMatch(/Session piped-1 is saved/);
+    expect(existsSync(path.join(dir, '.agentloop', 'sessions', 'piped-1', 'snapshot.json'))).toBe(true);
+  });
+});
