@@ -109,7 +109,7 @@ describe('agentloop chat in a terminal', () => {
     await waitFor('flow', /Session: \d+ in, \d+ out, \d+ in all, 7 turns\./);
     type('flow', '/exit');
     text = await waitFor('flow', /\[exit 0\]/);
-    expect(text).toMatch(/Session flow-1 is saved\. Continue it with: agentloop chat --resume flow-1/);
+    expect(text).toMatch(/Session flow-1 is saved\. Continue it with:\s+agentloop chat --resume flow-1/);
     // The declined call reached the model with the reason.
     const transcript = await readFile(
       path.join(project, '.agentloop', 'sessions', 'flow-1', 'transcript.jsonl'),

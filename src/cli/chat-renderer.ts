@@ -61,6 +61,16 @@ export class ChatRenderer {
     this.#resumeSpinner();
   }
 
+  /** A labelled paragraph (`you ›`, `Iris ›`), word-wrapped like streamed replies. */
+  say(label: string, plainLabelLength: number, text: string): void {
+    this.#spinner.stop();
+    this.endLine();
+    this.#o.write(`${label} `);
+    this.#column = plainLabelLength + 1;
+    this.#writeWrapped(text);
+    this.endLine();
+  }
+
   /** Ends a line of streamed text. */
   endLine(): void {
     if (this.#midLine) this.#o.write('\n');

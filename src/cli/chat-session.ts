@@ -107,10 +107,10 @@ export class ChatSession {
     this.#r.line(c.dim(`model: ${this.#o.connection}`));
     this.#r.line(
       c.dim(
-        `session ${agent.sessionId} (${record ? `resumed, ${record.turns ?? 0} turns, saved ${record.state}` : 'new'}) · ` +
-          '/help for commands · Ctrl+C stops a turn; on an empty line it leaves',
+        `session ${agent.sessionId} (${record ? `resumed, ${record.turns ?? 0} turns, saved ${record.state}` : 'new'})`,
       ),
     );
+    this.#r.line(c.dim('/help for commands · Ctrl+C stops a turn; on an empty line it leaves'));
     if (record) this.#showResume(record);
   }
 
@@ -395,9 +395,9 @@ export class ChatSession {
   #printMessage(m: Message, withTools = false): void {
     const { c } = this.#r;
     const label = `${this.#bundle.icon ? `${this.#bundle.icon} ` : ''}${this.#bundle.name}`;
-    if (m.role === 'user') this.#r.line(`${c.bold(c.green('you ›'))} ${text(m)}`);
+    if (m.role === 'user') this.#r.say(c.bold(c.green('you ›')), 5, text(m));
     else if (m.role === 'assistant') {
-      if (text(m)) this.#r.line(`${c.bold(c.cyan(`${label} ›`))} ${text(m)}`);
+      if (text(m)) this.#r.say(c.bold(c.cyan(`${label} ›`)), Array.from(label).length + 2, text(m));
       if (withTools) {
         for (const call of m.tool_calls ?? []) {
           if (call.type !== 'function') continue;
@@ -421,7 +421,8 @@ export class ChatSession {
     const id = this.#agent.sessionId;
     await this.#detach();
     const resume = this.#o.resumeCommand?.(id) ?? `agentloop chat --resume ${id}`;
-    this.#r.line(c.dim(`Session ${id} is saved. Continue it with: ${resume}`));
+    this.#r.line(c.dim(`Session ${id} is saved. Continue it with:`));
+    this.#r.line(c.dim(`  ${resume}`));
   }
 }
 
