@@ -14,6 +14,7 @@ import { ChatRenderer, chatColors } from './chat-renderer.js';
 import { ChatSession } from './chat-session.js';
 import type { CommandIo } from './command-io.js';
 import { packageRoot } from './demo-command.js';
+import { INSPECTOR_FLAGS, INSPECTOR_USAGE, startCliInspection } from './inspector-flags.js';
 import { connectModel, type ModelConnection } from './model-connection.js';
 
 export const CHAT_USAGE = `Usage: agentloop chat --bundle <root> --agent <id> [options]
@@ -27,7 +28,7 @@ export const CHAT_USAGE = `Usage: agentloop chat --bundle <root> --agent <id> [o
   --tools <module>      an ES module exporting \`tools\` (defineTool results) to add to the agent's tools
   --yes                 approve every tool call without asking
   --base-url <url> --model <id> --api-key <key> --scenario <file>
-Without a model (no OPENAI_API_KEY / OPENAI_BASE_URL, no --scenario) the example bundle runs on a
+${INSPECTOR_USAGE}Without a model (no OPENAI_API_KEY / OPENAI_BASE_URL, no --scenario) the example bundle runs on a
 built-in scripted facilitator; other bundles need a model.
 `;
 
@@ -63,6 +64,7 @@ export async function runChatCommand(
       'api-key': { type: 'string' },
       scenario: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
+      ...INSPECTOR_FLAGS,
     },
   });
   if (values.help) {
@@ -109,6 +111,8 @@ export async function runChatCommand(
     },
     isExampleBundle(bundleAgent) ? intakeChatScenario : undefined,
   );
+  // The inspector page answers approvals too: whichever answer comes first wins.
+  const inspection = await startCliInspection(values, io);
   const colors = chatColors(streams.terminal);
   const write = (text: string) => {
     streams.output.write(text);
@@ -122,8 +126,9 @@ export async function runChatCommand(
     columns: () => streams.output.columns ?? 80,
   });
   const input = new ChatInput(streams);
-  const open = (sessionId: string, agentDef: BundleAgent): Agent =>
-    createAgent({
+  const open = (sessionId: string, agentDef: BundleAgent): Agent => {
+    const inspect = inspection.inspectFor(connection.apiKey);
+    const agent = createAgent({
       name: agentDef.name,
       baseURL: connection.baseURL,
       apiKey: connection.apiKey,
@@ -143,7 +148,11 @@ export async function runChatCommand(
           ...(values.tools ? { tools: path.resolve(values.tools) } : {}),
         },
       },
+      ...(inspect ? { inspect } : {}),
     });
+    inspection.attach(agent as Agent<unknown>, { name: agentDef.name, title: sessionId });
+    return agent;
+  };
   try {
     const session = new ChatSession({
       input,
@@ -173,6 +182,7 @@ export async function runChatCommand(
     return await session.run(values.resume ?? values.session ?? createSessionId(), !values.resume);
   } finally {
     input.close();
+    await inspection.close();
     await connection.close();
   }
 }
