@@ -1,0 +1,70 @@
+import OpenAI from 'openai';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createActor, type InspectionEvent, waitFor } from 'xstate';
+import { z } from 'zod';
+import { agentMachine, createCallLlm, createToolRunner, defineTool, ToolRegistry } from '../src/index.js';
+import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
+
+let server: ScriptedServer | undefined;
+afterEach(async () => server?.close());
+
+describe('embedding the machine', () => {
+  it('runs with actors bound through provide() and reports to an inspect observer', async () => {
+    server = await startScriptedServer({
+      scenario: { turns: [{ toolCalls: [{ name: 'shout', arguments: { text: 'hi' } }] }, { content: 'HI' }] },
+    });
+    const registry = new ToolRegistry([
+      defineTool({
+        name: 'shout',
+        description: 'upper-cases text',
+        parameters: z.object({ text: z.string() }),
+        execute: ({ text }) => text.toUpperCase(),
+      }),
+    ]);
+    const client = new OpenAI({ baseURL: server.url, apiKey: 'test', maxRetries: 0 });
+    const machine = agentMachine.provide({
+      actors: {
+        callLlm: createCallLlm({ client, model: 'scripted', registry }),
+        runTools: createToolRunner({ registry }),
+      },
+    });
+    const inspected: InspectionEvent[] = [];
+    const actor = createActor(machine, {
+      input: {
+        sessionId: 'embedded',
+        messages: [{ role: 'system', content: 'Shout.' }],
+        limits: { maxIterations: 5 },
+      },
+      inspect: (e) => inspected.push(e),
+    });
+    const emitted: string[] = [];
+    actor.on('*', (e) => emitted.push(e.type));
+    actor.start();
+    await waitFor(actor, (s) => s.matches('AwaitingInput'));
+    actor.send({ type: 'USER_MESSAGE', text: 'say hi' });
+    const done = await waitFor(actor, (s) => s.matches('Completed'), { timeout: 5_000 });
+    expect(done.context.response).toBe('HI');
+    expect(done.context.messages.map((m) => m.role)).toEqual([
+      'system',
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+    ]);
+    expect(emitted).toContain('turn_end');
+    expect(inspected.some((e) => e.type === '@xstate.snapshot')).toBe(true);
+    // The persisted snapshot is plain JSON.
+    expect(() => JSON.stringify(actor.getPersistedSnapshot())).not.toThrow();
+    actor.stop();
+  });
+
+  it('says which actor is missing when one is not provided', async () => {
+    const actor = createActor(agentMachine, { input: {} });
+    actor.start();
+    await waitFor(actor, (s) => s.matches('AwaitingInput'));
+    actor.send({ type: 'USER_MESSAGE', text: 'hi' });
+    const failed = await waitFor(actor, (s) => s.matches('Error'));
+    expect(failed.context.error?.message).toMatch(/"callLlm" actor was not provided/);
+    actor.stop();
+  });
+});
