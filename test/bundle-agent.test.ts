@@ -1,3 +1,4 @@
+import { realpathSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -10,7 +11,8 @@ import type { Tool } from '../src/tools/define-tool.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const EXAMPLE = path.join(REPO, 'bundles', 'requirements-workflow');
-const CORPUS_A = path.resolve(REPO, '../shared/corpus/bmad/v6-alpha0-e7fcc56');
+// The real path: file-load events report real paths, and shared/ may be reached through a symlink.
+const CORPUS_A = realpathSync(path.resolve(REPO, '../shared/corpus/bmad/v6-alpha0-e7fcc56'));
 const NOW = () => new Date(2025, 9, 5, 12, 0, 0);
 
 let dir: string;
