@@ -18,6 +18,7 @@ afterEach(async () => server?.close());
 const summarizer = defineAgent({
   name: 'summarizer',
   description: 'Summarizes a topic in a given number of words',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: ${...} is the instructions' placeholder syntax.
   instructions: 'You summarize ${topic} in at most ${words} words. Answer in JSON.',
   inputSchema: z.object({ topic: z.string(), words: z.number().int().positive() }),
   outputSchema: z.object({ summary: z.string(), words: z.number() }),
@@ -28,6 +29,7 @@ describe('agent definitions', () => {
     expect(() => defineAgent({ name: 'bad name', description: '', instructions: '' })).toThrow(
       /invalid agent name/,
     );
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: ${...} is the instructions' placeholder syntax.
     expect(() => defineAgent({ name: 'x', description: '', instructions: 'Hi ${who}' })).toThrow(
       /\$\{who\} but inputSchema has no "who"/,
     );
