@@ -1,5 +1,5 @@
 import type OpenAI from 'openai';
-import { type Actor, createActor, fromPromise, type InspectionEvent, type Observer } from 'xstate';
+import { type Actor, createActor, type InspectionEvent, type Observer } from 'xstate';
 import type { ZodType } from 'zod';
 import { DEFAULTS } from '../defaults.js';
 import {
@@ -9,11 +9,11 @@ import {
 } from '../inspector/stately-inspector.js';
 import { createOpenAIClient } from '../llm/openai-client.js';
 import type { RetryOptions } from '../llm/retry-policy.js';
-import { createCallLlm, type LlmActorOptions } from '../machines/actors/call-llm.js';
+import { callLlmCreator, type LlmActorOptions } from '../machines/actors/call-llm.js';
 import { composeToolHooks } from '../machines/actors/compose-tool-hooks.js';
-import { createToolRunner, type ToolRunHooks } from '../machines/actors/run-tools.js';
+import { type ToolRunHooks, toolRunnerCreator } from '../machines/actors/run-tools.js';
 import type { AgentContext, AgentLimits } from '../machines/agent-context.js';
-import { type AgentMachine, agentMachine, type InitializeOutput } from '../machines/agent-machine.js';
+import type { AgentMachine, InitializeOutput } from '../machines/agent-machine.js';
 import type {
   AgentEvent,
   AgentEventType,
@@ -38,6 +38,7 @@ import {
 } from './persistent-session.js';
 import { createRedactor, type Redactor } from './redact.js';
 import type { SessionRecord, SessionStore } from './session-store.js';
+import { type AgentActors, bindAgentActors, sharedAgentMachine } from './shared-machine.js';
 import type { RestoreReport } from './transcript-replay.js';
 
 /**
@@ -104,7 +105,11 @@ export interface AgentOptions<TOutput = unknown> extends SessionOptions {
    * `server.inspect`) is used as given.
    */
   inspect?: InspectOption | Observer<InspectionEvent> | ((event: InspectionEvent) => void);
-  /** Secrets inspectors never show, besides `apiKey` and `OPENAI_API_KEY` (tokens, passwords). */
+  /**
+   * Secrets that never appear in events, debug lines, the audit log or inspectors (and that the
+   * transcript writer redacts through `agent.redactor`), besides `apiKey` and `OPENAI_API_KEY`:
+   * strings (tokens, passwords) or patterns. `sk-...` keys and `Bearer ...` tokens are redacted by default.
+   */
   secrets?: (string | RegExp)[];
   /** A persisted snapshot to restore instead of starting fresh (not with `session`: that restores from the store). */
   snapshot?: ReturnType<Actor<AgentMachine>['getPersistedSnapshot']>;
@@ -157,12 +162,12 @@ export class Agent<TOutput = unknown> {
   readonly #outputSchema: ZodType<TOutput> | undefined;
   #turnWaiters: ((result: ExecutionResult<TOutput>) => void)[] = [];
   #ready: Promise<void>;
-  readonly #inspection: InspectionAttachment | undefined;
-  readonly #secrets: readonly string[];
   #actor: Actor<AgentMachine> | undefined;
   #stopped = false;
   readonly #persistence: SessionPersistence | undefined;
   readonly #sessionId: string | undefined;
+  readonly #inspection: InspectionAttachment | undefined;
+  readonly #secrets: readonly string[];
 
   constructor(options: AgentOptions<TOutput>) {
     const client = createOpenAIClient(options);
@@ -176,8 +181,11 @@ export class Agent<TOutput = unknown> {
         : options.auditLog;
     const tools = [...(options.tools ?? []), ...(options.loopControlTools === false ? [] : loopControlTools)];
     this.registry = new ToolRegistry(tools);
-    this.#persistence = createPersistence(options, this.registry, (error, what) =>
-      this.#reportError(error, what),
+    this.#persistence = createPersistence(
+      options,
+      this.registry,
+      (error, what) => this.#reportError(error, what),
+      (value) => this.redactor.redactValue(value),
     );
     this.#sessionId = this.#persistence?.id ?? options.sessionId;
     this.#outputSchema = options.outputSchema;
@@ -188,37 +196,32 @@ export class Agent<TOutput = unknown> {
       (options.contextWindow === false
         ? undefined
         : createContextGuard(model, this.registry.toJSON(), options.contextWindow ?? {}));
-    const machine = agentMachine.provide({
-      actors: {
-        initialize: fromPromise(async () => (options.initialize ? await options.initialize() : {})),
-        callLlm: createCallLlm({
-          client,
-          model,
-          registry: this.registry,
-          stream: options.stream ?? true,
-          approval: options.approval ?? 'tool',
-          alwaysAllowed: this.alwaysAllowed,
-          eagerToolStart: options.eagerToolStart ?? DEFAULTS.eagerToolStart,
-          ...(options.toolFormat ? { toolFormat: options.toolFormat } : {}),
-          ...(options.request ? { request: options.request } : {}),
-          ...(options.retry ? { retry: options.retry } : {}),
-          ...(prepareMessages ? { prepareMessages } : {}),
-        }),
-        runTools: createToolRunner({
-          registry: this.registry,
-          ...(options.limits?.toolTimeoutMs !== undefined
-            ? { toolTimeoutMs: options.limits.toolTimeoutMs }
-            : {}),
-          ...(options.limits?.maxToolResultChars !== undefined
-            ? { maxResultChars: options.limits.maxToolResultChars }
-            : {}),
-          ...composeToolHooks(
-            this.#persistence ? this.#persistence.hooks(options.toolHooks) : options.toolHooks,
-            audit,
-          ),
-        }),
-      },
-    });
+    const actors: AgentActors = {
+      initialize: async () => (options.initialize ? await options.initialize() : {}),
+      callLlm: callLlmCreator({
+        client,
+        model,
+        registry: this.registry,
+        stream: options.stream ?? true,
+        approval: options.approval ?? 'tool',
+        alwaysAllowed: this.alwaysAllowed,
+        eagerToolStart: options.eagerToolStart ?? DEFAULTS.eagerToolStart,
+        ...(options.toolFormat ? { toolFormat: options.toolFormat } : {}),
+        ...(options.request ? { request: options.request } : {}),
+        ...(options.retry ? { retry: options.retry } : {}),
+        ...(prepareMessages ? { prepareMessages } : {}),
+      }),
+      runTools: toolRunnerCreator({
+        registry: this.registry,
+        ...(options.limits?.toolTimeoutMs !== undefined
+          ? { toolTimeoutMs: options.limits.toolTimeoutMs }
+          : {}),
+        ...(options.limits?.maxToolResultChars !== undefined
+          ? { maxResultChars: options.limits.maxToolResultChars }
+          : {}),
+        ...composeToolHooks(this.#persistence?.hooks(), options.toolHooks, audit),
+      }),
+    };
     const messages: Message[] = [];
     if (options.instructions) messages.push({ role: 'system', content: options.instructions });
     messages.push(...(options.contextMessages ?? []));
@@ -228,11 +231,12 @@ export class Agent<TOutput = unknown> {
     );
     this.#inspection = resolveInspection(options.inspect, this.#secrets);
     const start = (snapshot: AgentOptions['snapshot'] | undefined): Promise<void> => {
-      const actor = createActor(machine, {
+      const actor = createActor(sharedAgentMachine, {
         input: { ...(this.#sessionId ? { sessionId: this.#sessionId } : {}), messages, limits },
         ...(snapshot ? { snapshot } : {}),
         ...(this.#inspection ? { inspect: this.#inspection.observer } : {}),
       });
+      bindAgentActors(actor, actors);
       const publish = createEventRedaction(this.redactor, (event) => this.bus.publish(event));
       actor.on('*', (event) => {
         publish(event);
@@ -536,6 +540,7 @@ function createPersistence(
   options: AgentOptions<unknown>,
   registry: ToolRegistry,
   onError: PersistenceErrorHandler,
+  redact?: <T>(value: T) => T,
 ): SessionPersistence | undefined {
   if (options.store === undefined && options.session === undefined) return undefined;
   if (
@@ -549,6 +554,7 @@ function createPersistence(
     { ...options, session: options.session ?? options.sessionId, agentName: options.name },
     (name) => registry.get(name)?.idempotent === true,
     onError,
+    redact,
   );
 }
 

@@ -87,12 +87,14 @@ export async function executeToolCall(
   stopped.catch(() => {});
 
   try {
-    const value = await Promise.race([
-      Promise.resolve().then(() =>
-        tool.execute(parsed.data, { ...options.context, signal: controller.signal, toolCallId: call.id }),
-      ),
-      stopped,
-    ]);
+    // Called at once, not a microtask later: a call started early from a stream begins before the
+    // machine has processed its `TOOL.STARTED` (bench figure 3). A synchronous throw lands in the catch.
+    const running = tool.execute(parsed.data, {
+      ...options.context,
+      signal: controller.signal,
+      toolCallId: call.id,
+    });
+    const value = await Promise.race([running, stopped]);
     return finish(serialize(value), false);
   } catch (error) {
     if (error instanceof ToolTimeoutError) {

@@ -4,7 +4,7 @@ import type {
   ChatCompletionCreateParamsBase,
   ChatCompletionMessageFunctionToolCall,
 } from 'openai/resources/chat/completions';
-import { fromPromise } from 'xstate';
+import { type AnyActorRef, fromPromise } from 'xstate';
 import { DEFAULTS } from '../../defaults.js';
 import { CompletionAssembler } from '../../llm/completion-assembler.js';
 import { StreamCutError } from '../../llm/error-classification.js';
@@ -96,6 +96,16 @@ type Parent = { send(event: AgentActorEvent): void } | undefined;
  * are complete as `LLM.TOOL_CALL_READY` so they can start before the stream ends.
  */
 export function createCallLlm(options: LlmActorOptions) {
+  return fromPromise<LlmCallOutput, LlmCallInput>(callLlmCreator(options));
+}
+
+/**
+ * The body of the `callLlm` actor as a plain promise creator (what `fromPromise` takes), so an agent
+ * can bind it to a machine shared by all agents instead of providing a machine of its own.
+ */
+export function callLlmCreator(
+  options: LlmActorOptions,
+): (args: { input: LlmCallInput; signal: AbortSignal; self: AnyActorRef }) => Promise<LlmCallOutput> {
   const { client, model, registry } = options;
   const stream = options.stream ?? true;
   const eager = options.eagerToolStart ?? DEFAULTS.eagerToolStart;
@@ -106,18 +116,22 @@ export function createCallLlm(options: LlmActorOptions) {
   const plan = (call: { id: string; name: string; argsText: string }, sessionId: string) =>
     planToolCall(call, registry, options.approval, options.alwaysAllowed, sessionId);
 
-  return fromPromise<LlmCallOutput, LlmCallInput>(async ({ input, signal, self }) => {
+  return async ({ input, signal, self }) => {
     const parent = self._parent as Parent;
     const send: Parent = { send: (event) => !signal.aborted && parent?.send(event) };
-    const deadline = new AbortController();
+    // Without a deadline the actor's own signal is used as it is: an AbortController and an
+    // AbortSignal.any per call cost more than the rest of the call's bookkeeping (bench/README.md).
+    let deadline: AbortController | undefined;
     let timer: NodeJS.Timeout | undefined;
     if (input.deadline !== null) {
+      const controller = new AbortController();
+      deadline = controller;
       timer = setTimeout(
-        () => deadline.abort(new DeadlineExceededError()),
+        () => controller.abort(new DeadlineExceededError()),
         Math.max(0, input.deadline - Date.now()),
       );
     }
-    const combined = AbortSignal.any([signal, deadline.signal]);
+    const combined = deadline ? AbortSignal.any([signal, deadline.signal]) : signal;
     let messages = input.messages;
     if (options.prepareMessages) {
       const prepared = options.prepareMessages(input.messages, input);
@@ -173,12 +187,12 @@ export function createCallLlm(options: LlmActorOptions) {
       });
       return finish(xml ? withXmlCalls(raw, input) : raw, input, plan);
     } catch (error) {
-      if (deadline.signal.aborted && !signal.aborted) throw new DeadlineExceededError();
+      if (deadline?.signal.aborted && !signal.aborted) throw new DeadlineExceededError();
       throw error;
     } finally {
       clearTimeout(timer);
     }
-  });
+  };
 }
 
 interface RawCompletion {
@@ -199,24 +213,31 @@ async function streamOnce(
   idleMs: number,
 ): Promise<RawCompletion> {
   // A server that stops sending mid-stream would hang the read forever: an idle timer cuts it (retried).
+  // One timer per attempt: a chunk only notes the time, and the timer, when it fires, re-arms itself
+  // for what is left of the idle window (re-arming a timer per chunk cost more than reading the chunk).
   const idle = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
+  const forward = () => idle.abort(signal.reason);
+  if (signal.aborted) forward();
+  else signal.addEventListener('abort', forward, { once: true });
+  let lastData = Date.now();
   const touch = () => {
-    clearTimeout(timer);
-    timer = setTimeout(
-      () => idle.abort(new StreamCutError(`no data from the model server for ${idleMs} ms`)),
-      idleMs,
-    );
+    lastData = Date.now();
   };
-  touch();
-  const attemptSignal = AbortSignal.any([signal, idle.signal]);
+  let timer: NodeJS.Timeout | undefined;
+  const check = () => {
+    const quiet = Date.now() - lastData;
+    if (quiet >= idleMs) idle.abort(new StreamCutError(`no data from the model server for ${idleMs} ms`));
+    else timer = setTimeout(check, idleMs - quiet);
+  };
+  timer = setTimeout(check, idleMs);
   try {
-    return await readStream(client, body, attemptSignal, parent, eager, plan, touch);
+    return await readStream(client, body, idle.signal, parent, eager, plan, touch);
   } catch (error) {
     if (idle.signal.aborted && !signal.aborted) throw idle.signal.reason;
     throw error;
   } finally {
     clearTimeout(timer);
+    signal.removeEventListener('abort', forward);
   }
 }
 
@@ -234,27 +255,51 @@ async function readStream(
     { signal },
   );
   const assembler = new CompletionAssembler();
-  for await (const chunk of response) {
-    touch();
-    const { text, completed } = assembler.push(chunk);
-    if (text) parent?.send({ type: 'LLM.DELTA', delta: text });
-    if (eager) {
-      for (const call of completed) {
-        const planned = plan(call);
-        if (
-          planned.args !== undefined &&
-          !planned.needsApproval &&
-          !planned.loopBreaking &&
-          isKnown(planned, body)
-        ) {
-          parent?.send({ type: 'LLM.TOOL_CALL_READY', call: planned });
+  // Text deltas parsed from one network read are sent to the machine as one LLM.DELTA: the pending
+  // text goes out when the event loop turns (setImmediate), before a call is announced, and at the
+  // end. Each LLM.DELTA is a full machine step plus an event, so a burst of small deltas cost more
+  // than the rest of the stream (bench/README.md). Joined, the deltas are the same text; a stream
+  // that fails drops its pending text (a retry's stream_reset discards the text shown anyway).
+  let pending = '';
+  let flushAt: NodeJS.Immediate | undefined;
+  const flush = () => {
+    if (flushAt !== undefined) clearImmediate(flushAt);
+    flushAt = undefined;
+    if (!pending) return;
+    const delta = pending;
+    pending = '';
+    parent?.send({ type: 'LLM.DELTA', delta });
+  };
+  try {
+    for await (const chunk of response) {
+      touch();
+      const { text, completed } = assembler.push(chunk);
+      if (text) {
+        pending += text;
+        flushAt ??= setImmediate(flush);
+      }
+      if (eager) {
+        for (const call of completed) {
+          const planned = plan(call);
+          if (
+            planned.args !== undefined &&
+            !planned.needsApproval &&
+            !planned.loopBreaking &&
+            isKnown(planned, body)
+          ) {
+            flush();
+            parent?.send({ type: 'LLM.TOOL_CALL_READY', call: planned });
+          }
         }
       }
     }
+    // An aborted stream ends quietly in the SDK; a stream closed early by the server is a cut (retried).
+    signal.throwIfAborted();
+    if (assembler.finishReason === null) throw new StreamCutError();
+    flush();
+  } finally {
+    if (flushAt !== undefined) clearImmediate(flushAt);
   }
-  // An aborted stream ends quietly in the SDK; a stream closed early by the server is a cut (retried).
-  signal.throwIfAborted();
-  if (assembler.finishReason === null) throw new StreamCutError();
   return {
     content: assembler.content,
     reasoning: assembler.reasoning,

@@ -1,4 +1,4 @@
-import { fromPromise } from 'xstate';
+import { type AnyActorRef, fromPromise } from 'xstate';
 import { DEFAULTS } from '../../defaults.js';
 import { executeToolCall } from '../../tools/execute-tool-call.js';
 import type { ToolCallRequest, ToolResult } from '../../tools/tool-call.js';
@@ -40,11 +40,18 @@ export interface ToolRunnerOptions extends ToolRunHooks {
  * starts and ends. Failures become error results; the actor itself never rejects.
  */
 export function createToolRunner(options: ToolRunnerOptions) {
+  return fromPromise<ToolResult[], RunToolsInput>(toolRunnerCreator(options));
+}
+
+/** The body of the `runTools` actor as a plain promise creator (see `callLlmCreator`). */
+export function toolRunnerCreator(
+  options: ToolRunnerOptions,
+): (args: { input: RunToolsInput; signal: AbortSignal; self: AnyActorRef }) => Promise<ToolResult[]> {
   const { registry, beforeRun, afterRun } = options;
   const timeoutMs = options.toolTimeoutMs ?? DEFAULTS.toolTimeoutMs;
   const maxResultChars = options.maxResultChars ?? DEFAULTS.maxToolResultChars;
 
-  return fromPromise<ToolResult[], RunToolsInput>(async ({ input, signal, self }) => {
+  return async ({ input, signal, self }) => {
     const parent = self._parent as { send(event: AgentActorEvent): void } | undefined;
     const runOne = async (call: ToolCallRequest): Promise<ToolResult> => {
       try {
@@ -82,5 +89,5 @@ export function createToolRunner(options: ToolRunnerOptions) {
     };
     const settled = await Promise.allSettled(input.calls.map(runOne));
     return settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
-  });
+  };
 }
