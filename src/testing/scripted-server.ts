@@ -34,6 +34,11 @@ export interface ScriptedServerOptions {
   latencyMs?: number;
   /** Keep request bodies in `requests` (default true; benchmarks may turn it off to save memory). */
   record?: boolean;
+  /**
+   * How long an idle keep-alive connection stays open, in ms (default Node's 5 s). Raise it for load
+   * tests: a client that reuses a socket just as the server closes it sees "other side closed".
+   */
+  keepAliveTimeoutMs?: number;
 }
 
 /** A running scripted OpenAI-compatible server. */
@@ -269,6 +274,11 @@ export async function startScriptedServer(options: ScriptedServerOptions): Promi
     req.resume();
     sendProblem(res, problem(`Invalid URL (${req.method} ${path})`, null, null, 404));
   });
+  if (options.keepAliveTimeoutMs !== undefined) {
+    server.keepAliveTimeout = options.keepAliveTimeoutMs;
+    // Node requires the header timeout to exceed the keep-alive timeout.
+    server.headersTimeout = Math.max(server.headersTimeout, options.keepAliveTimeoutMs + 1_000);
+  }
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
