@@ -15,7 +15,7 @@ import { ChatSession } from './chat-session.js';
 import type { CommandIo } from './command-io.js';
 import { packageRoot } from './demo-command.js';
 import { INSPECTOR_FLAGS, INSPECTOR_USAGE, startCliInspection } from './inspector-flags.js';
-import { connectModel, type ModelConnection } from './model-connection.js';
+import { connectModel, MODEL_FLAG_OPTIONS, type ModelConnection, modelFlags } from './model-connection.js';
 
 export const CHAT_USAGE = `Usage: agentloop chat --bundle <root> --agent <id> [options]
        agentloop chat --resume <session-id> [options]
@@ -59,10 +59,7 @@ export async function runChatCommand(
       'sessions-dir': { type: 'string' },
       tools: { type: 'string' },
       yes: { type: 'boolean', default: false },
-      'base-url': { type: 'string' },
-      model: { type: 'string' },
-      'api-key': { type: 'string' },
-      scenario: { type: 'string' },
+      ...MODEL_FLAG_OPTIONS,
       help: { type: 'boolean', short: 'h', default: false },
       ...INSPECTOR_FLAGS,
     },
@@ -103,12 +100,7 @@ export async function runChatCommand(
     });
   const bundleAgent = await load();
   const connection = await connectModel(
-    {
-      baseUrl: values['base-url'],
-      apiKey: values['api-key'],
-      model: values.model,
-      scenario: values.scenario,
-    },
+    modelFlags(values),
     isExampleBundle(bundleAgent) ? intakeChatScenario : undefined,
   );
   // The inspector page answers approvals too: whichever answer comes first wins.

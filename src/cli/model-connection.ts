@@ -2,6 +2,29 @@ import { DEFAULTS } from '../defaults.js';
 import type { Scenario } from '../testing/scenario.js';
 import { type ScriptedServer, startScriptedServer } from '../testing/scripted-server.js';
 
+/** The `parseArgs` options of the model flags, shared by `run` and `chat`. */
+export const MODEL_FLAG_OPTIONS = {
+  'base-url': { type: 'string' },
+  model: { type: 'string' },
+  'api-key': { type: 'string' },
+  scenario: { type: 'string' },
+} as const;
+
+/** The model flags out of parsed `MODEL_FLAG_OPTIONS` values. */
+export function modelFlags(values: {
+  'base-url'?: string | undefined;
+  model?: string | undefined;
+  'api-key'?: string | undefined;
+  scenario?: string | undefined;
+}): ModelFlags {
+  return {
+    baseUrl: values['base-url'],
+    apiKey: values['api-key'],
+    model: values.model,
+    scenario: values.scenario,
+  };
+}
+
 /** The model flags every command shares. */
 export interface ModelFlags {
   baseUrl?: string | undefined;

@@ -4,7 +4,7 @@ import { createAgent } from '../session/agent.js';
 import type { CommandIo } from './command-io.js';
 import { createEventPrinter } from './event-printer.js';
 import { INSPECTOR_FLAGS, INSPECTOR_USAGE, startCliInspection } from './inspector-flags.js';
-import { connectModel } from './model-connection.js';
+import { connectModel, MODEL_FLAG_OPTIONS, modelFlags } from './model-connection.js';
 
 const USAGE = `Usage: agentloop run --bundle <root> --agent <id-or-name> [options] "<message>"
   --project <dir>     the folder the agent works in ({project-root}; default: current directory)
@@ -26,10 +26,7 @@ export async function runRunCommand(args: string[], io: CommandIo): Promise<numb
       output: { type: 'string' },
       json: { type: 'boolean', default: false },
       yes: { type: 'boolean', default: false },
-      'base-url': { type: 'string' },
-      model: { type: 'string' },
-      'api-key': { type: 'string' },
-      scenario: { type: 'string' },
+      ...MODEL_FLAG_OPTIONS,
       help: { type: 'boolean', short: 'h', default: false },
       ...INSPECTOR_FLAGS,
     },
@@ -49,12 +46,7 @@ export async function runRunCommand(args: string[], io: CommandIo): Promise<numb
     ...(values.project ? { projectRoot: values.project } : {}),
     ...(values.output ? { outputFolder: values.output } : {}),
   });
-  const connection = await connectModel({
-    baseUrl: values['base-url'],
-    apiKey: values['api-key'],
-    model: values.model,
-    scenario: values.scenario,
-  });
+  const connection = await connectModel(modelFlags(values));
   const print = values.json ? io.stderr : io.stdout;
   const inspection = await startCliInspection(values, io);
   try {

@@ -5,6 +5,17 @@ import type { AgentEvent, AgentEventMap, AgentEventType, Message } from './emitt
 
 // Pure helpers the machine's actions share: building events and the messages a turn appends.
 
+/**
+ * The context fields of an empty batch: set when a batch is answered or abandoned. Sharing the empty
+ * values is safe because the context is never changed in place.
+ */
+export const NO_BATCH: Pick<AgentContext, 'calls' | 'results' | 'pending' | 'started'> = {
+  calls: [],
+  results: {},
+  pending: [],
+  started: [],
+};
+
 /** The common fields of every emitted event. */
 export function meta(context: AgentContext) {
   return {

@@ -5,7 +5,15 @@ import type { AgentContext } from '../agent-context.js';
 import type { TerminateReason } from '../emitted-events.js';
 import { machineSetup } from '../machine-setup.js';
 import { finalCallNote, iterationWarning } from '../turn-limits.js';
-import { batchMessages, event, loopBreaker, meta, toolMessage, unfinishedStream } from '../turn-messages.js';
+import {
+  batchMessages,
+  event,
+  loopBreaker,
+  meta,
+  NO_BATCH,
+  toolMessage,
+  unfinishedStream,
+} from '../turn-messages.js';
 
 // Actions that start, continue and end a turn.
 
@@ -20,10 +28,7 @@ export const startTurn = machineSetup.createAction(
       maxIterations: context.limits.maxIterations,
       warned: false,
       deadline: timeoutMs === null ? null : Date.now() + timeoutMs,
-      calls: [],
-      results: {},
-      pending: [],
-      started: [],
+      ...NO_BATCH,
       finalReason: null,
       response: '',
       terminateReason: null,
@@ -96,10 +101,7 @@ export const finishCutOff = machineSetup.createAction(
     const note = `Not run: the model's output was cut off (finish_reason: ${output.finishReason}).`;
     return {
       messages: [...context.messages, ...batchMessages(context, note)],
-      calls: [],
-      results: {},
-      pending: [],
-      started: [],
+      ...NO_BATCH,
       terminateReason: reason,
     };
   }),
@@ -114,10 +116,7 @@ export const recordInterrupt = machineSetup.createAction(
     ];
     return {
       messages,
-      calls: [],
-      results: {},
-      pending: [],
-      started: [],
+      ...NO_BATCH,
       partial: '',
       pausedAt: null,
       response: context.partial,
@@ -139,10 +138,7 @@ export const recordError = machineSetup.createAction(
     ];
     return {
       messages,
-      calls: [],
-      results: {},
-      pending: [],
-      started: [],
+      ...NO_BATCH,
       partial: '',
       error: typeof code === 'string' ? { message, code } : { message },
       terminateReason: 'error' as TerminateReason,
