@@ -40,6 +40,7 @@ const EVENT_CASES = [
   'reply:oneCall', // one tool call, no approval
   'reply:twoCallsOneApproval', // two calls, one needs approval
   'reply:askQuestion', // a loop-breaking call
+  'reply:twoQuestions', // a batch of two calls (one runner: TOOL.FINISHED, then its done event)
   'reply:finalAnswer', // a final text answer
   'reply:cutOff', // finish_reason: 'length'
   'reply:cutOffWithCall', // finish_reason: 'length' with a call already started
@@ -59,7 +60,6 @@ const EVENT_CASES = [
   'LLM.RESET',
   'LLM.CONTEXT',
   'TOOL.STARTED',
-  'runner-done',
   'xstate.done.actor.initialize',
   'xstate.error.actor.initialize',
 ];

@@ -93,6 +93,7 @@ export const agentMachine = machineSetup
     on: {
       'TOOL.STARTED': { actions: 'toolStarted' },
       'TOOL.FINISHED': { actions: 'toolFinished' },
+      // A runner's done event also records its last result (see runnerDone).
       'xstate.done.actor.*': { actions: 'runnerDone' },
       'xstate.error.actor.*': { actions: 'runnerDone' },
       EXTEND_LIMIT: { actions: 'extendLimit' },

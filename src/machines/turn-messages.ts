@@ -88,6 +88,19 @@ export function runInput(context: AgentContext, calls: ToolCallRequest[]): RunTo
   };
 }
 
+/**
+ * The id of the runner actor for `calls`: `tools:` and the call ids, comma-separated. The id names the
+ * calls so that the runner's done or error event says which calls it answers.
+ */
+export function runnerId(calls: ToolCallRequest[]): string {
+  return `tools:${calls.map((c) => c.id).join(',')}`;
+}
+
+/** The call ids a runner actor runs, from its id (see `runnerId`); none for other actors. */
+export function runnerCalls(actorId: string): string[] {
+  return actorId.startsWith('tools:') ? actorId.slice('tools:'.length).split(',') : [];
+}
+
 export function callInfo(call: ToolCallRequest) {
   return { toolCallId: call.id, name: call.name, args: call.args ?? call.argsText };
 }

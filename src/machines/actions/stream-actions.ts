@@ -2,7 +2,7 @@ import { enqueueActions } from 'xstate';
 import type { LlmCallOutput } from '../actors/call-llm.js';
 import type { Message } from '../emitted-events.js';
 import { machineSetup } from '../machine-setup.js';
-import { addUsage, event, runInput } from '../turn-messages.js';
+import { addUsage, event, runInput, runnerId } from '../turn-messages.js';
 
 // Actions for the model call: streamed text, retries, context reports, calls started early, the answer.
 
@@ -48,7 +48,7 @@ export const startEarly = machineSetup.createAction(
   enqueueActions(({ enqueue, context, event: ev }) => {
     if (ev.type !== 'LLM.TOOL_CALL_READY' || context.finalReason) return;
     if (context.started.includes(ev.call.id)) return;
-    const id = `tools:${ev.call.id}`;
+    const id = runnerId([ev.call]);
     enqueue.spawnChild('runTools', { id, input: runInput(context, [ev.call]) });
     // Kept in `calls` so an interrupt before the stream ends still records and answers it.
     enqueue.assign({

@@ -1,9 +1,18 @@
 import { assign, enqueueActions } from 'xstate';
 import type { ToolResult } from '../../tools/tool-call.js';
+import type { AgentContext } from '../agent-context.js';
 import type { AgentEventMap, Message } from '../emitted-events.js';
 import { machineSetup } from '../machine-setup.js';
 import { checkLimitsAfterTools } from '../turn-limits.js';
-import { callInfo, event, runInput, toolMessage } from '../turn-messages.js';
+import {
+  callInfo,
+  event,
+  runInput,
+  runnerCalls,
+  runnerId,
+  syntheticResult,
+  toolMessage,
+} from '../turn-messages.js';
 
 // Actions for tool calls: dispatching batches, approvals, results as they arrive, appending them.
 
@@ -11,7 +20,7 @@ export const dispatchCalls = machineSetup.createAction(
   enqueueActions(({ enqueue, context }) => {
     const ready = context.calls.filter((c) => !c.needsApproval && !context.started.includes(c.id));
     if (ready.length === 0) return;
-    const id = `tools:${ready[0]!.id}`;
+    const id = runnerId(ready);
     enqueue.spawnChild('runTools', { id, input: runInput(context, ready) });
     enqueue.assign({
       started: [...context.started, ...ready.map((c) => c.id)],
@@ -44,7 +53,7 @@ export const approveCall = machineSetup.createAction(
   enqueueActions(({ enqueue, context, event: ev }) => {
     if (ev.type !== 'APPROVE') return;
     const call = context.calls.find((c) => c.id === ev.toolCallId)!;
-    const id = `tools:${call.id}`;
+    const id = runnerId([call]);
     enqueue.spawnChild('runTools', { id, input: runInput(context, [call]) });
     enqueue.assign({
       pending: context.pending.filter((p) => p !== call.id),
@@ -87,13 +96,18 @@ export const toolStarted = machineSetup.createAction(
   }),
 );
 
-export const toolFinished = machineSetup.createAction(
-  enqueueActions(({ enqueue, context, event: ev }) => {
-    if (ev.type !== 'TOOL.FINISHED') return;
-    const { result } = ev;
-    // Results of calls no longer current (a discarded stream) are dropped.
-    if (!context.started.includes(result.toolCallId)) return;
-    enqueue.assign({ results: { ...context.results, [result.toolCallId]: result } });
+/**
+ * The results among `incoming` that answer a current call (handed to a runner, not yet answered), the
+ * results record with them added, and a `tool_call_end` event for each. Results of calls no longer
+ * current (a discarded stream, an abandoned batch) are dropped.
+ */
+function acceptResults(context: AgentContext, incoming: readonly ToolResult[]) {
+  const fresh = incoming.filter(
+    (r) => context.started.includes(r.toolCallId) && context.results[r.toolCallId] === undefined,
+  );
+  const results = { ...context.results };
+  const ends = fresh.map((result) => {
+    results[result.toolCallId] = result;
     const call = context.calls.find((c) => c.id === result.toolCallId);
     const info = call
       ? callInfo(call)
@@ -101,14 +115,48 @@ export const toolFinished = machineSetup.createAction(
     const end: AgentEventMap['tool_call_end'] = { ...info, durationMs: result.durationMs };
     if (result.isError) end.error = result.content;
     else end.result = result.content;
-    enqueue.emit(event(context, 'tool_call_end', end));
+    return event(context, 'tool_call_end', end);
+  });
+  return { fresh: fresh.length > 0, results, ends };
+}
+
+/** A call's result as it ends, before its runner is done (the default runner sends none for its last call). */
+export const toolFinished = machineSetup.createAction(
+  enqueueActions(({ enqueue, context, event: ev }) => {
+    if (ev.type !== 'TOOL.FINISHED') return;
+    const { fresh, results, ends } = acceptResults(context, [ev.result]);
+    if (!fresh) return;
+    enqueue.assign({ results });
+    for (const end of ends) enqueue.emit(end);
   }),
 );
 
+/**
+ * A runner's done or error event. The done event's output (every result of the runner) records the
+ * results not yet recorded: the runner sends no `TOOL.FINISHED` for the call that finishes last, so a
+ * one-call batch costs one machine step less and ExecutingTool's `always` can leave in this step. A
+ * runner that failed (a custom runner; the default one never rejects) gives its unanswered calls an
+ * error result. Either way the runner is dropped from `runners`.
+ */
 export const runnerDone = machineSetup.createAction(
-  assign(({ context, event: ev }) => {
-    const actorId = (ev as unknown as { actorId?: string }).actorId;
-    return { runners: context.runners.filter((id) => id !== actorId) };
+  enqueueActions(({ enqueue, context, event: ev }) => {
+    const { actorId, output, error } = ev as unknown as {
+      actorId: string;
+      output?: unknown;
+      error?: unknown;
+    };
+    let incoming: ToolResult[] = [];
+    if (ev.type.startsWith('xstate.error.actor.')) {
+      const message = error instanceof Error ? error.message : String(error);
+      incoming = runnerCalls(actorId).flatMap((id) => {
+        const call = context.calls.find((c) => c.id === id);
+        return call ? [syntheticResult(call, `Error: the tool runner failed: ${message}`)] : [];
+      });
+    } else if (Array.isArray(output)) incoming = output as ToolResult[];
+    const { fresh, results, ends } = acceptResults(context, incoming);
+    const runners = context.runners.filter((id) => id !== actorId);
+    enqueue.assign(fresh ? { runners, results } : { runners });
+    for (const end of ends) enqueue.emit(end);
   }),
 );
 

@@ -36,8 +36,10 @@ export interface ToolRunnerOptions extends ToolRunHooks {
 
 /**
  * The `runTools` actor: runs all given calls in parallel (`Promise.allSettled`), each with the actor's
- * abort signal and its own timeout, reporting `TOOL.STARTED` / `TOOL.FINISHED` to the machine as each
- * starts and ends. Failures become error results; the actor itself never rejects.
+ * abort signal and its own timeout, reporting `TOOL.STARTED` to the machine as each starts and
+ * `TOOL.FINISHED` as each ends, except the call that ends last: the actor's output (every result)
+ * reports that one, so a one-call batch sends no `TOOL.FINISHED` at all and the machine takes one step
+ * less. Failures become error results; the actor itself never rejects.
  */
 export function createToolRunner(options: ToolRunnerOptions) {
   return fromPromise<ToolResult[], RunToolsInput>(toolRunnerCreator(options));
@@ -53,6 +55,12 @@ export function toolRunnerCreator(
 
   return async ({ input, signal, self }) => {
     const parent = self._parent as { send(event: AgentActorEvent): void } | undefined;
+    let unfinished = input.calls.length;
+    // The last call to finish is left to the done event (see above).
+    const finished = (result: ToolResult) => {
+      unfinished--;
+      if (unfinished > 0 && !signal.aborted) parent?.send({ type: 'TOOL.FINISHED', result });
+    };
     const runOne = async (call: ToolCallRequest): Promise<ToolResult> => {
       try {
         return await runChecked(call);
@@ -66,7 +74,7 @@ export function toolRunnerCreator(
           isError: true,
           durationMs: 0,
         };
-        if (!signal.aborted) parent?.send({ type: 'TOOL.FINISHED', result });
+        finished(result);
         return result;
       }
     };
@@ -84,7 +92,7 @@ export function toolRunnerCreator(
           context: { sessionId: input.sessionId, turn: input.turn, iteration: input.iteration },
         }));
       if (afterRun && !recorded) await afterRun(result, call, input);
-      if (!signal.aborted) parent?.send({ type: 'TOOL.FINISHED', result });
+      finished(result);
       return result;
     };
     const settled = await Promise.allSettled(input.calls.map(runOne));

@@ -4,6 +4,7 @@ import type { LlmCallOutput } from '../../../src/machines/actors/call-llm.js';
 import type { AgentContext } from '../../../src/machines/agent-context.js';
 import type { AgentMachineEvent } from '../../../src/machines/agent-events.js';
 import { type AgentMachine, agentMachine } from '../../../src/machines/agent-machine.js';
+import { runnerCalls } from '../../../src/machines/turn-messages.js';
 import type { ToolCallRequest, ToolResult } from '../../../src/tools/tool-call.js';
 
 /**
@@ -22,6 +23,11 @@ export type ModelEvent =
   | { type: 'xstate.done.actor.callLlm'; output: LlmCallOutput; actorId: 'callLlm' }
   | { type: 'xstate.error.actor.callLlm'; error: Error & { code?: string }; actorId: 'callLlm' }
   | { type: `xstate.done.actor.tools:${string}`; output: ToolResult[]; actorId: string };
+
+/** A tool runner's done event. */
+export type RunnerDoneEvent = Extract<ModelEvent, { type: `xstate.done.actor.tools:${string}` }>;
+export const isRunnerDone = (e: ModelEvent): e is RunnerDoneEvent =>
+  e.type.startsWith('xstate.done.actor.tools:');
 
 /** The iteration limit the model and the replayed agents run with (small, so the limit is reached). */
 export const MAX_ITERATIONS = 2;
@@ -43,6 +49,7 @@ export const CALLS = {
   w2: call('w2', 'work', { n: 2 }),
   d2: call('d2', 'deploy', { target: 'prod' }, { needsApproval: true }),
   q1: call('q1', 'ask_question', { question: 'Which file?' }, { loopBreaking: 'question' }),
+  q2: call('q2', 'ask_question', { question: 'Which line?' }, { loopBreaking: 'question' }),
 } as const;
 /** Tools whose completion the test controls; the others (ask_question) finish on their own. */
 export const CONTROLLED_TOOLS: ReadonlySet<string> = new Set(['work', 'deploy']);
@@ -64,6 +71,8 @@ export const REPLIES = {
   oneCall: reply(null, [CALLS.w1], 'tool_calls'),
   twoCallsOneApproval: reply(null, [CALLS.w2, CALLS.d2], 'tool_calls'),
   askQuestion: reply(null, [CALLS.q1], 'tool_calls'),
+  // Loop-breaking calls never start early, so these two run as one batch (one runner).
+  twoQuestions: reply(null, [CALLS.q1, CALLS.q2], 'tool_calls'),
   finalAnswer: reply(TEXT, [], 'stop'),
   cutOff: reply(TEXT, [], 'length'),
   cutOffWithCall: reply(TEXT, [CALLS.w1], 'length'),
@@ -71,7 +80,20 @@ export const REPLIES = {
 export type ReplyName = keyof typeof REPLIES;
 
 const llmError = (message: string, code?: string) => Object.assign(new Error(message), code ? { code } : {});
-const TOOL_OUTPUT: Record<string, string> = { w1: 'done 1', w2: 'done 2', d2: 'deployed', q1: 'Which file?' };
+const TOOL_OUTPUT: Record<string, string> = {
+  w1: 'done 1',
+  w2: 'done 2',
+  d2: 'deployed',
+  q1: 'Which file?',
+  q2: 'Which line?',
+};
+const resultOf = (c: ToolCallRequest): ToolResult => ({
+  toolCallId: c.id,
+  name: c.name,
+  content: TOOL_OUTPUT[c.id] ?? '',
+  isError: false,
+  durationMs: 0,
+});
 
 /** Event constructors, named by event case. */
 export const ev = {
@@ -111,19 +133,11 @@ export const ev = {
       message: 'the stream was cut',
     }) as unknown as ModelEvent,
   toolStarted: (c: ToolCallRequest): ModelEvent => ({ type: 'TOOL.STARTED', call: c }),
-  toolFinished: (c: ToolCallRequest): ModelEvent => ({
-    type: 'TOOL.FINISHED',
-    result: {
-      toolCallId: c.id,
-      name: c.name,
-      content: TOOL_OUTPUT[c.id] ?? '',
-      isError: false,
-      durationMs: 0,
-    },
-  }),
-  runnerDone: (actorId: string): ModelEvent => ({
+  toolFinished: (c: ToolCallRequest): ModelEvent => ({ type: 'TOOL.FINISHED', result: resultOf(c) }),
+  /** A runner's done event: its output is the result of every call it ran (the last one's included). */
+  runnerDone: (actorId: string, calls: ToolCallRequest[]): ModelEvent => ({
     type: `xstate.done.actor.${actorId}` as `xstate.done.actor.tools:${string}`,
-    output: [],
+    output: calls.map(resultOf),
     actorId,
   }),
   userMessage: (): ModelEvent => ({ type: 'USER_MESSAGE', text: 'Please do the task.' }),
@@ -146,21 +160,37 @@ export function eventCase(event: ModelEvent): string {
     case 'TOOL.FINISHED':
       return `tool-result:${event.result.name}`;
     default:
-      return event.type.startsWith('xstate.done.actor.tools:') ? 'runner-done' : event.type;
+      // A runner's done event reports the result of the call that finished last.
+      if (isRunnerDone(event))
+        return `tool-result:${[...new Set(event.output.map((r) => r.name))].join('+')}`;
+      return event.type;
   }
 }
 
 /** Whether the machine handles the retry notice the LLM actor sends before a retry's wait. */
 const HAS_RETRY_NOTICE = agentMachine.root.states.Thinking!.transitions.has('LLM.RETRY');
 
-/** The calls the runner actor `tools:<id>` runs: the early start, dispatch and approval all spawn one each. */
-const runnerFinished = (c: AgentContext, runner: string) => {
-  const id = runner.slice('tools:'.length);
-  return !c.started.includes(id) || c.results[id] !== undefined;
-};
 const unfinished = (c: AgentContext) => c.started.filter((id) => c.results[id] === undefined);
 const callById = (c: AgentContext, id: string) =>
   c.calls.find((x) => x.id === id) ?? Object.values(CALLS).find((x) => x.id === id)!;
+/** Calls of the runner (its id names them) that are current and unanswered. */
+const runnerUnfinished = (c: AgentContext, runner: string) =>
+  runnerCalls(runner).filter((id) => c.started.includes(id) && c.results[id] === undefined);
+
+/**
+ * The event that reports `x` finished: `TOOL.FINISHED` while other calls of its runner still run,
+ * else (the runner's last call) the runner's done event, which carries every result.
+ */
+function finishEvent(c: AgentContext, x: ToolCallRequest): ModelEvent {
+  const runner = c.runners.find((r) => runnerCalls(r).includes(x.id));
+  if (!runner || runnerUnfinished(c, runner).length > 1) return ev.toolFinished(x);
+  return doneEvent(c, runner);
+}
+const doneEvent = (c: AgentContext, runner: string) =>
+  ev.runnerDone(
+    runner,
+    runnerCalls(runner).map((id) => callById(c, id)),
+  );
 
 /**
  * What can happen next in the real world, given the snapshot. Events the real world produces by
@@ -170,11 +200,14 @@ const callById = (c: AgentContext, id: string) =>
 export function menu(snapshot: Snapshot): ModelEvent[] {
   const c = snapshot.context;
   const value = snapshot.value as string;
-  const finishedRunner = c.runners.find((r) => runnerFinished(c, r));
-  if (finishedRunner) return [ev.runnerDone(finishedRunner)];
+  // A runner with nothing left to run (its calls answered or no longer current) is done at once.
+  const finishedRunner = c.runners.find((r) => runnerUnfinished(c, r).length === 0);
+  if (finishedRunner) return [doneEvent(c, finishedRunner)];
   const running = unfinished(c).map((id) => callById(c, id));
   const autoRunning = running.filter((x) => !CONTROLLED_TOOLS.has(x.name));
-  if (autoRunning.length > 0) return autoRunning.flatMap((x) => [ev.toolStarted(x), ev.toolFinished(x)]);
+  // Auto-run tools of one batch finish in call order.
+  if (autoRunning.length > 0) return [...autoRunning.map(ev.toolStarted), finishEvent(c, autoRunning[0]!)];
+  const finish = running.map((x) => finishEvent(c, x));
 
   const started = running.map(ev.toolStarted);
   const extend = c.maxIterations < MAX_EXTENDED ? [ev.extendLimit()] : [];
@@ -208,15 +241,23 @@ export function menu(snapshot: Snapshot): ModelEvent[] {
         ev.llmError(),
         ev.interrupt(),
         ...extend,
-        ...(tools ? [ev.ready('w1'), ev.ready('w2'), ev.llmDone('askQuestion'), ev.llmDeadline()] : []),
+        ...(tools
+          ? [
+              ev.ready('w1'),
+              ev.ready('w2'),
+              ev.llmDone('askQuestion'),
+              ev.llmDone('twoQuestions'),
+              ev.llmDeadline(),
+            ]
+          : []),
       ];
     }
     case 'ExecutingTool':
-      return [...started, ...running.map(ev.toolFinished), ev.interrupt(), ...extend];
+      return [...started, ...finish, ev.interrupt(), ...extend];
     case 'WaitingApproval':
       return [
         ...started,
-        ...running.map(ev.toolFinished),
+        ...finish,
         ...c.pending.flatMap((id) => [ev.approve(id), ev.reject(id)]),
         ev.interrupt(),
         ...extend,

@@ -11,9 +11,11 @@ import {
   startScriptedServer,
 } from '../../../src/testing/index.js';
 import { defineTool } from '../../../src/tools/define-tool.js';
+import type { ToolResult } from '../../../src/tools/tool-call.js';
 import {
   abstractState,
   CONTROLLED_TOOLS,
+  isRunnerDone,
   MAX_ITERATIONS,
   type ModelEvent,
   type ModelPath,
@@ -30,9 +32,9 @@ import { checkInvariants } from './invariants.js';
  * Replays a model path on the real agent: `createAgent` with the real `callLlm` and tool runner, the
  * real `openai` SDK over HTTP to the scripted server, and real tools whose completion the test
  * controls. Each step is realised by what would cause it in the real world (a server reply, a tool
- * finishing, a user action); steps the real world produces by itself (a runner's done event, a tool
- * starting, the rest of a reply already on the wire) need no action. After every step the real
- * actor must have passed through the step's abstract state.
+ * finishing, a user action; a runner's done event finishes its last call); steps the real world
+ * produces by itself (a tool starting, the rest of a reply already on the wire) need no action.
+ * After every step the real actor must have passed through the step's abstract state.
  */
 
 const STEP_TIMEOUT_MS = 5_000;
@@ -219,9 +221,25 @@ export async function replay(path: ModelPath): Promise<ReplayReport> {
     if (turn) arrivals[r]!.resolve(turn);
   };
 
+  /** Lets a controlled tool call finish with `content`; other tools run by themselves. */
+  const finishTool = async ({ toolCallId, name, content }: ToolResult) => {
+    if (!CONTROLLED_TOOLS.has(name)) return;
+    await until(() => running.has(toolCallId), `tool call ${toolCallId} to run`);
+    const finish = running.get(toolCallId)!;
+    running.delete(toolCallId);
+    finish(content);
+  };
+
   const act = async (i: number) => {
     const { from, event } = steps[i]!;
     if (from.value === 'Thinking') await untilArrived(requestBefore(i));
+    // A runner's done event: the call that finished last (its result is in the output) was unanswered.
+    if (isRunnerDone(event)) {
+      for (const result of event.output)
+        if (from.context.started.includes(result.toolCallId) && !from.context.results[result.toolCallId])
+          await finishTool(result);
+      return;
+    }
     switch (event.type) {
       case 'xstate.done.actor.initialize':
         return init.resolve({});
@@ -239,20 +257,14 @@ export async function replay(path: ModelPath): Promise<ReplayReport> {
         return void settle(agent.resume());
       case 'EXTEND_LIMIT':
         return void settle(agent.extendLimit(event.by));
-      case 'TOOL.FINISHED': {
-        const { toolCallId, name, content } = event.result;
-        if (!CONTROLLED_TOOLS.has(name)) return; // runs by itself
-        await until(() => running.has(toolCallId), `tool call ${toolCallId} to run`);
-        const finish = running.get(toolCallId)!;
-        running.delete(toolCallId);
-        return finish(content);
-      }
+      case 'TOOL.FINISHED':
+        return finishTool(event.result);
       default:
         if (isLlmEvent(event) && event.type !== 'LLM.CONTEXT') {
           const r = requestBefore(i);
           if (!released.has(r)) await releaseReply(i, r);
         }
-      // TOOL.STARTED, LLM.CONTEXT, runner done, the rest of a released reply: nothing to do.
+      // TOOL.STARTED, LLM.CONTEXT, the rest of a released reply: nothing to do.
     }
   };
 

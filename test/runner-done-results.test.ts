@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import { createActor, fromPromise, type InspectionEvent, waitFor } from 'xstate';
+import { z } from 'zod';
+import { agentMachine, createToolRunner, defineTool, ToolRegistry } from '../src/index.js';
+import type { LlmCallInput, LlmCallOutput } from '../src/machines/actors/call-llm.js';
+import type { RunToolsInput } from '../src/machines/actors/run-tools.js';
+import type { ToolCallRequest, ToolResult } from '../src/tools/tool-call.js';
+
+// A runner's done event records the result of the call that finished last (no TOOL.FINISHED for it),
+// and a runner that rejects still gives its calls their one result each.
+
+const call = (id: string, n: number): ToolCallRequest => ({
+  id,
+  name: 'echo',
+  argsText: JSON.stringify({ n }),
+  args: { n },
+  needsApproval: false,
+});
+
+/** A model that asks for `calls` once, then answers. */
+function scriptedLlm(calls: ToolCallRequest[]) {
+  let n = 0;
+  return fromPromise<LlmCallOutput, LlmCallInput>(async () => {
+    if (n++ > 0)
+      return { message: { role: 'assistant', content: 'ok' }, calls: [], finishReason: 'stop', usage: null };
+    const message: LlmCallOutput['message'] = {
+      role: 'assistant',
+      content: null,
+      tool_calls: calls.map((c) => ({
+        id: c.id,
+        type: 'function',
+        function: { name: c.name, arguments: c.argsText },
+      })),
+    };
+    return { message, calls, finishReason: 'tool_calls', usage: null };
+  });
+}
+
+const registry = new ToolRegistry([
+  defineTool({
+    name: 'echo',
+    description: 'echoes n',
+    parameters: z.object({ n: z.number() }),
+    execute: ({ n }) => `n=${n}`,
+  }),
+]);
+
+async function runTurn(calls: ToolCallRequest[], runTools: ReturnType<typeof createToolRunner>) {
+  const machine = agentMachine.provide({
+    actors: { callLlm: scriptedLlm(calls), runTools },
+  });
+  const received: string[] = [];
+  const emitted: { type: string; toolCallId?: string; error?: string; result?: string }[] = [];
+  const actor = createActor(machine, {
+    input: { sessionId: 's', messages: [{ role: 'system', content: 'Test.' }] },
+    inspect: (e: InspectionEvent) => {
+      if (e.type === '@xstate.event' && e.actorRef === actor) received.push(e.event.type);
+    },
+  });
+  actor.on('*', (e) => emitted.push(e as never));
+  actor.start();
+  await waitFor(actor, (s) => s.matches('AwaitingInput'));
+  actor.send({ type: 'USER_MESSAGE', text: 'go' });
+  const done = await waitFor(actor, (s) => s.matches('Completed'), { timeout: 5_000 });
+  actor.stop();
+  const tools = done.context.messages.filter((m) => m.role === 'tool');
+  return { received, emitted, tools };
+}
+
+describe('tool runner results', () => {
+  it('a one-call batch is recorded by the done event alone, after its tool_call_start', async () => {
+    const { received, emitted, tools } = await runTurn([call('a', 1)], createToolRunner({ registry }));
+    expect(received).toContain('TOOL.STARTED');
+    expect(received).not.toContain('TOOL.FINISHED');
+    expect(tools).toEqual([{ role: 'tool', tool_call_id: 'a', content: 'n=1' }]);
+    const toolEvents = emitted.filter((e) => e.type.startsWith('tool_call_')).map((e) => e.type);
+    expect(toolEvents).toEqual(['tool_call_start', 'tool_call_end']);
+  });
+
+  it('a two-call batch reports the first call to finish with TOOL.FINISHED, the last with the done event', async () => {
+    const { received, emitted, tools } = await runTurn(
+      [call('a', 1), call('b', 2)],
+      createToolRunner({ registry }),
+    );
+    expect(received.filter((t) => t === 'TOOL.FINISHED')).toHaveLength(1);
+    expect(tools.map((m) => m.role === 'tool' && m.tool_call_id)).toEqual(['a', 'b']);
+    expect(
+      emitted
+        .filter((e) => e.type === 'tool_call_end')
+        .map((e) => e.toolCallId)
+        .sort(),
+    ).toEqual(['a', 'b']);
+  });
+
+  it('a runner that rejects gives each of its calls an error result', async () => {
+    const failing = fromPromise<ToolResult[], RunToolsInput>(async () => {
+      throw new Error('runner crashed');
+    });
+    const { emitted, tools } = await runTurn([call('a', 1), call('b', 2)], failing);
+    expect(tools.map((m) => m.role === 'tool' && m.tool_call_id)).toEqual(['a', 'b']);
+    expect(tools.every((m) => String(m.content).includes('runner crashed'))).toBe(true);
+    const ends = emitted.filter((e) => e.type === 'tool_call_end');
+    expect(ends.map((e) => e.error)).toEqual([
+      'Error: the tool runner failed: runner crashed',
+      'Error: the tool runner failed: runner crashed',
+    ]);
+  });
+});
