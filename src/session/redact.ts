@@ -17,6 +17,12 @@ export const DEFAULT_SECRET_PATTERNS: readonly RegExp[] = [
   /Bearer\s+[A-Za-z0-9._~+/=-]{8,}/gi,
 ];
 
+/** The shortest text each default pattern can match (`sk-` + 20; `Bearer` + a space + 8). */
+const DEFAULT_MIN_MATCH = new Map<RegExp, number>([
+  [DEFAULT_SECRET_PATTERNS[0]!, 23],
+  [DEFAULT_SECRET_PATTERNS[1]!, 15],
+]);
+
 /** Known secrets shorter than this (an `apiKey: 'x'` for a local server) are not treated as secrets. */
 const MIN_KNOWN_SECRET_LENGTH = 8;
 
@@ -105,8 +111,16 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
   }
   const literalList = [...literals].sort((a, b) => b.length - a.length);
   const regexes = patterns.map((p) => new RegExp(p.source, p.flags.includes('g') ? p.flags : `${p.flags}g`));
+  // Text shorter than every secret can hold none: most strings of most events are that short, so
+  // they skip the scans (a configured pattern's shortest match is unknown: it counts as 1).
+  const shortest = Math.min(
+    ...literalList.map((l) => l.length),
+    ...patterns.map((p) => DEFAULT_MIN_MATCH.get(p) ?? 1),
+    Number.POSITIVE_INFINITY,
+  );
 
   const spans = (text: string): Span[] => {
+    if (text.length < shortest) return [];
     const found: Span[] = [];
     for (const literal of literalList) {
       for (let at = text.indexOf(literal); at >= 0; at = text.indexOf(literal, at + literal.length)) {
