@@ -1,150 +1,29 @@
-import type OpenAI from 'openai';
-import { type Actor, createActor, type InspectionEvent, type Observer } from 'xstate';
+import { type Actor, createActor } from 'xstate';
 import type { ZodType } from 'zod';
 import { DEFAULTS } from '../defaults.js';
-import {
-  type InspectionAttachment,
-  type InspectOption,
-  resolveInspection,
-} from '../inspector/stately-inspector.js';
+import { type InspectionAttachment, resolveInspection } from '../inspector/stately-inspector.js';
 import { createOpenAIClient } from '../llm/openai-client.js';
-import type { RetryOptions } from '../llm/retry-policy.js';
-import { callLlmCreator, type LlmActorOptions } from '../machines/actors/call-llm.js';
+import { callLlmCreator } from '../machines/actors/call-llm.js';
 import { composeToolHooks } from '../machines/actors/compose-tool-hooks.js';
-import { type ToolRunHooks, toolRunnerCreator } from '../machines/actors/run-tools.js';
-import type { AgentContext, AgentLimits } from '../machines/agent-context.js';
-import type { AgentMachine, InitializeOutput } from '../machines/agent-machine.js';
-import type {
-  AgentEvent,
-  AgentEventType,
-  Message,
-  TerminateReason,
-  ToolCallInfo,
-  Usage,
-} from '../machines/emitted-events.js';
-import { type ContextGuardOptions, createContextGuard } from '../prompt/context-guard.js';
-import type { Tool } from '../tools/define-tool.js';
+import { toolRunnerCreator } from '../machines/actors/run-tools.js';
+import type { AgentContext } from '../machines/agent-context.js';
+import type { AgentMachine } from '../machines/agent-machine.js';
+import type { AgentEvent, AgentEventType, Message, ToolCallInfo } from '../machines/emitted-events.js';
+import { createContextGuard } from '../prompt/context-guard.js';
 import { loopControlTools } from '../tools/loop-control-tools.js';
-import type { ApprovalPolicy } from '../tools/tool-call.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
-import { type AuditLog, createAuditLog } from './audit-log.js';
-import { attachDebugLog, type DebugOption, debugFromEnv } from './debug-log.js';
+import type { AgentOptions, AgentStateName, ExecutionResult } from './agent-options.js';
+import { createAuditLog } from './audit-log.js';
+import { attachDebugLog, debugFromEnv } from './debug-log.js';
 import { AgentEventBus } from './event-bus.js';
 import { createEventRedaction } from './event-redaction.js';
-import {
-  type PersistenceErrorHandler,
-  type SessionOptions,
-  SessionPersistence,
-} from './persistent-session.js';
+import { type PersistenceErrorHandler, SessionPersistence } from './persistent-session.js';
 import { createRedactor, type Redactor } from './redact.js';
 import type { SessionRecord, SessionStore } from './session-store.js';
 import { type AgentActors, bindAgentActors, sharedAgentMachine } from './shared-machine.js';
 import type { RestoreReport } from './transcript-replay.js';
 
-/**
- * Everything `createAgent` takes. Only a way to reach a model is required. With `session` (and/or
- * `store`) the session is saved at every rest point and `session: id` continues a saved one.
- */
-export interface AgentOptions<TOutput = unknown> extends SessionOptions {
-  /** A name for logs and UIs. */
-  name?: string;
-  /** Model id (default `DEFAULTS.model`). */
-  model?: string;
-  /** OpenAI-compatible server URL; defaults to `OPENAI_BASE_URL`. */
-  baseURL?: string;
-  /** Defaults to `OPENAI_API_KEY`. */
-  apiKey?: string;
-  /** A ready OpenAI client (give it `maxRetries: 0`: agentloop's retry policy rules). */
-  client?: OpenAI;
-  /** The system prompt. */
-  instructions?: string;
-  /** More leading messages (for example critical-action context from a bundle). */
-  contextMessages?: Message[];
-  /** Runs once before the first turn; the messages it returns are added. A throw ends in the Error state. */
-  initialize?: () => Promise<InitializeOutput> | InitializeOutput;
-  tools?: Tool[];
-  /** Add `task_completion`, `ask_question` and `converse` (default true). */
-  loopControlTools?: boolean;
-  /** Stream responses (default true). */
-  stream?: boolean;
-  limits?: Partial<AgentLimits> & { toolTimeoutMs?: number; maxToolResultChars?: number };
-  /** Which calls need the user's approval (default: each tool's `needsApproval`). */
-  approval?: ApprovalPolicy;
-  /** Retry policy for model calls (429, 5xx, connection errors, cut streams). */
-  retry?: Omit<RetryOptions, 'signal' | 'deadline' | 'onRetry'>;
-  /** Extra request fields (temperature, max_completion_tokens, ...). */
-  request?: LlmActorOptions['request'];
-  /** Start calls whose arguments are complete before the stream ends (default true). */
-  eagerToolStart?: boolean;
-  /** `native` function calling (default), or `xml` `<tool>` blocks for models without it. */
-  toolFormat?: 'native' | 'xml';
-  /**
-   * The context window requests are kept inside: warnings past a share of it, pruning of old tool
-   * results past the budget (see docs/context-window.md). `false` sends the conversation as it is.
-   */
-  contextWindow?: false | ContextGuardOptions;
-  /** Builds the request's messages yourself (replaces `contextWindow`). */
-  prepareMessages?: LlmActorOptions['prepareMessages'];
-  /** Hooks around each tool call (persistence). */
-  toolHooks?: ToolRunHooks;
-  /**
-   * A JSONL audit trail of tool calls, one record before each call runs and one after it returns
-   * (`createAuditLog`): a file path (redacted with this agent's redactor) or a log you made.
-   */
-  auditLog?: string | AuditLog;
-  /** Validates the final response (parsed as JSON) into `result.output`. */
-  outputSchema?: ZodType<TOutput>;
-  /** Session id (default: a random UUID). */
-  sessionId?: string;
-  /** One log line per iteration and tool call: `true` for stderr, or a function. Also `DEBUG=agentloop`. */
-  debug?: DebugOption;
-  /**
-   * Watch the statechart: `true` (or options) attaches `@statelyai/inspect`'s WebSocket inspector with
-   * agentloop's sanitizers and serves the bridge page on 127.0.0.1:8080 (see docs/inspector.md); an
-   * inspector object or an XState inspection observer (such as the local inspector's
-   * `server.inspect`) is used as given.
-   */
-  inspect?: InspectOption | Observer<InspectionEvent> | ((event: InspectionEvent) => void);
-  /**
-   * Secrets that never appear in events, debug lines, the audit log or inspectors (and that the
-   * transcript writer redacts through `agent.redactor`), besides `apiKey` and `OPENAI_API_KEY`:
-   * strings (tokens, passwords) or patterns. `sk-...` keys and `Bearer ...` tokens are redacted by default.
-   */
-  secrets?: (string | RegExp)[];
-  /** A persisted snapshot to restore instead of starting fresh (not with `session`: that restores from the store). */
-  snapshot?: ReturnType<Actor<AgentMachine>['getPersistedSnapshot']>;
-}
-
-/** The outcome of one turn. */
-export interface ExecutionResult<TOutput = unknown> {
-  /** The turn ended by the model's own choice (`completed` or `question`). */
-  success: boolean;
-  /** The answer (or question) for the user. */
-  response: string;
-  /** Model calls made in the turn. */
-  iterations: number;
-  /** The whole conversation so far. */
-  messages: Message[];
-  terminateReason: TerminateReason;
-  /** Tokens used by the turn. */
-  usage: Usage;
-  error?: string;
-  /** The response validated by `outputSchema`. */
-  output?: TOutput;
-  /** Why the response did not validate against `outputSchema`. */
-  outputError?: string;
-}
-
-/** The top-level states, as public API. */
-export type AgentStateName =
-  | 'Initializing'
-  | 'AwaitingInput'
-  | 'Thinking'
-  | 'ExecutingTool'
-  | 'WaitingApproval'
-  | 'Completed'
-  | 'Error'
-  | 'Interrupted';
+export type { AgentOptions, AgentStateName, ExecutionResult } from './agent-options.js';
 
 const BUSY: ReadonlySet<string> = new Set(['Thinking', 'ExecutingTool', 'WaitingApproval']);
 
