@@ -76,6 +76,7 @@ describe('agent definitions', () => {
 describe('subagents', () => {
   it('run as a tool of a parent agent, with their own conversation and validated output', async () => {
     const childEvents: string[] = [];
+    const children: string[] = [];
     const respond = (
       request: { messages: { role: string; content?: unknown }[] },
       index: number,
@@ -97,7 +98,14 @@ describe('subagents', () => {
       sessionId: 'parent',
       instructions: 'You delegate.',
       tools: [
-        subagentTool(summarizer, { runtime, onEvent: (e) => childEvents.push(`${e.sessionId} ${e.type}`) }),
+        subagentTool(summarizer, {
+          runtime,
+          onEvent: (e) => childEvents.push(`${e.sessionId} ${e.type}`),
+          onChild: (child, info) => {
+            children.push(`${info.parentSessionId} ${info.toolCallId} ${child.sessionId}`);
+            return () => children.push('detached');
+          },
+        }),
       ],
     });
     const result = await parent.send('summarize statecharts');
@@ -107,6 +115,7 @@ describe('subagents', () => {
     });
     assertToolCallsAnswered(result.messages);
     expect(childEvents).toContain('parent/summarizer/call_0_0 turn_end');
+    expect(children).toEqual(['parent call_0_0 parent/summarizer/call_0_0', 'detached']);
     parent.stop();
   });
 });

@@ -1,7 +1,7 @@
 import { type ZodRawShape, z } from 'zod';
 import type { AgentEvent } from '../machines/emitted-events.js';
 import { defineTool, type Tool } from '../tools/define-tool.js';
-import { type AgentOptions, createAgent } from './agent.js';
+import { type Agent, type AgentOptions, createAgent } from './agent.js';
 import { type AgentDefinition, toAgentOptions } from './agent-definition.js';
 
 /** How a subagent runs: the model server and options it shares with its parent. */
@@ -12,6 +12,12 @@ export interface SubagentOptions {
   name?: string;
   /** Every event of the child, for a UI that shows subagents under their parent. */
   onEvent?: (event: AgentEvent) => void;
+  /**
+   * Called with each child agent as it starts, e.g. to show it in the inspector under its parent:
+   * `onChild: (child, { parentSessionId }) => inspector.attach(child, { parentId: parentSessionId })`.
+   * A function it returns is called when the child is done.
+   */
+  onChild?: (child: Agent, info: { parentSessionId: string; toolCallId: string }) => (() => void) | undefined;
   needsApproval?: boolean;
 }
 
@@ -43,6 +49,10 @@ export function subagentTool<TInput extends ZodRawShape, TOutput>(
         }),
       );
       if (options.onEvent) child.on('*', options.onEvent);
+      const detach = options.onChild?.(child as Agent, {
+        parentSessionId: ctx.sessionId,
+        toolCallId: ctx.toolCallId,
+      });
       const stop = () => child.interrupt('the parent agent stopped this call');
       ctx.signal.addEventListener('abort', stop, { once: true });
       try {
@@ -61,6 +71,7 @@ export function subagentTool<TInput extends ZodRawShape, TOutput>(
       } finally {
         ctx.signal.removeEventListener('abort', stop);
         child.stop();
+        detach?.();
       }
     },
   });
