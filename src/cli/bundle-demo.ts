@@ -6,6 +6,7 @@ import type { InspectionEvent } from 'xstate';
 import { loadBundleAgent } from '../bundle/bundle-agent.js';
 import { type Agent, createAgent } from '../session/agent.js';
 import type { Scenario } from '../testing/scenario.js';
+import { bundleAgentOptions } from './bundle-agent-options.js';
 import type { CommandIo } from './command-io.js';
 import { createEventPrinter } from './event-printer.js';
 import { connectModel } from './model-connection.js';
@@ -132,13 +133,7 @@ export async function runBundleDemo(
     });
     io.stdout(`\n${bundleAgent.greeting}\n`);
     const agent = createAgent({
-      name: bundleAgent.name,
-      baseURL: connection.baseURL,
-      apiKey: connection.apiKey,
-      model: connection.model,
-      instructions: bundleAgent.instructions,
-      contextMessages: bundleAgent.contextMessages,
-      tools: bundleAgent.tools,
+      ...bundleAgentOptions(bundleAgent, connection),
       inspect: watch.inspectFor?.(connection.apiKey),
     });
     const detach = watch.attach?.(agent as Agent<unknown>, bundleAgent.name);

@@ -8,6 +8,7 @@ import { createAgent } from '../session/agent.js';
 import { FileSessionStore } from '../session/file-session-store.js';
 import { createSessionId, type SessionRecord } from '../session/session-store.js';
 import type { Tool } from '../tools/define-tool.js';
+import { bundleAgentOptions } from './bundle-agent-options.js';
 import { ChatInput, type ChatStreams } from './chat-input.js';
 import { intakeChatScenario } from './chat-intake-script.js';
 import { ChatRenderer, chatColors } from './chat-renderer.js';
@@ -121,12 +122,7 @@ export async function runChatCommand(
   const open = (sessionId: string, agentDef: BundleAgent): Agent => {
     const inspect = inspection.inspectFor(connection.apiKey);
     const agent = createAgent({
-      name: agentDef.name,
-      baseURL: connection.baseURL,
-      apiKey: connection.apiKey,
-      model: connection.model,
-      instructions: agentDef.instructions,
-      contextMessages: agentDef.contextMessages,
+      ...bundleAgentOptions(agentDef, connection),
       tools: [...agentDef.tools, ...extraTools],
       // Writes ask first: save_output is the bundle tool that changes files; other tools decide themselves.
       approval: values.yes ? 'never' : (call) => (call.name === 'save_output' ? true : undefined),

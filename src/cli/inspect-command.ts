@@ -4,6 +4,7 @@ import { createSanitizer, defaultSecrets } from '../inspector/sanitize.js';
 import { savedSessionView } from '../inspector/saved-sessions.js';
 import { FileSessionStore } from '../session/file-session-store.js';
 import type { CommandIo } from './command-io.js';
+import { untilInterrupted } from './until-interrupted.js';
 
 const USAGE = `Usage: agentloop inspect [options]
   Serves the inspector page for the sessions saved on disk (read-only; new saves appear as they land).
@@ -70,16 +71,7 @@ export async function runInspectCommand(
       `${seen.size} saved session(s) in ${store.dir}\ninspector: ${server.url}\npress Ctrl-C to exit\n`,
     );
     const timer = pollMs > 0 ? setInterval(() => void refresh().catch(() => {}), pollMs) : undefined;
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        process.off('SIGINT', done);
-        process.off('SIGTERM', done);
-        resolve();
-      };
-      process.once('SIGINT', done);
-      process.once('SIGTERM', done);
-      signal?.addEventListener('abort', done, { once: true });
-    });
+    await untilInterrupted(signal);
     if (timer) clearInterval(timer);
     return 0;
   } finally {

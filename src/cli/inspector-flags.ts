@@ -4,6 +4,7 @@ import { DEFAULT_STATELY_PORT, type StatelyBridge, startStatelyBridge } from '..
 import { combineInspection, createStatelyInspection } from '../inspector/stately-inspector.js';
 import type { Agent } from '../session/agent.js';
 import type { CommandIo } from './command-io.js';
+import { untilInterrupted } from './until-interrupted.js';
 
 /** The `parseArgs` options of the inspector flags, shared by `demo`, `run` and `chat`. */
 export const INSPECTOR_FLAGS = {
@@ -93,16 +94,7 @@ export async function startCliInspection(
     async holdOpen(signal) {
       if (!server && !bridge) return;
       io.stderr(`inspector still serving${server ? ` at ${server.url}` : ''}: press Ctrl-C to exit\n`);
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          process.off('SIGINT', done);
-          process.off('SIGTERM', done);
-          resolve();
-        };
-        process.once('SIGINT', done);
-        process.once('SIGTERM', done);
-        signal?.addEventListener('abort', done, { once: true });
-      });
+      await untilInterrupted(signal);
     },
     async close() {
       for (const inspection of [...stately.values(), ...pendingStately]) inspection.stop();

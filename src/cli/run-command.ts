@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { loadBundleAgent } from '../bundle/bundle-agent.js';
 import { createAgent } from '../session/agent.js';
+import { bundleAgentOptions } from './bundle-agent-options.js';
 import type { CommandIo } from './command-io.js';
 import { createEventPrinter } from './event-printer.js';
 import { INSPECTOR_FLAGS, INSPECTOR_USAGE, startCliInspection } from './inspector-flags.js';
@@ -52,13 +53,7 @@ export async function runRunCommand(args: string[], io: CommandIo): Promise<numb
   try {
     const agent = createAgent({
       inspect: inspection.inspectFor(connection.apiKey),
-      name: bundleAgent.name,
-      baseURL: connection.baseURL,
-      apiKey: connection.apiKey,
-      model: connection.model,
-      instructions: bundleAgent.instructions,
-      contextMessages: bundleAgent.contextMessages,
-      tools: bundleAgent.tools,
+      ...bundleAgentOptions(bundleAgent, connection),
     });
     const detach = inspection.attach(agent, { name: bundleAgent.name, title: message });
     agent.on('*', createEventPrinter({ write: print }, { states: false }));
