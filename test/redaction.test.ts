@@ -94,6 +94,47 @@ describe('createRedactor', () => {
   });
 });
 
+describe('events nobody listens to', () => {
+  it('are not published, and a content_chunk listener alone still gets the whole answer, redacted', async () => {
+    const server = await startScriptedServer({
+      scenario: {
+        turns: [
+          { toolCalls: [{ name: 'echo', arguments: { text: API_KEY } }] },
+          { content: `All done; the key was ${API_KEY}`, chunkSize: 4 },
+        ],
+      },
+    });
+    const echo = defineTool({
+      name: 'echo',
+      description: 'echoes its text',
+      parameters: z.object({ text: z.string() }),
+      execute: ({ text }) => text,
+    });
+    const agent = createAgent({ baseURL: server.url, apiKey: API_KEY, tools: [echo], loopControlTools: false });
+    const chunks: string[] = [];
+    const published: string[] = [];
+    agent.on('content_chunk', (e) => chunks.push(e.delta));
+    const publish = agent.bus.publish.bind(agent.bus);
+    agent.bus.publish = (event) => {
+      published.push(event.type);
+      publish(event);
+    };
+    try {
+      const result = await agent.send('go');
+      expect(result.response).toBe(`All done; the key was ${API_KEY}`);
+    } finally {
+      agent.stop();
+      await server.close();
+    }
+    // The answer ends in a secret: its held-back tail is flushed by events no one hears.
+    expect(chunks.join('')).toBe(`All done; the key was ${REDACTED}`);
+    expect(new Set(published)).toEqual(new Set(['content_chunk']));
+    expect(agent.bus.hears('tool_call_end')).toBe(false);
+    agent.on('*', () => {});
+    expect(agent.bus.hears('tool_call_end')).toBe(true);
+  });
+});
+
 describe('no secret reaches an event, a debug line or the audit log', () => {
   const dirs: string[] = [];
   const saved = process.env.OPENAI_API_KEY;

@@ -116,7 +116,11 @@ export class Agent<TOutput = unknown> {
         ...(this.#inspection ? { inspect: this.#inspection.observer } : {}),
       });
       bindAgentActors(actor, actors);
-      const publish = createEventRedaction(this.redactor, (event) => this.bus.publish(event));
+      const publish = createEventRedaction(
+        this.redactor,
+        (event) => this.bus.publish(event),
+        (type) => this.bus.hears(type),
+      );
       actor.on('*', (event) => {
         publish(event);
         if (event.type === 'turn_end') this.#settleTurn();
