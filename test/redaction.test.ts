@@ -110,7 +110,12 @@ describe('events nobody listens to', () => {
       parameters: z.object({ text: z.string() }),
       execute: ({ text }) => text,
     });
-    const agent = createAgent({ baseURL: server.url, apiKey: API_KEY, tools: [echo], loopControlTools: false });
+    const agent = createAgent({
+      baseURL: server.url,
+      apiKey: API_KEY,
+      tools: [echo],
+      loopControlTools: false,
+    });
     const chunks: string[] = [];
     const published: string[] = [];
     agent.on('content_chunk', (e) => chunks.push(e.delta));
