@@ -3,7 +3,8 @@
 // and writes bench/results/latest.json and the results table in bench/README.md.
 //
 //   node bench/run.mjs [--rounds=N] [--only=serial,concurrent,paced,idle,requests,startup]
-//                      [--harnesses=handwritten,agentloop,...] [--no-readme]
+//                      [--harnesses=handwritten,agentloop,xstate-floor,...] [--sessions=N]
+//                      [--concurrent-sessions=N] [--no-readme] [--out=file.json]
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -23,14 +24,18 @@ const only = args.only ? new Set(args.only.split(',')) : null;
 const wants = (figure) => !only || only.has(figure);
 const started = Date.now();
 
-/** Harnesses: the floor and agentloop always; peers when their packages are installed in bench/. */
+/**
+ * Harnesses: the hand-written loop (the floor), agentloop and the XState floor (the design's
+ * statechart shape with no features; serial and concurrent figures only) always; peers when their
+ * packages are installed in bench/.
+ */
 const PEERS = [
   { name: 'openai-agents', packages: ['@openai/agents'] },
   { name: 'vercel-ai', packages: ['ai', '@ai-sdk/openai'] },
   { name: 'langgraph', packages: ['@langchain/langgraph', '@langchain/openai'] },
 ];
 const notes = [];
-let harnesses = ['handwritten', 'agentloop'];
+let harnesses = ['handwritten', 'agentloop', 'xstate-floor'];
 for (const peer of PEERS) {
   const missing = peer.packages.filter(
     (p) => !existsSync(path.join(here, 'node_modules', p, 'package.json')),
@@ -96,20 +101,23 @@ async function startServer() {
 }
 
 const CORE = new Set(['handwritten', 'agentloop']);
+const FLOOR = 'xstate-floor';
 
 /**
  * Interleaved rounds: for r in rounds, for h in harnesses: one child. Failures are recorded per harness.
- * `peers` adjusts the run for peer harnesses (`false`: not run; `{ rounds, ...params }`: fewer rounds
- * or sessions, so that `npm run bench` stays under 10 minutes with every peer installed).
+ * `peers` and `floor` adjust the run for the peer harnesses and the XState floor (`false`: not run;
+ * `{ rounds, ...params }`: fewer rounds or sessions, so that `npm run bench` stays under 10 minutes
+ * with every peer installed).
  */
-async function interleaved(label, figure, params, peers = {}) {
-  const list = harnesses.filter((h) => CORE.has(h) || peers !== false);
+async function interleaved(label, figure, params, { peers = {}, floor = false } = {}) {
+  const adjust = (h) => (CORE.has(h) ? {} : h === FLOOR ? floor : peers);
+  const list = harnesses.filter((h) => adjust(h) !== false);
   const runs = Object.fromEntries(list.map((h) => [h, []]));
   const errors = {};
   for (let r = 0; r < params.rounds; r++) {
     for (const h of list) {
       if (errors[h]) continue;
-      const own = CORE.has(h) ? params : { ...params, ...peers };
+      const own = { ...params, ...adjust(h) };
       if (r >= (own.rounds ?? params.rounds)) continue;
       try {
         runs[h].push(await child('worker.mjs', [figure, h, JSON.stringify(own)]));
@@ -176,7 +184,7 @@ try {
           sessions: Number(args.sessions ?? 100),
           rounds: ROUNDS,
         },
-        { sessions: 30, warmup: 5 },
+        { peers: { sessions: 30, warmup: 5 }, floor: {} },
       );
       results.figures[`serial_${stream ? 'stream' : 'nonstream'}`] = {
         what: 'one session after another, 0 ms server latency; per model call',
@@ -187,22 +195,20 @@ try {
     }
   }
   if (wants('concurrent')) {
+    const sessions = Number(args['concurrent-sessions'] ?? 1000);
+    const rounds = Math.max(2, Math.ceil(ROUNDS / 2));
     for (const stream of [true, false]) {
       const label = `concurrent ${stream ? 'stream' : 'non-stream'}`;
       const { runs, errors } = await interleaved(
         label,
         'concurrent',
-        {
-          url: server.urls.slow,
-          stream,
-          warmup: 20,
-          sessions: 1000,
-          rounds: Math.max(2, Math.ceil(ROUNDS / 2)),
-        },
-        stream ? { rounds: 1 } : false,
+        { url: server.urls.slow, stream, warmup: 20, sessions, rounds },
+        // The XState floor one round fewer (a run takes 10-15 s), peers once and streaming only.
+        { peers: stream ? { rounds: 1 } : false, floor: { rounds: Math.max(1, rounds - 1) } },
       );
       results.figures[`concurrent_${stream ? 'stream' : 'nonstream'}`] = {
-        what: '1,000 sessions at once, 50 ms server latency per call (11 calls each)',
+        what: `${sessions.toLocaleString('en')} sessions at once, 50 ms server latency per call (11 calls each)`,
+        sessions,
         summary: summarize(runs, ['wallMs', 'cpuMs', 'peakRssKiB', 'rssPerSessionKiB']),
         errors,
         runs,
@@ -219,7 +225,7 @@ try {
         sessions: 20,
         rounds: Math.max(2, Math.ceil(ROUNDS / 2)),
       },
-      { rounds: 1, sessions: 10 },
+      { peers: { rounds: 1, sessions: 10 } },
     );
     results.figures.paced = {
       what: 'one streamed message with 3 tool calls, 4 ms between chunks: tool start minus receipt of the chunk completing its arguments',
@@ -237,7 +243,7 @@ try {
         sessions: 10_000,
         rounds: Math.max(2, Math.ceil(ROUNDS / 2)),
       },
-      false,
+      { peers: false },
     );
     results.figures.idle = {
       what: '10,000 idle sessions in one process (agentloop: agents created and started, resting in AwaitingInput)',

@@ -7,11 +7,30 @@ const mark = (ok) => (ok === undefined ? '' : ok ? 'met' : '**missed**');
 
 const TITLES = {
   handwritten: 'hand-written loop',
+  'xstate-floor': 'XState floor (design shape, no features)',
   agentloop: 'agentloop',
   'openai-agents': '@openai/agents',
   'vercel-ai': 'ai + @ai-sdk/openai',
   langgraph: '@langchain/langgraph',
 };
+
+const FLOOR = 'xstate-floor';
+/** A figure's rows in the order of TITLES (the two floors first), then any other harness. */
+const rows = (s) => {
+  const order = Object.keys(TITLES);
+  const rank = (h) => (order.includes(h) ? order.indexOf(h) : order.length);
+  return Object.entries(s).sort(([a], [b]) => rank(a) - rank(b));
+};
+
+/** agentloop over the XState floor for one measure of a figure: ratio of medians, paired min-max. */
+function overFloor(figure, key) {
+  const s = figure?.summary;
+  const a = figure?.runs?.agentloop;
+  const b = figure?.runs?.[FLOOR];
+  if (!s?.agentloop || !s[FLOOR] || !a || !b) return undefined;
+  const paired = a.flatMap((x, i) => (b[i] ? [x[key] / b[i][key]] : []));
+  return `${f(s.agentloop[key].median / s[FLOOR][key].median)}x (${f(Math.min(...paired))}–${f(Math.max(...paired))})`;
+}
 
 export function renderMarkdown(r) {
   const lines = [];
@@ -36,7 +55,7 @@ export function renderMarkdown(r) {
       '| harness | wall ms/call | ratio | CPU ms/call | ratio |',
       '|---|---|---|---|---|',
     );
-    for (const [h, v] of Object.entries(s)) {
+    for (const [h, v] of rows(s)) {
       lines.push(
         `| ${TITLES[h] ?? h} | ${range(v.wallPerCallMs, 3)} | ${ratio(v.ratio?.wallPerCallMs)} | ${range(v.cpuPerCallMs, 3)} | ${ratio(v.ratio?.cpuPerCallMs)} |`,
       );
@@ -55,12 +74,12 @@ export function renderMarkdown(r) {
     const s = fig[key]?.summary;
     if (!s) continue;
     lines.push(
-      `### (2) 1,000 concurrent sessions, ${key.endsWith('nonstream') ? 'non-streaming' : 'streaming'} (${fig[key].what})`,
+      `### (2) ${(fig[key].sessions ?? 1000).toLocaleString('en')} concurrent sessions, ${key.endsWith('nonstream') ? 'non-streaming' : 'streaming'} (${fig[key].what})`,
       '',
       '| harness | total wall ms | ratio | CPU ms | peak RSS MiB | RSS KiB/session | ratio |',
       '|---|---|---|---|---|---|---|',
     );
-    for (const [h, v] of Object.entries(s)) {
+    for (const [h, v] of rows(s)) {
       lines.push(
         `| ${TITLES[h] ?? h} | ${range(v.wallMs, 0)} | ${ratio(v.ratio?.wallMs)} | ${range(v.cpuMs, 0)} | ${f(v.peakRssKiB.median / 1024, 0)} | ${range(v.rssPerSessionKiB, 0)} | ${ratio(v.ratio?.rssPerSessionKiB)} |`,
       );
@@ -71,9 +90,10 @@ export function renderMarkdown(r) {
     const w = s.agentloop?.ratio?.wallMs?.ofMedians;
     const k = s.agentloop?.ratio?.rssPerSessionKiB?.ofMedians;
     const tag = key.endsWith('nonstream') ? 'non-stream' : 'stream';
-    targets.push([`1,000 concurrent (${tag}): wall <= 1.15x`, `${f(w)}x`, w <= 1.15]);
+    const n = (fig[key].sessions ?? 1000).toLocaleString('en');
+    targets.push([`${n} concurrent (${tag}): wall <= 1.15x`, `${f(w)}x`, w <= 1.15]);
     targets.push([
-      `1,000 concurrent (${tag}): RSS/session <= 1.2x`,
+      `${n} concurrent (${tag}): RSS/session <= 1.2x`,
       `${f(k)}x (${f(s.agentloop?.rssPerSessionKiB?.median, 0)} vs ${f(s.handwritten?.rssPerSessionKiB?.median, 0)} KiB)`,
       k <= 1.2,
     ]);
@@ -88,7 +108,7 @@ export function renderMarkdown(r) {
       '| harness | median ms | p95 ms | max ms | started before the stream ended |',
       '|---|---|---|---|---|',
     );
-    for (const [h, v] of Object.entries(s)) {
+    for (const [h, v] of rows(s)) {
       lines.push(
         `| ${TITLES[h] ?? h} | ${range(v.lagMedianMs, 3)} | ${range(v.lagP95Ms, 3)} | ${range(v.lagMaxMs, 3)} | ${f(v.startedBeforeStreamEnd.median, 0)} of ${f(v.calls.median, 0)} |`,
       );
@@ -113,7 +133,7 @@ export function renderMarkdown(r) {
       '| harness | heap KiB/session | RSS KiB/session | create ms/session | process RSS MiB |',
       '|---|---|---|---|---|',
     );
-    for (const [h, v] of Object.entries(s)) {
+    for (const [h, v] of rows(s)) {
       lines.push(
         `| ${TITLES[h] ?? h} | ${range(v.heapPerSessionKiB, 1)} | ${range(v.rssPerSessionKiB, 1)} | ${range(v.createMsPerSession, 3)} | ${f(v.rssKiB.median / 1024, 0)} |`,
       );
@@ -220,5 +240,16 @@ export function renderMarkdown(r) {
   lines.push('### Targets', '', '| target | measured | |', '|---|---|---|');
   for (const [t, v, ok] of targets) lines.push(`| ${t} | ${v} | ${mark(ok)} |`);
   lines.push('');
+  const againstFloor = [
+    ['serial non-stream', overFloor(fig.serial_nonstream, 'wallPerCallMs')],
+    ['serial stream', overFloor(fig.serial_stream, 'wallPerCallMs')],
+    ['concurrent stream', overFloor(fig.concurrent_stream, 'wallMs')],
+    ['concurrent non-stream', overFloor(fig.concurrent_nonstream, 'wallMs')],
+  ].filter(([, v]) => v);
+  if (againstFloor.length)
+    lines.push(
+      `agentloop's wall over the XState floor's (the design's statechart shape with no features; the floor's own ratio to the hand-written loop is in the tables above): ${againstFloor.map(([k, v]) => `${k} ${v}`).join(', ')}.`,
+      '',
+    );
   return lines.join('\n');
 }

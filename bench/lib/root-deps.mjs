@@ -1,4 +1,12 @@
-// The root package's `openai` and `zod`, the very modules dist/ uses. Harness files live in bench/,
-// where a bare `import 'openai'` would find bench/node_modules (installed for the peers) first.
+// The root package's `openai`, `zod` and `xstate`, the very modules dist/ uses (`xstate.cjs.mjs` is what
+// `import 'xstate'` resolves to in Node). Harness files live in bench/, where a bare import would find
+// bench/node_modules (installed for the peers) first.
 export { default as OpenAI } from '../../node_modules/openai/index.mjs';
+export {
+  assign,
+  createActor,
+  fromPromise,
+  setup,
+  toPromise,
+} from '../../node_modules/xstate/dist/xstate.cjs.mjs';
 export { z } from '../../node_modules/zod/index.js';

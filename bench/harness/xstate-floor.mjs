@@ -1,0 +1,151 @@
+// The design floor: the smallest XState v5 machine with the shape ../shared/DESIGN.md prescribes for
+// agentloop, and none of agentloop's features (no events for UIs, no limits, no early tool starts,
+// no retries, no redaction, no context window, no persistence).
+//
+// It is here to measure, in the same run as the others, what that shape costs by itself next to the
+// hand-written loop: per model call, two promise actors (`callLlm`, then `runTools`), each with its
+// own AbortController, whose signal the model call passes to the SDK, and two machine steps (each
+// actor's done event, with its assign and transition), each making a new snapshot and context. What
+// agentloop costs above this harness is its features and its own code; what this harness costs
+// above the hand-written loop is the cost of the design.
+//
+// One machine per process (built once, in createHarness, which the worker calls once), one actor
+// per session, one shared client. The request body and the assembly of a stream are those of
+// handwritten.mjs.
+import { assign, createActor, fromPromise, OpenAI, setup, toPromise } from '../lib/root-deps.mjs';
+import {
+  lookup,
+  MODEL,
+  SYSTEM_PROMPT,
+  TOOL_DESCRIPTION,
+  TOOL_NAME,
+  TOOL_PARAMETERS,
+  USER_PROMPT,
+} from '../lib/task.mjs';
+
+export const title = 'XState floor (design shape, no features)';
+
+const tools = [
+  {
+    type: 'function',
+    function: { name: TOOL_NAME, description: TOOL_DESCRIPTION, parameters: TOOL_PARAMETERS },
+  },
+];
+const implementations = { [TOOL_NAME]: lookup };
+
+export async function createHarness({ baseURL, stream, fetch, onToolStart }) {
+  const client = new OpenAI({ baseURL, apiKey: 'bench', maxRetries: 0, ...(fetch ? { fetch } : {}) });
+
+  /** The model call: the actor's signal goes to the SDK, so leaving Thinking aborts the request. */
+  const callLlm = fromPromise(async ({ input: messages, signal }) => {
+    const body = { model: MODEL, messages, tools, tool_choice: 'auto' };
+    if (!stream) return (await client.chat.completions.create(body, { signal })).choices[0].message;
+    const response = await client.chat.completions.create(
+      { ...body, stream: true, stream_options: { include_usage: true } },
+      { signal },
+    );
+    let content = '';
+    const calls = [];
+    for await (const chunk of response) {
+      const delta = chunk.choices[0]?.delta;
+      if (!delta) continue;
+      if (delta.content) content += delta.content;
+      for (const part of delta.tool_calls ?? []) {
+        if (!calls[part.index])
+          calls[part.index] = { id: '', type: 'function', function: { name: '', arguments: '' } };
+        const call = calls[part.index];
+        if (part.id) call.id = part.id;
+        if (part.function?.name) call.function.name += part.function.name;
+        if (part.function?.arguments) call.function.arguments += part.function.arguments;
+      }
+    }
+    return { role: 'assistant', content: content || null, ...(calls.length ? { tool_calls: calls } : {}) };
+  });
+
+  /** The tool calls of one assistant message, in parallel; one `role: 'tool'` message each. */
+  const runTools = fromPromise(async ({ input: calls }) => {
+    const settled = await Promise.allSettled(
+      calls.map(async (call) => {
+        onToolStart?.(call.id, performance.now());
+        return String(await implementations[call.function.name](JSON.parse(call.function.arguments)));
+      }),
+    );
+    return settled.map((s, i) => ({
+      role: 'tool',
+      tool_call_id: calls[i].id,
+      content: s.status === 'fulfilled' ? s.value : `Error: ${s.reason?.message ?? s.reason}`,
+    }));
+  });
+
+  const machine = setup({ actors: { callLlm, runTools } }).createMachine({
+    id: 'floor',
+    context: () => ({
+      messages: [
+        { role: 'system', content: SYSTEM_PROMPT },
+        { role: 'user', content: USER_PROMPT },
+      ],
+      toolCalls: [],
+      calls: 0,
+    }),
+    initial: 'Thinking',
+    states: {
+      Thinking: {
+        invoke: {
+          id: 'callLlm',
+          src: 'callLlm',
+          input: ({ context }) => context.messages,
+          onDone: [
+            {
+              guard: ({ event }) => (event.output.tool_calls?.length ?? 0) > 0,
+              target: 'ExecutingTool',
+              actions: assign(({ context, event }) => ({
+                calls: context.calls + 1,
+                toolCalls: event.output.tool_calls,
+                messages: [
+                  ...context.messages,
+                  {
+                    role: 'assistant',
+                    content: event.output.content ?? null,
+                    tool_calls: event.output.tool_calls,
+                  },
+                ],
+              })),
+            },
+            {
+              target: 'Done',
+              actions: assign(({ context, event }) => ({
+                calls: context.calls + 1,
+                messages: [...context.messages, { role: 'assistant', content: event.output.content ?? '' }],
+              })),
+            },
+          ],
+        },
+      },
+      ExecutingTool: {
+        invoke: {
+          id: 'runTools',
+          src: 'runTools',
+          input: ({ context }) => context.toolCalls,
+          onDone: {
+            target: 'Thinking',
+            actions: assign(({ context, event }) => ({
+              toolCalls: [],
+              messages: [...context.messages, ...event.output],
+            })),
+          },
+        },
+      },
+      Done: { type: 'final' },
+    },
+    output: ({ context }) => context.calls,
+  });
+
+  return {
+    /** Runs the task once; resolves with the number of model calls, rejects if the actor fails. */
+    async runSession() {
+      const actor = createActor(machine);
+      actor.start();
+      return toPromise(actor);
+    },
+  };
+}
