@@ -49,7 +49,12 @@ for (const peer of PEERS) {
   }
   harnesses.push(peer.name);
 }
-if (args.harnesses) harnesses = harnesses.filter((h) => args.harnesses.split(',').includes(h));
+/** Harnesses run only when `--harnesses` names them (serial and concurrent figures). */
+const OPT_IN = ['xstate-service'];
+if (args.harnesses) {
+  const named = args.harnesses.split(',');
+  harnesses = [...harnesses, ...OPT_IN].filter((h) => named.includes(h));
+}
 const BASE = 'handwritten';
 
 function log(line) {
@@ -110,7 +115,7 @@ const FLOOR = 'xstate-floor';
  * with every peer installed).
  */
 async function interleaved(label, figure, params, { peers = {}, floor = false } = {}) {
-  const adjust = (h) => (CORE.has(h) ? {} : h === FLOOR ? floor : peers);
+  const adjust = (h) => (CORE.has(h) ? {} : h === FLOOR || OPT_IN.includes(h) ? floor : peers);
   const list = harnesses.filter((h) => adjust(h) !== false);
   const runs = Object.fromEntries(list.map((h) => [h, []]));
   const errors = {};

@@ -8,6 +8,7 @@ const mark = (ok) => (ok === undefined ? '' : ok ? 'met' : '**missed**');
 const TITLES = {
   handwritten: 'hand-written loop',
   'xstate-floor': 'XState floor (design shape, no features)',
+  'xstate-service': 'XState, one service actor per session (opt-in)',
   agentloop: 'agentloop',
   'openai-agents': '@openai/agents',
   'vercel-ai': 'ai + @ai-sdk/openai',

@@ -5,7 +5,9 @@ export { default as OpenAI } from '../../node_modules/openai/index.mjs';
 export {
   assign,
   createActor,
+  fromCallback,
   fromPromise,
+  sendTo,
   setup,
   toPromise,
 } from '../../node_modules/xstate/dist/xstate.cjs.mjs';

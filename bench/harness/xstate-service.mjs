@@ -1,0 +1,165 @@
+// What would meet the serial target: the same statechart as xstate-floor.mjs, but the model call and
+// the tools are served by one long-lived actor per session (`fromCallback`, invoked at the root)
+// that the states talk to with events, instead of a promise actor made, started and stopped per
+// model call and per tool batch. Each model call still gets an AbortController (leaving a state
+// would abort the request through it), the request body and stream assembly are those of
+// handwritten.mjs.
+//
+// Not in the default run (`npm run bench`); run it with
+//   node bench/run.mjs --only=serial --harnesses=handwritten,xstate-floor,xstate-service
+// It is the measured basis of the closing note's "what would meet it" (bench/README.md): agentloop
+// follows ../shared/DESIGN.md (a `fromPromise` actor per model call and per tool batch) instead.
+import { assign, createActor, fromCallback, OpenAI, sendTo, setup, toPromise } from '../lib/root-deps.mjs';
+import {
+  lookup,
+  MODEL,
+  SYSTEM_PROMPT,
+  TOOL_DESCRIPTION,
+  TOOL_NAME,
+  TOOL_PARAMETERS,
+  USER_PROMPT,
+} from '../lib/task.mjs';
+
+export const title = 'XState, one service actor per session';
+
+const tools = [
+  {
+    type: 'function',
+    function: { name: TOOL_NAME, description: TOOL_DESCRIPTION, parameters: TOOL_PARAMETERS },
+  },
+];
+const implementations = { [TOOL_NAME]: lookup };
+
+export async function createHarness({ baseURL, stream, fetch, onToolStart }) {
+  const client = new OpenAI({ baseURL, apiKey: 'bench', maxRetries: 0, ...(fetch ? { fetch } : {}) });
+
+  const complete = async (messages, signal) => {
+    const body = { model: MODEL, messages, tools, tool_choice: 'auto' };
+    if (!stream) return (await client.chat.completions.create(body, { signal })).choices[0].message;
+    const response = await client.chat.completions.create(
+      { ...body, stream: true, stream_options: { include_usage: true } },
+      { signal },
+    );
+    let content = '';
+    const calls = [];
+    for await (const chunk of response) {
+      const delta = chunk.choices[0]?.delta;
+      if (!delta) continue;
+      if (delta.content) content += delta.content;
+      for (const part of delta.tool_calls ?? []) {
+        if (!calls[part.index])
+          calls[part.index] = { id: '', type: 'function', function: { name: '', arguments: '' } };
+        const call = calls[part.index];
+        if (part.id) call.id = part.id;
+        if (part.function?.name) call.function.name += part.function.name;
+        if (part.function?.arguments) call.function.arguments += part.function.arguments;
+      }
+    }
+    return { role: 'assistant', content: content || null, ...(calls.length ? { tool_calls: calls } : {}) };
+  };
+
+  const runTools = async (calls) => {
+    const settled = await Promise.allSettled(
+      calls.map(async (call) => {
+        onToolStart?.(call.id, performance.now());
+        return String(await implementations[call.function.name](JSON.parse(call.function.arguments)));
+      }),
+    );
+    return settled.map((s, i) => ({
+      role: 'tool',
+      tool_call_id: calls[i].id,
+      content: s.status === 'fulfilled' ? s.value : `Error: ${s.reason?.message ?? s.reason}`,
+    }));
+  };
+
+  /** The session's service: answers LLM and TOOLS requests with LLM.DONE / TOOLS.DONE (or FAILED). */
+  const effects = fromCallback(({ sendBack, receive }) => {
+    let current;
+    receive((event) => {
+      if (event.type === 'ABORT') return current?.abort();
+      current = new AbortController();
+      const work = event.type === 'LLM' ? complete(event.messages, current.signal) : runTools(event.calls);
+      work.then(
+        (output) => sendBack({ type: `${event.type}.DONE`, output }),
+        (error) => sendBack({ type: 'FAILED', error }),
+      );
+    });
+    return () => current?.abort();
+  });
+
+  const machine = setup({ actors: { effects } }).createMachine({
+    id: 'service',
+    context: () => ({
+      messages: [
+        { role: 'system', content: SYSTEM_PROMPT },
+        { role: 'user', content: USER_PROMPT },
+      ],
+      toolCalls: [],
+      calls: 0,
+      error: null,
+    }),
+    invoke: { id: 'effects', src: 'effects' },
+    initial: 'Thinking',
+    on: { FAILED: { target: '.Failed', actions: assign(({ event }) => ({ error: event.error })) } },
+    states: {
+      Thinking: {
+        entry: sendTo('effects', ({ context }) => ({ type: 'LLM', messages: context.messages })),
+        exit: sendTo('effects', { type: 'ABORT' }),
+        on: {
+          'LLM.DONE': [
+            {
+              guard: ({ event }) => (event.output.tool_calls?.length ?? 0) > 0,
+              target: 'ExecutingTool',
+              actions: assign(({ context, event }) => ({
+                calls: context.calls + 1,
+                toolCalls: event.output.tool_calls,
+                messages: [
+                  ...context.messages,
+                  {
+                    role: 'assistant',
+                    content: event.output.content ?? null,
+                    tool_calls: event.output.tool_calls,
+                  },
+                ],
+              })),
+            },
+            {
+              target: 'Done',
+              actions: assign(({ context, event }) => ({
+                calls: context.calls + 1,
+                messages: [...context.messages, { role: 'assistant', content: event.output.content ?? '' }],
+              })),
+            },
+          ],
+        },
+      },
+      ExecutingTool: {
+        entry: sendTo('effects', ({ context }) => ({ type: 'TOOLS', calls: context.toolCalls })),
+        on: {
+          'TOOLS.DONE': {
+            target: 'Thinking',
+            actions: assign(({ context, event }) => ({
+              toolCalls: [],
+              messages: [...context.messages, ...event.output],
+            })),
+          },
+        },
+      },
+      Done: { type: 'final' },
+      Failed: { type: 'final' },
+    },
+    output: ({ context }) => {
+      if (context.error) throw context.error;
+      return context.calls;
+    },
+  });
+
+  return {
+    /** Runs the task once; resolves with the number of model calls, rejects if a call failed. */
+    async runSession() {
+      const actor = createActor(machine);
+      actor.start();
+      return toPromise(actor);
+    },
+  };
+}
