@@ -59,7 +59,6 @@ const EVENT_CASES = [
   'LLM.TOOL_CALL_READY',
   'LLM.RESET',
   'LLM.CONTEXT',
-  'TOOL.STARTED',
   'xstate.done.actor.initialize',
   'xstate.error.actor.initialize',
 ];

@@ -28,7 +28,6 @@ export type AgentActorEvent =
       warning?: { used: number; max: number };
       pruned?: { prunedMessages: number; removedTokens: number; tokensBefore: number; tokensAfter: number };
     }
-  | { type: 'TOOL.STARTED'; call: ToolCallRequest }
   | { type: 'TOOL.FINISHED'; result: ToolResult };
 
 /** Every event the machine accepts. */

@@ -18,7 +18,6 @@ import {
   runnerDone,
   stopRunners,
   toolFinished,
-  toolStarted,
 } from './actions/tool-actions.js';
 import {
   beginIteration,
@@ -83,7 +82,6 @@ export const agentMachine = machineSetup
       streamReset,
       timeoutFinalCall,
       toolFinished,
-      toolStarted,
     },
   })
   .createMachine({
@@ -91,7 +89,6 @@ export const agentMachine = machineSetup
     context: ({ input }) => initialContext(input ?? {}),
     initial: 'Initializing',
     on: {
-      'TOOL.STARTED': { actions: 'toolStarted' },
       'TOOL.FINISHED': { actions: 'toolFinished' },
       // A runner's done event also records its last result (see runnerDone).
       'xstate.done.actor.*': { actions: 'runnerDone' },

@@ -101,6 +101,19 @@ export function runnerCalls(actorId: string): string[] {
   return actorId.startsWith('tools:') ? actorId.slice('tools:'.length).split(',') : [];
 }
 
+/**
+ * What handing `calls` to a new runner takes: the runner's id and input, and a `tool_call_start` event
+ * per call. The start is announced as the runner is spawned, in the same machine step: a runner
+ * sending a start event of its own would cost every call one more step.
+ */
+export function runnerStart(context: AgentContext, calls: ToolCallRequest[]) {
+  return {
+    id: runnerId(calls),
+    input: runInput(context, calls),
+    starts: calls.map((call) => event(context, 'tool_call_start', callInfo(call))),
+  };
+}
+
 export function callInfo(call: ToolCallRequest) {
   return { toolCallId: call.id, name: call.name, args: call.args ?? call.argsText };
 }

@@ -87,8 +87,8 @@ export async function executeToolCall(
   stopped.catch(() => {});
 
   try {
-    // Called at once, not a microtask later: a call started early from a stream begins before the
-    // machine has processed its `TOOL.STARTED` (bench figure 3). A synchronous throw lands in the catch.
+    // Called at once, not a microtask later: a call started early from a stream begins in the machine
+    // step that spawned its runner (bench figure 3). A synchronous throw lands in the catch.
     const running = tool.execute(parsed.data, {
       ...options.context,
       signal: controller.signal,

@@ -2,7 +2,7 @@ import { enqueueActions } from 'xstate';
 import type { LlmCallOutput } from '../actors/call-llm.js';
 import type { Message } from '../emitted-events.js';
 import { machineSetup } from '../machine-setup.js';
-import { addUsage, event, runInput, runnerId } from '../turn-messages.js';
+import { addUsage, event, runnerStart } from '../turn-messages.js';
 
 // Actions for the model call: streamed text, retries, context reports, calls started early, the answer.
 
@@ -48,14 +48,15 @@ export const startEarly = machineSetup.createAction(
   enqueueActions(({ enqueue, context, event: ev }) => {
     if (ev.type !== 'LLM.TOOL_CALL_READY' || context.finalReason) return;
     if (context.started.includes(ev.call.id)) return;
-    const id = runnerId([ev.call]);
-    enqueue.spawnChild('runTools', { id, input: runInput(context, [ev.call]) });
+    const runner = runnerStart(context, [ev.call]);
+    enqueue.spawnChild('runTools', { id: runner.id, input: runner.input });
     // Kept in `calls` so an interrupt before the stream ends still records and answers it.
     enqueue.assign({
       calls: [...context.calls, ev.call],
       started: [...context.started, ev.call.id],
-      runners: [...context.runners, id],
+      runners: [...context.runners, runner.id],
     });
+    for (const start of runner.starts) enqueue.emit(start);
   }),
 );
 

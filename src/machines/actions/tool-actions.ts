@@ -4,15 +4,7 @@ import type { AgentContext } from '../agent-context.js';
 import type { AgentEventMap, Message } from '../emitted-events.js';
 import { machineSetup } from '../machine-setup.js';
 import { checkLimitsAfterTools } from '../turn-limits.js';
-import {
-  callInfo,
-  event,
-  runInput,
-  runnerCalls,
-  runnerId,
-  syntheticResult,
-  toolMessage,
-} from '../turn-messages.js';
+import { callInfo, event, runnerCalls, runnerStart, syntheticResult, toolMessage } from '../turn-messages.js';
 
 // Actions for tool calls: dispatching batches, approvals, results as they arrive, appending them.
 
@@ -20,12 +12,13 @@ export const dispatchCalls = machineSetup.createAction(
   enqueueActions(({ enqueue, context }) => {
     const ready = context.calls.filter((c) => !c.needsApproval && !context.started.includes(c.id));
     if (ready.length === 0) return;
-    const id = runnerId(ready);
-    enqueue.spawnChild('runTools', { id, input: runInput(context, ready) });
+    const runner = runnerStart(context, ready);
+    enqueue.spawnChild('runTools', { id: runner.id, input: runner.input });
     enqueue.assign({
       started: [...context.started, ...ready.map((c) => c.id)],
-      runners: [...context.runners, id],
+      runners: [...context.runners, runner.id],
     });
+    for (const start of runner.starts) enqueue.emit(start);
   }),
 );
 
@@ -53,14 +46,15 @@ export const approveCall = machineSetup.createAction(
   enqueueActions(({ enqueue, context, event: ev }) => {
     if (ev.type !== 'APPROVE') return;
     const call = context.calls.find((c) => c.id === ev.toolCallId)!;
-    const id = runnerId([call]);
-    enqueue.spawnChild('runTools', { id, input: runInput(context, [call]) });
+    const runner = runnerStart(context, [call]);
+    enqueue.spawnChild('runTools', { id: runner.id, input: runner.input });
     enqueue.assign({
       pending: context.pending.filter((p) => p !== call.id),
       started: [...context.started, call.id],
-      runners: [...context.runners, id],
+      runners: [...context.runners, runner.id],
     });
     enqueue.emit(event(context, 'approval_resolved', { toolCallId: call.id, approved: true }));
+    for (const start of runner.starts) enqueue.emit(start);
   }),
 );
 
@@ -86,13 +80,6 @@ export const rejectCall = machineSetup.createAction(
     enqueue.emit(
       event(context, 'tool_call_end', { ...callInfo(call), result: result.content, durationMs: 0 }),
     );
-  }),
-);
-
-export const toolStarted = machineSetup.createAction(
-  enqueueActions(({ enqueue, context, event: ev }) => {
-    if (ev.type !== 'TOOL.STARTED') return;
-    enqueue.emit(event(context, 'tool_call_start', callInfo(ev.call)));
   }),
 );
 

@@ -36,10 +36,10 @@ export interface ToolRunnerOptions extends ToolRunHooks {
 
 /**
  * The `runTools` actor: runs all given calls in parallel (`Promise.allSettled`), each with the actor's
- * abort signal and its own timeout, reporting `TOOL.STARTED` to the machine as each starts and
- * `TOOL.FINISHED` as each ends, except the call that ends last: the actor's output (every result)
- * reports that one, so a one-call batch sends no `TOOL.FINISHED` at all and the machine takes one step
- * less. Failures become error results; the actor itself never rejects.
+ * abort signal and its own timeout, reporting `TOOL.FINISHED` to the machine as each ends, except the
+ * call that ends last: the actor's output (every result) reports that one, so a one-call batch sends
+ * no event at all and the machine takes one step less. (The machine announces the starts itself, as
+ * it spawns the runner.) Failures become error results; the actor itself never rejects.
  */
 export function createToolRunner(options: ToolRunnerOptions) {
   return fromPromise<ToolResult[], RunToolsInput>(toolRunnerCreator(options));
@@ -81,7 +81,6 @@ export function toolRunnerCreator(
     const runChecked = async (call: ToolCallRequest): Promise<ToolResult> => {
       const recorded = beforeRun ? await beforeRun(call, input) : undefined;
       if (signal.aborted) throw signal.reason;
-      if (!recorded) parent?.send({ type: 'TOOL.STARTED', call });
       const result =
         recorded ??
         (await executeToolCall(registry, call, {

@@ -132,7 +132,6 @@ export const ev = {
       kind: 'stream_cut',
       message: 'the stream was cut',
     }) as unknown as ModelEvent,
-  toolStarted: (c: ToolCallRequest): ModelEvent => ({ type: 'TOOL.STARTED', call: c }),
   toolFinished: (c: ToolCallRequest): ModelEvent => ({ type: 'TOOL.FINISHED', result: resultOf(c) }),
   /** A runner's done event: its output is the result of every call it ran (the last one's included). */
   runnerDone: (actorId: string, calls: ToolCallRequest[]): ModelEvent => ({
@@ -206,10 +205,9 @@ export function menu(snapshot: Snapshot): ModelEvent[] {
   const running = unfinished(c).map((id) => callById(c, id));
   const autoRunning = running.filter((x) => !CONTROLLED_TOOLS.has(x.name));
   // Auto-run tools of one batch finish in call order.
-  if (autoRunning.length > 0) return [...autoRunning.map(ev.toolStarted), finishEvent(c, autoRunning[0]!)];
+  if (autoRunning.length > 0) return [finishEvent(c, autoRunning[0]!)];
   const finish = running.map((x) => finishEvent(c, x));
 
-  const started = running.map(ev.toolStarted);
   const extend = c.maxIterations < MAX_EXTENDED ? [ev.extendLimit()] : [];
   switch (value) {
     case 'Initializing':
@@ -221,10 +219,10 @@ export function menu(snapshot: Snapshot): ModelEvent[] {
       // A call started early: its stream is already out, the reply follows at once.
       // A call started early: the reply ends (or the stream stalls, and the user or the deadline stops it).
       if (c.started.includes('w1')) {
-        if (c.partial !== '') return [...started, ev.llmDone('cutOffWithCall')];
-        return [...started, ev.llmDone('oneCall'), ev.interrupt(), ev.llmDeadline()];
+        if (c.partial !== '') return [ev.llmDone('cutOffWithCall')];
+        return [ev.llmDone('oneCall'), ev.interrupt(), ev.llmDeadline()];
       }
-      if (c.started.includes('w2')) return [...started, ev.llmDone('twoCallsOneApproval')];
+      if (c.started.includes('w2')) return [ev.llmDone('twoCallsOneApproval')];
       if (c.partial !== '') {
         return [
           ev.llmDone('finalAnswer'),
@@ -253,10 +251,9 @@ export function menu(snapshot: Snapshot): ModelEvent[] {
       ];
     }
     case 'ExecutingTool':
-      return [...started, ...finish, ev.interrupt(), ...extend];
+      return [...finish, ev.interrupt(), ...extend];
     case 'WaitingApproval':
       return [
-        ...started,
         ...finish,
         ...c.pending.flatMap((id) => [ev.approve(id), ev.reject(id)]),
         ev.interrupt(),
@@ -295,14 +292,10 @@ export function abstractState(snapshot: Snapshot): string {
   ]);
 }
 
-/** Vertex key of the traversal: the abstract state, marking a TOOL.STARTED just taken (else a pure self-loop). */
+/** Vertex key of the traversal: the abstract state, marking a notice just taken (else a pure self-loop). */
 function serializeState(snapshot: Snapshot, event: ModelEvent | undefined): string {
   const marker =
-    event?.type === 'TOOL.STARTED'
-      ? `|started:${event.call.id}`
-      : event?.type === 'LLM.CONTEXT' || event?.type === ('LLM.RETRY' as string)
-        ? `|${event.type}`
-        : '';
+    event?.type === 'LLM.CONTEXT' || event?.type === ('LLM.RETRY' as string) ? `|${event.type}` : '';
   return abstractState(snapshot) + marker;
 }
 

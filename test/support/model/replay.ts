@@ -264,7 +264,7 @@ export async function replay(path: ModelPath): Promise<ReplayReport> {
           const r = requestBefore(i);
           if (!released.has(r)) await releaseReply(i, r);
         }
-      // TOOL.STARTED, LLM.CONTEXT, the rest of a released reply: nothing to do.
+      // LLM.CONTEXT, the rest of a released reply: nothing to do.
     }
   };
 
@@ -282,7 +282,8 @@ export async function replay(path: ModelPath): Promise<ReplayReport> {
           () => {
             const at = history.indexOf(expected, cursor);
             if (at < 0) return false;
-            if (event.type === 'TOOL.STARTED' && !toolStarts.has(event.call.id)) return false;
+            // Every call handed to a runner has been announced (tool_call_start, as it is spawned).
+            if (to.context.started.some((id) => !toolStarts.has(id))) return false;
             if (!taken.every((t) => transitions.has(t))) return false;
             cursor = at;
             return true;
