@@ -71,6 +71,33 @@ describe('tool failures become results the model reads', () => {
     expect(String(server.requests[1]!.messages.at(-1)!.content)).toMatch(/timed out after 50 ms/);
   });
 
+  it('gives a tool that reads its signal only after a timeout a signal already aborted', async () => {
+    let seen: { aborted: boolean; reason: unknown } | undefined;
+    const late = defineTool({
+      name: 'late',
+      description: 'looks at its signal once its time is up',
+      parameters: z.object({}),
+      timeoutMs: 30,
+      execute: (_a, ctx) =>
+        new Promise((resolve) =>
+          setTimeout(() => {
+            seen = { aborted: ctx.signal.aborted, reason: ctx.signal.reason };
+            resolve('too late');
+          }, 80),
+        ),
+    });
+    const { agent, server } = await agentOn(
+      { turns: [{ toolCalls: [{ name: 'late', arguments: {} }] }, { content: 'moved on' }] },
+      { tools: [late] },
+    );
+    const result = await agent.send('go');
+    expect(result.response).toBe('moved on');
+    expect(String(server.requests[1]!.messages.at(-1)!.content)).toMatch(/timed out after 30 ms/);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(seen?.aborted).toBe(true);
+    expect(String((seen?.reason as Error | undefined)?.message)).toMatch(/timed out after 30 ms/);
+  });
+
   it('truncates huge results with a note saying how much was cut', async () => {
     const big = defineTool({
       name: 'big',

@@ -64,37 +64,50 @@ export async function executeToolCall(
     return finish(`Error: invalid arguments for "${call.name}": ${issues}.`, true);
   }
 
-  const controller = new AbortController();
-  const onOuterAbort = () => controller.abort(options.signal.reason);
   if (options.signal.aborted) return finish('Error: interrupted before the tool started.', true);
-  options.signal.addEventListener('abort', onOuterAbort, { once: true });
-
   const budget = tool.timeoutMs ?? options.timeoutMs;
   const untilDeadline = options.deadline === null ? Number.POSITIVE_INFINITY : options.deadline - Date.now();
   const byDeadline = untilDeadline < budget;
   const waitMs = Math.max(0, Math.min(budget, untilDeadline));
-  let timer: NodeJS.Timeout | undefined;
-  const stopped = new Promise<never>((_, reject) => {
-    if (Number.isFinite(waitMs)) {
-      timer = setTimeout(() => {
-        const error = new ToolTimeoutError(budget, byDeadline);
-        controller.abort(error);
-        reject(error);
-      }, waitMs);
-    }
-    controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true });
-  });
-  stopped.catch(() => {});
 
+  // The tool's own signal is made when the tool first reads it: most tools never do, and an
+  // AbortController per call was a measurable share of a call's cost (bench/README.md). One read
+  // after the call was stopped gets a signal already aborted with the reason.
+  let controller: AbortController | undefined;
+  let stoppedBy: unknown;
+  let stopped = false;
+  const toolSignal = () => {
+    if (!controller) {
+      controller = new AbortController();
+      if (stopped) controller.abort(stoppedBy);
+    }
+    return controller.signal;
+  };
+  let timer: NodeJS.Timeout | undefined;
+  let onOuterAbort: (() => void) | undefined;
   try {
-    // Called at once, not a microtask later: a call started early from a stream begins in the machine
-    // step that spawned its runner (bench figure 3). A synchronous throw lands in the catch.
-    const running = tool.execute(parsed.data, {
-      ...options.context,
-      signal: controller.signal,
-      toolCallId: call.id,
+    const value = await new Promise<unknown>((resolve, reject) => {
+      const stop = (reason: unknown) => {
+        stopped = true;
+        stoppedBy = reason;
+        controller?.abort(reason);
+        reject(reason);
+      };
+      onOuterAbort = () => stop(options.signal.reason);
+      options.signal.addEventListener('abort', onOuterAbort, { once: true });
+      if (Number.isFinite(waitMs))
+        timer = setTimeout(() => stop(new ToolTimeoutError(budget, byDeadline)), waitMs);
+      // Called at once, not a microtask later: a call started early from a stream begins in the machine
+      // step that spawned its runner (bench figure 3). A synchronous throw rejects.
+      const context = {
+        ...options.context,
+        toolCallId: call.id,
+        get signal() {
+          return toolSignal();
+        },
+      };
+      Promise.resolve(tool.execute(parsed.data, context)).then(resolve, reject);
     });
-    const value = await Promise.race([running, stopped]);
     return finish(serialize(value), false);
   } catch (error) {
     if (error instanceof ToolTimeoutError) {
@@ -105,7 +118,7 @@ export async function executeToolCall(
     return finish(`Error: ${describe(error)}`, true);
   } finally {
     clearTimeout(timer);
-    options.signal.removeEventListener('abort', onOuterAbort);
+    if (onOuterAbort) options.signal.removeEventListener('abort', onOuterAbort);
   }
 }
 
