@@ -1,14 +1,14 @@
-// What would meet the serial target: the same statechart as xstate-floor.mjs, but the model call and
-// the tools are served by one long-lived actor per session (`fromCallback`, invoked at the root)
-// that the states talk to with events, instead of a promise actor made, started and stopped per
-// model call and per tool batch. Each model call still gets an AbortController (leaving a state
-// would abort the request through it), the request body and stream assembly are those of
-// handwritten.mjs.
+// The statechart of xstate-floor.mjs with its effects moved into one long-lived actor per session
+// (`fromCallback`, invoked at the root) that the states talk to with events, instead of a promise
+// actor made, started and stopped per model call and per tool batch. Each model call still gets an
+// AbortController (leaving Thinking aborts the request through it); the request body and stream
+// assembly are those of handwritten.mjs.
 //
-// Not in the default run (`npm run bench`); run it with
-//   node bench/run.mjs --only=serial --harnesses=handwritten,xstate-floor,xstate-service
-// It is the measured basis of the closing note's "what would meet it" (bench/README.md): agentloop
-// follows ../shared/DESIGN.md (a `fromPromise` actor per model call and per tool batch) instead.
+// It asks whether the per-call actor lifecycle is what the floor's cost is made of. Measured
+// (bench/results/service.json, 4 interleaved rounds): no, it costs about what the floor does
+// (1.17-1.26x the hand-written loop against the floor's 1.21x), so the cost is the interpreter's
+// steps and allocations, not the actors. Not in `npm run bench`; run it with
+//   node bench/run.mjs --only=serial --rounds=4 --harnesses=handwritten,agentloop,xstate-floor,xstate-service
 import { assign, createActor, fromCallback, OpenAI, sendTo, setup, toPromise } from '../lib/root-deps.mjs';
 import {
   lookup,
