@@ -11,70 +11,24 @@
 //
 // One machine per process (built once, in createHarness, which the worker calls once), one actor
 // per session, one shared client. The request body and the assembly of a stream are those of
-// handwritten.mjs.
+// lib/chat-calls.mjs (the hand-written loop's).
+import { createComplete, runToolCall } from '../lib/chat-calls.mjs';
 import { assign, createActor, fromPromise, OpenAI, setup, toPromise } from '../lib/root-deps.mjs';
-import {
-  lookup,
-  MODEL,
-  SYSTEM_PROMPT,
-  TOOL_DESCRIPTION,
-  TOOL_NAME,
-  TOOL_PARAMETERS,
-  USER_PROMPT,
-} from '../lib/task.mjs';
+import { SYSTEM_PROMPT, USER_PROMPT } from '../lib/task.mjs';
 
 export const title = 'XState floor (design shape, no features)';
 
-const tools = [
-  {
-    type: 'function',
-    function: { name: TOOL_NAME, description: TOOL_DESCRIPTION, parameters: TOOL_PARAMETERS },
-  },
-];
-const implementations = { [TOOL_NAME]: lookup };
-
 export async function createHarness({ baseURL, stream, fetch, onToolStart }) {
   const client = new OpenAI({ baseURL, apiKey: 'bench', maxRetries: 0, ...(fetch ? { fetch } : {}) });
+  const complete = createComplete(client, { stream });
 
   /** The model call: the actor's signal goes to the SDK, so leaving Thinking aborts the request. */
-  const callLlm = fromPromise(async ({ input: messages, signal }) => {
-    const body = { model: MODEL, messages, tools, tool_choice: 'auto' };
-    if (!stream) return (await client.chat.completions.create(body, { signal })).choices[0].message;
-    const response = await client.chat.completions.create(
-      { ...body, stream: true, stream_options: { include_usage: true } },
-      { signal },
-    );
-    let content = '';
-    const calls = [];
-    for await (const chunk of response) {
-      const delta = chunk.choices[0]?.delta;
-      if (!delta) continue;
-      if (delta.content) content += delta.content;
-      for (const part of delta.tool_calls ?? []) {
-        if (!calls[part.index])
-          calls[part.index] = { id: '', type: 'function', function: { name: '', arguments: '' } };
-        const call = calls[part.index];
-        if (part.id) call.id = part.id;
-        if (part.function?.name) call.function.name += part.function.name;
-        if (part.function?.arguments) call.function.arguments += part.function.arguments;
-      }
-    }
-    return { role: 'assistant', content: content || null, ...(calls.length ? { tool_calls: calls } : {}) };
-  });
+  const callLlm = fromPromise(({ input: messages, signal }) => complete(messages, signal));
 
   /** The tool calls of one assistant message, in parallel; one `role: 'tool'` message each. */
   const runTools = fromPromise(async ({ input: calls }) => {
-    const settled = await Promise.allSettled(
-      calls.map(async (call) => {
-        onToolStart?.(call.id, performance.now());
-        return String(await implementations[call.function.name](JSON.parse(call.function.arguments)));
-      }),
-    );
-    return settled.map((s, i) => ({
-      role: 'tool',
-      tool_call_id: calls[i].id,
-      content: s.status === 'fulfilled' ? s.value : `Error: ${s.reason?.message ?? s.reason}`,
-    }));
+    const settled = await Promise.allSettled(calls.map((call) => runToolCall(call, onToolStart)));
+    return settled.map((s) => s.value);
   });
 
   const machine = setup({ actors: { callLlm, runTools } }).createMachine({

@@ -2,75 +2,23 @@
 // (`fromCallback`, invoked at the root) that the states talk to with events, instead of a promise
 // actor made, started and stopped per model call and per tool batch. Each model call still gets an
 // AbortController (leaving Thinking aborts the request through it); the request body and stream
-// assembly are those of handwritten.mjs.
+// assembly are the hand-written loop's (lib/chat-calls.mjs).
 //
 // It asks whether the per-call actor lifecycle is what the floor's cost is made of. Measured
 // (bench/results/service.json, 4 interleaved rounds): no, it costs about what the floor does
 // (1.17-1.26x the hand-written loop against the floor's 1.21x), so the cost is the interpreter's
 // steps and allocations, not the actors. Not in `npm run bench`; run it with
 //   node bench/run.mjs --only=serial --rounds=4 --harnesses=handwritten,agentloop,xstate-floor,xstate-service
+import { createComplete, runToolCall } from '../lib/chat-calls.mjs';
 import { assign, createActor, fromCallback, OpenAI, sendTo, setup, toPromise } from '../lib/root-deps.mjs';
-import {
-  lookup,
-  MODEL,
-  SYSTEM_PROMPT,
-  TOOL_DESCRIPTION,
-  TOOL_NAME,
-  TOOL_PARAMETERS,
-  USER_PROMPT,
-} from '../lib/task.mjs';
+import { SYSTEM_PROMPT, USER_PROMPT } from '../lib/task.mjs';
 
 export const title = 'XState, one service actor per session';
 
-const tools = [
-  {
-    type: 'function',
-    function: { name: TOOL_NAME, description: TOOL_DESCRIPTION, parameters: TOOL_PARAMETERS },
-  },
-];
-const implementations = { [TOOL_NAME]: lookup };
-
 export async function createHarness({ baseURL, stream, fetch, onToolStart }) {
   const client = new OpenAI({ baseURL, apiKey: 'bench', maxRetries: 0, ...(fetch ? { fetch } : {}) });
-
-  const complete = async (messages, signal) => {
-    const body = { model: MODEL, messages, tools, tool_choice: 'auto' };
-    if (!stream) return (await client.chat.completions.create(body, { signal })).choices[0].message;
-    const response = await client.chat.completions.create(
-      { ...body, stream: true, stream_options: { include_usage: true } },
-      { signal },
-    );
-    let content = '';
-    const calls = [];
-    for await (const chunk of response) {
-      const delta = chunk.choices[0]?.delta;
-      if (!delta) continue;
-      if (delta.content) content += delta.content;
-      for (const part of delta.tool_calls ?? []) {
-        if (!calls[part.index])
-          calls[part.index] = { id: '', type: 'function', function: { name: '', arguments: '' } };
-        const call = calls[part.index];
-        if (part.id) call.id = part.id;
-        if (part.function?.name) call.function.name += part.function.name;
-        if (part.function?.arguments) call.function.arguments += part.function.arguments;
-      }
-    }
-    return { role: 'assistant', content: content || null, ...(calls.length ? { tool_calls: calls } : {}) };
-  };
-
-  const runTools = async (calls) => {
-    const settled = await Promise.allSettled(
-      calls.map(async (call) => {
-        onToolStart?.(call.id, performance.now());
-        return String(await implementations[call.function.name](JSON.parse(call.function.arguments)));
-      }),
-    );
-    return settled.map((s, i) => ({
-      role: 'tool',
-      tool_call_id: calls[i].id,
-      content: s.status === 'fulfilled' ? s.value : `Error: ${s.reason?.message ?? s.reason}`,
-    }));
-  };
+  const complete = createComplete(client, { stream });
+  const runTools = (calls) => Promise.all(calls.map((call) => runToolCall(call, onToolStart)));
 
   /** The session's service: answers LLM and TOOLS requests with LLM.DONE / TOOLS.DONE (or FAILED). */
   const effects = fromCallback(({ sendBack, receive }) => {
