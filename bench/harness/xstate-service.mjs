@@ -5,9 +5,9 @@
 // assembly are the hand-written loop's (lib/chat-calls.mjs).
 //
 // It asks whether the per-call actor lifecycle is what the floor's cost is made of. Measured
-// (bench/results/service.json, 4 interleaved rounds): no, it costs about what the floor does
-// (1.17-1.26x the hand-written loop against the floor's 1.21x), so the cost is the interpreter's
-// steps and allocations, not the actors. Not in `npm run bench`; run it with
+// (bench/results/service.json, 4 interleaved rounds): no, it costs what the floor does (1.14-1.26x
+// the hand-written loop against the floor's 1.18-1.21x in two such runs), so the cost is the
+// interpreter's steps and allocations, not the actors. Not in `npm run bench`; run it with
 //   node bench/run.mjs --only=serial --rounds=4 --harnesses=handwritten,agentloop,xstate-floor,xstate-service
 import { createComplete, runToolCall } from '../lib/chat-calls.mjs';
 import { assign, createActor, fromCallback, OpenAI, sendTo, setup, toPromise } from '../lib/root-deps.mjs';
