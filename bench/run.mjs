@@ -50,7 +50,7 @@ for (const peer of PEERS) {
   harnesses.push(peer.name);
 }
 /** Harnesses run only when `--harnesses` names them (serial and concurrent figures). */
-const OPT_IN = ['xstate-service'];
+const OPT_IN = ['xstate-service', 'xstate-turn'];
 if (args.harnesses) {
   const named = args.harnesses.split(',');
   harnesses = [...harnesses, ...OPT_IN].filter((h) => named.includes(h));

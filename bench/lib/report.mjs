@@ -9,6 +9,7 @@ const TITLES = {
   handwritten: 'hand-written loop',
   'xstate-floor': 'XState floor (design shape, no features)',
   'xstate-service': 'XState, one service actor per session (opt-in)',
+  'xstate-turn': 'XState, one actor per turn (opt-in)',
   agentloop: 'agentloop',
   'openai-agents': '@openai/agents',
   'vercel-ai': 'ai + @ai-sdk/openai',
