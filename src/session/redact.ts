@@ -113,7 +113,9 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
   // The default patterns are shared by every redactor (`spans` resets lastIndex; matchAll works on a
   // copy); configured ones are copied, so a caller's RegExp is never touched.
   const regexes = patterns.map((p) =>
-    DEFAULT_MIN_MATCH.has(p) ? p : new RegExp(p.source, p.flags.includes('g') ? p.flags : `${p.flags}g`),
+    DEFAULT_SECRET_PATTERNS.includes(p)
+      ? p
+      : new RegExp(p.source, p.flags.includes('g') ? p.flags : `${p.flags}g`),
   );
   // Text shorter than every secret can hold none: most strings of most events are that short, so
   // they skip the scans (a configured pattern's shortest match is unknown: it counts as 1).

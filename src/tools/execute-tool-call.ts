@@ -74,22 +74,13 @@ export async function executeToolCall(
   // AbortController per call was a measurable share of a call's cost (bench/README.md). One read
   // after the call was stopped gets a signal already aborted with the reason.
   let controller: AbortController | undefined;
-  let stoppedBy: unknown;
-  let stopped = false;
-  const toolSignal = () => {
-    if (!controller) {
-      controller = new AbortController();
-      if (stopped) controller.abort(stoppedBy);
-    }
-    return controller.signal;
-  };
+  let stopped: { reason: unknown } | undefined;
   let timer: NodeJS.Timeout | undefined;
   let onOuterAbort: (() => void) | undefined;
   try {
     const value = await new Promise<unknown>((resolve, reject) => {
       const stop = (reason: unknown) => {
-        stopped = true;
-        stoppedBy = reason;
+        stopped = { reason };
         controller?.abort(reason);
         reject(reason);
       };
@@ -103,7 +94,11 @@ export async function executeToolCall(
         ...options.context,
         toolCallId: call.id,
         get signal() {
-          return toolSignal();
+          if (!controller) {
+            controller = new AbortController();
+            if (stopped) controller.abort(stopped.reason);
+          }
+          return controller.signal;
         },
       };
       Promise.resolve(tool.execute(parsed.data, context)).then(resolve, reject);
