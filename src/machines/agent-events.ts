@@ -1,4 +1,5 @@
 import type { ToolCallRequest, ToolResult } from '../tools/tool-call.js';
+import type { AgentEventMap } from './emitted-events.js';
 
 /** Events a user or embedder sends to the machine. */
 export type AgentInputEvent =
@@ -13,20 +14,13 @@ export type AgentInputEvent =
 export type AgentActorEvent =
   | { type: 'LLM.DELTA'; delta: string }
   | { type: 'LLM.TOOL_CALL_READY'; call: ToolCallRequest }
-  | { type: 'LLM.RESET'; reason: string; attempt: number }
-  | {
-      type: 'LLM.RETRY';
-      attempt: number;
-      maxAttempts: number;
-      delayMs: number;
-      kind: string;
-      status?: number;
-      message: string;
-    }
+  // The payloads of the events the machine turns these into (`stream_reset`, `retry`, `context_pruned`).
+  | ({ type: 'LLM.RESET' } & AgentEventMap['stream_reset'])
+  | ({ type: 'LLM.RETRY' } & AgentEventMap['retry'])
   | {
       type: 'LLM.CONTEXT';
-      warning?: { used: number; max: number };
-      pruned?: { prunedMessages: number; removedTokens: number; tokensBefore: number; tokensAfter: number };
+      warning?: Pick<AgentEventMap['limit_warning'], 'used' | 'max'>;
+      pruned?: AgentEventMap['context_pruned'];
     }
   | { type: 'TOOL.FINISHED'; result: ToolResult };
 

@@ -17,7 +17,7 @@ import {
   xmlToolInstructions,
 } from '../../tools/xml-tool-protocol.js';
 import type { AgentActorEvent } from '../agent-events.js';
-import type { Message, Usage } from '../emitted-events.js';
+import type { AgentEventMap, Message, Usage } from '../emitted-events.js';
 
 /** Input of the `callLlm` actor. */
 export interface LlmCallInput {
@@ -75,8 +75,8 @@ export interface LlmActorOptions {
 /** The request view of the conversation, with what the context window noticed. */
 export interface PreparedMessages {
   messages: Message[];
-  warning?: { used: number; max: number };
-  pruned?: { prunedMessages: number; removedTokens: number; tokensBefore: number; tokensAfter: number };
+  warning?: Pick<AgentEventMap['limit_warning'], 'used' | 'max'>;
+  pruned?: AgentEventMap['context_pruned'];
 }
 
 /** Thrown when the turn's deadline passes during the call. */
