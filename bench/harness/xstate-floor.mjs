@@ -12,9 +12,15 @@
 // One machine per process (built once, in createHarness, which the worker calls once), one actor
 // per session, one shared client. The request body and the assembly of a stream are those of
 // lib/chat-calls.mjs (the hand-written loop's).
-import { createComplete, runToolCall } from '../lib/chat-calls.mjs';
-import { assign, createActor, fromPromise, OpenAI, setup, toPromise } from '../lib/root-deps.mjs';
-import { SYSTEM_PROMPT, USER_PROMPT } from '../lib/task.mjs';
+import { createComplete, runToolCalls } from '../lib/chat-calls.mjs';
+import { fromPromise, OpenAI, setup } from '../lib/root-deps.mjs';
+import {
+  appendToolResults,
+  hasToolCalls,
+  initialContext,
+  recordAnswer,
+  runToCompletion,
+} from '../lib/xstate-parts.mjs';
 
 export const title = 'XState floor (design shape, no features)';
 
@@ -26,21 +32,11 @@ export async function createHarness({ baseURL, stream, fetch, onToolStart }) {
   const callLlm = fromPromise(({ input: messages, signal }) => complete(messages, signal));
 
   /** The tool calls of one assistant message, in parallel; one `role: 'tool'` message each. */
-  const runTools = fromPromise(async ({ input: calls }) => {
-    const settled = await Promise.allSettled(calls.map((call) => runToolCall(call, onToolStart)));
-    return settled.map((s) => s.value);
-  });
+  const runTools = fromPromise(({ input: calls }) => runToolCalls(calls, onToolStart));
 
   const machine = setup({ actors: { callLlm, runTools } }).createMachine({
     id: 'floor',
-    context: () => ({
-      messages: [
-        { role: 'system', content: SYSTEM_PROMPT },
-        { role: 'user', content: USER_PROMPT },
-      ],
-      toolCalls: [],
-      calls: 0,
-    }),
+    context: initialContext,
     initial: 'Thinking',
     states: {
       Thinking: {
@@ -49,29 +45,8 @@ export async function createHarness({ baseURL, stream, fetch, onToolStart }) {
           src: 'callLlm',
           input: ({ context }) => context.messages,
           onDone: [
-            {
-              guard: ({ event }) => (event.output.tool_calls?.length ?? 0) > 0,
-              target: 'ExecutingTool',
-              actions: assign(({ context, event }) => ({
-                calls: context.calls + 1,
-                toolCalls: event.output.tool_calls,
-                messages: [
-                  ...context.messages,
-                  {
-                    role: 'assistant',
-                    content: event.output.content ?? null,
-                    tool_calls: event.output.tool_calls,
-                  },
-                ],
-              })),
-            },
-            {
-              target: 'Done',
-              actions: assign(({ context, event }) => ({
-                calls: context.calls + 1,
-                messages: [...context.messages, { role: 'assistant', content: event.output.content ?? '' }],
-              })),
-            },
+            { guard: hasToolCalls, target: 'ExecutingTool', actions: recordAnswer },
+            { target: 'Done', actions: recordAnswer },
           ],
         },
       },
@@ -80,13 +55,7 @@ export async function createHarness({ baseURL, stream, fetch, onToolStart }) {
           id: 'runTools',
           src: 'runTools',
           input: ({ context }) => context.toolCalls,
-          onDone: {
-            target: 'Thinking',
-            actions: assign(({ context, event }) => ({
-              toolCalls: [],
-              messages: [...context.messages, ...event.output],
-            })),
-          },
+          onDone: { target: 'Thinking', actions: appendToolResults },
         },
       },
       Done: { type: 'final' },
@@ -96,10 +65,6 @@ export async function createHarness({ baseURL, stream, fetch, onToolStart }) {
 
   return {
     /** Runs the task once; resolves with the number of model calls, rejects if the actor fails. */
-    async runSession() {
-      const actor = createActor(machine);
-      actor.start();
-      return toPromise(actor);
-    },
+    runSession: () => runToCompletion(machine),
   };
 }

@@ -9,16 +9,21 @@
 // the hand-written loop against the floor's 1.18-1.21x in two such runs), so the cost is the
 // interpreter's steps and allocations, not the actors. Not in `npm run bench`; run it with
 //   node bench/run.mjs --only=serial --rounds=4 --harnesses=handwritten,agentloop,xstate-floor,xstate-service
-import { createComplete, runToolCall } from '../lib/chat-calls.mjs';
-import { assign, createActor, fromCallback, OpenAI, sendTo, setup, toPromise } from '../lib/root-deps.mjs';
-import { SYSTEM_PROMPT, USER_PROMPT } from '../lib/task.mjs';
+import { createComplete, runToolCalls } from '../lib/chat-calls.mjs';
+import { assign, fromCallback, OpenAI, sendTo, setup } from '../lib/root-deps.mjs';
+import {
+  appendToolResults,
+  hasToolCalls,
+  initialContext,
+  recordAnswer,
+  runToCompletion,
+} from '../lib/xstate-parts.mjs';
 
 export const title = 'XState, one service actor per session';
 
 export async function createHarness({ baseURL, stream, fetch, onToolStart }) {
   const client = new OpenAI({ baseURL, apiKey: 'bench', maxRetries: 0, ...(fetch ? { fetch } : {}) });
   const complete = createComplete(client, { stream });
-  const runTools = (calls) => Promise.all(calls.map((call) => runToolCall(call, onToolStart)));
 
   /** The session's service: answers LLM and TOOLS requests with LLM.DONE / TOOLS.DONE (or FAILED). */
   const effects = fromCallback(({ sendBack, receive }) => {
@@ -26,7 +31,10 @@ export async function createHarness({ baseURL, stream, fetch, onToolStart }) {
     receive((event) => {
       if (event.type === 'ABORT') return current?.abort();
       current = new AbortController();
-      const work = event.type === 'LLM' ? complete(event.messages, current.signal) : runTools(event.calls);
+      const work =
+        event.type === 'LLM'
+          ? complete(event.messages, current.signal)
+          : runToolCalls(event.calls, onToolStart);
       work.then(
         (output) => sendBack({ type: `${event.type}.DONE`, output }),
         (error) => sendBack({ type: 'FAILED', error }),
@@ -37,15 +45,7 @@ export async function createHarness({ baseURL, stream, fetch, onToolStart }) {
 
   const machine = setup({ actors: { effects } }).createMachine({
     id: 'service',
-    context: () => ({
-      messages: [
-        { role: 'system', content: SYSTEM_PROMPT },
-        { role: 'user', content: USER_PROMPT },
-      ],
-      toolCalls: [],
-      calls: 0,
-      error: null,
-    }),
+    context: () => ({ ...initialContext(), error: null }),
     invoke: { id: 'effects', src: 'effects' },
     initial: 'Thinking',
     on: { FAILED: { target: '.Failed', actions: assign(({ event }) => ({ error: event.error })) } },
@@ -55,43 +55,14 @@ export async function createHarness({ baseURL, stream, fetch, onToolStart }) {
         exit: sendTo('effects', { type: 'ABORT' }),
         on: {
           'LLM.DONE': [
-            {
-              guard: ({ event }) => (event.output.tool_calls?.length ?? 0) > 0,
-              target: 'ExecutingTool',
-              actions: assign(({ context, event }) => ({
-                calls: context.calls + 1,
-                toolCalls: event.output.tool_calls,
-                messages: [
-                  ...context.messages,
-                  {
-                    role: 'assistant',
-                    content: event.output.content ?? null,
-                    tool_calls: event.output.tool_calls,
-                  },
-                ],
-              })),
-            },
-            {
-              target: 'Done',
-              actions: assign(({ context, event }) => ({
-                calls: context.calls + 1,
-                messages: [...context.messages, { role: 'assistant', content: event.output.content ?? '' }],
-              })),
-            },
+            { guard: hasToolCalls, target: 'ExecutingTool', actions: recordAnswer },
+            { target: 'Done', actions: recordAnswer },
           ],
         },
       },
       ExecutingTool: {
         entry: sendTo('effects', ({ context }) => ({ type: 'TOOLS', calls: context.toolCalls })),
-        on: {
-          'TOOLS.DONE': {
-            target: 'Thinking',
-            actions: assign(({ context, event }) => ({
-              toolCalls: [],
-              messages: [...context.messages, ...event.output],
-            })),
-          },
-        },
+        on: { 'TOOLS.DONE': { target: 'Thinking', actions: appendToolResults } },
       },
       Done: { type: 'final' },
       Failed: { type: 'final' },
@@ -104,10 +75,6 @@ export async function createHarness({ baseURL, stream, fetch, onToolStart }) {
 
   return {
     /** Runs the task once; resolves with the number of model calls, rejects if a call failed. */
-    async runSession() {
-      const actor = createActor(machine);
-      actor.start();
-      return toPromise(actor);
-    },
+    runSession: () => runToCompletion(machine),
   };
 }

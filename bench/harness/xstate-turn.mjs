@@ -8,9 +8,9 @@
 //
 // Not in `npm run bench`; run it with
 //   node bench/run.mjs --only=serial --rounds=4 --harnesses=handwritten,xstate-floor,xstate-turn
-import { createComplete, runToolCall } from '../lib/chat-calls.mjs';
-import { assign, createActor, fromPromise, OpenAI, setup, toPromise } from '../lib/root-deps.mjs';
-import { SYSTEM_PROMPT, USER_PROMPT } from '../lib/task.mjs';
+import { assistantMessage, createComplete, runToolCalls } from '../lib/chat-calls.mjs';
+import { assign, fromPromise, OpenAI, setup } from '../lib/root-deps.mjs';
+import { initialContext, runToCompletion } from '../lib/xstate-parts.mjs';
 
 export const title = 'XState, one actor per turn (opt-in)';
 
@@ -24,12 +24,7 @@ export async function createHarness({ baseURL, stream, fetch, onToolStart }) {
     for (let calls = 1; ; calls++) {
       const message = await complete(messages, signal);
       const toolCalls = message.tool_calls ?? [];
-      const step = toolCalls.length
-        ? [
-            { role: 'assistant', content: message.content ?? null, tool_calls: toolCalls },
-            ...(await Promise.all(toolCalls.map((call) => runToolCall(call, onToolStart)))),
-          ]
-        : [{ role: 'assistant', content: message.content ?? '' }];
+      const step = [assistantMessage(message), ...(await runToolCalls(toolCalls, onToolStart))];
       messages.push(...step);
       self._parent?.send({ type: 'STEP', messages: step });
       if (toolCalls.length === 0) return calls;
@@ -38,13 +33,7 @@ export async function createHarness({ baseURL, stream, fetch, onToolStart }) {
 
   const machine = setup({ actors: { runTurn } }).createMachine({
     id: 'turn',
-    context: () => ({
-      messages: [
-        { role: 'system', content: SYSTEM_PROMPT },
-        { role: 'user', content: USER_PROMPT },
-      ],
-      calls: 0,
-    }),
+    context: initialContext,
     initial: 'Running',
     states: {
       Running: {
@@ -67,10 +56,6 @@ export async function createHarness({ baseURL, stream, fetch, onToolStart }) {
 
   return {
     /** Runs the task once; resolves with the number of model calls, rejects if the actor fails. */
-    async runSession() {
-      const actor = createActor(machine);
-      actor.start();
-      return toPromise(actor);
-    },
+    runSession: () => runToCompletion(machine),
   };
 }

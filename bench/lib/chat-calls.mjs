@@ -1,7 +1,15 @@
 // The model call and the tool calls as the hand-written loop makes them, shared by the harnesses
-// that differ only in what drives them (the hand-written loop, the XState floor and service), so
+// that differ only in what drives them (the hand-written loop and the XState harnesses), so
 // that their requests, stream assembly and tool runs are the same code.
-import { lookup, MODEL, TOOL_DESCRIPTION, TOOL_NAME, TOOL_PARAMETERS } from './task.mjs';
+import {
+  lookup,
+  MODEL,
+  SYSTEM_PROMPT,
+  TOOL_DESCRIPTION,
+  TOOL_NAME,
+  TOOL_PARAMETERS,
+  USER_PROMPT,
+} from './task.mjs';
 
 const tools = [
   {
@@ -58,4 +66,24 @@ export async function runToolCall(call, onToolStart) {
     content = `Error: ${error.message}`;
   }
   return { role: 'tool', tool_call_id: call.id, content };
+}
+
+/** The tool calls of one assistant message, in parallel (`runToolCall` never rejects). */
+export function runToolCalls(calls, onToolStart) {
+  return Promise.all(calls.map((call) => runToolCall(call, onToolStart)));
+}
+
+/** A session's first messages: the system prompt and the user's request. */
+export function taskMessages() {
+  return [
+    { role: 'system', content: SYSTEM_PROMPT },
+    { role: 'user', content: USER_PROMPT },
+  ];
+}
+
+/** The assistant message as the conversation keeps it: with its tool calls, or as a text answer. */
+export function assistantMessage(message) {
+  return message.tool_calls?.length
+    ? { role: 'assistant', content: message.content ?? null, tool_calls: message.tool_calls }
+    : { role: 'assistant', content: message.content ?? '' };
 }
