@@ -125,13 +125,12 @@ export function drawChart(svg: SVGSVGElement, chart: ChartDefinition): ChartView
   svg.setAttribute('width', String(width));
   svg.setAttribute('height', String(height));
 
-  const defs = s(
-    'defs',
-    {},
+  // One arrowhead for edges, one for the edges the session took (styled apart in style.css).
+  const arrowhead = (id: string, className: string) =>
     s(
       'marker',
       {
-        id: 'arrow',
+        id,
         viewBox: '0 0 10 10',
         refX: 9,
         refY: 5,
@@ -139,23 +138,9 @@ export function drawChart(svg: SVGSVGElement, chart: ChartDefinition): ChartView
         markerHeight: 7,
         orient: 'auto-start-reverse',
       },
-      s('path', { d: 'M0,0 L10,5 L0,10 z', class: 'arrowhead' }),
-    ),
-    s(
-      'marker',
-      {
-        id: 'arrow-taken',
-        viewBox: '0 0 10 10',
-        refX: 9,
-        refY: 5,
-        markerWidth: 7,
-        markerHeight: 7,
-        orient: 'auto-start-reverse',
-      },
-      s('path', { d: 'M0,0 L10,5 L0,10 z', class: 'arrowhead taken' }),
-    ),
-  );
-  svg.append(defs);
+      s('path', { d: 'M0,0 L10,5 L0,10 z', class: className }),
+    );
+  svg.append(s('defs', {}, arrowhead('arrow', 'arrowhead'), arrowhead('arrow-taken', 'arrowhead taken')));
 
   // Edges between top-level boxes (a transition into or out of a sub-state is drawn to its box).
   const grouped = new Map<string, { from: string; to: string; edges: ChartEdge[] }>();
