@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { type AgentDialect, type MenuKind, parseAgentFile } from './agent-file-parser.js';
+import { type AgentFile, type MenuKind, parseAgentFile } from './agent-file-parser.js';
 import {
   type BundleInfo,
   type BundleLayout,
@@ -36,14 +36,9 @@ export interface ValidatedMenuItem {
   targets: ValidatedTarget[];
 }
 
-export interface ValidatedAgent {
+export interface ValidatedAgent extends Pick<AgentFile, 'id' | 'name' | 'title' | 'icon' | 'dialect'> {
   /** Relative to the report's root. */
   file: string;
-  id: string;
-  name: string;
-  title: string;
-  icon: string;
-  dialect: AgentDialect;
   bundle: string;
   criticalActions: string[];
   /** Files the critical actions load (raw). */
