@@ -1,7 +1,41 @@
 // The public API of agentloop: an explicit export list.
 
+export {
+  Agent,
+  type AgentOptions,
+  type AgentStateName,
+  createAgent,
+  type ExecutionResult,
+} from './agent/agent.js';
+export {
+  type AgentDefinition,
+  defineAgent,
+  renderInstructions,
+  toAgentOptions,
+} from './agent/agent-definition.js';
+export { AgentRegistry } from './agent/agent-registry.js';
+export { type SubagentOptions, subagentTool } from './agent/subagent-tool.js';
+export { type BmadToolsContext, createBmadTools } from './bundle/bmad-tools.js';
 export * from './bundle/index.js';
+export { buildSystemPrompt, type SystemPromptInput } from './bundle/system-prompt.js';
 export { DEFAULTS } from './defaults.js';
+export {
+  type AuditFinishRecord,
+  type AuditLog,
+  type AuditLogOptions,
+  type AuditRecord,
+  type AuditStartRecord,
+  createAuditLog,
+} from './events/audit-log.js';
+export { AgentEventBus } from './events/event-bus.js';
+export {
+  createRedactor,
+  DEFAULT_SECRET_PATTERNS,
+  REDACTED,
+  type Redactor,
+  type RedactorOptions,
+  type StreamRedactor,
+} from './events/redact.js';
 export {
   type InspectorServer,
   type InspectorServerOptions,
@@ -18,8 +52,10 @@ export {
   statelyInspectorOptions,
 } from './inspector/stately-inspector.js';
 export { type ClassifiedError, classifyLlmError, type LlmErrorKind } from './llm/error-classification.js';
+export type { Message, Usage } from './llm/message.js';
 export { type ClientOptions, createOpenAIClient } from './llm/openai-client.js';
 export { LlmCallError, type RetryOptions, type RetryPolicy, withRetry } from './llm/retry-policy.js';
+export { parseXmlToolCalls, toXmlRequestMessages, xmlToolInstructions } from './llm/xml-tool-calls.js';
 export type { PreparedMessages } from './machines/actors/call-llm.js';
 export {
   createCallLlm,
@@ -48,10 +84,8 @@ export type {
   AgentEventMap,
   AgentEventType,
   EventMeta,
-  Message,
   TerminateReason,
   ToolCallInfo,
-  Usage,
 } from './machines/emitted-events.js';
 export { type ContextGuardOptions, createContextGuard } from './prompt/context-guard.js';
 export {
@@ -61,31 +95,7 @@ export {
   type PruneReport,
 } from './prompt/context-window.js';
 export { type ModelWindow, resolveModelWindow } from './prompt/model-windows.js';
-export { buildSystemPrompt, type SystemPromptInput } from './prompt/system-prompt.js';
 export { TokenCounter, tokenCounterFor } from './prompt/token-counter.js';
-export {
-  Agent,
-  type AgentOptions,
-  type AgentStateName,
-  createAgent,
-  type ExecutionResult,
-} from './session/agent.js';
-export {
-  type AgentDefinition,
-  defineAgent,
-  renderInstructions,
-  toAgentOptions,
-} from './session/agent-definition.js';
-export { AgentRegistry } from './session/agent-registry.js';
-export {
-  type AuditFinishRecord,
-  type AuditLog,
-  type AuditLogOptions,
-  type AuditRecord,
-  type AuditStartRecord,
-  createAuditLog,
-} from './session/audit-log.js';
-export { AgentEventBus } from './session/event-bus.js';
 export { FileSessionStore, type FileSessionStoreOptions } from './session/file-session-store.js';
 export { MemorySessionStore } from './session/memory-session-store.js';
 export {
@@ -93,14 +103,6 @@ export {
   type SessionOptions,
   SessionPersistence,
 } from './session/persistent-session.js';
-export {
-  createRedactor,
-  DEFAULT_SECRET_PATTERNS,
-  REDACTED,
-  type Redactor,
-  type RedactorOptions,
-  type StreamRedactor,
-} from './session/redact.js';
 export {
   createSessionId,
   REST_STATES,
@@ -112,7 +114,6 @@ export {
   SessionStoreError,
   type SessionSummary,
 } from './session/session-store.js';
-export { type SubagentOptions, subagentTool } from './session/subagent-tool.js';
 export {
   type ResumeDecision,
   resumeDecisions,
@@ -128,7 +129,6 @@ export {
   type ReplayPlan,
   type RestoreReport,
 } from './session/transcript-replay.js';
-export { type BmadToolsContext, createBmadTools } from './tools/bmad-tools.js';
 export {
   defineTool,
   type NeedsApproval,
@@ -150,4 +150,3 @@ export {
   type ToolResult,
 } from './tools/tool-call.js';
 export { ToolRegistry } from './tools/tool-registry.js';
-export { parseXmlToolCalls, toXmlRequestMessages, xmlToolInstructions } from './tools/xml-tool-protocol.js';

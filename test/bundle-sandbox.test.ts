@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { type BmadToolsContext, resolveToolPath } from '../src/bundle/bmad-tools.js';
 import { BundleError } from '../src/bundle/bundle-error.js';
 import { Sandbox } from '../src/bundle/sandbox.js';
-import { type BmadToolsContext, resolveToolPath } from '../src/tools/bmad-tools.js';
 
 let dir: string;
 let roots: { bundle: string; core: string; project: string; out: string; outside: string };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool } from '../src/index.js';
-import { parseXmlToolCalls, toXmlRequestMessages } from '../src/tools/xml-tool-protocol.js';
+import { parseXmlToolCalls, toXmlRequestMessages } from '../src/llm/xml-tool-calls.js';
 import { agentOn, assertToolCallsAnswered } from './support/harness.js';
 
 const add = defineTool({

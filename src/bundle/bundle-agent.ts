@@ -1,15 +1,15 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { buildSystemPrompt } from '../prompt/system-prompt.js';
-import { createBmadTools } from '../tools/bmad-tools.js';
 import type { Tool } from '../tools/define-tool.js';
 import { type AgentFile, type MenuItem, parseAgentFile } from './agent-file-parser.js';
 import { buildGreeting } from './agent-greeting.js';
+import { createBmadTools } from './bmad-tools.js';
 import { detectTree, listAgentFiles } from './bundle-discovery.js';
 import { BundleError } from './bundle-error.js';
 import { runCriticalActions } from './critical-actions.js';
 import { fillVariables, type VariableScope } from './path-variables.js';
 import { type FileLoadListener, realPathOf, Sandbox } from './sandbox.js';
+import { buildSystemPrompt } from './system-prompt.js';
 
 export interface LoadBundleAgentOptions {
   /** A spec-layout bundle root, a module of an installed tree, or a project folder holding `bmad/`. */

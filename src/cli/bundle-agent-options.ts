@@ -1,5 +1,5 @@
+import type { AgentOptions } from '../agent/agent-options.js';
 import type { BundleAgent } from '../bundle/bundle-agent.js';
-import type { AgentOptions } from '../session/agent-options.js';
 import type { ModelConnection } from './model-connection.js';
 
 /** The `createAgent` options every command gives a bundle agent: who it is and which model answers. */

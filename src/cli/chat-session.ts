@@ -1,7 +1,8 @@
+import type { Agent } from '../agent/agent.js';
 import type { BundleAgent } from '../bundle/bundle-agent.js';
 import { DEFAULTS } from '../defaults.js';
-import type { AgentEvent, Message, ToolCallInfo } from '../machines/emitted-events.js';
-import type { Agent } from '../session/agent.js';
+import type { Message } from '../llm/message.js';
+import type { AgentEvent, ToolCallInfo } from '../machines/emitted-events.js';
 import type { FileSessionStore } from '../session/file-session-store.js';
 import type { SessionRecord } from '../session/session-store.js';
 import type { ChatInput } from './chat-input.js';

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pc from 'picocolors';
-import { createAgent } from '../session/agent.js';
+import { createAgent } from '../agent/agent.js';
 import { runBundleDemo } from './bundle-demo.js';
 import type { CommandIo } from './command-io.js';
 import { createEventPrinter } from './event-printer.js';

@@ -1,8 +1,8 @@
 import type { InspectionEvent } from 'xstate';
+import type { Agent } from '../agent/agent.js';
 import { type InspectorServer, startInspectorServer } from '../inspector/inspector-server.js';
 import { DEFAULT_STATELY_PORT, type StatelyBridge, startStatelyBridge } from '../inspector/stately-bridge.js';
 import { combineInspection, createStatelyInspection } from '../inspector/stately-inspector.js';
-import type { Agent } from '../session/agent.js';
 import type { CommandIo } from './command-io.js';
 import { untilInterrupted } from './until-interrupted.js';
 

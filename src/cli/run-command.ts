@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
+import { createAgent } from '../agent/agent.js';
 import { loadBundleAgent } from '../bundle/bundle-agent.js';
-import { createAgent } from '../session/agent.js';
 import { bundleAgentOptions } from './bundle-agent-options.js';
 import type { CommandIo } from './command-io.js';
 import { createEventPrinter } from './event-printer.js';

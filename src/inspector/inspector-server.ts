@@ -5,9 +5,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { AnyStateMachine, InspectionEvent, Observer } from 'xstate';
+import type { Agent } from '../agent/agent.js';
 import { agentMachine } from '../machines/agent-machine.js';
 import type { AgentEvent } from '../machines/emitted-events.js';
-import type { Agent } from '../session/agent.js';
 import { machineChart } from './machine-graph.js';
 import type {
   BatchItem,

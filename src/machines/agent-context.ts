@@ -1,6 +1,7 @@
 import { DEFAULTS } from '../defaults.js';
+import type { Message, Usage } from '../llm/message.js';
 import type { ToolCallRequest, ToolResult } from '../tools/tool-call.js';
-import type { Message, TerminateReason, Usage } from './emitted-events.js';
+import type { TerminateReason } from './emitted-events.js';
 
 /** The limits that end a turn. All live in context, so they survive persistence. */
 export interface AgentLimits {

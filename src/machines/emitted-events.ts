@@ -1,4 +1,4 @@
-import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type { Usage } from '../llm/message.js';
 
 /** Fields every event on the bus carries. */
 export interface EventMeta {
@@ -9,13 +9,6 @@ export interface EventMeta {
   iteration: number;
   /** Milliseconds since the epoch. */
   timestamp: number;
-}
-
-/** Token counts as the API reports them. */
-export interface Usage {
-  promptTokens: number;
-  completionTokens: number;
-  totalTokens: number;
 }
 
 /** Why a turn ended. */
@@ -84,6 +77,3 @@ export type AgentEventType = keyof AgentEventMap;
 export type AgentEvent<K extends AgentEventType = AgentEventType> = {
   [T in K]: { type: T } & EventMeta & AgentEventMap[T];
 }[K];
-
-/** A chat message in the OpenAI Chat Completions format. */
-export type Message = ChatCompletionMessageParam;

@@ -1,10 +1,11 @@
 import { fromPromise, setup } from 'xstate';
+import type { Message } from '../llm/message.js';
 import type { ToolResult } from '../tools/tool-call.js';
 import type { LlmCallInput, LlmCallOutput } from './actors/call-llm.js';
 import type { RunToolsInput } from './actors/run-tools.js';
 import type { AgentContext, AgentMachineInput } from './agent-context.js';
 import type { AgentMachineEvent } from './agent-events.js';
-import type { AgentEvent, Message } from './emitted-events.js';
+import type { AgentEvent } from './emitted-events.js';
 import { batchComplete, loopBreaker } from './turn-messages.js';
 
 /** What the `initialize` actor returns: messages to add before the first turn (critical-action context). */

@@ -1,6 +1,7 @@
+import type { Message } from '../llm/message.js';
 import type { ToolResult } from '../tools/tool-call.js';
 import type { AgentContext } from './agent-context.js';
-import type { Message, TerminateReason } from './emitted-events.js';
+import type { TerminateReason } from './emitted-events.js';
 
 /** What the limit checks decided after a batch of tool results. */
 export interface LimitVerdict {

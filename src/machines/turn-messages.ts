@@ -1,7 +1,8 @@
+import type { Message } from '../llm/message.js';
 import type { ToolCallRequest, ToolResult } from '../tools/tool-call.js';
 import type { RunToolsInput } from './actors/run-tools.js';
 import type { AgentContext } from './agent-context.js';
-import type { AgentEvent, AgentEventMap, AgentEventType, Message } from './emitted-events.js';
+import type { AgentEvent, AgentEventMap, AgentEventType } from './emitted-events.js';
 
 // Pure helpers the machine's actions share: building events and the messages a turn appends.
 

@@ -1,5 +1,5 @@
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
-import type { Message } from '../machines/emitted-events.js';
+import type { Message } from '../llm/message.js';
 import { ContextWindow, type PruneReport } from './context-window.js';
 import { type ModelWindowOverrides, resolveModelWindow } from './model-windows.js';
 import { tokenCounterFor } from './token-counter.js';

@@ -1,5 +1,5 @@
+import type { Message } from '../llm/message.js';
 import type { AgentContext } from '../machines/agent-context.js';
-import type { Message } from '../machines/emitted-events.js';
 import {
   interruptedToolResult,
   type ResumeDecision,

@@ -1,6 +1,6 @@
 import { enqueueActions } from 'xstate';
+import type { Message } from '../../llm/message.js';
 import type { LlmCallOutput } from '../actors/call-llm.js';
-import type { Message } from '../emitted-events.js';
 import { machineSetup } from '../machine-setup.js';
 import { addUsage, event, runnerStart } from '../turn-messages.js';
 

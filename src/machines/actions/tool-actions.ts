@@ -1,7 +1,8 @@
 import { assign, enqueueActions } from 'xstate';
+import type { Message } from '../../llm/message.js';
 import type { ToolResult } from '../../tools/tool-call.js';
 import type { AgentContext } from '../agent-context.js';
-import type { AgentEventMap, Message } from '../emitted-events.js';
+import type { AgentEventMap } from '../emitted-events.js';
 import { machineSetup } from '../machine-setup.js';
 import { checkLimitsAfterTools } from '../turn-limits.js';
 import { callInfo, event, runnerCalls, runnerStart, syntheticResult, toolMessage } from '../turn-messages.js';

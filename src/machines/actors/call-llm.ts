@@ -8,16 +8,13 @@ import { type AnyActorRef, fromPromise } from 'xstate';
 import { DEFAULTS } from '../../defaults.js';
 import { CompletionAssembler } from '../../llm/completion-assembler.js';
 import { StreamCutError } from '../../llm/error-classification.js';
+import type { Message, Usage } from '../../llm/message.js';
 import { type RetryOptions, resolveRetryPolicy, withRetry } from '../../llm/retry-policy.js';
+import { parseXmlToolCalls, toXmlRequestMessages, xmlToolInstructions } from '../../llm/xml-tool-calls.js';
 import { type ApprovalPolicy, planToolCall, type ToolCallRequest } from '../../tools/tool-call.js';
 import type { ToolRegistry } from '../../tools/tool-registry.js';
-import {
-  parseXmlToolCalls,
-  toXmlRequestMessages,
-  xmlToolInstructions,
-} from '../../tools/xml-tool-protocol.js';
 import type { AgentActorEvent } from '../agent-events.js';
-import type { AgentEventMap, Message, Usage } from '../emitted-events.js';
+import type { AgentEventMap } from '../emitted-events.js';
 
 /** Input of the `callLlm` actor. */
 export interface LlmCallInput {

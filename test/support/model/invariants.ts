@@ -1,4 +1,4 @@
-import type { Message } from '../../../src/machines/emitted-events.js';
+import type { Message } from '../../../src/llm/message.js';
 import type { Snapshot } from './agent-model.js';
 
 const REST = new Set(['AwaitingInput', 'WaitingApproval', 'Completed', 'Error', 'Interrupted']);

@@ -1,9 +1,9 @@
 import type { AnyTransitionDefinition, InspectionEvent } from 'xstate';
 import { waitFor } from 'xstate';
 import { z } from 'zod';
+import { type Agent, createAgent } from '../../../src/agent/agent.js';
+import type { Message } from '../../../src/llm/message.js';
 import type { LlmCallOutput } from '../../../src/machines/actors/call-llm.js';
-import type { Message } from '../../../src/machines/emitted-events.js';
-import { type Agent, createAgent } from '../../../src/session/agent.js';
 import {
   type ScriptedFinishReason,
   type ScriptedServer,

@@ -1,11 +1,11 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { BundleError } from '../bundle/bundle-error.js';
-import type { YamlMap } from '../bundle/config-loader.js';
-import { resolveVariables, type VariableScope } from '../bundle/path-variables.js';
-import type { Sandbox } from '../bundle/sandbox.js';
-import { loadWorkflow } from '../bundle/workflow-loader.js';
-import { defineTool, type Tool } from './define-tool.js';
+import { defineTool, type Tool } from '../tools/define-tool.js';
+import { BundleError } from './bundle-error.js';
+import type { YamlMap } from './config-loader.js';
+import { resolveVariables, type VariableScope } from './path-variables.js';
+import type { Sandbox } from './sandbox.js';
+import { loadWorkflow } from './workflow-loader.js';
 
 /** What the BMAD tools resolve paths against. */
 export interface BmadToolsContext {

@@ -1,6 +1,6 @@
 import { type ZodObject, type ZodRawShape, type ZodType, z } from 'zod';
+import type { Message } from '../llm/message.js';
 import type { AgentLimits } from '../machines/agent-context.js';
-import type { Message } from '../machines/emitted-events.js';
 import type { Tool } from '../tools/define-tool.js';
 import type { AgentOptions } from './agent.js';
 

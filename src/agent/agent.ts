@@ -1,27 +1,28 @@
 import { type Actor, createActor } from 'xstate';
 import type { ZodType } from 'zod';
 import { DEFAULTS } from '../defaults.js';
+import { createAuditLog } from '../events/audit-log.js';
+import { attachDebugLog, debugFromEnv } from '../events/debug-log.js';
+import { AgentEventBus } from '../events/event-bus.js';
+import { createEventRedaction } from '../events/event-redaction.js';
+import { createRedactor, type Redactor } from '../events/redact.js';
 import { type InspectionAttachment, resolveInspection } from '../inspector/stately-inspector.js';
+import type { Message } from '../llm/message.js';
 import { createOpenAIClient } from '../llm/openai-client.js';
 import { callLlmCreator } from '../machines/actors/call-llm.js';
 import { composeToolHooks } from '../machines/actors/compose-tool-hooks.js';
 import { toolRunnerCreator } from '../machines/actors/run-tools.js';
+import { type AgentActors, bindAgentActors, sharedAgentMachine } from '../machines/agent-binding.js';
 import type { AgentContext } from '../machines/agent-context.js';
 import type { AgentMachine } from '../machines/agent-machine.js';
-import type { AgentEvent, AgentEventType, Message, ToolCallInfo } from '../machines/emitted-events.js';
+import type { AgentEvent, AgentEventType, ToolCallInfo } from '../machines/emitted-events.js';
 import { createContextGuard } from '../prompt/context-guard.js';
+import { type PersistenceErrorHandler, SessionPersistence } from '../session/persistent-session.js';
+import type { SessionRecord, SessionStore } from '../session/session-store.js';
+import type { RestoreReport } from '../session/transcript-replay.js';
 import { loopControlTools } from '../tools/loop-control-tools.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
 import type { AgentOptions, AgentStateName, ExecutionResult } from './agent-options.js';
-import { createAuditLog } from './audit-log.js';
-import { attachDebugLog, debugFromEnv } from './debug-log.js';
-import { AgentEventBus } from './event-bus.js';
-import { createEventRedaction } from './event-redaction.js';
-import { type PersistenceErrorHandler, SessionPersistence } from './persistent-session.js';
-import { createRedactor, type Redactor } from './redact.js';
-import type { SessionRecord, SessionStore } from './session-store.js';
-import { type AgentActors, bindAgentActors, sharedAgentMachine } from './shared-machine.js';
-import type { RestoreReport } from './transcript-replay.js';
 
 export type { AgentOptions, AgentStateName, ExecutionResult } from './agent-options.js';
 

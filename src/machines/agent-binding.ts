@@ -1,8 +1,8 @@
 import { type AnyActorRef, fromPromise } from 'xstate';
-import type { LlmCallInput, LlmCallOutput } from '../machines/actors/call-llm.js';
-import type { RunToolsInput } from '../machines/actors/run-tools.js';
-import { agentMachine, type InitializeOutput } from '../machines/agent-machine.js';
 import type { ToolResult } from '../tools/tool-call.js';
+import type { LlmCallInput, LlmCallOutput } from './actors/call-llm.js';
+import type { RunToolsInput } from './actors/run-tools.js';
+import { agentMachine, type InitializeOutput } from './agent-machine.js';
 
 /** A promise actor's body, as `fromPromise` takes it. */
 type Creator<I, O> = (args: { input: I; signal: AbortSignal; self: AnyActorRef }) => Promise<O>;

@@ -1,19 +1,20 @@
 import type OpenAI from 'openai';
 import type { Actor, InspectionEvent, Observer } from 'xstate';
 import type { ZodType } from 'zod';
+import type { AuditLog } from '../events/audit-log.js';
+import type { DebugOption } from '../events/debug-log.js';
 import type { InspectOption } from '../inspector/stately-inspector.js';
+import type { Message, Usage } from '../llm/message.js';
 import type { RetryOptions } from '../llm/retry-policy.js';
 import type { LlmActorOptions } from '../machines/actors/call-llm.js';
 import type { ToolRunHooks } from '../machines/actors/run-tools.js';
 import type { AgentLimits } from '../machines/agent-context.js';
 import type { AgentMachine, InitializeOutput } from '../machines/agent-machine.js';
-import type { Message, TerminateReason, Usage } from '../machines/emitted-events.js';
+import type { TerminateReason } from '../machines/emitted-events.js';
 import type { ContextGuardOptions } from '../prompt/context-guard.js';
+import type { SessionOptions } from '../session/persistent-session.js';
 import type { Tool } from '../tools/define-tool.js';
 import type { ApprovalPolicy } from '../tools/tool-call.js';
-import type { AuditLog } from './audit-log.js';
-import type { DebugOption } from './debug-log.js';
-import type { SessionOptions } from './persistent-session.js';
 
 // The types of the Agent facade's API: what createAgent takes and what a turn gives back.
 

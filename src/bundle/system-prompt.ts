@@ -1,4 +1,4 @@
-import type { AgentPersona, MenuItem } from '../bundle/agent-file-parser.js';
+import type { AgentPersona, MenuItem } from './agent-file-parser.js';
 
 /** What the system prompt is built from (an agent file plus its session). */
 export interface SystemPromptInput {

@@ -1,5 +1,5 @@
 import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completions';
-import type { Message } from '../machines/emitted-events.js';
+import type { Message } from './message.js';
 
 /**
  * The XML tool-call protocol, for models or servers without native function calling. The model writes
