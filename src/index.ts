@@ -13,6 +13,7 @@ export {
   renderInstructions,
   toAgentOptions,
 } from './agent/agent-definition.js';
+export type { AgentInspection, InspectOption } from './agent/agent-inspection.js';
 export { AgentRegistry } from './agent/agent-registry.js';
 export { type SubagentOptions, subagentTool } from './agent/subagent-tool.js';
 export { type BmadToolsContext, createBmadTools } from './bundle/bmad-tools.js';
@@ -47,8 +48,8 @@ export { createSanitizer, type SanitizeOptions, type Sanitizer } from './inspect
 export { loadSavedSessions, savedSessionView } from './inspector/saved-sessions.js';
 export { type StatelyBridge, startStatelyBridge } from './inspector/stately-bridge.js';
 export {
-  type InspectOption,
   type StatelyInspectOptions,
+  statelyInspection,
   statelyInspectorOptions,
 } from './inspector/stately-inspector.js';
 export { type ClassifiedError, classifyLlmError, type LlmErrorKind } from './llm/error-classification.js';

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
 import { createMachine } from 'xstate';
 import { z } from 'zod';
-import { agentMachine, createAgent, defineTool } from '../src/index.js';
+import { agentMachine, createAgent, defineTool, statelyInspection } from '../src/index.js';
 import { startInspectorServer } from '../src/inspector/inspector-server.js';
 import { activeNodeIds, machineChart } from '../src/inspector/machine-graph.js';
 import { createSanitizer, cutString, REDACTED } from '../src/inspector/sanitize.js';
@@ -160,11 +160,9 @@ describe('the Stately inspector option', () => {
     wss.on('connection', (socket) => socket.on('message', (data) => frames.push(data.toString())));
     const port = (wss.address() as AddressInfo).port;
 
-    const { agent, run } = await leakyRun({
-      url: `ws://127.0.0.1:${port}`,
-      serve: false,
-      maxStringChars: 300,
-    });
+    const { agent, run } = await leakyRun(
+      statelyInspection({ url: `ws://127.0.0.1:${port}`, serve: false, maxStringChars: 300 }),
+    );
     expect((await run()).success).toBe(true);
     await new Promise((resolve) => setTimeout(resolve, 400));
 

@@ -1,9 +1,8 @@
 import type OpenAI from 'openai';
-import type { Actor, InspectionEvent, Observer } from 'xstate';
+import type { Actor } from 'xstate';
 import type { ZodType } from 'zod';
 import type { AuditLog } from '../events/audit-log.js';
 import type { DebugOption } from '../events/debug-log.js';
-import type { InspectOption } from '../inspector/stately-inspector.js';
 import type { Message, Usage } from '../llm/message.js';
 import type { RetryOptions } from '../llm/retry-policy.js';
 import type { LlmActorOptions } from '../machines/actors/call-llm.js';
@@ -15,6 +14,7 @@ import type { ContextGuardOptions } from '../prompt/context-guard.js';
 import type { SessionOptions } from '../session/persistent-session.js';
 import type { Tool } from '../tools/define-tool.js';
 import type { ApprovalPolicy } from '../tools/tool-call.js';
+import type { InspectOption } from './agent-inspection.js';
 
 // The types of the Agent facade's API: what createAgent takes and what a turn gives back.
 
@@ -76,12 +76,11 @@ export interface AgentOptions<TOutput = unknown> extends SessionOptions {
   /** One log line per iteration and tool call: `true` for stderr, or a function. Also `DEBUG=agentloop`. */
   debug?: DebugOption;
   /**
-   * Watch the statechart: `true` (or options) attaches `@statelyai/inspect`'s WebSocket inspector with
-   * agentloop's sanitizers and serves the bridge page on 127.0.0.1:8080 (see docs/inspector.md); an
-   * inspector object or an XState inspection observer (such as the local inspector's
-   * `server.inspect`) is used as given.
+   * Watch the statechart: `statelyInspection()` sends it to the Stately inspector (sanitized, see
+   * docs/inspector.md); the local inspector's `server.inspect`, an XState inspection observer or an
+   * inspector object (`createWebSocketInspector()`) is used as given.
    */
-  inspect?: InspectOption | Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  inspect?: InspectOption;
   /**
    * Secrets that never appear in events, debug lines, the audit log or inspectors (and that the
    * transcript writer redacts through `agent.redactor`), besides `apiKey` and `OPENAI_API_KEY`:

@@ -6,7 +6,6 @@ import { attachDebugLog, debugFromEnv } from '../events/debug-log.js';
 import { AgentEventBus } from '../events/event-bus.js';
 import { createEventRedaction } from '../events/event-redaction.js';
 import { createRedactor, type Redactor } from '../events/redact.js';
-import { type InspectionAttachment, resolveInspection } from '../inspector/stately-inspector.js';
 import type { Message } from '../llm/message.js';
 import { createOpenAIClient } from '../llm/openai-client.js';
 import { callLlmCreator } from '../machines/actors/call-llm.js';
@@ -22,6 +21,7 @@ import type { SessionRecord, SessionStore } from '../session/session-store.js';
 import type { RestoreReport } from '../session/transcript-replay.js';
 import { loopControlTools } from '../tools/loop-control-tools.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
+import { attachInspection, type InspectionAttachment } from './agent-inspection.js';
 import type { AgentOptions, AgentStateName, ExecutionResult } from './agent-options.js';
 
 export type { AgentOptions, AgentStateName, ExecutionResult } from './agent-options.js';
@@ -109,7 +109,7 @@ export class Agent<TOutput = unknown> {
     this.#secrets = [client.apiKey, options.apiKey, ...(options.secrets ?? [])].filter(
       (s): s is string => typeof s === 'string' && s.length > 0 && s !== 'not-needed',
     );
-    this.#inspection = resolveInspection(options.inspect, this.#secrets);
+    this.#inspection = attachInspection(options.inspect, this.#secrets);
     const start = (snapshot: AgentOptions['snapshot'] | undefined): Promise<void> => {
       const actor = createActor(sharedAgentMachine, {
         input: { ...(this.#sessionId ? { sessionId: this.#sessionId } : {}), messages, limits },

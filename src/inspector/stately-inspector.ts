@@ -1,4 +1,5 @@
 import type { AnyEventObject, InspectionEvent, MachineContext, Observer } from 'xstate';
+import type { AgentInspection, InspectionAttachment } from '../agent/agent-inspection.js';
 import {
   createSanitizer,
   defaultSecrets,
@@ -8,7 +9,7 @@ import {
 } from './sanitize.js';
 import { DEFAULT_STATELY_PORT, type StatelyBridge, startStatelyBridge } from './stately-bridge.js';
 
-/** `inspect: { ... }` in `createAgent`: the Stately inspector over a WebSocket. */
+/** Options of `statelyInspection()`: the Stately inspector over a WebSocket. */
 export interface StatelyInspectOptions {
   /** Where the WebSocket inspector sends events (default `ws://127.0.0.1:8080`). */
   url?: string;
@@ -25,27 +26,6 @@ export interface StatelyInspectOptions {
   onListening?: (pageUrl: string) => void;
   /** Called when the inspector cannot start (default: a warning on stderr). */
   onError?: (error: unknown) => void;
-}
-
-/** An inspector object from `@statelyai/inspect` (`createWebSocketInspector()`, `createSkyInspector()`, ...). */
-export interface InspectorLike {
-  inspect: Observer<InspectionEvent>;
-  stop?: () => void;
-}
-
-/** What `createAgent`'s `inspect` option takes. */
-export type InspectOption =
-  | boolean
-  | StatelyInspectOptions
-  | InspectorLike
-  | Observer<InspectionEvent>
-  | ((event: InspectionEvent) => void);
-
-/** An observer to give `createActor`, and how to let go of whatever it holds. */
-export interface InspectionAttachment {
-  observer: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
-  /** Closes what the attachment opened (nothing for observers given by the caller). */
-  stop(): void;
 }
 
 /**
@@ -147,33 +127,13 @@ export function createStatelyInspection(
   };
 }
 
-function isObserverObject(value: object): value is Observer<InspectionEvent> {
-  return typeof (value as { next?: unknown }).next === 'function';
-}
-
-function isInspectorLike(value: object): value is InspectorLike {
-  const inspect = (value as { inspect?: unknown }).inspect;
-  return (
-    typeof inspect === 'object' &&
-    inspect !== null &&
-    typeof (inspect as { next?: unknown }).next === 'function'
-  );
-}
-
 /**
- * Turns `createAgent`'s `inspect` option into an observer: `true` or options attach the Stately
- * WebSocket inspector (sanitized); an inspector object or an observer is used as it is.
+ * `createAgent({ inspect: statelyInspection() })`: the agent's statechart in the Stately inspector,
+ * through `@statelyai/inspect`'s WebSocket inspector with agentloop's sanitizers (the agent's API key
+ * and secrets never leave), and the bridge page served on 127.0.0.1:8080 unless `serve: false`.
  */
-export function resolveInspection(
-  option: InspectOption | undefined,
-  agentSecrets: readonly (string | undefined)[] = [],
-): InspectionAttachment | undefined {
-  if (option === undefined || option === false) return undefined;
-  if (option === true) return createStatelyInspection({ agentSecrets });
-  if (typeof option === 'function') return { observer: option, stop: () => {} };
-  if (isObserverObject(option)) return { observer: option, stop: () => {} };
-  if (isInspectorLike(option)) return { observer: option.inspect, stop: () => {} };
-  return createStatelyInspection({ ...option, agentSecrets });
+export function statelyInspection(options: StatelyInspectOptions = {}): AgentInspection {
+  return { attach: ({ secrets }) => createStatelyInspection({ ...options, agentSecrets: secrets }) };
 }
 
 /** One observer that forwards every inspection event to each of `observers`. */
