@@ -7,13 +7,8 @@ export {
   createAgent,
   type ExecutionResult,
 } from './agent/agent.js';
-export {
-  type AgentDefinition,
-  defineAgent,
-  renderInstructions,
-  toAgentOptions,
-} from './agent/agent-definition.js';
 export type { AgentInspection, InspectOption } from './agent/agent-inspection.js';
+export { toAgentOptions } from './agent/agent-options.js';
 export { AgentRegistry } from './agent/agent-registry.js';
 export { type SubagentOptions, subagentTool } from './agent/subagent-tool.js';
 export { type BmadToolsContext, createBmadTools } from './bundle/bmad-tools.js';
@@ -52,6 +47,7 @@ export {
   statelyInspection,
   statelyInspectorOptions,
 } from './inspector/stately-inspector.js';
+export type { AgentLimits } from './limits.js';
 export { type ClassifiedError, classifyLlmError, type LlmErrorKind } from './llm/error-classification.js';
 export type { Message, Usage } from './llm/message.js';
 export { type ClientOptions, createOpenAIClient } from './llm/openai-client.js';
@@ -72,7 +68,7 @@ export {
   type ToolRunHooks,
   type ToolRunnerOptions,
 } from './machines/actors/run-tools.js';
-export type { AgentContext, AgentLimits, AgentMachineInput } from './machines/agent-context.js';
+export type { AgentContext, AgentMachineInput } from './machines/agent-context.js';
 export type { AgentActorEvent, AgentInputEvent, AgentMachineEvent } from './machines/agent-events.js';
 export {
   type AgentActorRef,
@@ -88,6 +84,7 @@ export type {
   TerminateReason,
   ToolCallInfo,
 } from './machines/emitted-events.js';
+export { type AgentDefinition, defineAgent, renderInstructions } from './prompt/agent-definition.js';
 export { type ContextGuardOptions, createContextGuard } from './prompt/context-guard.js';
 export {
   ContextWindow,

@@ -1,15 +1,16 @@
 import type OpenAI from 'openai';
 import type { Actor } from 'xstate';
-import type { ZodType } from 'zod';
+import type { ZodRawShape, ZodType } from 'zod';
 import type { AuditLog } from '../events/audit-log.js';
 import type { DebugOption } from '../events/debug-log.js';
+import type { AgentLimits } from '../limits.js';
 import type { Message, Usage } from '../llm/message.js';
 import type { RetryOptions } from '../llm/retry-policy.js';
 import type { LlmActorOptions } from '../machines/actors/call-llm.js';
 import type { ToolRunHooks } from '../machines/actors/run-tools.js';
-import type { AgentLimits } from '../machines/agent-context.js';
 import type { AgentMachine, InitializeOutput } from '../machines/agent-machine.js';
 import type { TerminateReason } from '../machines/emitted-events.js';
+import { type AgentDefinition, renderInstructions } from '../prompt/agent-definition.js';
 import type { ContextGuardOptions } from '../prompt/context-guard.js';
 import type { SessionOptions } from '../session/persistent-session.js';
 import type { Tool } from '../tools/define-tool.js';
@@ -121,3 +122,23 @@ export type AgentStateName =
   | 'Completed'
   | 'Error'
   | 'Interrupted';
+
+/** The `createAgent` options that run a definition with these inputs, plus runtime options (model server, events). */
+export function toAgentOptions<TInput extends ZodRawShape, TOutput>(
+  definition: AgentDefinition<TInput, TOutput>,
+  inputs: Record<string, unknown> = {},
+  runtime: Omit<AgentOptions<TOutput>, 'instructions' | 'tools' | 'outputSchema'> = {},
+): AgentOptions<TOutput> {
+  const options: AgentOptions<TOutput> = {
+    ...runtime,
+    name: definition.name,
+    instructions: renderInstructions(definition, inputs),
+    tools: definition.tools ?? [],
+    contextMessages: [...(definition.contextMessages ?? []), ...(runtime.contextMessages ?? [])],
+    limits: { ...definition.limits, ...runtime.limits },
+  };
+  const model = runtime.model ?? definition.model;
+  if (model !== undefined) options.model = model;
+  if (definition.outputSchema) options.outputSchema = definition.outputSchema;
+  return options;
+}

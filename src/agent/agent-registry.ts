@@ -1,4 +1,4 @@
-import type { AgentDefinition } from './agent-definition.js';
+import type { AgentDefinition } from '../prompt/agent-definition.js';
 
 /** Agent definitions by name. Make one per app and share it; lookups are O(1). */
 export class AgentRegistry {

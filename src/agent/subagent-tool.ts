@@ -1,8 +1,9 @@
 import { type ZodRawShape, z } from 'zod';
 import type { AgentEvent } from '../machines/emitted-events.js';
+import type { AgentDefinition } from '../prompt/agent-definition.js';
 import { defineTool, type Tool } from '../tools/define-tool.js';
 import { type Agent, type AgentOptions, createAgent } from './agent.js';
-import { type AgentDefinition, toAgentOptions } from './agent-definition.js';
+import { toAgentOptions } from './agent-options.js';
 
 /** How a subagent runs: the model server and options it shares with its parent. */
 export interface SubagentOptions {

@@ -1,23 +1,7 @@
-import { DEFAULTS } from '../defaults.js';
+import { type AgentLimits, resolveLimits } from '../limits.js';
 import type { Message, Usage } from '../llm/message.js';
 import type { ToolCallRequest, ToolResult } from '../tools/tool-call.js';
 import type { TerminateReason } from './emitted-events.js';
-
-/** The limits that end a turn. All live in context, so they survive persistence. */
-export interface AgentLimits {
-  /** LLM calls per user turn before the final no-tools call (default 50). */
-  maxIterations: number;
-  /** Share of `maxIterations` at which the model is told how many remain (default 0.8). */
-  iterationWarningShare: number;
-  /** Wall-clock budget of a turn in ms, excluding time spent waiting for approval; `null` for none. */
-  timeoutMs: number | null;
-  /** Total tokens (as the API reports them) a turn may use; `null` for none. */
-  tokenBudget: number | null;
-  /** Identical calls (same tool and arguments) in one turn before it ends. */
-  maxRepeatedCalls: number;
-  /** Failing tool calls in a row before the turn ends. */
-  maxConsecutiveErrors: number;
-}
 
 /** What the machine is started with. */
 export interface AgentMachineInput {
@@ -75,18 +59,6 @@ export interface AgentContext {
 }
 
 export const ZERO_USAGE: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
-
-/** Fills in limit defaults. */
-export function resolveLimits(limits: Partial<AgentLimits> = {}): AgentLimits {
-  return {
-    maxIterations: limits.maxIterations ?? DEFAULTS.maxIterations,
-    iterationWarningShare: limits.iterationWarningShare ?? DEFAULTS.iterationWarningShare,
-    timeoutMs: limits.timeoutMs ?? null,
-    tokenBudget: limits.tokenBudget ?? null,
-    maxRepeatedCalls: limits.maxRepeatedCalls ?? DEFAULTS.maxRepeatedCalls,
-    maxConsecutiveErrors: limits.maxConsecutiveErrors ?? DEFAULTS.maxConsecutiveErrors,
-  };
-}
 
 /** The context a new machine starts with. */
 export function initialContext(input: AgentMachineInput): AgentContext {

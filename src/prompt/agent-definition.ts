@@ -1,13 +1,13 @@
 import { type ZodObject, type ZodRawShape, type ZodType, z } from 'zod';
+import type { AgentLimits } from '../limits.js';
 import type { Message } from '../llm/message.js';
-import type { AgentLimits } from '../machines/agent-context.js';
 import type { Tool } from '../tools/define-tool.js';
-import type { AgentOptions } from './agent.js';
 
 /**
  * An agent as a typed value: what it is told, which model and tools it uses, what it takes and what it
  * returns. `createAgent(toAgentOptions(definition, inputs, runtime))` runs it; a BMAD agent file
- * compiles into the same fields (`instructions`, `contextMessages`, `tools`).
+ * compiles into one (`loadBundleAgent(...).definition`). It lives here, below `agent/`, because the
+ * folders that produce definitions (bundle, skills) may only import downward.
  */
 export interface AgentDefinition<TInput extends ZodRawShape = ZodRawShape, TOutput = unknown> {
   /** Unique name: letters, digits, `_` and `-` (it can become a tool name). */
@@ -76,26 +76,6 @@ export function renderInstructions<TInput extends ZodRawShape>(
     if (value === undefined) throw new Error(`agent ${definition.name}: no value for \${${key}}`);
     return typeof value === 'string' ? value : JSON.stringify(value);
   });
-}
-
-/** The `createAgent` options that run a definition with these inputs, plus runtime options (model server, events). */
-export function toAgentOptions<TInput extends ZodRawShape, TOutput>(
-  definition: AgentDefinition<TInput, TOutput>,
-  inputs: Record<string, unknown> = {},
-  runtime: Omit<AgentOptions<TOutput>, 'instructions' | 'tools' | 'outputSchema'> = {},
-): AgentOptions<TOutput> {
-  const options: AgentOptions<TOutput> = {
-    ...runtime,
-    name: definition.name,
-    instructions: renderInstructions(definition, inputs),
-    tools: definition.tools ?? [],
-    contextMessages: [...(definition.contextMessages ?? []), ...(runtime.contextMessages ?? [])],
-    limits: { ...definition.limits, ...runtime.limits },
-  };
-  const model = runtime.model ?? definition.model;
-  if (model !== undefined) options.model = model;
-  if (definition.outputSchema) options.outputSchema = definition.outputSchema;
-  return options;
 }
 
 /** A schema that accepts anything, for agents without an input schema. */
