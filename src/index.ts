@@ -3,7 +3,6 @@
 export {
   Agent,
   type AgentOptions,
-  type AgentStateName,
   createAgent,
   type ExecutionResult,
 } from './agent/agent.js';
@@ -55,7 +54,7 @@ export { LlmCallError, type RetryOptions, type RetryPolicy, withRetry } from './
 export { parseXmlToolCalls, toXmlRequestMessages, xmlToolInstructions } from './llm/xml-tool-calls.js';
 export type { PreparedMessages } from './machines/actors/call-llm.js';
 export {
-  createCallLlm,
+  callLlmCreator,
   DeadlineExceededError,
   type LlmActorOptions,
   type LlmCallInput,
@@ -63,19 +62,25 @@ export {
 } from './machines/actors/call-llm.js';
 export { composeToolHooks } from './machines/actors/compose-tool-hooks.js';
 export {
-  createToolRunner,
   type RunToolsInput,
+  runToolsEffect,
   type ToolRunHooks,
   type ToolRunnerOptions,
 } from './machines/actors/run-tools.js';
 export type { AgentContext, AgentMachineInput } from './machines/agent-context.js';
+export {
+  type AgentEffects,
+  bindAgentEffects,
+  type EffectIO,
+  type InitializeOutput,
+} from './machines/agent-effects.js';
 export type { AgentActorEvent, AgentInputEvent, AgentMachineEvent } from './machines/agent-events.js';
 export {
   type AgentActorRef,
   type AgentMachine,
   agentMachine,
-  type InitializeOutput,
 } from './machines/agent-machine.js';
+export { AGENT_STATES, type AgentStateName, REST_STATES, type RestState } from './machines/agent-states.js';
 export type {
   AgentEvent,
   AgentEventMap,
@@ -103,8 +108,6 @@ export {
 } from './session/persistent-session.js';
 export {
   createSessionId,
-  REST_STATES,
-  type RestState,
   type SessionListEntry,
   type SessionRecord,
   type SessionRecordInput,

@@ -2,14 +2,21 @@ import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createActor, type InspectionEvent, waitFor } from 'xstate';
 import { z } from 'zod';
-import { agentMachine, createCallLlm, createToolRunner, defineTool, ToolRegistry } from '../src/index.js';
+import {
+  agentMachine,
+  bindAgentEffects,
+  callLlmCreator,
+  defineTool,
+  runToolsEffect,
+  ToolRegistry,
+} from '../src/index.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
 
 let server: ScriptedServer | undefined;
 afterEach(async () => server?.close());
 
 describe('embedding the machine', () => {
-  it('runs with actors bound through provide() and reports to an inspect observer', async () => {
+  it('runs with effects bound through bindAgentEffects() and reports to an inspect observer', async () => {
     server = await startScriptedServer({
       scenario: { turns: [{ toolCalls: [{ name: 'shout', arguments: { text: 'hi' } }] }, { content: 'HI' }] },
     });
@@ -22,14 +29,8 @@ describe('embedding the machine', () => {
       }),
     ]);
     const client = new OpenAI({ baseURL: server.url, apiKey: 'test', maxRetries: 0 });
-    const machine = agentMachine.provide({
-      actors: {
-        callLlm: createCallLlm({ client, model: 'scripted', registry }),
-        runTools: createToolRunner({ registry }),
-      },
-    });
     const inspected: InspectionEvent[] = [];
-    const actor = createActor(machine, {
+    const actor = createActor(agentMachine, {
       input: {
         sessionId: 'embedded',
         messages: [{ role: 'system', content: 'Shout.' }],
@@ -39,9 +40,13 @@ describe('embedding the machine', () => {
     });
     const emitted: string[] = [];
     actor.on('*', (e) => emitted.push(e.type));
+    bindAgentEffects(actor, {
+      callLlm: callLlmCreator({ client, model: 'scripted', registry }),
+      runTools: runToolsEffect({ registry }),
+    });
     actor.start();
     await waitFor(actor, (s) => s.matches('AwaitingInput'));
-    actor.send({ type: 'USER_MESSAGE', text: 'say hi' });
+    actor.send({ type: 'USER_MESSAGE', text: 'say hi', at: Date.now() });
     const done = await waitFor(actor, (s) => s.matches('Completed'), { timeout: 5_000 });
     expect(done.context.response).toBe('HI');
     expect(done.context.messages.map((m) => m.role)).toEqual([
@@ -58,13 +63,13 @@ describe('embedding the machine', () => {
     actor.stop();
   });
 
-  it('says which actor is missing when one is not provided', async () => {
+  it('says what is missing when no effects are bound', async () => {
     const actor = createActor(agentMachine, { input: {} });
     actor.start();
     await waitFor(actor, (s) => s.matches('AwaitingInput'));
-    actor.send({ type: 'USER_MESSAGE', text: 'hi' });
+    actor.send({ type: 'USER_MESSAGE', text: 'hi', at: Date.now() });
     const failed = await waitFor(actor, (s) => s.matches('Error'));
-    expect(failed.context.error?.message).toMatch(/"callLlm" actor was not provided/);
+    expect(failed.context.error?.message).toMatch(/no effects bound for "callLlm".*bindAgentEffects/);
     actor.stop();
   });
 });

@@ -408,12 +408,10 @@ async function runCell(cell: Cell, stream: boolean): Promise<Observation> {
   // A valid rest state with nothing left running or half-recorded.
   expect(REST_STATES).toContain(state);
   expect(state).toBe(cell.expected.state);
-  expect({
-    calls: context.calls,
-    pending: context.pending,
-    runners: context.runners,
-    partial: context.partial,
-  }).toEqual({ calls: [], pending: [], runners: [], partial: '' });
+  expect({ batch: context.batch, partial: context.partial }).toEqual({
+    batch: { calls: [], results: {}, pending: [], started: [], runners: {} },
+    partial: '',
+  });
   expect(result.terminateReason).toBe(cell.expected.terminateReason);
   assertToolCallsAnswered(result.messages);
 

@@ -1,10 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { createActor, fromPromise, type InspectionEvent, waitFor } from 'xstate';
+import { createActor, type InspectionEvent, waitFor } from 'xstate';
 import { z } from 'zod';
-import { agentMachine, createToolRunner, defineTool, ToolRegistry } from '../src/index.js';
-import type { LlmCallInput, LlmCallOutput } from '../src/machines/actors/call-llm.js';
-import type { RunToolsInput } from '../src/machines/actors/run-tools.js';
-import type { ToolCallRequest, ToolResult } from '../src/tools/tool-call.js';
+import {
+  type AgentEffects,
+  agentMachine,
+  bindAgentEffects,
+  defineTool,
+  runToolsEffect,
+  ToolRegistry,
+} from '../src/index.js';
+import type { LlmCallOutput } from '../src/machines/actors/call-llm.js';
+import type { ToolCallRequest } from '../src/tools/tool-call.js';
 
 // A runner's done event records the result of the call that finished last (no TOOL.FINISHED for it),
 // and a runner that rejects still gives its calls their one result each.
@@ -18,11 +24,17 @@ const call = (id: string, n: number): ToolCallRequest => ({
 });
 
 /** A model that asks for `calls` once, then answers. */
-function scriptedLlm(calls: ToolCallRequest[]) {
+function scriptedLlm(calls: ToolCallRequest[]): AgentEffects['callLlm'] {
   let n = 0;
-  return fromPromise<LlmCallOutput, LlmCallInput>(async () => {
+  return async () => {
     if (n++ > 0)
-      return { message: { role: 'assistant', content: 'ok' }, calls: [], finishReason: 'stop', usage: null };
+      return {
+        message: { role: 'assistant', content: 'ok' },
+        calls: [],
+        finishReason: 'stop',
+        usage: null,
+        at: 0,
+      };
     const message: LlmCallOutput['message'] = {
       role: 'assistant',
       content: null,
@@ -32,8 +44,8 @@ function scriptedLlm(calls: ToolCallRequest[]) {
         function: { name: c.name, arguments: c.argsText },
       })),
     };
-    return { message, calls, finishReason: 'tool_calls', usage: null };
-  });
+    return { message, calls, finishReason: 'tool_calls', usage: null, at: 0 } satisfies LlmCallOutput;
+  };
 }
 
 const registry = new ToolRegistry([
@@ -45,22 +57,20 @@ const registry = new ToolRegistry([
   }),
 ]);
 
-async function runTurn(calls: ToolCallRequest[], runTools: ReturnType<typeof createToolRunner>) {
-  const machine = agentMachine.provide({
-    actors: { callLlm: scriptedLlm(calls), runTools },
-  });
+async function runTurn(calls: ToolCallRequest[], runTools: AgentEffects['runTools']) {
   const received: string[] = [];
   const emitted: { type: string; toolCallId?: string; error?: string; result?: string }[] = [];
-  const actor = createActor(machine, {
+  const actor = createActor(agentMachine, {
     input: { sessionId: 's', messages: [{ role: 'system', content: 'Test.' }] },
     inspect: (e: InspectionEvent) => {
       if (e.type === '@xstate.event' && e.actorRef === actor) received.push(e.event.type);
     },
   });
   actor.on('*', (e) => emitted.push(e as never));
+  bindAgentEffects(actor, { callLlm: scriptedLlm(calls), runTools });
   actor.start();
   await waitFor(actor, (s) => s.matches('AwaitingInput'));
-  actor.send({ type: 'USER_MESSAGE', text: 'go' });
+  actor.send({ type: 'USER_MESSAGE', text: 'go', at: Date.now() });
   const done = await waitFor(actor, (s) => s.matches('Completed'), { timeout: 5_000 });
   actor.stop();
   const tools = done.context.messages.filter((m) => m.role === 'tool');
@@ -69,7 +79,7 @@ async function runTurn(calls: ToolCallRequest[], runTools: ReturnType<typeof cre
 
 describe('tool runner results', () => {
   it('a one-call batch is recorded by the done event alone, after its tool_call_start', async () => {
-    const { received, emitted, tools } = await runTurn([call('a', 1)], createToolRunner({ registry }));
+    const { received, emitted, tools } = await runTurn([call('a', 1)], runToolsEffect({ registry }));
     // The runner sends the machine nothing: the start is announced as it is spawned, the result comes
     // with its done event.
     expect(received.filter((t) => !t.startsWith('xstate.'))).toEqual(['USER_MESSAGE']);
@@ -81,7 +91,7 @@ describe('tool runner results', () => {
   it('a two-call batch reports the first call to finish with TOOL.FINISHED, the last with the done event', async () => {
     const { received, emitted, tools } = await runTurn(
       [call('a', 1), call('b', 2)],
-      createToolRunner({ registry }),
+      runToolsEffect({ registry }),
     );
     expect(received.filter((t) => t === 'TOOL.FINISHED')).toHaveLength(1);
     expect(tools.map((m) => m.role === 'tool' && m.tool_call_id)).toEqual(['a', 'b']);
@@ -94,9 +104,9 @@ describe('tool runner results', () => {
   });
 
   it('a runner that rejects gives each of its calls an error result', async () => {
-    const failing = fromPromise<ToolResult[], RunToolsInput>(async () => {
+    const failing: AgentEffects['runTools'] = async () => {
       throw new Error('runner crashed');
-    });
+    };
     const { emitted, tools } = await runTurn([call('a', 1), call('b', 2)], failing);
     expect(tools.map((m) => m.role === 'tool' && m.tool_call_id)).toEqual(['a', 'b']);
     expect(tools.every((m) => String(m.content).includes('runner crashed'))).toBe(true);

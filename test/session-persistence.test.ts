@@ -170,7 +170,7 @@ describe('session persistence', () => {
     void first.send('deploy it');
     await waitFor(
       first.actor,
-      (s) => s.matches('WaitingApproval') && Object.keys(s.context.results).length === 1,
+      (s) => s.matches('WaitingApproval') && Object.keys(s.context.batch.results).length === 1,
     );
     await first.flush();
     first.stop();
@@ -226,7 +226,7 @@ describe('session persistence', () => {
     await waitFor(first.actor, (s) => s.matches('WaitingApproval'));
     await first.flush();
     release.resolve();
-    await waitFor(first.actor, (s) => Object.keys(s.context.results).length === 1);
+    await waitFor(first.actor, (s) => Object.keys(s.context.batch.results).length === 1);
     first.stop();
     const saved = await inner.load('batch-1');
     expect(saved!.state).toBe('WaitingApproval');
@@ -242,7 +242,7 @@ describe('session persistence', () => {
       'slow:interrupted',
     ]);
     const turn = new Promise((r) => second.on('turn_end', r));
-    await waitFor(second.actor, (s) => Object.keys(s.context.results).length === 3);
+    await waitFor(second.actor, (s) => Object.keys(s.context.batch.results).length === 3);
     second.approve(second.pendingApprovals[0]!.toolCallId);
     await turn;
     expect(Object.fromEntries(runs)).toEqual({ fast: 1, slow: 1, reread: 2, deploy: 1 });
@@ -277,7 +277,7 @@ describe('session persistence', () => {
     void first.send('go');
     await waitFor(
       first.actor,
-      (s) => s.matches('ExecutingTool') && Object.keys(s.context.results).length === 1,
+      (s) => s.matches('ExecutingTool') && Object.keys(s.context.batch.results).length === 1,
     );
     await first.flush();
     store.crash();

@@ -8,7 +8,8 @@ import type { Message, Usage } from '../llm/message.js';
 import type { RetryOptions } from '../llm/retry-policy.js';
 import type { LlmActorOptions } from '../machines/actors/call-llm.js';
 import type { ToolRunHooks } from '../machines/actors/run-tools.js';
-import type { AgentMachine, InitializeOutput } from '../machines/agent-machine.js';
+import type { InitializeOutput } from '../machines/agent-effects.js';
+import type { AgentMachine } from '../machines/agent-machine.js';
 import type { TerminateReason } from '../machines/emitted-events.js';
 import { type AgentDefinition, renderInstructions } from '../prompt/agent-definition.js';
 import type { ContextGuardOptions } from '../prompt/context-guard.js';
@@ -111,17 +112,6 @@ export interface ExecutionResult<TOutput = unknown> {
   /** Why the response did not validate against `outputSchema`. */
   outputError?: string;
 }
-
-/** The top-level states, as public API. */
-export type AgentStateName =
-  | 'Initializing'
-  | 'AwaitingInput'
-  | 'Thinking'
-  | 'ExecutingTool'
-  | 'WaitingApproval'
-  | 'Completed'
-  | 'Error'
-  | 'Interrupted';
 
 /** The `createAgent` options that run a definition with these inputs, plus runtime options (model server, events). */
 export function toAgentOptions<TInput extends ZodRawShape, TOutput>(

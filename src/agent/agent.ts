@@ -1,32 +1,35 @@
 import { type Actor, createActor } from 'xstate';
 import type { ZodType } from 'zod';
-import { DEFAULTS } from '../defaults.js';
 import { createAuditLog } from '../events/audit-log.js';
 import { attachDebugLog, debugFromEnv } from '../events/debug-log.js';
 import { AgentEventBus } from '../events/event-bus.js';
-import { createEventRedaction } from '../events/event-redaction.js';
+import { createEventRedaction, endsStream } from '../events/event-redaction.js';
 import { createRedactor, type Redactor } from '../events/redact.js';
 import type { Message } from '../llm/message.js';
 import { createOpenAIClient } from '../llm/openai-client.js';
-import { callLlmCreator } from '../machines/actors/call-llm.js';
 import { composeToolHooks } from '../machines/actors/compose-tool-hooks.js';
-import { toolRunnerCreator } from '../machines/actors/run-tools.js';
-import { type AgentActors, bindAgentActors, sharedAgentMachine } from '../machines/agent-binding.js';
 import type { AgentContext } from '../machines/agent-context.js';
+import { bindAgentEffects } from '../machines/agent-effects.js';
 import type { AgentMachine } from '../machines/agent-machine.js';
+import { agentMachine } from '../machines/agent-machine.js';
+import { type AgentStateName, isBusyState } from '../machines/agent-states.js';
 import type { AgentEvent, AgentEventType, ToolCallInfo } from '../machines/emitted-events.js';
-import { createContextGuard } from '../prompt/context-guard.js';
-import { type PersistenceErrorHandler, SessionPersistence } from '../session/persistent-session.js';
+import { pendingApprovals } from '../machines/tool-batch.js';
 import type { SessionRecord, SessionStore } from '../session/session-store.js';
 import type { RestoreReport } from '../session/transcript-replay.js';
 import { loopControlTools } from '../tools/loop-control-tools.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
 import { attachInspection, type InspectionAttachment } from './agent-inspection.js';
-import type { AgentOptions, AgentStateName, ExecutionResult } from './agent-options.js';
+import type { AgentOptions, ExecutionResult } from './agent-options.js';
+import { persistenceFor } from './agent-persistence.js';
+import { effectsFromOptions } from './effects-from-options.js';
+import { turnResult } from './turn-result.js';
 
-export type { AgentOptions, AgentStateName, ExecutionResult } from './agent-options.js';
+export type { AgentStateName } from '../machines/agent-states.js';
+export type { AgentOptions, ExecutionResult } from './agent-options.js';
 
-const BUSY: ReadonlySet<string> = new Set(['Thinking', 'ExecutingTool', 'WaitingApproval']);
+/** An approval answer given before the session finished loading: applied once it has. */
+type QueuedAnswer = { toolCallId: string; approved: boolean; reason?: string; always?: boolean };
 
 /**
  * A running agent: the statechart bound to an OpenAI client and tools, with a typed event bus.
@@ -35,133 +38,105 @@ const BUSY: ReadonlySet<string> = new Set(['Thinking', 'ExecutingTool', 'Waiting
 export class Agent<TOutput = unknown> {
   readonly bus = new AgentEventBus();
   readonly registry: ToolRegistry;
-  /** Tool names the user approved for the whole session. */
-  readonly alwaysAllowed = new Set<string>();
   /** Replaces the API key, `OPENAI_API_KEY` and the `secrets` option in text and values (transcript writers use it). */
   readonly redactor: Redactor;
-  readonly #outputSchema: ZodType<TOutput> | undefined;
+  /** Strings inspectors must never show: the API key and the `secrets` option. */
+  readonly inspectionSecrets: readonly string[];
+  readonly #options: AgentOptions<TOutput>;
+  readonly #persistence: ReturnType<typeof persistenceFor>;
+  readonly #inspection: InspectionAttachment | undefined;
   #turnWaiters: ((result: ExecutionResult<TOutput>) => void)[] = [];
+  #queuedAnswers: QueuedAnswer[] = [];
   #ready: Promise<void>;
   #actor: Actor<AgentMachine> | undefined;
   #stopped = false;
-  readonly #persistence: SessionPersistence | undefined;
-  readonly #sessionId: string | undefined;
-  readonly #inspection: InspectionAttachment | undefined;
-  readonly #secrets: readonly string[];
 
   constructor(options: AgentOptions<TOutput>) {
+    this.#options = options;
     const client = createOpenAIClient(options);
     this.redactor = createRedactor({
       knownSecrets: [client.apiKey, options.apiKey],
       ...(options.secrets ? { secrets: options.secrets } : {}),
     });
+    this.inspectionSecrets = [client.apiKey, options.apiKey, ...(options.secrets ?? [])].filter(
+      (s): s is string => typeof s === 'string' && s.length > 0 && s !== 'not-needed',
+    );
+    const tools = [...(options.tools ?? []), ...(options.loopControlTools === false ? [] : loopControlTools)];
+    this.registry = new ToolRegistry(tools);
+    this.#persistence = persistenceFor(options, this.registry, this.redactor, (error, what) =>
+      this.#reportError(error, what),
+    );
     const audit =
       typeof options.auditLog === 'string'
         ? createAuditLog({ file: options.auditLog, redact: this.redactor })
         : options.auditLog;
-    const tools = [...(options.tools ?? []), ...(options.loopControlTools === false ? [] : loopControlTools)];
-    this.registry = new ToolRegistry(tools);
-    this.#persistence = createPersistence(
-      options,
-      this.registry,
-      (error, what) => this.#reportError(error, what),
-      (value) => this.redactor.redactValue(value),
-    );
-    this.#sessionId = this.#persistence?.id ?? options.sessionId;
-    this.#outputSchema = options.outputSchema;
+    const hooks = composeToolHooks(this.#persistence?.hooks(), options.toolHooks, audit);
+    const effects = effectsFromOptions(options, client, this.registry, hooks, (type) => this.#hears(type));
+    this.#inspection = attachInspection(options.inspect, this.inspectionSecrets);
+    attachDebugLog(this.bus, options.debug ?? debugFromEnv(), this.redactor.redact);
+    const persistence = this.#persistence;
+    if (!persistence) {
+      this.#ready = this.#start(effects, options.snapshot);
+    } else {
+      if (options.snapshot) throw new Error('createAgent: give either `snapshot` or `session`, not both');
+      this.#ready = persistence
+        .open()
+        .then((snapshot) => (this.#stopped ? undefined : this.#start(effects, snapshot)));
+      this.#ready.catch((error: unknown) => this.#reportError(error, `loading session "${persistence.id}"`));
+    }
+  }
 
-    const model = options.model ?? DEFAULTS.model;
-    const prepareMessages =
-      options.prepareMessages ??
-      (options.contextWindow === false
-        ? undefined
-        : createContextGuard(model, this.registry.toJSON(), options.contextWindow ?? {}));
-    const actors: AgentActors = {
-      initialize: async () => (options.initialize ? await options.initialize() : {}),
-      callLlm: callLlmCreator({
-        client,
-        model,
-        registry: this.registry,
-        stream: options.stream ?? true,
-        approval: options.approval ?? 'tool',
-        alwaysAllowed: this.alwaysAllowed,
-        eagerToolStart: options.eagerToolStart ?? DEFAULTS.eagerToolStart,
-        ...(options.toolFormat ? { toolFormat: options.toolFormat } : {}),
-        ...(options.request ? { request: options.request } : {}),
-        ...(options.retry ? { retry: options.retry } : {}),
-        ...(prepareMessages ? { prepareMessages } : {}),
-      }),
-      runTools: toolRunnerCreator({
-        registry: this.registry,
-        ...(options.limits?.toolTimeoutMs !== undefined
-          ? { toolTimeoutMs: options.limits.toolTimeoutMs }
-          : {}),
-        ...(options.limits?.maxToolResultChars !== undefined
-          ? { maxResultChars: options.limits.maxToolResultChars }
-          : {}),
-        ...composeToolHooks(this.#persistence?.hooks(), options.toolHooks, audit),
-      }),
-    };
+  /** Creates, binds and starts the actor (from a restored snapshot, if any); resolves once it is past Initializing. */
+  #start(effects: Parameters<typeof bindAgentEffects>[1], snapshot: unknown): Promise<void> {
+    const options = this.#options;
     const messages: Message[] = [];
     if (options.instructions) messages.push({ role: 'system', content: options.instructions });
     messages.push(...(options.contextMessages ?? []));
     const { toolTimeoutMs: _t, maxToolResultChars: _m, ...limits } = options.limits ?? {};
-    this.#secrets = [client.apiKey, options.apiKey, ...(options.secrets ?? [])].filter(
-      (s): s is string => typeof s === 'string' && s.length > 0 && s !== 'not-needed',
+    const sessionId = this.#persistence?.id ?? options.sessionId;
+    const actor = createActor(agentMachine, {
+      input: { ...(sessionId ? { sessionId } : {}), messages, limits },
+      ...(snapshot ? { snapshot: snapshot as AgentOptions['snapshot'] } : {}),
+      ...(this.#inspection ? { inspect: this.#inspection.observer } : {}),
+    });
+    bindAgentEffects(actor, effects);
+    const publish = createEventRedaction(
+      this.redactor,
+      (event) => this.bus.publish(event),
+      (type) => this.bus.hears(type),
     );
-    this.#inspection = attachInspection(options.inspect, this.#secrets);
-    const start = (snapshot: AgentOptions['snapshot'] | undefined): Promise<void> => {
-      const actor = createActor(sharedAgentMachine, {
-        input: { ...(this.#sessionId ? { sessionId: this.#sessionId } : {}), messages, limits },
-        ...(snapshot ? { snapshot } : {}),
-        ...(this.#inspection ? { inspect: this.#inspection.observer } : {}),
+    actor.on('*', (event) => {
+      publish(event);
+      if (event.type === 'turn_end') this.#settleTurn();
+    });
+    this.#actor = actor;
+    this.#persistence?.attach(actor);
+    const ready = new Promise<void>((resolve) => {
+      const sub = actor.subscribe((s) => {
+        if (!s.matches('Initializing')) {
+          sub.unsubscribe();
+          resolve();
+        }
       });
-      bindAgentActors(actor, actors);
-      const publish = createEventRedaction(
-        this.redactor,
-        (event) => this.bus.publish(event),
-        (type) => this.bus.hears(type),
-      );
-      actor.on('*', (event) => {
-        publish(event);
-        if (event.type === 'turn_end') this.#settleTurn();
-      });
-      this.#actor = actor;
-      this.#persistence?.attach(actor);
-      const ready = new Promise<void>((resolve) => {
-        const sub = actor.subscribe((s) => {
-          if (!s.matches('Initializing')) {
-            sub.unsubscribe();
-            resolve();
-          }
-        });
-      });
-      actor.start();
-      for (const name of this.#persistence?.alwaysAllowed ?? []) this.alwaysAllowed.add(name);
-      for (const answer of this.#persistence?.afterStart() ?? []) {
-        if (answer.approved) this.actor.send({ type: 'APPROVE', toolCallId: answer.toolCallId });
-        else
-          this.actor.send({
-            type: 'REJECT',
-            toolCallId: answer.toolCallId,
-            ...(answer.reason ? { reason: answer.reason } : {}),
-          });
-      }
-      // A restored snapshot is already past Initializing: no change will come to say so.
-      return actor.getSnapshot().matches('Initializing') ? ready : Promise.resolve();
-    };
-    attachDebugLog(this.bus, options.debug ?? debugFromEnv(), this.redactor.redact);
-    const persistence = this.#persistence;
-    if (!persistence) {
-      this.#ready = start(options.snapshot);
-    } else {
-      if (options.snapshot) throw new Error('createAgent: give either `snapshot` or `session`, not both');
-      this.#ready = persistence.open().then((snapshot) => {
-        if (this.#stopped) return;
-        return start(snapshot as AgentOptions['snapshot'] | undefined);
-      });
-      this.#ready.catch((error: unknown) => this.#reportError(error, `loading session "${persistence.id}"`));
+    });
+    actor.start();
+    for (const answer of [...(this.#persistence?.afterStart() ?? []), ...this.#queuedAnswers.splice(0)]) {
+      this.#answer(answer);
     }
+    // A restored snapshot is already past Initializing: no change will come to say so.
+    return actor.getSnapshot().matches('Initializing') ? ready : Promise.resolve();
+  }
+
+  /**
+   * Whether an emitted event of `type` has a listener: the bus's, the agent's own (`turn_end`), or the
+   * stream redaction's (while someone reads `content_chunk`, every event that ends a stream flushes it).
+   */
+  #hears(type: AgentEventType): boolean {
+    return (
+      type === 'turn_end' ||
+      this.bus.hears(type) ||
+      (type !== 'content_chunk' && endsStream(type) && this.bus.hears('content_chunk'))
+    );
   }
 
   /** The XState actor running the statechart (after `ready()` when a session is loading). */
@@ -197,30 +172,25 @@ export class Agent<TOutput = unknown> {
     await this.#persistence?.flush();
   }
 
-  #reportError(error: unknown, what: string): void {
+  #reportError(error: unknown, what: string, code = 'session_store'): void {
     const message = this.redactor.redact(
       `${what} failed: ${error instanceof Error ? error.message : String(error)}`,
     );
     const context = this.#actor?.getSnapshot().context;
     this.bus.publish({
       type: 'error',
-      sessionId: this.#sessionId ?? '',
+      sessionId: this.sessionId,
       turn: context?.turn ?? 0,
       iteration: context?.iteration ?? 0,
       timestamp: Date.now(),
       message,
-      code: 'session_store',
+      code,
     });
   }
 
   /** The session id (also on every event). */
   get sessionId(): string {
-    return this.#actor ? this.context.sessionId : (this.#sessionId ?? '');
-  }
-
-  /** Strings inspectors must never show: the API key and the `secrets` option. */
-  get inspectionSecrets(): readonly string[] {
-    return this.#secrets;
+    return this.#actor ? this.context.sessionId : (this.#persistence?.id ?? this.#options.sessionId ?? '');
   }
 
   /** The current top-level state. */
@@ -241,10 +211,12 @@ export class Agent<TOutput = unknown> {
 
   /** Calls waiting for approval. */
   get pendingApprovals(): ToolCallInfo[] {
-    const { calls, pending } = this.context;
-    return calls
-      .filter((c) => pending.includes(c.id))
-      .map((c) => ({ toolCallId: c.id, name: c.name, args: c.args ?? c.argsText }));
+    return pendingApprovals(this.context.batch);
+  }
+
+  /** Tools the user allowed for the rest of the session (`approve(id, { always: true })`). */
+  get alwaysAllowed(): ReadonlySet<string> {
+    return new Set(this.#actor ? this.context.alwaysAllowed : []);
   }
 
   /** Resolves once initialization is over (successfully or in the Error state). */
@@ -271,40 +243,67 @@ export class Agent<TOutput = unknown> {
    * Approvals are answered meanwhile through `approve` / `reject` (listen for `approval_requested`).
    */
   async send(text: string): Promise<ExecutionResult<TOutput>> {
+    this.#assertRunning();
     await this.#ready;
+    this.#assertRunning();
     const snapshot = this.actor.getSnapshot();
     if (snapshot.matches('Error') && !snapshot.context.initialized) {
       throw new Error(`agent failed to initialize: ${snapshot.context.error?.message ?? 'unknown error'}`);
     }
-    if (BUSY.has(this.state))
+    if (isBusyState(this.state))
       throw new Error(`agent is busy (${this.state}); wait for the turn to end or interrupt it`);
     const result = this.#nextTurn();
-    this.actor.send({ type: 'USER_MESSAGE', text });
+    this.actor.send({ type: 'USER_MESSAGE', text, at: Date.now() });
     return result;
   }
 
-  /** Approves a pending call; with `always`, every call of that tool is approved for the rest of the session. */
+  /**
+   * Approves a pending call; with `always`, every call of that tool is approved for the rest of the
+   * session. Given while a session is still loading, the answer is applied once it has loaded.
+   */
   approve(toolCallId: string, options: { always?: boolean } = {}): void {
-    const call = this.#pendingCall(toolCallId);
-    this.#persistence?.recordApproval(toolCallId, true, undefined, options.always ? call.name : undefined);
-    this.actor.send({ type: 'APPROVE', toolCallId });
-    if (options.always) {
-      this.alwaysAllowed.add(call.name);
-      for (const other of this.pendingApprovals) {
-        if (other.name !== call.name) continue;
-        this.#persistence?.recordApproval(other.toolCallId, true);
-        this.actor.send({ type: 'APPROVE', toolCallId: other.toolCallId });
-      }
-    }
+    this.#answerOrQueue({ toolCallId, approved: true, ...(options.always ? { always: true } : {}) });
   }
 
   /** Declines a pending call; the model is told the user declined (with the reason). */
   reject(toolCallId: string, reason?: string): void {
-    this.#pendingCall(toolCallId);
-    this.#persistence?.recordApproval(toolCallId, false, reason);
-    this.actor.send(
-      reason === undefined ? { type: 'REJECT', toolCallId } : { type: 'REJECT', toolCallId, reason },
-    );
+    this.#answerOrQueue({ toolCallId, approved: false, ...(reason !== undefined ? { reason } : {}) });
+  }
+
+  #answerOrQueue(answer: QueuedAnswer): void {
+    this.#assertRunning();
+    if (this.#actor) this.#answer(answer, true);
+    else this.#queuedAnswers.push(answer);
+  }
+
+  /** Records and sends one answer; an answer to a call that is not pending throws (`strict`) or is reported. */
+  #answer(answer: QueuedAnswer, strict = false): void {
+    const pending = this.pendingApprovals;
+    const call = pending.find((c) => c.toolCallId === answer.toolCallId);
+    if (!call) {
+      const ids = pending.map((c) => c.toolCallId).join(', ') || 'none';
+      const error = new Error(`no pending approval for tool call "${answer.toolCallId}" (pending: ${ids})`);
+      if (strict) throw error;
+      this.#reportError(error, 'an approval answered while the session loaded', 'approval');
+      return;
+    }
+    this.#persistence?.recordApproval(answer, answer.always ? call.name : undefined);
+    const at = Date.now();
+    if (answer.approved) {
+      this.actor.send({
+        type: 'APPROVE',
+        toolCallId: call.toolCallId,
+        at,
+        ...(answer.always ? { always: true } : {}),
+      });
+    } else {
+      this.actor.send({
+        type: 'REJECT',
+        toolCallId: call.toolCallId,
+        at,
+        ...(answer.reason !== undefined ? { reason: answer.reason } : {}),
+      });
+    }
   }
 
   /**
@@ -312,18 +311,20 @@ export class Agent<TOutput = unknown> {
    * an `interrupted` result, and the agent rests in Interrupted. Does nothing when no turn runs.
    */
   interrupt(reason?: string): void {
-    if (!BUSY.has(this.state)) return;
+    if (!isBusyState(this.state)) return;
     this.actor.send(reason === undefined ? { type: 'INTERRUPT' } : { type: 'INTERRUPT', reason });
   }
 
   /** Continues an interrupted (or failed) turn without a new user message. */
   async resume(): Promise<ExecutionResult<TOutput>> {
+    this.#assertRunning();
     await this.#ready;
-    if (!this.actor.getSnapshot().can({ type: 'RESUME' })) {
+    const event = { type: 'RESUME' as const, at: Date.now() };
+    if (!this.actor.getSnapshot().can(event)) {
       throw new Error(`nothing to resume in state ${this.state}`);
     }
     const result = this.#nextTurn();
-    this.actor.send({ type: 'RESUME' });
+    this.actor.send(event);
     return result;
   }
 
@@ -333,8 +334,7 @@ export class Agent<TOutput = unknown> {
    * otherwise it resolves to `null` at once.
    */
   async extendLimit(by?: number): Promise<ExecutionResult<TOutput> | null> {
-    const event =
-      by === undefined ? { type: 'EXTEND_LIMIT' as const } : { type: 'EXTEND_LIMIT' as const, by };
+    const event = { type: 'EXTEND_LIMIT' as const, at: Date.now(), ...(by !== undefined ? { by } : {}) };
     const continues = this.state === 'Completed' && this.context.terminateReason === 'max_iterations';
     if (!continues) {
       this.actor.send(event);
@@ -350,47 +350,42 @@ export class Agent<TOutput = unknown> {
     return this.actor.getPersistedSnapshot();
   }
 
-  /** Stops the actor; running requests and tools are aborted. */
+  /**
+   * Stops the agent for good: running requests and tools are aborted, inspection lets go, and a turn
+   * still waiting in `send()` or `resume()` resolves as interrupted ("the agent was stopped"). The
+   * saved session keeps the state of its last rest point, so another agent can continue it. Later
+   * calls to `send`, `resume`, `approve` or `reject` are refused with an error saying so.
+   */
   stop(): void {
+    if (this.#stopped) return;
     this.#stopped = true;
     this.#actor?.stop();
     this.#inspection?.stop();
+    const waiters = this.#turnWaiters.splice(0);
+    if (waiters.length === 0) return;
+    const result: ExecutionResult<TOutput> = {
+      ...(this.#actor
+        ? this.result()
+        : {
+            response: '',
+            iterations: 0,
+            messages: [],
+            usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+          }),
+      success: false,
+      terminateReason: 'interrupted',
+      error: 'the agent was stopped (agent.stop()) before the turn ended',
+    };
+    for (const resolve of waiters) resolve(result);
+  }
+
+  #assertRunning(): void {
+    if (this.#stopped) throw new Error('the agent was stopped (agent.stop()); create a new agent to go on');
   }
 
   /** The result of the last turn as it stands. */
   result(): ExecutionResult<TOutput> {
-    const context = this.context;
-    const result: ExecutionResult<TOutput> = {
-      success: context.terminateReason === 'completed' || context.terminateReason === 'question',
-      response: context.response,
-      iterations: context.iteration,
-      messages: [...context.messages],
-      terminateReason: context.terminateReason ?? 'completed',
-      usage: context.turnUsage,
-    };
-    if (context.error) result.error = context.error.message;
-    if (this.#outputSchema && result.success) this.#validateOutput(result, this.#outputSchema);
-    return result;
-  }
-
-  #validateOutput(result: ExecutionResult<TOutput>, schema: ZodType<TOutput>): void {
-    const text = result.response
-      .trim()
-      .replace(/^```(?:json)?\s*/i, '')
-      .replace(/```$/, '');
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch (error) {
-      result.outputError = `the response is not JSON: ${(error as Error).message}`;
-      return;
-    }
-    const parsed = schema.safeParse(value);
-    if (parsed.success) result.output = parsed.data;
-    else
-      result.outputError = parsed.error.issues
-        .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)
-        .join('; ');
+    return turnResult(this.context, this.#options.outputSchema as ZodType<TOutput> | undefined);
   }
 
   #nextTurn(): Promise<ExecutionResult<TOutput>> {
@@ -407,39 +402,6 @@ export class Agent<TOutput = unknown> {
       for (const resolve of waiters) resolve(result);
     });
   }
-
-  #pendingCall(toolCallId: string): ToolCallInfo {
-    const pending = this.pendingApprovals;
-    const call = pending.find((c) => c.toolCallId === toolCallId);
-    if (!call) {
-      const ids = pending.map((c) => c.toolCallId).join(', ') || 'none';
-      throw new Error(`no pending approval for tool call "${toolCallId}" (pending: ${ids})`);
-    }
-    return call;
-  }
-}
-
-/** The session keeper for `store` / `session`, or undefined when the agent is not persisted. */
-function createPersistence(
-  options: AgentOptions<unknown>,
-  registry: ToolRegistry,
-  onError: PersistenceErrorHandler,
-  redact?: <T>(value: T) => T,
-): SessionPersistence | undefined {
-  if (options.store === undefined && options.session === undefined) return undefined;
-  if (
-    options.session !== undefined &&
-    options.sessionId !== undefined &&
-    options.session !== options.sessionId
-  ) {
-    throw new Error(`createAgent: session "${options.session}" and sessionId "${options.sessionId}" differ`);
-  }
-  return new SessionPersistence(
-    { ...options, session: options.session ?? options.sessionId, agentName: options.name },
-    (name) => registry.get(name)?.idempotent === true,
-    onError,
-    redact,
-  );
 }
 
 /**

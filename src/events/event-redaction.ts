@@ -4,6 +4,11 @@ import type { Redactor } from './redact.js';
 /** Events that may arrive while a model stream is still running, without ending it. */
 const MID_STREAM: ReadonlySet<AgentEventType> = new Set(['tool_call_start', 'tool_call_end', 'retry']);
 
+/** Whether an event of this type ends a stream of `content_chunk`s (the held-back text is flushed before it). */
+export function endsStream(type: AgentEventType): boolean {
+  return !MID_STREAM.has(type);
+}
+
 /**
  * Puts the redactor between the machine and the bus: every event is published redacted.
  *
@@ -34,7 +39,7 @@ export function createEventRedaction(
     if (event.type === 'stream_reset') {
       stream.discard();
       lastChunk = undefined;
-    } else if (lastChunk && !MID_STREAM.has(event.type)) {
+    } else if (lastChunk && endsStream(event.type)) {
       const rest = stream.flush();
       if (rest) publish({ ...lastChunk, delta: rest, timestamp: event.timestamp });
       lastChunk = undefined;

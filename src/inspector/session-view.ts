@@ -1,4 +1,5 @@
 import type { AgentContext } from '../machines/agent-context.js';
+import { EMPTY_BATCH, pendingApprovals } from '../machines/tool-batch.js';
 import type { TranscriptEntry } from '../session/transcript.js';
 import type { BusEvent, PendingApproval, SessionStatus } from './protocol.js';
 import type { Sanitizer } from './sanitize.js';
@@ -22,11 +23,10 @@ export function topState(value: unknown): string {
 /** A session's status from a machine snapshot (live or persisted), sanitized. */
 export function statusOf(snapshot: SnapshotLike, sanitize: Sanitizer): SessionStatus {
   const context = snapshot.context ?? {};
-  const calls = context.calls ?? [];
-  const pendingIds = context.pending ?? [];
-  const pending: PendingApproval[] = calls
-    .filter((c) => pendingIds.includes(c.id))
-    .map((c) => ({ toolCallId: c.id, name: c.name, args: sanitize(c.args ?? c.argsText) }));
+  const pending: PendingApproval[] = pendingApprovals(context.batch ?? EMPTY_BATCH).map((c) => ({
+    ...c,
+    args: sanitize(c.args),
+  }));
   return {
     value: snapshot.value,
     state: topState(snapshot.value),

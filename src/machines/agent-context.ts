@@ -1,7 +1,8 @@
 import { type AgentLimits, resolveLimits } from '../limits.js';
 import type { Message, Usage } from '../llm/message.js';
-import type { ToolCallRequest, ToolResult } from '../tools/tool-call.js';
+import type { AgentStateName } from './agent-states.js';
 import type { TerminateReason } from './emitted-events.js';
+import { EMPTY_BATCH, type ToolBatch } from './tool-batch.js';
 
 /** What the machine is started with. */
 export interface AgentMachineInput {
@@ -27,18 +28,10 @@ export interface AgentContext {
   warned: boolean;
   /** Epoch ms at which the turn's time is up; `null` for no deadline. */
   deadline: number | null;
-  /** When WaitingApproval was entered (the deadline clock stops there). */
+  /** When the wait for approval began (the deadline clock stops while the user decides). */
   pausedAt: number | null;
-  /** The calls of the last assistant message. */
-  calls: ToolCallRequest[];
-  /** Results of `calls` received so far, by `tool_call_id`. */
-  results: Record<string, ToolResult>;
-  /** Ids of calls waiting for the user's approval. */
-  pending: string[];
-  /** Ids of calls handed to a tool runner. */
-  started: string[];
-  /** Ids of running tool-runner actors. */
-  runners: string[];
+  /** The tool calls of the last assistant message and where each stands (tool-batch.ts). */
+  batch: ToolBatch;
   /** When set, the next LLM call has tools disabled and ends the turn with this reason. */
   finalReason: TerminateReason | null;
   /** Text streamed so far by the current LLM call. */
@@ -52,10 +45,12 @@ export interface AgentContext {
   /** Identical-call counts this turn, by `name + arguments`. */
   repeatedCalls: Record<string, number>;
   consecutiveErrors: number;
+  /** Tools the user allowed for the rest of the session (`approve(id, { always: true })`). */
+  alwaysAllowed: string[];
   /** Initialization finished: a later Error is recoverable by a new message. */
   initialized: boolean;
   /** The last top-level state entered (for `state_change` events). */
-  lastState: string | null;
+  lastState: AgentStateName | null;
 }
 
 export const ZERO_USAGE: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
@@ -73,11 +68,7 @@ export function initialContext(input: AgentMachineInput): AgentContext {
     warned: false,
     deadline: null,
     pausedAt: null,
-    calls: [],
-    results: {},
-    pending: [],
-    started: [],
-    runners: [],
+    batch: EMPTY_BATCH,
     finalReason: null,
     partial: '',
     response: '',
@@ -87,7 +78,48 @@ export function initialContext(input: AgentMachineInput): AgentContext {
     totalUsage: ZERO_USAGE,
     repeatedCalls: {},
     consecutiveErrors: 0,
+    alwaysAllowed: [],
     initialized: false,
     lastState: null,
   };
+}
+
+/** The deadline of a turn (or of its continuation) that starts at `at`. */
+export function deadlineFrom(context: AgentContext, at: number): number | null {
+  return context.limits.timeoutMs === null ? null : at + context.limits.timeoutMs;
+}
+
+/**
+ * The fields a new user turn starts with: counters, limits and the answer reset, no batch. Used by the
+ * machine when a message arrives and by a restore that replays messages the snapshot did not hold.
+ */
+export function newTurnFields(context: AgentContext, turn: number, at: number) {
+  return {
+    turn,
+    iteration: 0,
+    maxIterations: context.limits.maxIterations,
+    warned: false,
+    deadline: deadlineFrom(context, at),
+    pausedAt: null,
+    batch: EMPTY_BATCH,
+    finalReason: null,
+    partial: '',
+    response: '',
+    terminateReason: null,
+    error: null,
+    turnUsage: ZERO_USAGE,
+    repeatedCalls: {},
+    consecutiveErrors: 0,
+  } satisfies Partial<AgentContext>;
+}
+
+/** The fields of a turn that has ended: no batch, no stream in flight, no clock paused. */
+export function endedTurnFields(terminateReason: TerminateReason) {
+  return {
+    batch: EMPTY_BATCH,
+    partial: '',
+    pausedAt: null,
+    finalReason: null,
+    terminateReason,
+  } satisfies Partial<AgentContext>;
 }

@@ -1,14 +1,19 @@
 import type { ToolCallRequest, ToolResult } from '../tools/tool-call.js';
 import type { AgentEventMap } from './emitted-events.js';
 
-/** Events a user or embedder sends to the machine. */
+/**
+ * Events a user or embedder sends to the machine. Those that start or resume the clock carry `at`,
+ * the time (epoch ms) they happened: the machine never reads the clock itself, so its transitions
+ * stay pure and replayable. The Agent facade stamps them; embedders pass `Date.now()`.
+ */
 export type AgentInputEvent =
-  | { type: 'USER_MESSAGE'; text: string }
-  | { type: 'APPROVE'; toolCallId: string }
-  | { type: 'REJECT'; toolCallId: string; reason?: string }
+  | { type: 'USER_MESSAGE'; text: string; at: number }
+  /** `always`: the user allows this tool for the rest of the session (other pending calls of it run too). */
+  | { type: 'APPROVE'; toolCallId: string; always?: boolean; at: number }
+  | { type: 'REJECT'; toolCallId: string; reason?: string; at: number }
   | { type: 'INTERRUPT'; reason?: string }
-  | { type: 'RESUME' }
-  | { type: 'EXTEND_LIMIT'; by?: number };
+  | { type: 'RESUME'; at: number }
+  | { type: 'EXTEND_LIMIT'; by?: number; at: number };
 
 /** Events the invoked actors send to the machine while they run. */
 export type AgentActorEvent =

@@ -1,5 +1,4 @@
 import { type ActorRefFrom, assign, enqueueActions } from 'xstate';
-import { DEFAULTS } from '../defaults.js';
 import {
   contextReport,
   recordAssistant,
@@ -14,7 +13,6 @@ import {
   dispatchCalls,
   rejectCall,
   requestApproval,
-  resumeClock,
   runnerDone,
   stopRunners,
   toolFinished,
@@ -34,25 +32,26 @@ import {
   timeoutFinalCall,
 } from './actions/turn-actions.js';
 import { initialContext } from './agent-context.js';
+import type { AgentStateName } from './agent-states.js';
 import type { TerminateReason } from './emitted-events.js';
 import { machineSetup } from './machine-setup.js';
-import { event } from './turn-messages.js';
-
-export type { InitializeOutput } from './machine-setup.js';
+import { event, hears } from './turn-messages.js';
 
 /**
  * The agent loop as a statechart. Pure definition: the LLM call (`callLlm`), the tool runner
- * (`runTools`) and start-up (`initialize`) are actors referenced by name and bound with
- * `machine.provide(...)` (`createAgent` does it). Guards are in machine-setup.ts, actions in
- * actions/. See docs/agent-loop.md.
+ * (`runTools`) and start-up (`initialize`) are actors referenced by name that run the effects bound to
+ * the agent actor (`bindAgentEffects`; `createAgent` does it). Guards are in machine-setup.ts, actions
+ * in actions/, the tool batch's operations in tool-batch.ts. See docs/agent-loop.md.
  */
 export const agentMachine = machineSetup
   .extend({
     actions: {
       // Params stay `unknown` here: XState's extend() types actions made by createAction without params.
-      enterState: enqueueActions(({ enqueue, context }, params: unknown) => {
-        const { state } = params as { state: string };
-        enqueue.emit(event(context, 'state_change', { state, previous: context.lastState }));
+      enterState: enqueueActions(({ enqueue, context, self }, params: unknown) => {
+        const { state } = params as { state: AgentStateName };
+        if (hears(self, 'state_change')) {
+          enqueue.emit(event(context, 'state_change', { state, previous: context.lastState }));
+        }
         enqueue.assign({ lastState: state });
       }),
       appendResults,
@@ -72,7 +71,6 @@ export const agentMachine = machineSetup
       recordInterrupt,
       rejectCall,
       requestApproval,
-      resumeClock,
       retryNotice,
       runnerDone,
       startEarly,
@@ -136,12 +134,9 @@ export const agentMachine = machineSetup
             iteration: context.iteration,
             messages: context.messages,
             toolsEnabled: context.finalReason === null,
+            // The final call after a timeout has its grace deadline; after other limits, none.
             deadline:
-              context.finalReason === 'timeout'
-                ? Date.now() + DEFAULTS.finalAnswerGraceMs
-                : context.finalReason === null
-                  ? context.deadline
-                  : null,
+              context.finalReason === null || context.finalReason === 'timeout' ? context.deadline : null,
           }),
           onDone: [
             {
@@ -156,7 +151,7 @@ export const agentMachine = machineSetup
               actions: ['recordAssistant', 'finishWithAnswer'],
             },
             {
-              guard: ({ event: ev }) => ev.output.calls.some((c) => c.needsApproval),
+              guard: 'replyNeedsApproval',
               target: 'WaitingApproval',
               actions: ['recordAssistant', 'dispatchCalls'],
             },
@@ -193,7 +188,6 @@ export const agentMachine = machineSetup
       },
       WaitingApproval: {
         entry: [{ type: 'enterState', params: { state: 'WaitingApproval' } }, 'requestApproval'],
-        exit: 'resumeClock',
         always: { guard: 'noPending', target: 'ExecutingTool' },
         on: {
           APPROVE: { guard: 'isPending', actions: 'approveCall' },

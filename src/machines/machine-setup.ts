@@ -1,28 +1,17 @@
-import { fromPromise, setup } from 'xstate';
-import type { Message } from '../llm/message.js';
+import { setup } from 'xstate';
 import type { ToolResult } from '../tools/tool-call.js';
 import type { LlmCallInput, LlmCallOutput } from './actors/call-llm.js';
 import type { RunToolsInput } from './actors/run-tools.js';
 import type { AgentContext, AgentMachineInput } from './agent-context.js';
+import { effectActor, type InitializeOutput } from './agent-effects.js';
 import type { AgentMachineEvent } from './agent-events.js';
 import type { AgentEvent } from './emitted-events.js';
-import { batchComplete, loopBreaker } from './turn-messages.js';
-
-/** What the `initialize` actor returns: messages to add before the first turn (critical-action context). */
-export interface InitializeOutput {
-  messages?: Message[];
-}
-
-const notProvided = (name: string) =>
-  fromPromise<never, unknown>(async () => {
-    throw new Error(
-      `agentMachine: the "${name}" actor was not provided; use createAgent() or machine.provide()`,
-    );
-  });
+import { isComplete, loopBreaker, needsApproval } from './tool-batch.js';
 
 /**
- * The machine's types, actors (by name: effects are bound with `machine.provide`) and guards. The
- * actions are made from it in `actions/` and the states in `agent-machine.ts`.
+ * The machine's types, actors (by name: each runs the effect bound to the agent, see agent-effects.ts;
+ * tests may swap them with `machine.provide`) and guards. The actions are made from it in `actions/`
+ * and the states in `agent-machine.ts`.
  */
 export const machineSetup = setup({
   types: {
@@ -32,18 +21,28 @@ export const machineSetup = setup({
     emitted: {} as AgentEvent,
   },
   actors: {
-    initialize: fromPromise<InitializeOutput, { sessionId: string }>(async () => ({})),
-    callLlm: notProvided('callLlm') as unknown as ReturnType<typeof fromPromise<LlmCallOutput, LlmCallInput>>,
-    runTools: notProvided('runTools') as unknown as ReturnType<
-      typeof fromPromise<ToolResult[], RunToolsInput>
-    >,
+    // Start-up has nothing to do without effects: the machine reaches AwaitingInput, and the first
+    // model call says what is missing.
+    initialize: effectActor<InitializeOutput, { sessionId: string }>(
+      'initialize',
+      async (e, input, io) => (e.initialize ? e.initialize(input, io) : {}),
+      () => ({}),
+    ),
+    callLlm: effectActor<LlmCallOutput, LlmCallInput>('callLlm', (e, input, io) => e.callLlm(input, io)),
+    runTools: effectActor<ToolResult[], RunToolsInput>('runTools', (e, input, io) => e.runTools(input, io)),
   },
   guards: {
     isPending: ({ context, event }) =>
-      (event.type === 'APPROVE' || event.type === 'REJECT') && context.pending.includes(event.toolCallId),
-    noPending: ({ context }) => context.pending.length === 0,
-    batchComplete: ({ context }) => batchComplete(context),
-    batchEndsTurn: ({ context }) => batchComplete(context) && loopBreaker(context) !== undefined,
+      (event.type === 'APPROVE' || event.type === 'REJECT') &&
+      context.batch.pending.includes(event.toolCallId),
+    noPending: ({ context }) => context.batch.pending.length === 0,
+    // The same decision recordAssistant writes into the batch: a call whose tool asks, unless allowed for the session.
+    replyNeedsApproval: ({ context, event }) =>
+      (event as unknown as { output: LlmCallOutput }).output.calls.some((c) =>
+        needsApproval(c, context.alwaysAllowed),
+      ),
+    batchComplete: ({ context }) => isComplete(context.batch),
+    batchEndsTurn: ({ context }) => isComplete(context.batch) && loopBreaker(context.batch) !== undefined,
     canContinueTurn: ({ context }) => context.initialized && context.turn > 0,
     isInitialized: ({ context }) => context.initialized,
     endedAtIterationLimit: ({ context }) => context.terminateReason === 'max_iterations',

@@ -23,7 +23,7 @@ export function checkLimitsAfterTools(context: AgentContext, results: ToolResult
   const repeatedCalls = { ...context.repeatedCalls };
   let worstRepeat = 0;
   let worstName = '';
-  for (const call of context.calls) {
+  for (const call of context.batch.calls) {
     const key = `${call.name} ${call.argsText}`;
     const count = (repeatedCalls[key] ?? 0) + 1;
     repeatedCalls[key] = count;

@@ -1,21 +1,13 @@
-import type { Message } from '../llm/message.js';
-import type { ToolCallRequest, ToolResult } from '../tools/tool-call.js';
+import type { AnyActorRef } from 'xstate';
+import type { Message, Usage } from '../llm/message.js';
+import type { ToolCallRequest } from '../tools/tool-call.js';
 import type { RunToolsInput } from './actors/run-tools.js';
 import type { AgentContext } from './agent-context.js';
+import { effectsOf } from './agent-effects.js';
 import type { AgentEvent, AgentEventMap, AgentEventType } from './emitted-events.js';
+import { callInfo } from './tool-batch.js';
 
 // Pure helpers the machine's actions share: building events and the messages a turn appends.
-
-/**
- * The context fields of an empty batch: set when a batch is answered or abandoned. Sharing the empty
- * values is safe because the context is never changed in place.
- */
-export const NO_BATCH: Pick<AgentContext, 'calls' | 'results' | 'pending' | 'started'> = {
-  calls: [],
-  results: {},
-  pending: [],
-  started: [],
-};
 
 /** The common fields of every emitted event. */
 export function meta(context: AgentContext) {
@@ -36,19 +28,12 @@ export function event<K extends AgentEventType>(
   return { type, ...meta(context), ...payload } as unknown as AgentEvent<K>;
 }
 
-export function toolMessage(result: ToolResult): Message {
-  return { role: 'tool', tool_call_id: result.toolCallId, content: result.content };
-}
-
-export function syntheticResult(call: ToolCallRequest, content: string): ToolResult {
-  return { toolCallId: call.id, name: call.name, content, isError: true, durationMs: 0 };
-}
-
-/** Tool messages for every call of the batch, in call order, answering unanswered calls with `fallback`. */
-export function batchMessages(context: AgentContext, fallback: string): Message[] {
-  return context.calls.map((call) =>
-    toolMessage(context.results[call.id] ?? syntheticResult(call, fallback)),
-  );
+/**
+ * Whether anyone listens to `type` on this agent (`self`, the agent actor): an event nobody hears is
+ * not built. An actor without bound effects (a test's pure transition) hears everything.
+ */
+export function hears(self: AnyActorRef, type: AgentEventType): boolean {
+  return effectsOf(self)?.hears?.(type) ?? true;
 }
 
 /**
@@ -56,13 +41,14 @@ export function batchMessages(context: AgentContext, fallback: string): Message[
  * marked, and the calls already started from it, as one assistant message. Empty outside Thinking.
  */
 export function unfinishedStream(context: AgentContext, marker: string): Message[] {
-  if (context.lastState !== 'Thinking' || (!context.partial && context.calls.length === 0)) return [];
+  const { calls } = context.batch;
+  if (context.lastState !== 'Thinking' || (!context.partial && calls.length === 0)) return [];
   const message: Message = {
     role: 'assistant',
     content: context.partial ? `${context.partial} ${marker}` : null,
   };
-  if (context.calls.length > 0) {
-    message.tool_calls = context.calls.map((c) => ({
+  if (calls.length > 0) {
+    message.tool_calls = calls.map((c) => ({
       id: c.id,
       type: 'function',
       function: { name: c.name, arguments: c.argsText },
@@ -71,14 +57,7 @@ export function unfinishedStream(context: AgentContext, marker: string): Message
   return [message];
 }
 
-export const batchComplete = (context: AgentContext) =>
-  context.calls.length > 0 && context.calls.every((call) => context.results[call.id] !== undefined);
-
-export const loopBreaker = (context: AgentContext) =>
-  context.calls.find(
-    (call) => call.loopBreaking && context.results[call.id] && !context.results[call.id]!.isError,
-  );
-
+/** The input of a tool runner for `calls` of the current turn. */
 export function runInput(context: AgentContext, calls: ToolCallRequest[]): RunToolsInput {
   return {
     sessionId: context.sessionId,
@@ -89,37 +68,13 @@ export function runInput(context: AgentContext, calls: ToolCallRequest[]): RunTo
   };
 }
 
-/**
- * The id of the runner actor for `calls`: `tools:` and the call ids, comma-separated. The id names the
- * calls so that the runner's done or error event says which calls it answers.
- */
-export function runnerId(calls: ToolCallRequest[]): string {
-  return `tools:${calls.map((c) => c.id).join(',')}`;
+/** A `tool_call_start` event per call, for those who listen. */
+export function startEvents(self: AnyActorRef, context: AgentContext, calls: ToolCallRequest[]) {
+  if (!hears(self, 'tool_call_start')) return [];
+  return calls.map((call) => event(context, 'tool_call_start', callInfo(call)));
 }
 
-/** The call ids a runner actor runs, from its id (see `runnerId`); none for other actors. */
-export function runnerCalls(actorId: string): string[] {
-  return actorId.startsWith('tools:') ? actorId.slice('tools:'.length).split(',') : [];
-}
-
-/**
- * What handing `calls` to a new runner takes: the runner's id and input, and a `tool_call_start` event
- * per call. The start is announced as the runner is spawned, in the same machine step: a runner
- * sending a start event of its own would cost every call one more step.
- */
-export function runnerStart(context: AgentContext, calls: ToolCallRequest[]) {
-  return {
-    id: runnerId(calls),
-    input: runInput(context, calls),
-    starts: calls.map((call) => event(context, 'tool_call_start', callInfo(call))),
-  };
-}
-
-export function callInfo(call: ToolCallRequest) {
-  return { toolCallId: call.id, name: call.name, args: call.args ?? call.argsText };
-}
-
-export function addUsage(a: AgentEventMap['usage']['usage'], b: AgentEventMap['usage']['usage']) {
+export function addUsage(a: Usage, b: Usage): Usage {
   return {
     promptTokens: a.promptTokens + b.promptTokens,
     completionTokens: a.completionTokens + b.completionTokens,

@@ -1,13 +1,13 @@
 import type { Actor } from 'xstate';
 import type { ToolRunHooks } from '../machines/actors/run-tools.js';
 import type { AgentMachine } from '../machines/agent-machine.js';
+import { isRestState } from '../machines/agent-states.js';
 import type { AgentEvent } from '../machines/emitted-events.js';
 import type { ToolResult } from '../tools/tool-call.js';
 import { FileSessionStore } from './file-session-store.js';
 import {
   assertValidSessionId,
   createSessionId,
-  REST_STATES,
   type SessionRecord,
   type SessionStore,
 } from './session-store.js';
@@ -19,6 +19,7 @@ import {
   type PersistedAgentSnapshot,
   planRestore,
   RESTORED_EVENT,
+  type RecordedApproval,
   type RestoreReport,
   SESSION_STARTED_EVENT,
 } from './transcript-replay.js';
@@ -42,7 +43,6 @@ export interface SessionOptions {
 /** Reports a failed background write (a save or a transcript append). */
 export type PersistenceErrorHandler = (error: unknown, what: string) => void;
 
-const REST: ReadonlySet<string> = new Set(REST_STATES);
 type Snapshot = ReturnType<Actor<AgentMachine>['getSnapshot']>;
 
 /**
@@ -61,7 +61,7 @@ export class SessionPersistence {
   readonly #onError: PersistenceErrorHandler;
   readonly #redact: <T>(value: T) => T;
   #decisions = new Map<string, import('./transcript.js').ResumeDecision>();
-  #approvals: { toolCallId: string; approved: boolean; reason?: string }[] = [];
+  #approvals: RecordedApproval[] = [];
   /** Messages of the conversation already in the transcript. */
   #recordedMessages = 0;
   #actor: Actor<AgentMachine> | undefined;
@@ -114,7 +114,6 @@ export class SessionPersistence {
     this.#decisions = plan.decisions;
     this.#approvals = plan.approvals;
     this.report = plan.report;
-    this.alwaysAllowed = plan.alwaysAllowed;
     const append: TranscriptEntryInput[] = [
       ...plan.append,
       { kind: 'event', event: RESTORED_EVENT, data: plan.report },
@@ -122,9 +121,6 @@ export class SessionPersistence {
     await this.#append(append);
     return plan.snapshot;
   }
-
-  /** Tools allowed for the whole session, as recorded. */
-  alwaysAllowed: string[] = [];
 
   /** Starts following the actor (call before `actor.start()`); saves the restored state when it was rebuilt. */
   attach(actor: Actor<AgentMachine>): void {
@@ -134,7 +130,7 @@ export class SessionPersistence {
   }
 
   /** Called once the restored actor runs: syncs the rebuilt conversation and replays recorded approvals. */
-  afterStart(): { toolCallId: string; approved: boolean; reason?: string }[] {
+  afterStart(): RecordedApproval[] {
     const snapshot = this.#actor!.getSnapshot();
     if (this.report && this.report.state !== this.report.savedState) this.#onSnapshot(snapshot);
     else this.#appendNewMessages(snapshot);
@@ -201,15 +197,12 @@ export class SessionPersistence {
     };
   }
 
-  /** Records an approval answer (before it is sent to the machine) so a restore can replay it. */
-  recordApproval(toolCallId: string, approved: boolean, reason?: string, alwaysTool?: string): void {
-    const entries: TranscriptEntryInput[] = [
-      {
-        kind: 'event',
-        event: APPROVAL_EVENT,
-        data: reason === undefined ? { toolCallId, approved } : { toolCallId, approved, reason },
-      },
-    ];
+  /**
+   * Records an approval answer (before it is sent to the machine) so a restore can replay it. With
+   * `alwaysTool`, the user allowed that tool for the rest of the session.
+   */
+  recordApproval(answer: RecordedApproval, alwaysTool?: string): void {
+    const entries: TranscriptEntryInput[] = [{ kind: 'event', event: APPROVAL_EVENT, data: answer }];
     if (alwaysTool) entries.push({ kind: 'event', event: ALWAYS_ALLOW_EVENT, data: { tool: alwaysTool } });
     this.#write(this.#append(entries), 'transcript');
   }
@@ -219,7 +212,7 @@ export class SessionPersistence {
     const actor = this.#actor;
     if (actor) {
       const snapshot = actor.getSnapshot();
-      if (REST.has(String(snapshot.value)) && snapshot.context.initialized) {
+      if (isRestState(snapshot.value) && snapshot.context.initialized) {
         this.#dirty = {
           snapshot,
           persisted: actor.getPersistedSnapshot() as unknown as PersistedAgentSnapshot,
@@ -243,7 +236,7 @@ export class SessionPersistence {
 
   #onSnapshot(snapshot: Snapshot): void {
     this.#appendNewMessages(snapshot);
-    if (!REST.has(String(snapshot.value)) || !snapshot.context.initialized) return;
+    if (!isRestState(snapshot.value) || !snapshot.context.initialized) return;
     if (snapshot === this.#lastSaved) return;
     // Taken now: by the time the save runs, the machine may have moved on.
     this.#dirty = {

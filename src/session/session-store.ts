@@ -1,16 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { TranscriptEntry, TranscriptEntryInput } from './transcript.js';
 
-/**
- * The machine states at which the agent saves its session. XState restarts an in-flight promise
- * actor when a snapshot is restored, so a snapshot taken mid-call would run the call again
- * (see docs/persistence.md). Stores do not enforce this; the agent only saves here.
- */
-export const REST_STATES = ['AwaitingInput', 'WaitingApproval', 'Completed', 'Error', 'Interrupted'] as const;
-
-/** One of {@link REST_STATES}. */
-export type RestState = (typeof REST_STATES)[number];
-
 /** One saved session: the persisted machine snapshot plus what lists and UIs show about it. */
 export interface SessionRecord {
   id: string;

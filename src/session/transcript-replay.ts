@@ -1,5 +1,10 @@
 import type { Message } from '../llm/message.js';
-import type { AgentContext } from '../machines/agent-context.js';
+import {
+  interruptedSnapshot,
+  type PersistedAgentSnapshot,
+  upgradeSnapshot,
+  withAlwaysAllowed,
+} from '../machines/agent-snapshot.js';
 import {
   interruptedToolResult,
   type ResumeDecision,
@@ -17,13 +22,14 @@ export const ALWAYS_ALLOW_EVENT = 'always_allow';
 /** The transcript event written after a restore, saying what was recovered. */
 export const RESTORED_EVENT = 'session_restored';
 
-/** The parts of `actor.getPersistedSnapshot()` a restore reads and rewrites. */
-export interface PersistedAgentSnapshot {
-  status: string;
-  value: unknown;
-  context: AgentContext;
-  children?: Record<string, unknown>;
-  [key: string]: unknown;
+export type { PersistedAgentSnapshot };
+
+/** An approval answer as the transcript records it (`always`: the tool was allowed for the session). */
+export interface RecordedApproval {
+  toolCallId: string;
+  approved: boolean;
+  reason?: string;
+  always?: boolean;
 }
 
 /** What a restore did about one call of the batch that was cut off. */
@@ -64,9 +70,7 @@ export interface ReplayPlan {
    */
   decisions: Map<string, ResumeDecision>;
   /** Approvals to send again after the restore (answered before the stop, not yet in the snapshot). */
-  approvals: { toolCallId: string; approved: boolean; reason?: string }[];
-  /** Tools the user allowed for the whole session. */
-  alwaysAllowed: string[];
+  approvals: RecordedApproval[];
 }
 
 /** The tool result for a call that never started before the session stopped. */
@@ -108,14 +112,10 @@ export function transcriptMessages(entries: readonly TranscriptEntry[]): Message
  *   Calls started from a stream that never completed get the assistant message they came from.
  */
 export function planRestore(
-  saved: PersistedAgentSnapshot,
+  persisted: PersistedAgentSnapshot,
   entries: readonly TranscriptEntry[],
   isIdempotent: (toolName: string) => boolean,
 ): ReplayPlan {
-  const context = saved.context;
-  const savedState = String(saved.value);
-  const recorded = transcriptMessages(entries);
-  const tail = recorded.slice(context.messages.length);
   const alwaysAllowed = [
     ...new Set(
       entries.flatMap((e) =>
@@ -125,6 +125,12 @@ export function planRestore(
       ),
     ),
   ];
+  const saved = withAlwaysAllowed(upgradeSnapshot(persisted), alwaysAllowed);
+  const context = saved.context;
+  const { batch } = context;
+  const savedState = String(saved.value);
+  const recorded = transcriptMessages(entries);
+  const tail = recorded.slice(context.messages.length);
   const afterLastMessage = entriesAfter(entries, (e) => e.kind === 'message');
   const orphans = startedCalls(afterLastMessage).filter(
     (s) => !recorded.some((m) => m.role === 'assistant' && m.tool_calls?.some((c) => c.id === s.toolCallId)),
@@ -137,27 +143,24 @@ export function planRestore(
       append: [],
       decisions: new Map(),
       approvals: [],
-      alwaysAllowed,
     };
-    if (savedState !== 'WaitingApproval' || context.calls.length === 0) return plan;
-    const batchIds = new Set(context.calls.map((c) => c.id));
+    if (savedState !== 'WaitingApproval' || batch.calls.length === 0) return plan;
+    const batchIds = new Set(batch.calls.map((c) => c.id));
     const sinceBatch = batchEntries(entries, batchIds);
-    const open = context.calls.filter((c) => context.results[c.id] === undefined).map((c) => c.id);
+    const open = batch.calls.filter((c) => batch.results[c.id] === undefined).map((c) => c.id);
     for (const decision of resumeDecisions(sinceBatch, open, isIdempotent)) {
       plan.decisions.set(decision.toolCallId, decision);
-      const name = context.calls.find((c) => c.id === decision.toolCallId)!.name;
-      if (!context.started.includes(decision.toolCallId) && !context.pending.includes(decision.toolCallId))
+      const name = batch.calls.find((c) => c.id === decision.toolCallId)!.name;
+      if (!batch.started.includes(decision.toolCallId) && !batch.pending.includes(decision.toolCallId))
         continue;
       plan.report.calls.push({ toolCallId: decision.toolCallId, name, outcome: outcomeOf(decision) });
     }
     for (const e of sinceBatch) {
       if (e.kind !== 'event' || e.event !== APPROVAL_EVENT) continue;
-      const data = e.data as { toolCallId: string; approved: boolean; reason?: string };
-      if (!context.pending.includes(data.toolCallId)) continue;
+      const data = e.data as RecordedApproval;
+      if (!batch.pending.includes(data.toolCallId)) continue;
       plan.approvals = plan.approvals.filter((a) => a.toolCallId !== data.toolCallId);
-      plan.approvals.push(
-        data.reason === undefined ? { toolCallId: data.toolCallId, approved: data.approved } : data,
-      );
+      plan.approvals.push(data);
     }
     plan.report.replayedApprovals = plan.approvals.length;
     return plan;
@@ -221,40 +224,15 @@ export function planRestore(
       calls.push({ toolCallId: call.id, name, outcome });
     }
   }
-  const newUsers = tail.filter((m) => m.role === 'user').length;
+  const newTurns = tail.filter((m) => m.role === 'user').length;
   const lastUser = findLastIndex(messages, (m) => m.role === 'user');
   const iteration =
-    newUsers > 0
+    newTurns > 0
       ? messages.slice(lastUser + 1).filter((m) => m.role === 'assistant').length
       : context.iteration +
         messages.slice(context.messages.length).filter((m) => m.role === 'assistant').length;
-  const rebuilt: AgentContext = {
-    ...context,
-    messages,
-    turn: context.turn + newUsers,
-    iteration,
-    calls: [],
-    results: {},
-    pending: [],
-    started: [],
-    runners: [],
-    partial: '',
-    pausedAt: null,
-    finalReason: null,
-    response: '',
-    error: null,
-    terminateReason: 'interrupted',
-    lastState: 'Interrupted',
-  };
-  if (newUsers > 0) {
-    rebuilt.warned = false;
-    rebuilt.maxIterations = context.limits.maxIterations;
-    rebuilt.repeatedCalls = {};
-    rebuilt.consecutiveErrors = 0;
-    rebuilt.turnUsage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
-  }
   return {
-    snapshot: { ...saved, value: 'Interrupted', context: rebuilt, children: {} },
+    snapshot: interruptedSnapshot(saved, { messages, newTurns, iteration, alwaysAllowed }),
     report: {
       savedState,
       state: 'Interrupted',
@@ -265,7 +243,6 @@ export function planRestore(
     append,
     decisions: new Map(),
     approvals: [],
-    alwaysAllowed,
   };
 }
 

@@ -9,7 +9,7 @@ export interface ToolCallRequest {
   argsText: string;
   /** The parsed arguments, or `undefined` when `argsText` is not valid JSON. */
   args: unknown;
-  /** Whether the user must approve the call before it runs. */
+  /** Whether its tool or the session policy asks for approval (unless the user allowed the tool for the session). */
   needsApproval: boolean;
   /** Set for `task_completion`, `ask_question`, `converse` and other turn-ending tools. */
   loopBreaking?: 'completed' | 'question';
@@ -47,14 +47,14 @@ export function parseToolArgs(argsText: string): unknown {
 }
 
 /**
- * Builds the machine's record of a call: parsed arguments, whether it needs approval and whether it ends
- * the turn. Unknown tools and unparseable arguments never need approval: they fail without running.
+ * Builds the machine's record of a call: parsed arguments, whether its tool (or the session policy)
+ * asks for approval, and whether it ends the turn. Unknown tools and unparseable arguments never need
+ * approval: they fail without running. Tools the user allowed for the session are the machine's call.
  */
 export function planToolCall(
   call: { id: string; name: string; argsText: string },
   registry: ToolRegistry,
   policy: ApprovalPolicy = 'tool',
-  alwaysAllowed?: ReadonlySet<string>,
   sessionId = '',
 ): ToolCallRequest {
   const args = parseToolArgs(call.argsText);
@@ -68,7 +68,7 @@ export function planToolCall(
   };
   if (!tool) return request;
   if (tool.loopBreaking) request.loopBreaking = tool.loopBreaking;
-  if (args === undefined || alwaysAllowed?.has(tool.name) || policy === 'never') return request;
+  if (args === undefined || policy === 'never') return request;
   let decision: boolean | undefined;
   if (policy === 'always') decision = true;
   else if (typeof policy === 'function') decision = policy({ toolCallId: call.id, name: call.name, args });

@@ -2,15 +2,16 @@ import { enqueueActions } from 'xstate';
 import type { Message } from '../../llm/message.js';
 import type { LlmCallOutput } from '../actors/call-llm.js';
 import { machineSetup } from '../machine-setup.js';
-import { addUsage, event, runnerStart } from '../turn-messages.js';
+import { EMPTY_BATCH, needsApproval, receiveCalls, runnerIdFor, runnerIds, startRun } from '../tool-batch.js';
+import { addUsage, event, hears, runInput, startEvents } from '../turn-messages.js';
 
 // Actions for the model call: streamed text, retries, context reports, calls started early, the answer.
 
 export const streamDelta = machineSetup.createAction(
-  enqueueActions(({ enqueue, context, event: ev }) => {
+  enqueueActions(({ enqueue, context, event: ev, self }) => {
     if (ev.type !== 'LLM.DELTA') return;
     enqueue.assign({ partial: context.partial + ev.delta });
-    enqueue.emit(event(context, 'content_chunk', { delta: ev.delta }));
+    if (hears(self, 'content_chunk')) enqueue.emit(event(context, 'content_chunk', { delta: ev.delta }));
   }),
 );
 
@@ -18,8 +19,8 @@ export const streamReset = machineSetup.createAction(
   enqueueActions(({ enqueue, context, event: ev }) => {
     if (ev.type !== 'LLM.RESET') return;
     // Calls started early from a discarded stream are stopped; the retried stream decides anew.
-    for (const id of context.runners) enqueue.stopChild(id);
-    enqueue.assign({ partial: '', runners: [], calls: [], started: [], results: {} });
+    for (const id of runnerIds(context.batch)) enqueue.stopChild(id);
+    enqueue.assign({ partial: '', batch: EMPTY_BATCH });
     enqueue.emit(event(context, 'stream_reset', { reason: ev.reason, attempt: ev.attempt }));
   }),
 );
@@ -44,27 +45,33 @@ export const contextReport = machineSetup.createAction(
   }),
 );
 
+/**
+ * A call whose arguments are certainly complete while the stream still runs: started at once, unless
+ * the turn is ending, it waits for approval, or it ends the turn (those wait for the whole message).
+ */
 export const startEarly = machineSetup.createAction(
-  enqueueActions(({ enqueue, context, event: ev }) => {
+  enqueueActions(({ enqueue, context, event: ev, self }) => {
     if (ev.type !== 'LLM.TOOL_CALL_READY' || context.finalReason) return;
-    if (context.started.includes(ev.call.id)) return;
-    const runner = runnerStart(context, [ev.call]);
-    enqueue.spawnChild('runTools', { id: runner.id, input: runner.input });
-    // Kept in `calls` so an interrupt before the stream ends still records and answers it.
-    enqueue.assign({
-      calls: [...context.calls, ev.call],
-      started: [...context.started, ev.call.id],
-      runners: [...context.runners, runner.id],
-    });
-    for (const start of runner.starts) enqueue.emit(start);
+    const { call } = ev;
+    if (call.loopBreaking || needsApproval(call, context.alwaysAllowed)) return;
+    if (context.batch.started.includes(call.id)) return;
+    const runner = runnerIdFor([call]);
+    enqueue.spawnChild('runTools', { id: runner, input: runInput(context, [call]) });
+    // Kept in the batch so an interrupt before the stream ends still records and answers it.
+    enqueue.assign({ batch: startRun(context.batch, [call], runner) });
+    for (const start of startEvents(self, context, [call])) enqueue.emit(start);
   }),
 );
 
+/**
+ * The model's reply: the assistant message joins the conversation, its calls become the batch (those
+ * the user must approve first are decided here, against the tools allowed for the session), and
+ * the usage is counted. The reply of a final no-tools call keeps its text only.
+ */
 export const recordAssistant = machineSetup.createAction(
-  enqueueActions(({ enqueue, context, event: ev }) => {
+  enqueueActions(({ enqueue, context, event: ev, self }) => {
     const output = (ev as unknown as { output: LlmCallOutput }).output;
     const final = context.finalReason !== null;
-    const calls = final ? [] : output.calls;
     const message: Message = final
       ? { role: 'assistant', content: output.message.content ?? '' }
       : output.message;
@@ -73,17 +80,14 @@ export const recordAssistant = machineSetup.createAction(
     const totalUsage = usage ? addUsage(context.totalUsage, usage) : context.totalUsage;
     enqueue.assign({
       messages: [...context.messages, message],
-      calls,
-      results: Object.fromEntries(
-        Object.entries(context.results).filter(([id]) => calls.some((c) => c.id === id)),
-      ),
-      pending: calls.filter((c) => c.needsApproval).map((c) => c.id),
+      batch: receiveCalls(context.batch, final ? [] : output.calls, context.alwaysAllowed),
       response: typeof output.message.content === 'string' ? output.message.content : '',
       partial: '',
       turnUsage,
       totalUsage,
     });
     if (output.reasoning) enqueue.emit(event(context, 'thinking', { content: output.reasoning }));
-    if (usage) enqueue.emit(event(context, 'usage', { usage, turnUsage, totalUsage }));
+    if (usage && hears(self, 'usage'))
+      enqueue.emit(event(context, 'usage', { usage, turnUsage, totalUsage }));
   }),
 );

@@ -1,68 +1,92 @@
-import { assign, enqueueActions } from 'xstate';
-import type { Message } from '../../llm/message.js';
+import { enqueueActions } from 'xstate';
+import { DEFAULTS } from '../../defaults.js';
 import type { ToolResult } from '../../tools/tool-call.js';
 import type { AgentContext } from '../agent-context.js';
-import type { AgentEventMap } from '../emitted-events.js';
+import type { AgentEvent } from '../emitted-events.js';
 import { machineSetup } from '../machine-setup.js';
+import {
+  acceptResults,
+  answerApproval,
+  callInfo,
+  EMPTY_BATCH,
+  orderedResults,
+  pendingApprovals,
+  readyCalls,
+  runnerFailure,
+  runnerIdFor,
+  runnerIds,
+  startRun,
+  type ToolBatch,
+  toolMessage,
+} from '../tool-batch.js';
 import { checkLimitsAfterTools } from '../turn-limits.js';
-import { callInfo, event, runnerCalls, runnerStart, syntheticResult, toolMessage } from '../turn-messages.js';
+import { event, hears, runInput, startEvents } from '../turn-messages.js';
 
 // Actions for tool calls: dispatching batches, approvals, results as they arrive, appending them.
 
+/** Hands the batch's ready calls (no approval needed, not started early) to one runner. */
 export const dispatchCalls = machineSetup.createAction(
-  enqueueActions(({ enqueue, context }) => {
-    const ready = context.calls.filter((c) => !c.needsApproval && !context.started.includes(c.id));
+  enqueueActions(({ enqueue, context, self }) => {
+    const ready = readyCalls(context.batch);
     if (ready.length === 0) return;
-    const runner = runnerStart(context, ready);
-    enqueue.spawnChild('runTools', { id: runner.id, input: runner.input });
-    enqueue.assign({
-      started: [...context.started, ...ready.map((c) => c.id)],
-      runners: [...context.runners, runner.id],
-    });
-    for (const start of runner.starts) enqueue.emit(start);
+    const runner = runnerIdFor(ready);
+    enqueue.spawnChild('runTools', { id: runner, input: runInput(context, ready) });
+    enqueue.assign({ batch: startRun(context.batch, ready, runner) });
+    for (const start of startEvents(self, context, ready)) enqueue.emit(start);
   }),
 );
 
+/** Entering WaitingApproval: the deadline clock stops (at the reply's time) and the UI is asked. */
 export const requestApproval = machineSetup.createAction(
-  enqueueActions(({ enqueue, context }) => {
-    const pending = context.calls
-      .filter((c) => context.pending.includes(c.id))
-      .map((c) => ({ toolCallId: c.id, name: c.name, args: c.args ?? c.argsText }));
-    enqueue.assign({ pausedAt: Date.now() });
-    enqueue.emit(event(context, 'approval_requested', { pending }));
-  }),
-);
-
-export const resumeClock = machineSetup.createAction(
-  assign(({ context }) => ({
-    deadline:
-      context.deadline !== null && context.pausedAt !== null
-        ? context.deadline + (Date.now() - context.pausedAt)
-        : context.deadline,
-    pausedAt: null,
-  })),
-);
-
-export const approveCall = machineSetup.createAction(
   enqueueActions(({ enqueue, context, event: ev }) => {
-    if (ev.type !== 'APPROVE') return;
-    const call = context.calls.find((c) => c.id === ev.toolCallId)!;
-    const runner = runnerStart(context, [call]);
-    enqueue.spawnChild('runTools', { id: runner.id, input: runner.input });
-    enqueue.assign({
-      pending: context.pending.filter((p) => p !== call.id),
-      started: [...context.started, call.id],
-      runners: [...context.runners, runner.id],
-    });
-    enqueue.emit(event(context, 'approval_resolved', { toolCallId: call.id, approved: true }));
-    for (const start of runner.starts) enqueue.emit(start);
+    const at = (ev as { output?: { at?: number } }).output?.at ?? null;
+    enqueue.assign({ pausedAt: at });
+    enqueue.emit(event(context, 'approval_requested', { pending: pendingApprovals(context.batch) }));
   }),
 );
 
+/** The deadline moved by the time the user took, once the last approval is answered at `at`. */
+function resumedClock(context: AgentContext, batch: ToolBatch, at: number) {
+  if (batch.pending.length > 0 || context.pausedAt === null) return {};
+  const deadline = context.deadline === null ? null : context.deadline + Math.max(0, at - context.pausedAt);
+  return { deadline, pausedAt: null };
+}
+
+/**
+ * The user approved a pending call: it starts. With `always`, its tool is allowed for the rest of the
+ * session, and every other pending call of that tool starts too.
+ */
+export const approveCall = machineSetup.createAction(
+  enqueueActions(({ enqueue, context, event: ev, self }) => {
+    if (ev.type !== 'APPROVE') return;
+    const first = context.batch.calls.find((c) => c.id === ev.toolCallId)!;
+    const approved = ev.always
+      ? context.batch.calls.filter((c) => c.name === first.name && context.batch.pending.includes(c.id))
+      : [first];
+    let batch = context.batch;
+    for (const call of approved) batch = answerApproval(batch, call.id);
+    const runner = runnerIdFor(approved);
+    batch = startRun(batch, approved, runner);
+    enqueue.spawnChild('runTools', { id: runner, input: runInput(context, approved) });
+    enqueue.assign({
+      batch,
+      ...(ev.always && !context.alwaysAllowed.includes(first.name)
+        ? { alwaysAllowed: [...context.alwaysAllowed, first.name] }
+        : {}),
+      ...resumedClock(context, batch, ev.at),
+    });
+    for (const call of approved) {
+      enqueue.emit(event(context, 'approval_resolved', { toolCallId: call.id, approved: true }));
+    }
+    for (const start of startEvents(self, context, approved)) enqueue.emit(start);
+  }),
+);
+
+/** The user declined a pending call: the model is told so, in the call's result. */
 export const rejectCall = machineSetup.createAction(
   enqueueActions(({ enqueue, context, event: ev }) => {
     if (ev.type !== 'REJECT') return;
-    const call = context.calls.find((c) => c.id === ev.toolCallId)!;
+    const call = context.batch.calls.find((c) => c.id === ev.toolCallId)!;
     const why = ev.reason ? ` Reason: ${ev.reason}` : '';
     const result: ToolResult = {
       toolCallId: call.id,
@@ -71,51 +95,45 @@ export const rejectCall = machineSetup.createAction(
       isError: false,
       durationMs: 0,
     };
-    enqueue.assign({
-      pending: context.pending.filter((p) => p !== call.id),
-      results: { ...context.results, [call.id]: result },
-    });
-    const resolved = { toolCallId: call.id, approved: false } as AgentEventMap['approval_resolved'];
-    if (ev.reason) resolved.reason = ev.reason;
-    enqueue.emit(event(context, 'approval_resolved', resolved));
+    const batch = answerApproval(context.batch, call.id, result);
+    enqueue.assign({ batch, ...resumedClock(context, batch, ev.at) });
+    enqueue.emit(
+      event(context, 'approval_resolved', {
+        toolCallId: call.id,
+        approved: false,
+        ...(ev.reason ? { reason: ev.reason } : {}),
+      }),
+    );
     enqueue.emit(
       event(context, 'tool_call_end', { ...callInfo(call), result: result.content, durationMs: 0 }),
     );
   }),
 );
 
-/**
- * The results among `incoming` that answer a current call (handed to a runner, not yet answered), the
- * results record with them added, and a `tool_call_end` event for each. Results of calls no longer
- * current (a discarded stream, an abandoned batch) are dropped.
- */
-function acceptResults(context: AgentContext, incoming: readonly ToolResult[]) {
-  const fresh = incoming.filter(
-    (r) => context.started.includes(r.toolCallId) && context.results[r.toolCallId] === undefined,
-  );
-  const results = { ...context.results };
-  const ends = fresh.map((result) => {
-    results[result.toolCallId] = result;
-    const call = context.calls.find((c) => c.id === result.toolCallId);
+/** A `tool_call_end` event per accepted result, for those who listen. */
+function endEvents(self: Parameters<typeof hears>[0], context: AgentContext, results: ToolResult[]) {
+  if (results.length === 0 || !hears(self, 'tool_call_end')) return [];
+  return results.map((result): AgentEvent => {
+    const call = context.batch.calls.find((c) => c.id === result.toolCallId);
     const info = call
       ? callInfo(call)
       : { toolCallId: result.toolCallId, name: result.name, args: undefined };
-    const end: AgentEventMap['tool_call_end'] = { ...info, durationMs: result.durationMs };
-    if (result.isError) end.error = result.content;
-    else end.result = result.content;
-    return event(context, 'tool_call_end', end);
+    return event(context, 'tool_call_end', {
+      ...info,
+      durationMs: result.durationMs,
+      ...(result.isError ? { error: result.content } : { result: result.content }),
+    });
   });
-  return { fresh: fresh.length > 0, results, ends };
 }
 
 /** A call's result as it ends, before its runner is done (the default runner sends none for its last call). */
 export const toolFinished = machineSetup.createAction(
-  enqueueActions(({ enqueue, context, event: ev }) => {
+  enqueueActions(({ enqueue, context, event: ev, self }) => {
     if (ev.type !== 'TOOL.FINISHED') return;
-    const { fresh, results, ends } = acceptResults(context, [ev.result]);
-    if (!fresh) return;
-    enqueue.assign({ results });
-    for (const end of ends) enqueue.emit(end);
+    const { batch, accepted } = acceptResults(context.batch, [ev.result]);
+    if (accepted.length === 0) return;
+    enqueue.assign({ batch });
+    for (const end of endEvents(self, context, accepted)) enqueue.emit(end);
   }),
 );
 
@@ -124,51 +142,52 @@ export const toolFinished = machineSetup.createAction(
  * results not yet recorded: the runner sends no `TOOL.FINISHED` for the call that finishes last, so a
  * one-call batch costs one machine step less and ExecutingTool's `always` can leave in this step. A
  * runner that failed (a custom runner; the default one never rejects) gives its unanswered calls an
- * error result. Either way the runner is dropped from `runners`.
+ * error result. Either way the runner leaves the batch.
  */
 export const runnerDone = machineSetup.createAction(
-  enqueueActions(({ enqueue, context, event: ev }) => {
+  enqueueActions(({ enqueue, context, event: ev, self }) => {
     const { actorId, output, error } = ev as unknown as {
       actorId: string;
       output?: unknown;
       error?: unknown;
     };
-    let incoming: ToolResult[] = [];
-    if (ev.type.startsWith('xstate.error.actor.')) {
-      const message = error instanceof Error ? error.message : String(error);
-      incoming = runnerCalls(actorId).flatMap((id) => {
-        const call = context.calls.find((c) => c.id === id);
-        return call ? [syntheticResult(call, `Error: the tool runner failed: ${message}`)] : [];
-      });
-    } else if (Array.isArray(output)) incoming = output as ToolResult[];
-    const { fresh, results, ends } = acceptResults(context, incoming);
-    const runners = context.runners.filter((id) => id !== actorId);
-    enqueue.assign(fresh ? { runners, results } : { runners });
-    for (const end of ends) enqueue.emit(end);
+    if (!(actorId in context.batch.runners)) return;
+    const incoming = ev.type.startsWith('xstate.error.actor.')
+      ? runnerFailure(context.batch, actorId, error)
+      : Array.isArray(output)
+        ? (output as ToolResult[])
+        : [];
+    const { batch, accepted } = acceptResults(context.batch, incoming, actorId);
+    enqueue.assign({ batch });
+    for (const end of endEvents(self, context, accepted)) enqueue.emit(end);
   }),
 );
 
+/** The batch is complete: its results join the conversation, and the limits are checked. */
 export const appendResults = machineSetup.createAction(
   enqueueActions(({ enqueue, context }) => {
-    const results = context.calls.map((c) => context.results[c.id]!);
+    const results = orderedResults(context.batch);
     const verdict = checkLimitsAfterTools(context, results);
-    const notes: Message[] = verdict.notes.map((n) => ({ role: 'system', content: n.message }));
+    const messages = [...context.messages, ...results.map(toolMessage)];
+    for (const note of verdict.notes) messages.push({ role: 'system', content: note.message });
     enqueue.assign({
-      messages: [...context.messages, ...results.map(toolMessage), ...notes],
-      calls: [],
-      results: {},
-      started: [],
+      messages,
+      batch: EMPTY_BATCH,
       repeatedCalls: verdict.repeatedCalls,
       consecutiveErrors: verdict.consecutiveErrors,
       finalReason: verdict.finalReason,
+      // The final call after a tool hit the deadline gets a grace period past it.
+      ...(verdict.finalReason === 'timeout' && context.deadline !== null
+        ? { deadline: context.deadline + DEFAULTS.finalAnswerGraceMs }
+        : {}),
     });
     for (const note of verdict.notes) enqueue.emit(event(context, 'limit_warning', note));
   }),
 );
 
+/** Stops every running runner (the turn ends or the stream is discarded). */
 export const stopRunners = machineSetup.createAction(
   enqueueActions(({ enqueue, context }) => {
-    for (const id of context.runners) enqueue.stopChild(id);
-    enqueue.assign({ runners: [] });
+    for (const id of runnerIds(context.batch)) enqueue.stopChild(id);
   }),
 );

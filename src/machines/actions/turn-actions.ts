@@ -1,59 +1,46 @@
 import { assign, emit, enqueueActions } from 'xstate';
 import { DEFAULTS } from '../../defaults.js';
 import type { LlmCallOutput } from '../actors/call-llm.js';
-import type { AgentContext } from '../agent-context.js';
+import { type AgentContext, deadlineFrom, endedTurnFields, newTurnFields } from '../agent-context.js';
 import type { TerminateReason } from '../emitted-events.js';
 import { machineSetup } from '../machine-setup.js';
-import { finalCallNote, iterationWarning } from '../turn-limits.js';
 import {
-  batchMessages,
-  event,
+  answerAll,
+  EMPTY_BATCH,
   loopBreaker,
-  meta,
-  NO_BATCH,
+  orderedResults,
+  runnerIds,
   toolMessage,
-  unfinishedStream,
-} from '../turn-messages.js';
+} from '../tool-batch.js';
+import { finalCallNote, iterationWarning } from '../turn-limits.js';
+import { event, hears, meta, unfinishedStream } from '../turn-messages.js';
 
 // Actions that start, continue and end a turn.
 
 export const startTurn = machineSetup.createAction(
   enqueueActions(({ enqueue, context, event: ev }) => {
     if (ev.type !== 'USER_MESSAGE') return;
-    const timeoutMs = context.limits.timeoutMs;
-    const next: Partial<AgentContext> = {
-      messages: [...context.messages, { role: 'user', content: ev.text }],
-      turn: context.turn + 1,
-      iteration: 0,
-      maxIterations: context.limits.maxIterations,
-      warned: false,
-      deadline: timeoutMs === null ? null : Date.now() + timeoutMs,
-      ...NO_BATCH,
-      finalReason: null,
-      response: '',
-      terminateReason: null,
-      error: null,
-      turnUsage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
-      repeatedCalls: {},
-      consecutiveErrors: 0,
+    const next = {
+      messages: [...context.messages, { role: 'user' as const, content: ev.text }],
+      ...newTurnFields(context, context.turn + 1, ev.at),
     };
     enqueue.assign(next);
-    enqueue.emit({ type: 'turn_start', ...meta({ ...context, ...next } as AgentContext), input: ev.text });
+    enqueue.emit({ type: 'turn_start', ...meta({ ...context, ...next }), input: ev.text });
   }),
 );
 
 export const continueTurn = machineSetup.createAction(
-  assign(({ context }) => ({
+  assign(({ context, event: ev }) => ({
     terminateReason: null,
     error: null,
     finalReason: null,
     response: '',
-    deadline: context.limits.timeoutMs === null ? null : Date.now() + context.limits.timeoutMs,
+    deadline: 'at' in ev ? deadlineFrom(context, ev.at) : context.deadline,
   })),
 );
 
 export const beginIteration = machineSetup.createAction(
-  enqueueActions(({ enqueue, context }) => {
+  enqueueActions(({ enqueue, context, self }) => {
     const warning = iterationWarning(context);
     let messages = context.messages;
     if (warning) {
@@ -61,29 +48,23 @@ export const beginIteration = machineSetup.createAction(
       enqueue.emit(event(context, 'limit_warning', { limit: 'max_iterations', ...warning }));
     }
     if (context.finalReason) messages = [...messages, finalCallNote(context.finalReason)];
-    const next = { ...context, iteration: context.iteration + 1 };
-    enqueue.assign({
-      messages,
-      iteration: next.iteration,
-      warned: context.warned || warning !== null,
-      partial: '',
-    });
-    enqueue.emit(event(next, 'iteration', { maxIterations: context.maxIterations }));
+    const iteration = context.iteration + 1;
+    enqueue.assign({ messages, iteration, warned: context.warned || warning !== null, partial: '' });
+    if (hears(self, 'iteration')) {
+      enqueue.emit(event({ ...context, iteration }, 'iteration', { maxIterations: context.maxIterations }));
+    }
   }),
 );
 
 export const finishWithBreaker = machineSetup.createAction(
-  enqueueActions(({ enqueue, context }) => {
-    const breaker = loopBreaker(context)!;
-    const results = context.calls.map((c) => context.results[c.id]!);
-    enqueue.assign({
-      messages: [...context.messages, ...results.map(toolMessage)],
-      calls: [],
-      results: {},
-      started: [],
-      response: context.results[breaker.id]!.content,
-      terminateReason: breaker.loopBreaking === 'question' ? 'question' : 'completed',
-    });
+  assign(({ context }) => {
+    const breaker = loopBreaker(context.batch)!;
+    return {
+      messages: [...context.messages, ...orderedResults(context.batch).map(toolMessage)],
+      batch: EMPTY_BATCH,
+      response: context.batch.results[breaker.id]!.content,
+      terminateReason: (breaker.loopBreaking === 'question' ? 'question' : 'completed') as TerminateReason,
+    };
   }),
 );
 
@@ -100,29 +81,27 @@ export const finishCutOff = machineSetup.createAction(
     // The assistant message is kept as sent; its calls are answered without running them.
     const note = `Not run: the model's output was cut off (finish_reason: ${output.finishReason}).`;
     return {
-      messages: [...context.messages, ...batchMessages(context, note)],
-      ...NO_BATCH,
-      terminateReason: reason,
+      messages: [...context.messages, ...answerAll(context.batch, note)],
+      ...endedTurnFields(reason),
     };
   }),
 );
 
+/** Every call of the batch (and of a stream cut short) gets its one answer, and the turn ends. */
+function endTurnEarly(context: AgentContext, marker: string, fallback: string) {
+  return [...context.messages, ...unfinishedStream(context, marker), ...answerAll(context.batch, fallback)];
+}
+
 export const recordInterrupt = machineSetup.createAction(
-  assign(({ context }) => {
-    const messages = [
-      ...context.messages,
-      ...unfinishedStream(context, '[interrupted]'),
-      ...batchMessages(context, 'Error: interrupted by the user before the tool finished.'),
-    ];
-    return {
-      messages,
-      ...NO_BATCH,
-      partial: '',
-      pausedAt: null,
-      response: context.partial,
-      terminateReason: 'interrupted' as TerminateReason,
-    };
-  }),
+  assign(({ context }) => ({
+    messages: endTurnEarly(
+      context,
+      '[interrupted]',
+      'Error: interrupted by the user before the tool finished.',
+    ),
+    ...endedTurnFields('interrupted'),
+    response: context.partial,
+  })),
 );
 
 export const recordError = machineSetup.createAction(
@@ -130,18 +109,10 @@ export const recordError = machineSetup.createAction(
     const error = (ev as unknown as { error: unknown }).error;
     const message = error instanceof Error ? error.message : String(error);
     const code = (error as { code?: unknown } | null)?.code;
-    // Any calls of the last assistant message (or of a stream cut short) still get their one tool message.
-    const messages = [
-      ...context.messages,
-      ...unfinishedStream(context, '[cut short by an error]'),
-      ...batchMessages(context, `Error: not run: ${message}`),
-    ];
     return {
-      messages,
-      ...NO_BATCH,
-      partial: '',
+      messages: endTurnEarly(context, '[cut short by an error]', `Error: not run: ${message}`),
+      ...endedTurnFields('error'),
       error: typeof code === 'string' ? { message, code } : { message },
-      terminateReason: 'error' as TerminateReason,
     };
   }),
 );
@@ -168,22 +139,22 @@ export const extendLimit = machineSetup.createAction(
   }),
 );
 
+/**
+ * The deadline passed during the model call: calls started from the cut stream are stopped and
+ * answered, and the model gets one final call without tools, with a grace period past the deadline.
+ */
 export const timeoutFinalCall = machineSetup.createAction(
   enqueueActions(({ enqueue, context }) => {
-    for (const id of context.runners) enqueue.stopChild(id);
-    // Calls already started from the stream the deadline cut are recorded and answered.
-    const messages = [
-      ...context.messages,
-      ...unfinishedStream(context, '[cut short by the deadline]'),
-      ...batchMessages(context, "Error: stopped: the turn's deadline passed."),
-    ];
+    for (const id of runnerIds(context.batch)) enqueue.stopChild(id);
     enqueue.assign({
-      messages,
+      messages: endTurnEarly(
+        context,
+        '[cut short by the deadline]',
+        "Error: stopped: the turn's deadline passed.",
+      ),
       finalReason: 'timeout',
-      runners: [],
-      calls: [],
-      started: [],
-      results: {},
+      deadline: context.deadline === null ? null : context.deadline + DEFAULTS.finalAnswerGraceMs,
+      batch: EMPTY_BATCH,
       partial: '',
     });
     enqueue.emit(

@@ -4,7 +4,6 @@ import type {
   ChatCompletionCreateParamsBase,
   ChatCompletionMessageFunctionToolCall,
 } from 'openai/resources/chat/completions';
-import { type AnyActorRef, fromPromise } from 'xstate';
 import { DEFAULTS } from '../../defaults.js';
 import { CompletionAssembler } from '../../llm/completion-assembler.js';
 import { StreamCutError } from '../../llm/error-classification.js';
@@ -13,6 +12,7 @@ import { type RetryOptions, resolveRetryPolicy, withRetry } from '../../llm/retr
 import { parseXmlToolCalls, toXmlRequestMessages, xmlToolInstructions } from '../../llm/xml-tool-calls.js';
 import { type ApprovalPolicy, planToolCall, type ToolCallRequest } from '../../tools/tool-call.js';
 import type { ToolRegistry } from '../../tools/tool-registry.js';
+import type { EffectIO } from '../agent-effects.js';
 import type { AgentActorEvent } from '../agent-events.js';
 import type { AgentEventMap } from '../emitted-events.js';
 
@@ -38,6 +38,8 @@ export interface LlmCallOutput {
   usage: Usage | null;
   /** Reasoning text (`reasoning_content` deltas or `<thinking>` blocks), when the model sent any. */
   reasoning?: string;
+  /** When the reply was complete (epoch ms): a wait for approval stops the turn's clock from here. */
+  at: number;
 }
 
 /** Options of the LLM actor. */
@@ -48,8 +50,6 @@ export interface LlmActorOptions {
   /** Stream the answer (default true). */
   stream?: boolean;
   approval?: ApprovalPolicy;
-  /** Tool names the user allowed for the whole session ("always"). */
-  alwaysAllowed?: ReadonlySet<string>;
   /** Start calls whose arguments are complete before the stream ends (default true). */
   eagerToolStart?: boolean;
   /** Extra request fields (temperature, max_completion_tokens, ...). */
@@ -87,22 +87,14 @@ export class DeadlineExceededError extends Error {
 type Parent = { send(event: AgentActorEvent): void } | undefined;
 
 /**
- * The `callLlm` actor: one Chat Completions call through the OpenAI SDK, streaming or not, with the
+ * The `callLlm` effect: one Chat Completions call through the OpenAI SDK, streaming or not, with the
  * actor's abort signal, the retry policy (the SDK's own retries should be off: `maxRetries: 0`), and
  * the turn deadline. Streams text to the machine as `LLM.DELTA` and announces calls whose arguments
  * are complete as `LLM.TOOL_CALL_READY` so they can start before the stream ends.
  */
-export function createCallLlm(options: LlmActorOptions) {
-  return fromPromise<LlmCallOutput, LlmCallInput>(callLlmCreator(options));
-}
-
-/**
- * The body of the `callLlm` actor as a plain promise creator (what `fromPromise` takes), so an agent
- * can bind it to a machine shared by all agents instead of providing a machine of its own.
- */
 export function callLlmCreator(
   options: LlmActorOptions,
-): (args: { input: LlmCallInput; signal: AbortSignal; self: AnyActorRef }) => Promise<LlmCallOutput> {
+): (input: LlmCallInput, io: EffectIO) => Promise<LlmCallOutput> {
   const { client, model, registry } = options;
   const stream = options.stream ?? true;
   const eager = options.eagerToolStart ?? DEFAULTS.eagerToolStart;
@@ -111,11 +103,11 @@ export function callLlmCreator(
   const xml = options.toolFormat === 'xml';
   let xmlInstructions: string | undefined;
   const plan = (call: { id: string; name: string; argsText: string }, sessionId: string) =>
-    planToolCall(call, registry, options.approval, options.alwaysAllowed, sessionId);
+    planToolCall(call, registry, options.approval, sessionId);
 
-  return async ({ input, signal, self }) => {
-    const parent = self._parent as Parent;
-    const send: Parent = { send: (event) => !signal.aborted && parent?.send(event) };
+  return async (input, io) => {
+    const signal = io.signal;
+    const send = io;
     // Without a deadline the actor's own signal is used as it is: an AbortController and an
     // AbortSignal.any per call cost more than the rest of the call's bookkeeping (bench/README.md).
     let deadline: AbortController | undefined;
@@ -362,6 +354,7 @@ function finish(
     message,
     calls: toolCalls.map((c) => plan(c, input.sessionId)),
     finishReason: raw.finishReason,
+    at: Date.now(),
     usage: raw.usage
       ? {
           promptTokens: raw.usage.prompt_tokens,

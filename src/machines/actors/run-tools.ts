@@ -1,9 +1,8 @@
-import { type AnyActorRef, fromPromise } from 'xstate';
 import { DEFAULTS } from '../../defaults.js';
 import { executeToolCall } from '../../tools/execute-tool-call.js';
 import type { ToolCallRequest, ToolResult } from '../../tools/tool-call.js';
 import type { ToolRegistry } from '../../tools/tool-registry.js';
-import type { AgentActorEvent } from '../agent-events.js';
+import type { EffectIO } from '../agent-effects.js';
 
 /** Input of the `runTools` actor: the calls to run and the turn they belong to. */
 export interface RunToolsInput {
@@ -35,31 +34,26 @@ export interface ToolRunnerOptions extends ToolRunHooks {
 }
 
 /**
- * The `runTools` actor: runs all given calls in parallel (`Promise.allSettled`), each with the actor's
+ * The `runTools` effect: runs all given calls in parallel (`Promise.allSettled`), each with the actor's
  * abort signal and its own timeout, reporting `TOOL.FINISHED` to the machine as each ends, except the
  * call that ends last: the actor's output (every result) reports that one, so a one-call batch sends
  * no event at all and the machine takes one step less. (The machine announces the starts itself, as
- * it spawns the runner.) Failures become error results; the actor itself never rejects.
+ * it spawns the runner.) Failures become error results; the effect itself never rejects.
  */
-export function createToolRunner(options: ToolRunnerOptions) {
-  return fromPromise<ToolResult[], RunToolsInput>(toolRunnerCreator(options));
-}
-
-/** The body of the `runTools` actor as a plain promise creator (see `callLlmCreator`). */
-export function toolRunnerCreator(
+export function runToolsEffect(
   options: ToolRunnerOptions,
-): (args: { input: RunToolsInput; signal: AbortSignal; self: AnyActorRef }) => Promise<ToolResult[]> {
+): (input: RunToolsInput, io: EffectIO) => Promise<ToolResult[]> {
   const { registry, beforeRun, afterRun } = options;
   const timeoutMs = options.toolTimeoutMs ?? DEFAULTS.toolTimeoutMs;
   const maxResultChars = options.maxResultChars ?? DEFAULTS.maxToolResultChars;
 
-  return async ({ input, signal, self }) => {
-    const parent = self._parent as { send(event: AgentActorEvent): void } | undefined;
+  return async (input, io) => {
+    const signal = io.signal;
     let unfinished = input.calls.length;
     // The last call to finish is left to the done event (see above).
     const finished = (result: ToolResult) => {
       unfinished--;
-      if (unfinished > 0 && !signal.aborted) parent?.send({ type: 'TOOL.FINISHED', result });
+      if (unfinished > 0) io.send({ type: 'TOOL.FINISHED', result });
     };
     const runOne = async (call: ToolCallRequest): Promise<ToolResult> => {
       try {

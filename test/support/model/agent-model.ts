@@ -4,7 +4,6 @@ import type { LlmCallOutput } from '../../../src/machines/actors/call-llm.js';
 import type { AgentContext } from '../../../src/machines/agent-context.js';
 import type { AgentMachineEvent } from '../../../src/machines/agent-events.js';
 import { type AgentMachine, agentMachine } from '../../../src/machines/agent-machine.js';
-import { runnerCalls } from '../../../src/machines/turn-messages.js';
 import type { ToolCallRequest, ToolResult } from '../../../src/tools/tool-call.js';
 
 /**
@@ -28,6 +27,9 @@ export type ModelEvent =
 export type RunnerDoneEvent = Extract<ModelEvent, { type: `xstate.done.actor.tools:${string}` }>;
 export const isRunnerDone = (e: ModelEvent): e is RunnerDoneEvent =>
   e.type.startsWith('xstate.done.actor.tools:');
+
+/** The time every model event happens at: the machine never reads the clock, so the model needs none. */
+export const AT = 0;
 
 /** The iteration limit the model and the replayed agents run with (small, so the limit is reached). */
 export const MAX_ITERATIONS = 2;
@@ -63,7 +65,7 @@ function reply(content: string | null, calls: ToolCallRequest[], finishReason: s
       function: { name: c.name, arguments: c.argsText },
     }));
   }
-  return { message, calls, finishReason, usage: null };
+  return { message, calls, finishReason, usage: null, at: AT };
 }
 
 /** The model replies (the output `callLlm` resolves with), by event-case name. */
@@ -139,12 +141,12 @@ export const ev = {
     output: calls.map(resultOf),
     actorId,
   }),
-  userMessage: (): ModelEvent => ({ type: 'USER_MESSAGE', text: 'Please do the task.' }),
-  approve: (id: string): ModelEvent => ({ type: 'APPROVE', toolCallId: id }),
-  reject: (id: string): ModelEvent => ({ type: 'REJECT', toolCallId: id, reason: 'not now' }),
+  userMessage: (): ModelEvent => ({ type: 'USER_MESSAGE', text: 'Please do the task.', at: AT }),
+  approve: (id: string): ModelEvent => ({ type: 'APPROVE', toolCallId: id, at: AT }),
+  reject: (id: string): ModelEvent => ({ type: 'REJECT', toolCallId: id, reason: 'not now', at: AT }),
   interrupt: (): ModelEvent => ({ type: 'INTERRUPT' }),
-  resume: (): ModelEvent => ({ type: 'RESUME' }),
-  extendLimit: (): ModelEvent => ({ type: 'EXTEND_LIMIT', by: 1 }),
+  resume: (): ModelEvent => ({ type: 'RESUME', at: AT }),
+  extendLimit: (): ModelEvent => ({ type: 'EXTEND_LIMIT', by: 1, at: AT }),
 };
 
 /** The event case a model event stands for (the brief's list, plus the actors' own signals). */
@@ -169,26 +171,29 @@ export function eventCase(event: ModelEvent): string {
 /** Whether the machine handles the retry notice the LLM actor sends before a retry's wait. */
 const HAS_RETRY_NOTICE = agentMachine.root.states.Thinking!.transitions.has('LLM.RETRY');
 
-const unfinished = (c: AgentContext) => c.started.filter((id) => c.results[id] === undefined);
+const unfinished = (c: AgentContext) => c.batch.started.filter((id) => c.batch.results[id] === undefined);
 const callById = (c: AgentContext, id: string) =>
-  c.calls.find((x) => x.id === id) ?? Object.values(CALLS).find((x) => x.id === id)!;
-/** Calls of the runner (its id names them) that are current and unanswered. */
+  c.batch.calls.find((x) => x.id === id) ?? Object.values(CALLS).find((x) => x.id === id)!;
+/** The calls a runner runs (the batch records them). */
+const runnerCalls = (c: AgentContext, runner: string) => c.batch.runners[runner] ?? [];
+/** Calls of the runner that are current and unanswered. */
 const runnerUnfinished = (c: AgentContext, runner: string) =>
-  runnerCalls(runner).filter((id) => c.started.includes(id) && c.results[id] === undefined);
+  runnerCalls(c, runner).filter((id) => c.batch.started.includes(id) && c.batch.results[id] === undefined);
+const runners = (c: AgentContext) => Object.keys(c.batch.runners);
 
 /**
  * The event that reports `x` finished: `TOOL.FINISHED` while other calls of its runner still run,
  * else (the runner's last call) the runner's done event, which carries every result.
  */
 function finishEvent(c: AgentContext, x: ToolCallRequest): ModelEvent {
-  const runner = c.runners.find((r) => runnerCalls(r).includes(x.id));
+  const runner = runners(c).find((r) => runnerCalls(c, r).includes(x.id));
   if (!runner || runnerUnfinished(c, runner).length > 1) return ev.toolFinished(x);
   return doneEvent(c, runner);
 }
 const doneEvent = (c: AgentContext, runner: string) =>
   ev.runnerDone(
     runner,
-    runnerCalls(runner).map((id) => callById(c, id)),
+    runnerCalls(c, runner).map((id) => callById(c, id)),
   );
 
 /**
@@ -200,7 +205,7 @@ export function menu(snapshot: Snapshot): ModelEvent[] {
   const c = snapshot.context;
   const value = snapshot.value as string;
   // A runner with nothing left to run (its calls answered or no longer current) is done at once.
-  const finishedRunner = c.runners.find((r) => runnerUnfinished(c, r).length === 0);
+  const finishedRunner = runners(c).find((r) => runnerUnfinished(c, r).length === 0);
   if (finishedRunner) return [doneEvent(c, finishedRunner)];
   const running = unfinished(c).map((id) => callById(c, id));
   const autoRunning = running.filter((x) => !CONTROLLED_TOOLS.has(x.name));
@@ -218,11 +223,11 @@ export function menu(snapshot: Snapshot): ModelEvent[] {
       const tools = c.finalReason === null;
       // A call started early: its stream is already out, the reply follows at once.
       // A call started early: the reply ends (or the stream stalls, and the user or the deadline stops it).
-      if (c.started.includes('w1')) {
+      if (c.batch.started.includes('w1')) {
         if (c.partial !== '') return [ev.llmDone('cutOffWithCall')];
         return [ev.llmDone('oneCall'), ev.interrupt(), ev.llmDeadline()];
       }
-      if (c.started.includes('w2')) return [ev.llmDone('twoCallsOneApproval')];
+      if (c.batch.started.includes('w2')) return [ev.llmDone('twoCallsOneApproval')];
       if (c.partial !== '') {
         return [
           ev.llmDone('finalAnswer'),
@@ -255,7 +260,7 @@ export function menu(snapshot: Snapshot): ModelEvent[] {
     case 'WaitingApproval':
       return [
         ...finish,
-        ...c.pending.flatMap((id) => [ev.approve(id), ev.reject(id)]),
+        ...c.batch.pending.flatMap((id) => [ev.approve(id), ev.reject(id)]),
         ev.interrupt(),
         ...extend,
       ];
@@ -276,7 +281,7 @@ export function menu(snapshot: Snapshot): ModelEvent[] {
 export function abstractState(snapshot: Snapshot): string {
   const c = snapshot.context;
   const status = (id: string) =>
-    c.pending.includes(id) ? 'P' : c.results[id] ? 'R' : c.started.includes(id) ? 'S' : '-';
+    c.batch.pending.includes(id) ? 'P' : c.batch.results[id] ? 'R' : c.batch.started.includes(id) ? 'S' : '-';
   return JSON.stringify([
     snapshot.value,
     c.initialized,
@@ -286,9 +291,9 @@ export function abstractState(snapshot: Snapshot): string {
     c.finalReason,
     c.terminateReason,
     c.partial !== '',
-    c.calls.map((x) => `${x.id}:${status(x.id)}`),
-    [...c.started].sort(),
-    [...c.runners].sort(),
+    c.batch.calls.map((x) => `${x.id}:${status(x.id)}`),
+    [...c.batch.started].sort(),
+    runners(c).sort(),
   ]);
 }
 

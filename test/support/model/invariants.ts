@@ -6,7 +6,8 @@ const REST = new Set(['AwaitingInput', 'WaitingApproval', 'Completed', 'Error', 
 /** The real-world checks made at every snapshot of the real actor. */
 export function checkInvariants(previous: Message[] | undefined, snapshot: Snapshot): string[] {
   const problems: string[] = [];
-  const { messages, pending } = snapshot.context;
+  const { messages } = snapshot.context;
+  const { pending } = snapshot.context.batch;
   const value = snapshot.value as string;
   if (previous) {
     const prefix = messages.slice(0, previous.length);

@@ -236,7 +236,10 @@ export async function replay(path: ModelPath): Promise<ReplayReport> {
     // A runner's done event: the call that finished last (its result is in the output) was unanswered.
     if (isRunnerDone(event)) {
       for (const result of event.output)
-        if (from.context.started.includes(result.toolCallId) && !from.context.results[result.toolCallId])
+        if (
+          from.context.batch.started.includes(result.toolCallId) &&
+          !from.context.batch.results[result.toolCallId]
+        )
           await finishTool(result);
       return;
     }
@@ -283,7 +286,7 @@ export async function replay(path: ModelPath): Promise<ReplayReport> {
             const at = history.indexOf(expected, cursor);
             if (at < 0) return false;
             // Every call handed to a runner has been announced (tool_call_start, as it is spawned).
-            if (to.context.started.some((id) => !toolStarts.has(id))) return false;
+            if (to.context.batch.started.some((id) => !toolStarts.has(id))) return false;
             if (!taken.every((t) => transitions.has(t))) return false;
             cursor = at;
             return true;

@@ -1,0 +1,139 @@
+import type { AnyActorRef, PromiseActorLogic, PromiseSnapshot } from 'xstate';
+import type { Message } from '../llm/message.js';
+import type { ToolResult } from '../tools/tool-call.js';
+import type { LlmCallInput, LlmCallOutput } from './actors/call-llm.js';
+import type { RunToolsInput } from './actors/run-tools.js';
+import type { AgentActorEvent } from './agent-events.js';
+import type { AgentEventType } from './emitted-events.js';
+
+/** What the `initialize` effect returns: messages to add before the first turn (critical-action context). */
+export interface InitializeOutput {
+  messages?: Message[];
+}
+
+/** What an effect gets besides its input: its abort signal and a way to tell the machine. */
+export interface EffectIO {
+  /**
+   * Aborted when the machine stops the actor (it left the state, an interrupt, the agent stopped).
+   * Made on first read: an effect that never looks costs no AbortController.
+   */
+  readonly signal: AbortSignal;
+  /** Whether the actor was stopped, without making a signal. */
+  readonly aborted: boolean;
+  /** Sends an event to the agent machine; dropped once the actor is stopped or done. */
+  send(event: AgentActorEvent): void;
+}
+
+/**
+ * One agent's side effects: what the machine's `initialize`, `callLlm` and `runTools` actors run.
+ * `createAgent` builds them; embedders bind their own with {@link bindAgentEffects}.
+ */
+export interface AgentEffects {
+  /** Runs once before the first turn (default: nothing to add). */
+  initialize?(input: { sessionId: string }, io: EffectIO): Promise<InitializeOutput>;
+  callLlm(input: LlmCallInput, io: EffectIO): Promise<LlmCallOutput>;
+  runTools(input: RunToolsInput, io: EffectIO): Promise<ToolResult[]>;
+  /**
+   * Whether anything listens to emitted events of this type. Events nobody hears are not built
+   * (default: every event is built).
+   */
+  hears?(type: AgentEventType): boolean;
+}
+
+const bound = new WeakMap<AnyActorRef, AgentEffects>();
+
+/**
+ * Binds an agent actor (made with `createActor(agentMachine, ...)`) to its effects. Call it before
+ * `actor.start()`. This is the one way effects reach the machine: the machine definition is shared by
+ * every agent (a machine provided per agent would build its state-node tree again for each one).
+ */
+export function bindAgentEffects(actor: AnyActorRef, effects: AgentEffects): void {
+  bound.set(actor, effects);
+}
+
+/** The effects bound to an agent actor, if any. */
+export function effectsOf(agent: AnyActorRef | undefined): AgentEffects | undefined {
+  return agent ? bound.get(agent) : undefined;
+}
+
+const RESOLVE = 'agentloop.effect.done';
+const REJECT = 'agentloop.effect.error';
+const STOP = 'xstate.stop';
+
+/**
+ * An actor logic that runs one of the bound effects, like XState's `fromPromise` (same snapshot, same
+ * done and error events for `invoke`), except that the abort signal is made only when the effect
+ * reads it. The effect is found through the actor's parent, the agent actor it was bound to.
+ */
+export function effectActor<TOutput, TInput>(
+  name: string,
+  run: (effects: AgentEffects, input: TInput, io: EffectIO) => Promise<TOutput>,
+  unbound?: () => TOutput,
+): PromiseActorLogic<TOutput, TInput> {
+  const controllers = new WeakMap<AnyActorRef, AbortController>();
+  const logic: PromiseActorLogic<TOutput, TInput> = {
+    config: run as never,
+    transition: (state, event, scope) => {
+      if (state.status !== 'active') return state;
+      switch (event.type) {
+        case RESOLVE:
+          return { ...state, status: 'done', output: event.data as TOutput, input: undefined };
+        case REJECT:
+          return { ...state, status: 'error', error: event.data, input: undefined };
+        case STOP:
+          controllers.get(scope.self)?.abort();
+          return { ...state, status: 'stopped', input: undefined };
+        default:
+          return state;
+      }
+    },
+    start: (state, { self }) => {
+      if (state.status !== 'active') return;
+      // Inside machines/ only: the effect actor's parent is the agent actor the effects are bound to.
+      const parent = (self as unknown as { _parent?: AnyActorRef })._parent;
+      const active = () => self.getSnapshot().status === 'active';
+      const io: EffectIO = {
+        get signal() {
+          let controller = controllers.get(self);
+          if (!controller) {
+            controller = new AbortController();
+            if (!active()) controller.abort();
+            controllers.set(self, controller);
+          }
+          return controller.signal;
+        },
+        get aborted() {
+          return self.getSnapshot().status === 'stopped';
+        },
+        send: (event) => {
+          if (active()) parent?.send(event);
+        },
+      };
+      const effects = effectsOf(parent);
+      let settled: Promise<TOutput>;
+      try {
+        if (!effects && unbound) settled = Promise.resolve(unbound());
+        else if (!effects) {
+          throw new Error(
+            `agentMachine: no effects bound for "${name}"; use createAgent(), or bindAgentEffects(actor, effects) before actor.start()`,
+          );
+        } else settled = Promise.resolve(run(effects, state.input as TInput, io));
+      } catch (error) {
+        settled = Promise.reject(error);
+      }
+      settled.then(
+        (data) => {
+          if (active()) self.send({ type: RESOLVE, data });
+        },
+        (data) => {
+          if (active()) self.send({ type: REJECT, data });
+        },
+      );
+    },
+    getInitialSnapshot: (_, input) =>
+      ({ status: 'active', output: undefined, error: undefined, input }) as PromiseSnapshot<TOutput, TInput>,
+    getPersistedSnapshot: (snapshot) => snapshot,
+    restoreSnapshot: (snapshot) => snapshot as PromiseSnapshot<TOutput, TInput>,
+  };
+  return logic;
+}

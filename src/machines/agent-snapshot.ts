@@ -1,0 +1,104 @@
+import type { Message } from '../llm/message.js';
+import type { ToolCallRequest, ToolResult } from '../tools/tool-call.js';
+import { type AgentContext, endedTurnFields, initialContext, newTurnFields } from './agent-context.js';
+import type { ToolBatch } from './tool-batch.js';
+
+// The persisted snapshot as a restore sees it: what code outside the machine may read and build.
+// Everything that writes a context or XState's `value`/`children` for a restore goes through here.
+
+/** The parts of `actor.getPersistedSnapshot()` a restore reads and rewrites. */
+export interface PersistedAgentSnapshot {
+  status: string;
+  value: unknown;
+  context: AgentContext;
+  children?: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
+/**
+ * A persisted snapshot brought to the current context shape. Sessions saved by agentloop 0.1 kept the
+ * batch in five flat fields (`calls`, `results`, `pending`, `started`, runner ids naming their calls)
+ * and no `alwaysAllowed`; they are moved into `batch`. Fields the current context has and the saved
+ * one lacks get their initial values, so a field added later never restores as `undefined`.
+ */
+export function upgradeSnapshot(saved: PersistedAgentSnapshot): PersistedAgentSnapshot {
+  const old = saved.context as AgentContext & Partial<LegacyBatchFields>;
+  if (old.batch !== undefined && old.alwaysAllowed !== undefined) return saved;
+  const { calls, results, pending, started, runners, ...rest } = old;
+  const batch: ToolBatch = old.batch ?? {
+    calls: calls ?? [],
+    results: results ?? {},
+    pending: pending ?? [],
+    started: started ?? [],
+    runners: Object.fromEntries(
+      (Array.isArray(runners) ? runners : Object.keys(saved.children ?? {}))
+        .filter((id) => id.startsWith('tools:'))
+        .map((id) => [id, id.slice('tools:'.length).split(',')]),
+    ),
+  };
+  const defaults = initialContext({ sessionId: old.sessionId, limits: old.limits });
+  return { ...saved, context: { ...defaults, ...rest, batch, alwaysAllowed: old.alwaysAllowed ?? [] } };
+}
+
+/** The batch fields of a 0.1 context. */
+interface LegacyBatchFields {
+  calls: ToolCallRequest[];
+  results: Record<string, ToolResult>;
+  pending: string[];
+  started: string[];
+  runners: string[];
+}
+
+/** What a restore found in the transcript past the last save. */
+export interface TranscriptTail {
+  /** The whole conversation as the transcript holds it (the saved messages first). */
+  messages: Message[];
+  /** User messages among the replayed ones: a new turn began after the save. */
+  newTurns: number;
+  /** Model calls made in the turn the conversation ends in. */
+  iteration: number;
+  /** Tools the user allowed for the session, as recorded. */
+  alwaysAllowed: readonly string[];
+}
+
+/**
+ * The snapshot of a session whose transcript went past its last save (a crash between rest points):
+ * resting in Interrupted, as after Ctrl+C, with the conversation rebuilt from the transcript and no
+ * batch or child actor left (nothing runs during a restore). Built from the saved context with the
+ * same field sets a turn starts and ends with, so no field is left behind.
+ */
+export function interruptedSnapshot(
+  saved: PersistedAgentSnapshot,
+  tail: TranscriptTail,
+): PersistedAgentSnapshot {
+  const context = saved.context;
+  const alwaysAllowed = [...new Set([...context.alwaysAllowed, ...tail.alwaysAllowed])];
+  const turnStart = tail.newTurns > 0 ? newTurnFields(context, context.turn + tail.newTurns, 0) : {};
+  const rebuilt: AgentContext = {
+    ...context,
+    ...turnStart,
+    messages: tail.messages,
+    turn: context.turn + tail.newTurns,
+    iteration: tail.iteration,
+    deadline: null,
+    response: '',
+    error: null,
+    ...endedTurnFields('interrupted'),
+    alwaysAllowed,
+    lastState: 'Interrupted',
+  };
+  return { ...saved, value: 'Interrupted', context: rebuilt, children: {} };
+}
+
+/** A saved snapshot with the tools the transcript says the user allowed added (approvals after the save). */
+export function withAlwaysAllowed(
+  saved: PersistedAgentSnapshot,
+  tools: readonly string[],
+): PersistedAgentSnapshot {
+  const missing = tools.filter((t) => !saved.context.alwaysAllowed.includes(t));
+  if (missing.length === 0) return saved;
+  return {
+    ...saved,
+    context: { ...saved.context, alwaysAllowed: [...saved.context.alwaysAllowed, ...missing] },
+  };
+}
