@@ -138,7 +138,8 @@ describe('the local inspector server', () => {
     const stringify = JSON.stringify;
     let calls = 0;
     JSON.stringify = ((...args: Parameters<typeof stringify>) => {
-      if (new Error().stack?.includes('inspector-server')) calls++;
+      // Any call made from the server's files (src/inspector/*) counts.
+      if (/[\\/]src[\\/]inspector[\\/]/.test(new Error().stack ?? '')) calls++;
       return stringify(...args);
     }) as typeof JSON.stringify;
     try {
