@@ -1,5 +1,6 @@
 // The local inspector server through its real parts: HTTP, a WebSocket client, real agents on the
 // scripted model server. (The page itself is driven in inspector-browser.test.ts.)
+import { readdirSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
@@ -301,5 +302,18 @@ describe('the inspector server over its WebSocket', () => {
       for (const r of roots) expect(r.parentId).toBeUndefined();
       for (const r of invoked) expect(r.parentId).toBe(r.rootId);
     }
+  });
+
+  it('reads no private XState field (names starting with _)', () => {
+    const dir = new URL('../src/inspector/', import.meta.url);
+    const reads = readdirSync(dir)
+      .filter((f) => f.endsWith('.ts'))
+      .flatMap((f) =>
+        readFileSync(new URL(f, dir), 'utf8')
+          .split('\n')
+          .filter((line) => !line.trim().startsWith('//') && /\._[a-zA-Z]/.test(line))
+          .map((line) => `${f}: ${line.trim()}`),
+      );
+    expect(reads).toEqual([]);
   });
 });

@@ -2,7 +2,7 @@
 // events and bus events are queued as references and serialized only when a page is open.
 import type { InspectionEvent, Observer } from 'xstate';
 import type { AgentEvent } from '../machines/emitted-events.js';
-import { inspectionRecord, isRootActorEvent } from './inspection-record.js';
+import { inspectionRecord, isRootActorEvent, parentsOf } from './inspection-record.js';
 import { type LiveSession, liveStatus, snapshotOf } from './live-session.js';
 import type { PageConnections } from './page-connections.js';
 import type { BatchItem, BusEvent } from './protocol.js';
@@ -117,6 +117,7 @@ export class EventRecorder {
       )
         lastSnapshot.set(q.session, i);
     });
+    const parents = parentsOf(items.flatMap((q) => (q.item.k === 'inspect' ? [q.item.event] : [])));
     const out: { seq: number; json: string }[] = [];
     items.forEach((q, i) => {
       let item: BatchItem | undefined;
@@ -125,6 +126,7 @@ export class EventRecorder {
       } else {
         const record = inspectionRecord(q.item.event, q.item.at, q.session, {
           withContext: lastSnapshot.get(q.session) === i,
+          parentId: parents.get(q.item.event.actorRef.sessionId),
         });
         if (record) item = { k: 'inspect', session: q.session.id, event: record };
       }

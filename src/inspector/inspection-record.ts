@@ -18,14 +18,30 @@ export function isRootActorEvent(event: InspectionEvent): boolean {
 }
 
 /**
+ * The actors started in `events`, each mapped to the actor that started it. XState reports an
+ * actor's start as an `@xstate.event` carrying `xstate.init` whose `sourceRef` is its parent; it
+ * comes right after the actor's `@xstate.actor` event, in the same synchronous step (so in the same
+ * batch).
+ */
+export function parentsOf(events: Iterable<InspectionEvent>): Map<string, string> {
+  const parents = new Map<string, string>();
+  for (const event of events) {
+    if (event.type !== '@xstate.event' || event.event.type !== 'xstate.init') continue;
+    if (event.sourceRef) parents.set(event.actorRef.sessionId, event.sourceRef.sessionId);
+  }
+  return parents;
+}
+
+/**
  * One inspection event as a record for the page, or undefined for the kinds the page does not use.
- * Only root snapshots carry the state value, and only with `withContext` the (sanitized) context.
+ * Only root snapshots carry the state value, and only with `withContext` the (sanitized) context;
+ * `parentId` is the actor that started an `@xstate.actor` event's actor (see {@link parentsOf}).
  */
 export function inspectionRecord(
   event: InspectionEvent,
   at: number,
   sanitizers: RecordSanitizers,
-  options: { withContext: boolean },
+  options: { withContext: boolean; parentId?: string | undefined },
 ): InspectionRecord | undefined {
   const base = { sessionId: event.actorRef.sessionId, rootId: event.rootId, createdAt: at };
   switch (event.type) {
@@ -36,8 +52,7 @@ export function inspectionRecord(
         name: (event.actorRef as AnyActorRef).id,
         snapshot: { status: 'active' },
       };
-      const parent = (event.actorRef as { _parent?: { sessionId: string } })._parent;
-      if (parent) record.parentId = parent.sessionId;
+      if (options.parentId) record.parentId = options.parentId;
       return record;
     }
     case '@xstate.event': {
