@@ -1,7 +1,10 @@
 // The local inspector server through its real parts: HTTP, a WebSocket client, real agents on the
 // scripted model server. (The page itself is driven in inspector-browser.test.ts.)
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { z } from 'zod';
@@ -316,4 +319,26 @@ describe('the inspector server over its WebSocket', () => {
       );
     expect(reads).toEqual([]);
   });
+});
+
+describe('the page', () => {
+  it("is compiled with the server's one protocol file and nothing else from src/", () => {
+    const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+    const listed = execFileSync(
+      process.execPath,
+      [
+        path.join(root, 'node_modules/typescript/bin/tsc'),
+        '-p',
+        'inspector/tsconfig.json',
+        '--listFilesOnly',
+      ],
+      { cwd: root, encoding: 'utf8' },
+    );
+    const files = listed
+      .split('\n')
+      .filter((f) => f.trim() !== '' && !f.includes('node_modules'))
+      .map((f) => path.relative(root, f).split(path.sep).join('/'));
+    expect(files).toContain('inspector/src/main.ts');
+    expect(files.filter((f) => !f.startsWith('inspector/src/'))).toEqual(['src/inspector/protocol.ts']);
+  }, 30_000);
 });
