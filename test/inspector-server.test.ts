@@ -121,6 +121,13 @@ describe('the inspector server over HTTP', () => {
     expect((await httpGet(inspector.port, '/%2e%2e/%2e%2e/package.json')).status).toBe(404);
   });
 
+  it('answers a malformed path with 400 and keeps serving', async () => {
+    const inspector = await inspectorOn();
+    // Any site open in the browser can request this (e.g. as an image); it must not crash the agent.
+    expect((await httpGet(inspector.port, '/%E0%A4%A')).status).toBe(400);
+    expect((await httpGet(inspector.port, '/')).status).toBe(200);
+  });
+
   it('says how to build the page when it is missing', async () => {
     const inspector = await startInspectorServer({ port: 0, publicDir: '/nonexistent-inspector-dir' });
     cleanups.push(() => inspector.close());
@@ -200,6 +207,8 @@ describe('the inspector server over its WebSocket', () => {
 
     // Commands: an unknown session, a sync, a saved session that cannot be driven, garbage.
     page.ws.send('not json');
+    page.ws.send('null');
+    page.ws.send('42');
     page.send({ t: 'sync', id: 1, session: 'nope' });
     expect(await page.ack(1)).toEqual({ t: 'ack', id: 1, ok: false, error: 'no session "nope"' });
     page.send({ t: 'approve', id: 2, session: 'old-session', toolCallId: 'x' });

@@ -17,7 +17,7 @@ export interface PageHandlers {
   nextSeq(): number;
   /** A page connected: greet it. */
   onOpen(page: ConnectedPage): void;
-  /** A page sent a message (parsed JSON; not checked further). */
+  /** A page sent a message (a JSON object; not checked further). */
   onMessage(page: ConnectedPage, message: ClientMessage): void;
 }
 
@@ -54,13 +54,15 @@ export class PageConnections {
       for (const resolve of this.#waiters.splice(0)) resolve();
       handlers.onOpen(page);
       ws.on('message', (data) => {
-        let message: ClientMessage;
+        let message: unknown;
         try {
-          message = JSON.parse(data.toString()) as ClientMessage;
+          message = JSON.parse(data.toString());
         } catch {
           return;
         }
-        handlers.onMessage(page, message);
+        // Not even an object (`null`, `42`): nothing to answer.
+        if (typeof message !== 'object' || message === null) return;
+        handlers.onMessage(page, message as ClientMessage);
       });
       ws.on('close', () => this.#pages.delete(page));
       ws.on('error', () => this.#pages.delete(page));

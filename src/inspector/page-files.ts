@@ -45,7 +45,14 @@ export function pageFiles(
       res.writeHead(405).end();
       return;
     }
-    const urlPath = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
+    let urlPath: string;
+    try {
+      urlPath = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
+    } catch {
+      // A malformed escape (`/%E0%A4%A`) must not become an unhandled rejection.
+      res.writeHead(400).end('bad request');
+      return;
+    }
     const file = path.resolve(publicDir, `.${urlPath === '/' ? '/index.html' : urlPath}`);
     if (!file.startsWith(publicDir + path.sep)) {
       res.writeHead(404).end();
