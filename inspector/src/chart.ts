@@ -1,5 +1,5 @@
+import type { ChartDefinition, ChartEdge, ChartNode } from '../../src/inspector/protocol.js';
 import { s } from './dom.js';
-import type { ChartDefinition, ChartEdge, ChartNode } from './protocol.js';
 
 /** A drawn chart whose highlighting can change. */
 export interface ChartView {

@@ -1,5 +1,3 @@
-import { activeIds, type ChartView, drawChart } from './chart.js';
-import { byId, h, replace, show } from './dom.js';
 import type {
   BatchItem,
   BusEvent,
@@ -10,7 +8,9 @@ import type {
   SessionInfo,
   SessionStatus,
   SessionSync,
-} from './protocol.js';
+} from '../../src/inspector/protocol.js';
+import { activeIds, type ChartView, drawChart } from './chart.js';
+import { byId, h, replace, show } from './dom.js';
 import { CATEGORIES, type Category, renderTimeline, timelineRows } from './timeline.js';
 import { renderTranscript } from './transcript.js';
 

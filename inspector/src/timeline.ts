@@ -1,5 +1,5 @@
+import type { BusEvent } from '../../src/inspector/protocol.js';
 import { clock, h, show } from './dom.js';
-import type { BusEvent } from './protocol.js';
 
 /** Timeline categories, each with a filter checkbox. */
 export const CATEGORIES = ['turns', 'states', 'tools', 'approvals', 'warnings', 'errors', 'usage'] as const;

@@ -1,6 +1,6 @@
 // The local inspector's WebSocket protocol, shared by the server (src/inspector) and the page
-// (inspector/src). inspector/src/protocol.ts is a copy of this file (a test keeps them equal).
-// Types only: nothing here runs.
+// (inspector/src imports this file; inspector/tsconfig.json compiles it with the page).
+// Types only: nothing here runs, and it imports nothing (the page must not pull in server code).
 
 /** One state node of the chart, read from the machine definition. */
 export interface ChartNode {

@@ -1,7 +1,15 @@
 import type { SessionRecord, SessionStore } from '../session/session-store.js';
-import type { SavedSessionView } from './inspector-server.js';
+import type { BusEvent, SessionInfo, SessionStatus } from './protocol.js';
 import type { Sanitizer } from './sanitize.js';
 import { eventsFromTranscript, type SnapshotLike, statusOf } from './session-view.js';
+
+/** A session read from disk (see `agentloop inspect`): shown, never driven. */
+export interface SavedSessionView {
+  info: Omit<SessionInfo, 'live' | 'source'>;
+  status: SessionStatus;
+  messages: unknown[];
+  events: BusEvent[];
+}
 
 /** A saved session as the inspector shows it: state and context from the snapshot, timeline from the transcript. */
 export async function savedSessionView(

@@ -1,0 +1,48 @@
+// The server's side of the conversation with a page (messages typed in protocol.ts): the greeting
+// and the answers to the page's commands. Batches are sent by the event recorder.
+import type { ChartDefinition, ClientMessage, ServerMessage } from './protocol.js';
+import { sessionSync, type TrackedSessions } from './tracked-sessions.js';
+
+/** What a page gets when it connects: `hello` (the chart and the session list), then every session in full. */
+export function greeting(chart: ChartDefinition, sessions: TrackedSessions): ServerMessage[] {
+  const hello: ServerMessage = { t: 'hello', version: 1, chart, sessions: sessions.list() };
+  return [
+    hello,
+    ...[...sessions.values()].map((s): ServerMessage => ({ t: 'sync', session: sessionSync(s) })),
+  ];
+}
+
+/**
+ * Carries out one command of a page and answers it through `send`: `sync` sends the session again;
+ * `approve` / `reject` go to the running agent with the exact tool call id. Every command ends with
+ * an `ack` carrying its id (with `error` when it could not be done).
+ */
+export function answerCommand(
+  message: ClientMessage,
+  sessions: TrackedSessions,
+  send: (message: ServerMessage) => void,
+): void {
+  const reply = (ok: boolean, error?: string) =>
+    send({ t: 'ack', id: message.id, ok, ...(error ? { error } : {}) });
+  const session = sessions.get(message.session);
+  if (!session) {
+    reply(false, `no session "${message.session}"`);
+    return;
+  }
+  if (message.t === 'sync') {
+    send({ t: 'sync', session: sessionSync(session) });
+    reply(true);
+    return;
+  }
+  if (session.kind !== 'live' || !session.attached) {
+    reply(false, 'this session is not running here');
+    return;
+  }
+  try {
+    if (message.t === 'approve') session.agent.approve(message.toolCallId);
+    else session.agent.reject(message.toolCallId, message.reason ?? 'rejected in the inspector');
+    reply(true);
+  } catch (error) {
+    reply(false, error instanceof Error ? error.message : String(error));
+  }
+}
