@@ -3,7 +3,6 @@ import type { ZodType } from 'zod';
 import { createAuditLog } from '../events/audit-log.js';
 import { attachDebugLog, debugFromEnv } from '../events/debug-log.js';
 import { AgentEventBus } from '../events/event-bus.js';
-import { createEventRedaction, endsStream } from '../events/event-redaction.js';
 import { createRedactor, type Redactor } from '../events/redact.js';
 import type { Message } from '../llm/message.js';
 import { createOpenAIClient } from '../llm/openai-client.js';
@@ -23,7 +22,8 @@ import { attachInspection, type InspectionAttachment } from './agent-inspection.
 import type { AgentOptions, ExecutionResult } from './agent-options.js';
 import { persistenceFor } from './agent-persistence.js';
 import { effectsFromOptions } from './effects-from-options.js';
-import { turnResult } from './turn-result.js';
+import { eventsHeard, relayEvents } from './event-relay.js';
+import { stoppedResult, turnResult } from './turn-result.js';
 
 export type { AgentStateName } from '../machines/agent-states.js';
 export type { AgentOptions, ExecutionResult } from './agent-options.js';
@@ -71,7 +71,7 @@ export class Agent<TOutput = unknown> {
         ? createAuditLog({ file: options.auditLog, redact: this.redactor })
         : options.auditLog;
     const hooks = composeToolHooks(this.#persistence?.hooks(), options.toolHooks, audit);
-    const effects = effectsFromOptions(options, client, this.registry, hooks, (type) => this.#hears(type));
+    const effects = effectsFromOptions(options, client, this.registry, hooks, eventsHeard(this.bus));
     this.#inspection = attachInspection(options.inspect, this.inspectionSecrets);
     attachDebugLog(this.bus, options.debug ?? debugFromEnv(), this.redactor.redact);
     const persistence = this.#persistence;
@@ -100,13 +100,7 @@ export class Agent<TOutput = unknown> {
       ...(this.#inspection ? { inspect: this.#inspection.observer } : {}),
     });
     bindAgentEffects(actor, effects);
-    const publish = createEventRedaction(
-      this.redactor,
-      (event) => this.bus.publish(event),
-      (type) => this.bus.hears(type),
-    );
-    actor.on('*', (event) => {
-      publish(event);
+    relayEvents(actor, this.bus, this.redactor, (event) => {
       if (event.type === 'turn_end') this.#settleTurn();
     });
     this.#actor = actor;
@@ -125,18 +119,6 @@ export class Agent<TOutput = unknown> {
     }
     // A restored snapshot is already past Initializing: no change will come to say so.
     return actor.getSnapshot().matches('Initializing') ? ready : Promise.resolve();
-  }
-
-  /**
-   * Whether an emitted event of `type` has a listener: the bus's, the agent's own (`turn_end`), or the
-   * stream redaction's (while someone reads `content_chunk`, every event that ends a stream flushes it).
-   */
-  #hears(type: AgentEventType): boolean {
-    return (
-      type === 'turn_end' ||
-      this.bus.hears(type) ||
-      (type !== 'content_chunk' && endsStream(type) && this.bus.hears('content_chunk'))
-    );
   }
 
   /** The XState actor running the statechart (after `ready()` when a session is loading). */

@@ -1,5 +1,5 @@
 import type { ZodType } from 'zod';
-import type { AgentContext } from '../machines/agent-context.js';
+import { type AgentContext, ZERO_USAGE } from '../machines/agent-context.js';
 import type { ExecutionResult } from './agent-options.js';
 
 /** The outcome of the last turn as the context holds it; with a schema, the answer is validated into `output`. */
@@ -39,4 +39,19 @@ function validateOutput<TOutput>(result: ExecutionResult<TOutput>, schema: ZodTy
     result.outputError = parsed.error.issues
       .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)
       .join('; ');
+}
+
+/** The result a turn still running gets when the agent is stopped: interrupted, with the conversation so far. */
+export function stoppedResult<TOutput>(
+  context: Readonly<AgentContext> | undefined,
+): ExecutionResult<TOutput> {
+  return {
+    success: false,
+    response: context?.partial ?? '',
+    iterations: context?.iteration ?? 0,
+    messages: [...(context?.messages ?? [])],
+    terminateReason: 'interrupted',
+    usage: context?.turnUsage ?? ZERO_USAGE,
+    error: 'the agent was stopped (agent.stop()) before the turn ended',
+  };
 }

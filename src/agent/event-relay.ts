@@ -1,0 +1,39 @@
+import type { Actor } from 'xstate';
+import type { AgentEventBus } from '../events/event-bus.js';
+import { createEventRedaction, endsStream } from '../events/event-redaction.js';
+import type { Redactor } from '../events/redact.js';
+import type { AgentMachine } from '../machines/agent-machine.js';
+import type { AgentEvent, AgentEventType } from '../machines/emitted-events.js';
+
+/**
+ * Relays the machine's emitted events to the bus, redacted; `onEvent` sees each event as emitted
+ * (the agent settles a turn on `turn_end`).
+ */
+export function relayEvents(
+  actor: Actor<AgentMachine>,
+  bus: AgentEventBus,
+  redactor: Redactor,
+  onEvent: (event: AgentEvent) => void,
+): void {
+  const publish = createEventRedaction(
+    redactor,
+    (event) => bus.publish(event),
+    (type) => bus.hears(type),
+  );
+  actor.on('*', (event) => {
+    publish(event);
+    onEvent(event);
+  });
+}
+
+/**
+ * Which emitted events the machine must build for an agent: those the bus hears, `turn_end` (the agent
+ * itself waits for it), and, while someone reads `content_chunk`, every event that ends a stream (the
+ * redaction flushes the held-back end of the text before it).
+ */
+export function eventsHeard(bus: AgentEventBus): (type: AgentEventType) => boolean {
+  return (type) =>
+    type === 'turn_end' ||
+    bus.hears(type) ||
+    (type !== 'content_chunk' && endsStream(type) && bus.hears('content_chunk'));
+}
