@@ -95,7 +95,7 @@ async function requests() {
 }
 
 async function startup() {
-  const { loadBundleAgent, createAgent, validateTree } = await import('../dist/index.js');
+  const { loadBundleAgent, createAgent, toAgentOptions, validateTree } = await import('../dist/index.js');
   const out = {};
   const bundleRoot = path.join(repo, 'bundles/requirements-workflow');
   const start = async () => {
@@ -104,13 +104,9 @@ async function startup() {
       agent: 'intake-facilitator',
       projectRoot: params.projectRoot,
     });
-    const agent = createAgent({
-      baseURL: 'http://127.0.0.1:9/v1',
-      apiKey: 'bench',
-      instructions: bundle.instructions,
-      contextMessages: bundle.contextMessages,
-      tools: bundle.tools,
-    });
+    const agent = createAgent(
+      toAgentOptions(bundle.definition, {}, { baseURL: 'http://127.0.0.1:9/v1', apiKey: 'bench' }),
+    );
     await agent.ready();
     if (agent.state !== 'AwaitingInput') throw new Error(`agent did not start: ${agent.state}`);
     agent.stop();

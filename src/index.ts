@@ -89,7 +89,13 @@ export type {
   TerminateReason,
   ToolCallInfo,
 } from './machines/emitted-events.js';
-export { type AgentDefinition, defineAgent, renderInstructions } from './prompt/agent-definition.js';
+export {
+  AGENT_NAME_PATTERN,
+  type AgentDefinition,
+  defineAgent,
+  escapeInstructions,
+  renderInstructions,
+} from './prompt/agent-definition.js';
 export { type ContextGuardOptions, createContextGuard } from './prompt/context-guard.js';
 export {
   ContextWindow,

@@ -5,6 +5,7 @@ import {
   createAgent,
   defineAgent,
   defineTool,
+  escapeInstructions,
   renderInstructions,
   subagentTool,
   toAgentOptions,
@@ -45,6 +46,31 @@ describe('agent definitions', () => {
     );
     expect(() => renderInstructions(summarizer, { topic: 'x', words: -1 })).toThrow(
       /summarizer: invalid inputs: words/,
+    );
+  });
+
+  it('keep escaped placeholders as written', () => {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: literal text with placeholder syntax.
+    const text = 'Costs ${price}; write \\${x} for a literal.';
+    const escaped = escapeInstructions(text);
+    const literal = defineAgent({ name: 'literal', description: '', instructions: escaped });
+    expect(renderInstructions(literal)).toBe(text);
+    expect(renderInstructions(summarizer, { topic: 'a', words: 1 })).not.toContain('\\');
+    const mixed = defineAgent({
+      name: 'mixed',
+      description: '',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: one placeholder and one escaped.
+      instructions: `Hello \${who}, ${escapeInstructions('${who} is literal')}`,
+      inputSchema: z.object({ who: z.string() }),
+    });
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the literal part.
+    expect(renderInstructions(mixed, { who: 'Ada' })).toBe('Hello Ada, ${who} is literal');
+  });
+
+  it('take a display name from the runtime options', () => {
+    expect(toAgentOptions(summarizer, { topic: 'a', words: 1 }).name).toBe('summarizer');
+    expect(toAgentOptions(summarizer, { topic: 'a', words: 1 }, { name: 'The Summarizer' }).name).toBe(
+      'The Summarizer',
     );
   });
 

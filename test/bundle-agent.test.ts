@@ -31,7 +31,7 @@ afterEach(async () => {
 });
 
 function tool(agent: BundleAgent, name: string): Tool {
-  const found = agent.tools.find((t) => t.name === name);
+  const found = agent.definition.tools.find((t) => t.name === name);
   if (!found) throw new Error(`no tool ${name}`);
   return found;
 }
@@ -95,7 +95,7 @@ describe('loadBundleAgent', () => {
       output_folder: agent.outputFolder,
       'project-root': project,
     });
-    expect(agent.contextMessages.map((m) => m.content.split('\n')[0])).toEqual([
+    expect(agent.definition.contextMessages.map((m) => m.content.split('\n')[0])).toEqual([
       `[Critical Action] Loaded file: ${path.join(bundle, 'config.yaml')}`,
       "[Critical Instruction] Remember the user's name is Friend",
       '[Critical Instruction] ALWAYS communicate in English',
@@ -110,7 +110,7 @@ describe('loadBundleAgent', () => {
     ]);
     expect(agent.greeting).toContain('Hello Friend!');
     expect(agent.greeting).toContain('2. *intake-workflow - Run a requirements intake');
-    const prompt = agent.instructions;
+    const prompt = agent.definition.instructions;
     expect(prompt).toContain('You are Iris 🧭, Requirements Intake Facilitator.');
     expect(prompt).toContain('call read_file');
     expect(prompt).toContain(

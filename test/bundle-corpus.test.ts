@@ -5,12 +5,14 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { parse as parseYaml } from 'yaml';
+import { AgentRegistry } from '../src/agent/agent-registry.js';
 import { loadBundleAgent } from '../src/bundle/bundle-agent.js';
 import { discoverAgents } from '../src/bundle/bundle-discovery.js';
 import { BundleError } from '../src/bundle/bundle-error.js';
 import { parseInstructions } from '../src/bundle/instructions-parser.js';
 import type { ValidationReport } from '../src/bundle/validate-tree.js';
 import { runValidateCommand } from '../src/cli/validate-command.js';
+import { defineAgent } from '../src/prompt/agent-definition.js';
 
 /** The shared corpus sits beside the repository: `../shared/corpus/bmad` from the repo root. */
 const CORPUS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../shared/corpus/bmad');
@@ -196,6 +198,7 @@ describe.each(SNAPSHOTS)('corpus snapshot %s', (snapshot) => {
     try {
       const agents = await discoverAgents(root);
       expect(agents.every((a) => a.agent)).toBe(true);
+      const names: string[] = [];
       for (const found of agents) {
         const loaded = await loadBundleAgent({
           bundleRoot: found.bundle.root,
@@ -203,16 +206,36 @@ describe.each(SNAPSHOTS)('corpus snapshot %s', (snapshot) => {
           outputFolder: out,
         });
         expect(loaded.projectRoot).toBe(root);
-        const loads = loaded.contextMessages.filter((m) =>
+        const loads = loaded.definition.contextMessages.filter((m) =>
           m.content.startsWith('[Critical Action] Loaded file:'),
         );
         expect(loads.map((m) => m.content.split('\n')[0])).toEqual([
           `[Critical Action] Loaded file: ${path.join(root, (found.agent!.criticalActions.join(' ').match(/bmad\/\w+\/config\.yaml/) ?? [''])[0])}`,
         ]);
-        expect(loaded.contextMessages.some((m) => m.content.includes('{user_name}'))).toBe(false);
+        expect(loaded.definition.contextMessages.some((m) => m.content.includes('{user_name}'))).toBe(false);
         expect(loaded.variables.user_name).toBe('BMad');
-        expect(loaded.tools.map((t) => t.name)).toEqual(['read_file', 'execute_workflow', 'save_output']);
+        expect(loaded.definition.tools.map((t) => t.name)).toEqual([
+          'read_file',
+          'execute_workflow',
+          'save_output',
+        ]);
+        expect(defineAgent(loaded.definition)).toBe(loaded.definition);
+        names.push(loaded.definition.name);
       }
+      // Every agent of a tree gets its own definition name, so they can share one AgentRegistry.
+      const registry = new AgentRegistry();
+      for (const found of agents) {
+        registry.register(
+          (
+            await loadBundleAgent({
+              bundleRoot: found.bundle.root,
+              agent: found.agent!.id,
+              outputFolder: out,
+            })
+          ).definition,
+        );
+      }
+      expect(registry.getAll().map((d) => d.name)).toEqual(names);
     } finally {
       await rm(out, { recursive: true, force: true });
     }
@@ -226,7 +249,7 @@ describe.each(SNAPSHOTS)('corpus snapshot %s', (snapshot) => {
         agent: 'bmad-master',
         outputFolder: out,
       });
-      const execute = agent.tools.find((t) => t.name === 'execute_workflow')!;
+      const execute = agent.definition.tools.find((t) => t.name === 'execute_workflow')!;
       const outcomes: string[] = [];
       for (const fact of facts.workflows) {
         const file = path.join(root, String(fact.file));

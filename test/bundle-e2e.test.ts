@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bundleDemoScenario, bundleDemoUserLines } from '../src/cli/bundle-demo.js';
-import { createAgent, type FileLoadEvent, loadBundleAgent } from '../src/index.js';
+import { createAgent, type FileLoadEvent, loadBundleAgent, toAgentOptions } from '../src/index.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
 import { assertToolCallsAnswered } from './support/harness.js';
 
@@ -27,13 +27,9 @@ describe('example bundle end to end over HTTP', () => {
       ['config.yaml', 'critical-action'],
     ]);
     server = await startScriptedServer({ scenario: bundleDemoScenario });
-    const agent = createAgent({
-      baseURL: server.url,
-      apiKey: 'test',
-      instructions: bundleAgent.instructions,
-      contextMessages: bundleAgent.contextMessages,
-      tools: bundleAgent.tools,
-    });
+    const agent = createAgent(
+      toAgentOptions(bundleAgent.definition, {}, { baseURL: server.url, apiKey: 'test' }),
+    );
     const first = await agent.send(bundleDemoUserLines[0]!);
     expect(first.response).toMatch(/What problem are you trying to solve/);
 

@@ -113,7 +113,10 @@ export interface ExecutionResult<TOutput = unknown> {
   outputError?: string;
 }
 
-/** The `createAgent` options that run a definition with these inputs, plus runtime options (model server, events). */
+/**
+ * The `createAgent` options that run a definition with these inputs, plus runtime options (model server,
+ * events). `runtime.name` and `runtime.model` win over the definition's (a UI may show a display name).
+ */
 export function toAgentOptions<TInput extends ZodRawShape, TOutput>(
   definition: AgentDefinition<TInput, TOutput>,
   inputs: Record<string, unknown> = {},
@@ -121,7 +124,7 @@ export function toAgentOptions<TInput extends ZodRawShape, TOutput>(
 ): AgentOptions<TOutput> {
   const options: AgentOptions<TOutput> = {
     ...runtime,
-    name: definition.name,
+    name: runtime.name ?? definition.name,
     instructions: renderInstructions(definition, inputs),
     tools: definition.tools ?? [],
     contextMessages: [...(definition.contextMessages ?? []), ...(runtime.contextMessages ?? [])],

@@ -1,9 +1,9 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { Tool } from '../tools/define-tool.js';
 import { type AgentFile, type MenuItem, parseAgentFile } from './agent-file-parser.js';
 import { buildGreeting } from './agent-greeting.js';
 import { createBmadTools } from './bmad-tools.js';
+import { type BundleAgentDefinition, compileBundleDefinition } from './bundle-definition.js';
 import { detectTree, listAgentFiles } from './bundle-discovery.js';
 import { BundleError } from './bundle-error.js';
 import { runCriticalActions } from './critical-actions.js';
@@ -33,20 +33,26 @@ export interface LoadBundleAgentOptions {
   now?: () => Date;
 }
 
-/** A loaded bundle agent: what the runtime needs to run it. */
+/**
+ * A loaded bundle agent: the `AgentDefinition` it compiled into, and beside it what UIs need (who it is,
+ * its greeting and menu, the sandbox, roots and variables of its session). Run it with
+ * `createAgent(toAgentOptions(bundleAgent.definition, {}, runtime))`.
+ */
 export interface BundleAgent {
+  /**
+   * The compiled agent: a valid `name` (see `bundleDefinitionName`), the description, the system prompt
+   * as `instructions`, the critical actions' `contextMessages` (variables filled) and the `tools`
+   * (read_file, execute_workflow, save_output, bound to this agent's sandbox).
+   */
+  definition: BundleAgentDefinition;
+  /** The agent's `id` attribute. */
   id: string;
+  /** The agent file's path. */
   file: string;
+  /** The persona's name as written, for display (`BMad Master`); `definition.name` is the identifier. */
   name: string;
   title: string;
   icon: string;
-  description: string;
-  /** The system prompt. */
-  instructions: string;
-  /** System messages from the critical actions, variables filled. */
-  contextMessages: { role: 'system'; content: string }[];
-  /** read_file, execute_workflow, save_output. */
-  tools: Tool[];
   menu: MenuItem[];
   /** Greeting in persona plus the numbered menu, for the CLI to print. */
   greeting: string;
@@ -58,7 +64,7 @@ export interface BundleAgent {
   coreRoot: string | undefined;
   outputFolder: string;
   /** The parsed agent file. */
-  definition: AgentFile;
+  agentFile: AgentFile;
   /** Non-fatal findings of initialization. */
   warnings: string[];
 }
@@ -108,8 +114,9 @@ async function findAgentFile(
 
 /**
  * Loads one agent of a bundle: parses its file, runs its critical actions (reading only what they
- * name, usually config.yaml), and returns its system prompt, context messages, tools and greeting.
- * Workflows, instructions and templates are read later, when a tool call asks.
+ * name, usually config.yaml) and compiles it into an `AgentDefinition` (system prompt, context
+ * messages, tools), returned with its greeting and menu. Workflows, instructions and templates are read
+ * later, when a tool call asks.
  */
 export async function loadBundleAgent(options: LoadBundleAgentOptions): Promise<BundleAgent> {
   const given = path.resolve(options.bundleRoot);
@@ -167,18 +174,9 @@ export async function loadBundleAgent(options: LoadBundleAgentOptions): Promise<
       m.targets.filter((t) => t.kind === 'workflow').map((t) => t.target),
     ),
   });
-  const description =
-    typeof agent.frontMatter?.description === 'string'
-      ? agent.frontMatter.description
-      : agent.persona.role || agent.title;
-  return {
-    id: agent.id,
-    file: agent.file,
-    name: agent.name,
-    title: agent.title,
-    icon: agent.icon,
-    description,
-    instructions: buildSystemPrompt({
+  const definition = compileBundleDefinition({
+    agent,
+    systemPrompt: buildSystemPrompt({
       name: agent.name,
       title: agent.title,
       icon: agent.icon,
@@ -191,6 +189,14 @@ export async function loadBundleAgent(options: LoadBundleAgentOptions): Promise<
     }),
     contextMessages: critical.messages.map((content) => ({ role: 'system' as const, content })),
     tools,
+  });
+  return {
+    definition,
+    id: agent.id,
+    file: agent.file,
+    name: agent.name,
+    title: agent.title,
+    icon: agent.icon,
     menu: agent.menu,
     greeting: buildGreeting(agent, variables.user_name),
     variables,
@@ -199,7 +205,7 @@ export async function loadBundleAgent(options: LoadBundleAgentOptions): Promise<
     projectRoot,
     coreRoot,
     outputFolder,
-    definition: agent,
+    agentFile: agent,
     warnings: critical.warnings,
   };
 }

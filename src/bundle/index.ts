@@ -12,6 +12,13 @@ export {
 export { buildGreeting } from './agent-greeting.js';
 export { type BundleAgent, type LoadBundleAgentOptions, loadBundleAgent } from './bundle-agent.js';
 export {
+  type BundleAgentDefinition,
+  type BundleDefinitionInput,
+  bundleDefinitionName,
+  type CriticalActionMessage,
+  compileBundleDefinition,
+} from './bundle-definition.js';
+export {
   type BundleInfo,
   type BundleLayout,
   type BundleTree,

@@ -4,9 +4,9 @@ import path from 'node:path';
 import pc from 'picocolors';
 import type { InspectionEvent } from 'xstate';
 import { type Agent, createAgent } from '../agent/agent.js';
+import { toAgentOptions } from '../agent/agent-options.js';
 import { loadBundleAgent } from '../bundle/bundle-agent.js';
 import type { Scenario } from '../testing/scenario.js';
-import { bundleAgentOptions } from './bundle-agent-options.js';
 import type { CommandIo } from './command-io.js';
 import { createEventPrinter } from './event-printer.js';
 import { connectModel } from './model-connection.js';
@@ -132,10 +132,19 @@ export async function runBundleDemo(
         ),
     });
     io.stdout(`\n${bundleAgent.greeting}\n`);
-    const agent = createAgent({
-      ...bundleAgentOptions(bundleAgent, connection),
-      inspect: watch.inspectFor?.(connection.apiKey),
-    });
+    const agent = createAgent(
+      toAgentOptions(
+        bundleAgent.definition,
+        {},
+        {
+          name: bundleAgent.name,
+          baseURL: connection.baseURL,
+          apiKey: connection.apiKey,
+          model: connection.model,
+          inspect: watch.inspectFor?.(connection.apiKey),
+        },
+      ),
+    );
     const detach = watch.attach?.(agent as Agent<unknown>, bundleAgent.name);
     agent.on('*', createEventPrinter({ write: (s) => io.stdout(s) }, { states: false }));
     let ok = true;

@@ -4,11 +4,12 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { Agent } from '../agent/agent.js';
 import { createAgent } from '../agent/agent.js';
+import { toAgentOptions } from '../agent/agent-options.js';
 import { type BundleAgent, loadBundleAgent } from '../bundle/bundle-agent.js';
+import { defineAgent } from '../prompt/agent-definition.js';
 import { FileSessionStore } from '../session/file-session-store.js';
 import { createSessionId, type SessionRecord } from '../session/session-store.js';
 import type { Tool } from '../tools/define-tool.js';
-import { bundleAgentOptions } from './bundle-agent-options.js';
 import { ChatInput, type ChatStreams } from './chat-input.js';
 import { intakeChatScenario } from './chat-intake-script.js';
 import { ChatRenderer, chatColors } from './chat-renderer.js';
@@ -119,26 +120,39 @@ export async function runChatCommand(
     columns: () => streams.output.columns ?? 80,
   });
   const input = new ChatInput(streams);
-  const open = (sessionId: string, agentDef: BundleAgent): Agent => {
+  // The bundle agent's definition, plus the --tools module's tools (defineAgent names a clash).
+  const chatDefinition = (bundle: BundleAgent) =>
+    extraTools.length === 0
+      ? bundle.definition
+      : defineAgent({ ...bundle.definition, tools: [...bundle.definition.tools, ...extraTools] });
+  const open = (sessionId: string, bundle: BundleAgent): Agent => {
     const inspect = inspection.inspectFor(connection.apiKey);
-    const agent = createAgent({
-      ...bundleAgentOptions(agentDef, connection),
-      tools: [...agentDef.tools, ...extraTools],
-      // Writes ask first: save_output is the bundle tool that changes files; other tools decide themselves.
-      approval: values.yes ? 'never' : (call) => (call.name === 'save_output' ? true : undefined),
-      store,
-      session: sessionId,
-      sessionInfo: {
-        bundle: agentDef.bundleRoot,
-        meta: {
-          agent: agentDef.id,
-          project: projectRoot,
-          ...(values.tools ? { tools: path.resolve(values.tools) } : {}),
+    const agent = createAgent(
+      toAgentOptions(
+        chatDefinition(bundle),
+        {},
+        {
+          name: bundle.name,
+          baseURL: connection.baseURL,
+          apiKey: connection.apiKey,
+          model: connection.model,
+          // Writes ask first: save_output is the bundle tool that changes files; other tools decide themselves.
+          approval: values.yes ? 'never' : (call) => (call.name === 'save_output' ? true : undefined),
+          store,
+          session: sessionId,
+          sessionInfo: {
+            bundle: bundle.bundleRoot,
+            meta: {
+              agent: bundle.id,
+              project: projectRoot,
+              ...(values.tools ? { tools: path.resolve(values.tools) } : {}),
+            },
+          },
+          ...(inspect ? { inspect } : {}),
         },
-      },
-      ...(inspect ? { inspect } : {}),
-    });
-    inspection.attach(agent as Agent<unknown>, { name: agentDef.name, title: sessionId });
+      ),
+    );
+    inspection.attach(agent as Agent<unknown>, { name: bundle.name, title: sessionId });
     return agent;
   };
   try {

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { createAgent } from '../agent/agent.js';
+import { toAgentOptions } from '../agent/agent-options.js';
 import { loadBundleAgent } from '../bundle/bundle-agent.js';
-import { bundleAgentOptions } from './bundle-agent-options.js';
 import type { CommandIo } from './command-io.js';
 import { createEventPrinter } from './event-printer.js';
 import { INSPECTOR_FLAGS, INSPECTOR_USAGE, startCliInspection } from './inspector-flags.js';
@@ -51,10 +51,19 @@ export async function runRunCommand(args: string[], io: CommandIo): Promise<numb
   const print = values.json ? io.stderr : io.stdout;
   const inspection = await startCliInspection(values, io);
   try {
-    const agent = createAgent({
-      inspect: inspection.inspectFor(connection.apiKey),
-      ...bundleAgentOptions(bundleAgent, connection),
-    });
+    const agent = createAgent(
+      toAgentOptions(
+        bundleAgent.definition,
+        {},
+        {
+          name: bundleAgent.name,
+          baseURL: connection.baseURL,
+          apiKey: connection.apiKey,
+          model: connection.model,
+          inspect: inspection.inspectFor(connection.apiKey),
+        },
+      ),
+    );
     const detach = inspection.attach(agent, { name: bundleAgent.name, title: message });
     agent.on('*', createEventPrinter({ write: print }, { states: false }));
     agent.on('approval_requested', (event) => {

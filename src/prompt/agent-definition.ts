@@ -13,7 +13,7 @@ export interface AgentDefinition<TInput extends ZodRawShape = ZodRawShape, TOutp
   /** Unique name: letters, digits, `_` and `-` (it can become a tool name). */
   name: string;
   description: string;
-  /** The system prompt; `${name}` placeholders are filled from the inputs. */
+  /** The system prompt; `${name}` placeholders are filled from the inputs (`\${name}` stays as written). */
   instructions: string;
   /** More leading messages (critical-action context). */
   contextMessages?: Message[];
@@ -26,14 +26,16 @@ export interface AgentDefinition<TInput extends ZodRawShape = ZodRawShape, TOutp
   outputSchema?: ZodType<TOutput>;
 }
 
-const NAME = /^[a-zA-Z0-9_-]{1,64}$/;
-const PLACEHOLDER = /\$\{([a-zA-Z_][a-zA-Z0-9_]*)\}/g;
+/** What an agent name may be: 1 to 64 letters, digits, `_` and `-`. */
+export const AGENT_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
+/** A `${name}` placeholder, or with a backslash before it (group 1) a literal `${name}`. */
+const PLACEHOLDER = /(\\?)\$\{([a-zA-Z_][a-zA-Z0-9_]*)\}/g;
 
 /** Checks a definition once, when it is made: the name, duplicate tools, and every placeholder declared as an input. */
 export function defineAgent<TInput extends ZodRawShape = ZodRawShape, TOutput = unknown>(
   definition: AgentDefinition<TInput, TOutput>,
 ): AgentDefinition<TInput, TOutput> {
-  if (!NAME.test(definition.name)) {
+  if (!AGENT_NAME_PATTERN.test(definition.name)) {
     throw new Error(
       `defineAgent: invalid agent name ${JSON.stringify(definition.name)} (letters, digits, _ and -)`,
     );
@@ -45,8 +47,8 @@ export function defineAgent<TInput extends ZodRawShape = ZodRawShape, TOutput = 
     seen.add(tool.name);
   }
   const declared = new Set(Object.keys(definition.inputSchema?.shape ?? {}));
-  for (const [, key] of definition.instructions.matchAll(PLACEHOLDER)) {
-    if (!declared.has(key!)) {
+  for (const [, escaped, key] of definition.instructions.matchAll(PLACEHOLDER)) {
+    if (!escaped && !declared.has(key!)) {
       throw new Error(
         `defineAgent(${definition.name}): instructions use \${${key}} but inputSchema has no "${key}"`,
       );
@@ -71,11 +73,20 @@ export function renderInstructions<TInput extends ZodRawShape>(
     }
     values = parsed.data as Record<string, unknown>;
   }
-  return definition.instructions.replace(PLACEHOLDER, (_, key: string) => {
+  return definition.instructions.replace(PLACEHOLDER, (_, escaped: string, key: string) => {
+    if (escaped) return `\${${key}}`;
     const value = values[key];
     if (value === undefined) throw new Error(`agent ${definition.name}: no value for \${${key}}`);
     return typeof value === 'string' ? value : JSON.stringify(value);
   });
+}
+
+/**
+ * Text to put in instructions as written: every `${name}` gets a backslash before it, so neither
+ * `defineAgent` nor `renderInstructions` takes it for a placeholder (a bundle's prompt is not a template).
+ */
+export function escapeInstructions(text: string): string {
+  return text.replace(PLACEHOLDER, (match) => `\\${match}`);
 }
 
 /** A schema that accepts anything, for agents without an input schema. */
