@@ -143,6 +143,16 @@ export class SessionStoreError extends Error {
   }
 }
 
+/** The `corrupt` {@link SessionStoreError} for a stored file (or one line of it) that cannot be read. */
+export function corruptFileError(id: string, file: string, reason: string, line?: number): SessionStoreError {
+  const where = line === undefined ? file : `${file} line ${line}`;
+  return new SessionStoreError(
+    'corrupt',
+    `Session "${id}": ${where} is corrupt (${reason}). It was left as it is; repair or delete it. Other sessions are not affected.`,
+    line === undefined ? { sessionId: id, file } : { sessionId: id, file, line },
+  );
+}
+
 /** Longest title `list` shows. */
 export const TITLE_MAX_CHARS = 80;
 
