@@ -293,6 +293,19 @@ export function recordBodyJson(input: SessionRecordInput): string {
   return toJson(body, input.id, 'the record');
 }
 
+/**
+ * The JSON text of a stored record: the store's fields first (`id`, `state`, the times,
+ * `transcriptSeq`), then `body` from {@link recordBodyJson}. Every store writes this layout, so
+ * records come back alike, field order included, whichever store holds them.
+ */
+export function storedRecordJson(
+  head: Pick<SessionRecord, 'id' | 'state' | 'createdAt' | 'updatedAt' | 'transcriptSeq'>,
+  body: string,
+): string {
+  const { id, state, createdAt, updatedAt, transcriptSeq } = head;
+  return prependJsonFields({ id, state, createdAt, updatedAt, transcriptSeq }, body);
+}
+
 /** The JSON text of a transcript entry without `seq` (added when it is written), `at` defaulting to now. */
 export function transcriptEntryJson(sessionId: string, input: TranscriptEntryInput, now: Date): string {
   if (typeof input !== 'object' || input === null || typeof input.kind !== 'string') {
@@ -300,4 +313,9 @@ export function transcriptEntryJson(sessionId: string, input: TranscriptEntryInp
   }
   const { seq: _seq, at, ...rest } = input as TranscriptEntryInput & { seq?: unknown };
   return toJson({ at: at ?? now.toISOString(), ...rest }, sessionId, `a "${input.kind}" transcript entry`);
+}
+
+/** The JSON text of a stored transcript entry: `seq` first, then `body` from {@link transcriptEntryJson}. */
+export function storedEntryJson(seq: number, body: string): string {
+  return prependJsonFields({ seq }, body);
 }

@@ -5,6 +5,7 @@ import {
   prependJsonFields,
   type SessionRecord,
   SessionStoreError,
+  storedRecordJson,
 } from './session-store.js';
 
 /** The record file in a session's folder (replaced atomically by each save). */
@@ -26,8 +27,8 @@ export function encodeSnapshot(
   transcriptSeq: number,
   body: string,
 ): string {
-  const head = { formatVersion: SNAPSHOT_FORMAT_VERSION, id, state, ...times };
-  return prependJsonFields({ ...head, transcriptSeq }, body);
+  const record = storedRecordJson({ id, state, ...times, transcriptSeq }, body);
+  return prependJsonFields({ formatVersion: SNAPSHOT_FORMAT_VERSION }, record);
 }
 
 /** Parses and checks `snapshot.json`. The folder name is the id, so that a copied folder is a fork. */

@@ -4,7 +4,7 @@ import { fsyncDir, mkdirDurable } from './durable-write.js';
 import { readIfExists } from './read-if-exists.js';
 import {
   corruptFileError,
-  prependJsonFields,
+  storedEntryJson,
   type TranscriptRead,
   transcriptEntryJson,
 } from './session-store.js';
@@ -139,10 +139,10 @@ export class TranscriptAppender {
           },
           this.#options.now(),
         );
-        text += `${prependJsonFields({ seq: ++seq }, repaired)}\n`;
+        text += `${storedEntryJson(++seq, repaired)}\n`;
       }
       this.#tailFix = undefined;
-      for (const body of bodies) text += `${prependJsonFields({ seq: ++seq }, body)}\n`;
+      for (const body of bodies) text += `${storedEntryJson(++seq, body)}\n`;
       await mkdirDurable(path.dirname(file), this.#options.fsync);
       const handle = await open(file, 'a');
       try {
