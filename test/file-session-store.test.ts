@@ -383,13 +383,20 @@ describe('FileSessionStore', () => {
   });
 });
 
-/** The store's modules as plain JS for a child `node` (type-stripping only, no bundler). */
+/**
+ * The store's modules as plain JS for a child `node` (type-stripping only, no bundler): file-session-store
+ * and the relative imports it reaches, found by following them.
+ */
 async function buildStoreForNode(root: string): Promise<string> {
   const srcDir = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'src', 'session');
   const outDir = path.join(root, 'build');
   await mkdir(outDir, { recursive: true });
   await writeFile(path.join(outDir, 'package.json'), '{"type":"module"}');
-  for (const name of ['session-store', 'file-session-store', 'transcript']) {
+  const pending = ['file-session-store'];
+  const done = new Set<string>();
+  for (let name = pending.pop(); name !== undefined; name = pending.pop()) {
+    if (done.has(name)) continue;
+    done.add(name);
     const source = await readFile(path.join(srcDir, `${name}.ts`), 'utf8');
     const { outputText } = ts.transpileModule(source, {
       compilerOptions: {
@@ -399,6 +406,10 @@ async function buildStoreForNode(root: string): Promise<string> {
       },
     });
     await writeFile(path.join(outDir, `${name}.js`), outputText);
+    for (const { fileName } of ts.preProcessFile(outputText, true, false).importedFiles) {
+      const local = /^\.\/([\w-]+)\.js$/.exec(fileName);
+      if (local) pending.push(local[1]!);
+    }
   }
   return outDir;
 }

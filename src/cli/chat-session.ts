@@ -1,15 +1,16 @@
 import type { Agent } from '../agent/agent.js';
 import type { BundleAgent } from '../bundle/bundle-agent.js';
 import { DEFAULTS } from '../defaults.js';
-import type { Message } from '../llm/message.js';
 import type { AgentEvent, ToolCallInfo } from '../machines/emitted-events.js';
 import type { FileSessionStore } from '../session/file-session-store.js';
 import type { SessionRecord } from '../session/session-store.js';
+import { askApproval } from './chat-approval-prompt.js';
+import { showResumeSummary } from './chat-history-view.js';
 import type { ChatInput } from './chat-input.js';
 import type { ChatRenderer } from './chat-renderer.js';
-import { oneLine } from './event-printer.js';
-import { formatSessionList } from './sessions-command.js';
+import { runSlashCommand, type SlashCommandOutcome } from './chat-slash-commands.js';
 
+/** What a {@link ChatSession} reads from, draws on, and opens sessions with. */
 export interface ChatSessionOptions {
   input: ChatInput;
   renderer: ChatRenderer;
@@ -21,20 +22,6 @@ export interface ChatSessionOptions {
   /** The command that continues a session, for the goodbye line. */
   resumeCommand?: (id: string) => string;
 }
-
-export const CHAT_HELP = `Commands:
-  /help            this list
-  /stop            stop the running turn (type it while the agent works, or press Ctrl+C)
-  /continue        let the agent go on with a stopped or failed turn
-  /history         the conversation so far
-  /usage           tokens and model calls
-  /save            save the session now (it is saved at every rest point anyway)
-  /sessions        saved sessions
-  /resume <id>     switch to a saved session
-  /exit            leave (Ctrl+C on an empty line, or Ctrl+D, too)
-Approvals: y = yes, n = no (add a reason: "n not that file"), a = always for this tool in this session.`;
-
-type Outcome = 'exit' | undefined;
 
 /** One chat: the prompt loop over a session's agent, with approvals, interrupts and slash commands. */
 export class ChatSession {
@@ -112,46 +99,13 @@ export class ChatSession {
       ),
     );
     this.#r.line(c.dim('/help for commands · Ctrl+C stops a turn; on an empty line it leaves'));
-    if (record) this.#showResume(record);
+    if (record) showResumeSummary(this.#r, agent, bundleAgent, record);
   }
 
   async #detach(): Promise<void> {
     for (const off of this.#offs.splice(0)) off();
     await this.#agent.flush();
     this.#agent.stop();
-  }
-
-  /** What a resumed session looks like: what was recovered, and the last exchange. */
-  #showResume(record: SessionRecord): void {
-    const { c } = this.#r;
-    const report = this.#agent.restoreReport;
-    if (report && report.state !== report.savedState) {
-      this.#r.line(
-        c.yellow(
-          `! The last session stopped in the middle of a turn (saved ${report.savedState}); ` +
-            `recovered ${report.replayedMessages} message(s) from the transcript.`,
-        ),
-      );
-    }
-    for (const call of report?.calls ?? []) {
-      const what = {
-        recorded: 'finished before the stop: its recorded result is used, it is not run again',
-        interrupted: 'was cut off with no recorded result: the agent is told, it is not run again',
-        'not-run': 'never started: the agent is told',
-        rerun: 'runs when the batch goes on',
-      }[call.outcome];
-      this.#r.line(c.yellow(`  ${call.name} ${what}`));
-    }
-    const recent = this.#agent.messages.filter(
-      (m) => m.role === 'user' || (m.role === 'assistant' && text(m)),
-    );
-    if (recent.length > 0) {
-      this.#r.line(c.dim(`… ${record.title ? `"${oneLine(record.title, 40)}", ` : ''}last messages:`));
-      for (const m of recent.slice(-2)) this.#printMessage(m);
-    }
-    if (this.#agent.state === 'Interrupted') {
-      this.#r.line(c.dim('The last turn was stopped. /continue lets the agent go on; or just type.'));
-    }
   }
 
   /** After a restore in WaitingApproval the calls still wait for an answer: ask, then let the turn finish. */
@@ -192,7 +146,7 @@ export class ChatSession {
           continue;
         }
         if (!agent.pendingApprovals.some((p) => p.toolCallId === call.toolCallId)) continue;
-        await this.#askApproval(call);
+        await askApproval(call, { agent, renderer: this.#r, ask: (prompt) => this.#ask(prompt, true) });
       }
     })();
     try {
@@ -243,42 +197,6 @@ export class ChatSession {
     if (answer && /^y(es)?$/i.test(answer.trim())) await this.#turn(() => this.#agent.extendLimit(by));
   }
 
-  async #askApproval(call: ToolCallInfo): Promise<void> {
-    const { c } = this.#r;
-    this.#r.pause();
-    this.#r.line(`${c.magenta('?')} ${c.bold(call.name)} wants to run:`);
-    for (const line of describeArgs(call.args)) this.#r.line(`    ${line}`);
-    for (;;) {
-      const answer = await this.#ask(
-        `  ${c.magenta(`Allow? [y]es / [n]o (reason) / [a]lways for ${call.name} ›`)} `,
-        true,
-      );
-      if (!this.#agent.pendingApprovals.some((p) => p.toolCallId === call.toolCallId)) return;
-      if (answer === null) {
-        this.#agent.reject(call.toolCallId, 'no answer: the input ended');
-        return;
-      }
-      const text = answer.trim();
-      if (/^(y|yes)$/i.test(text)) {
-        this.#agent.approve(call.toolCallId);
-        return;
-      }
-      if (/^(a|always)$/i.test(text)) {
-        this.#agent.approve(call.toolCallId, { always: true });
-        this.#r.line(c.dim(`  ${call.name} is allowed for the rest of this session.`));
-        return;
-      }
-      const no = /^(n|no)\b[\s:,-]*(.*)$/i.exec(text);
-      if (no) {
-        const reason = no[2]!.trim();
-        if (reason) this.#agent.reject(call.toolCallId, reason);
-        else this.#agent.reject(call.toolCallId);
-        return;
-      }
-      this.#r.line(c.dim('  Answer y, n (optionally with a reason, e.g. "n wrong folder") or a.'));
-    }
-  }
-
   /** Asks for a line; Ctrl+C while asking resolves with null. */
   #ask(prompt: string, approval = false): Promise<string | null> {
     this.#r.pause();
@@ -309,111 +227,17 @@ export class ChatSession {
     this.#o.input.cancel();
   }
 
-  async #command(line: string): Promise<Outcome> {
-    const { c } = this.#r;
-    const [name, ...rest] = line.slice(1).split(/\s+/);
-    const arg = rest.join(' ').trim();
-    const agent = this.#agent;
-    switch (name) {
-      case 'help':
-        this.#r.line(CHAT_HELP);
-        return;
-      case 'exit':
-      case 'quit':
-        return 'exit';
-      case 'stop':
-        this.#r.line(c.dim('Nothing is running. (/exit leaves; the session is saved either way.)'));
-        return;
-      case 'continue':
-        if (
-          agent.state === 'Interrupted' ||
-          (agent.state === 'Error' && agent.context.initialized && agent.context.turn > 0)
-        ) {
-          await this.#turn(() => agent.resume());
-        } else {
-          this.#r.line(c.dim('Nothing to continue: the last turn ended normally.'));
-        }
-        return;
-      case 'history':
-        for (const m of agent.messages) this.#printMessage(m, true);
-        return;
-      case 'usage': {
-        const ctx = agent.context;
-        const t = ctx.turnUsage;
-        const all = ctx.totalUsage;
-        this.#r.line(
-          `Last turn: ${t.promptTokens} tokens in, ${t.completionTokens} out, ${ctx.iteration} of ${ctx.maxIterations} model calls.`,
-        );
-        this.#r.line(
-          `Session: ${all.promptTokens} in, ${all.completionTokens} out, ${all.totalTokens} in all, ${ctx.turn} turns.`,
-        );
-        return;
-      }
-      case 'save': {
-        const record = await agent.save();
-        this.#r.line(
-          record
-            ? `Saved session ${record.id} (${record.state}) in ${this.#o.store.sessionDir(record.id)}`
-            : c.yellow('Nothing saved yet.'),
-        );
-        return;
-      }
-      case 'sessions': {
-        const rows = await this.#o.store.list();
-        this.#r.line(
-          formatSessionList(rows, c, agent.sessionId) || c.dim(`No sessions in ${this.#o.store.dir}.`),
-        );
-        return;
-      }
-      case 'resume': {
-        if (!arg) {
-          this.#r.line(c.dim('Usage: /resume <id> (/sessions lists them)'));
-          return;
-        }
-        if (arg === agent.sessionId) {
-          this.#r.line(c.dim('That is the current session.'));
-          return;
-        }
-        if (!(await this.#o.store.load(arg).catch(() => undefined))) {
-          this.#r.line(c.red(`No readable session "${arg}" (/sessions lists them).`));
-          return;
-        }
-        try {
-          await this.#switchTo(arg);
-        } catch (error) {
-          this.#r.line(c.red(`Cannot open session "${arg}": ${(error as Error).message}`));
-          return;
-        }
-        await this.#continuePending();
-        return;
-      }
-      default:
-        this.#r.line(c.dim(`Unknown command /${name}. /help lists them.`));
-        return;
-    }
-  }
-
-  #printMessage(m: Message, withTools = false): void {
-    const { c } = this.#r;
-    const label = `${this.#bundle.icon ? `${this.#bundle.icon} ` : ''}${this.#bundle.name}`;
-    if (m.role === 'user') this.#r.say(c.bold(c.green('you ›')), 5, text(m));
-    else if (m.role === 'assistant') {
-      if (text(m)) this.#r.say(c.bold(c.cyan(`${label} ›`)), Array.from(label).length + 2, text(m));
-      if (withTools) {
-        for (const call of m.tool_calls ?? []) {
-          if (call.type !== 'function') continue;
-          let args: unknown = call.function.arguments;
-          try {
-            args = JSON.parse(call.function.arguments);
-          } catch {
-            // shown as sent
-          }
-          this.#r.line(c.dim(`  ↳ ${call.function.name} ${this.#r.mainArgument(args)}`));
-        }
-      }
-    } else if (m.role === 'tool' && withTools) {
-      this.#r.line(c.dim(`    → ${oneLine(text(m), 70)}`));
-    }
+  /** Runs a slash command on the current session. */
+  #command(line: string): Promise<SlashCommandOutcome> {
+    return runSlashCommand(line, {
+      agent: this.#agent,
+      bundle: this.#bundle,
+      renderer: this.#r,
+      store: this.#o.store,
+      turn: (start) => this.#turn(start),
+      switchTo: (id) => this.#switchTo(id),
+      continuePending: () => this.#continuePending(),
+    });
   }
 
   async #close(): Promise<void> {
@@ -425,22 +249,4 @@ export class ChatSession {
     this.#r.line(c.dim(`Session ${id} is saved. Continue it with:`));
     this.#r.line(c.dim(`  ${resume}`));
   }
-}
-
-function text(m: Message): string {
-  const content = (m as { content?: unknown }).content;
-  if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map((p) => (p as { text?: string }).text ?? '').join('');
-  return '';
-}
-
-/** The arguments of a call as indented lines: one per field, long values cut with their length. */
-function describeArgs(args: unknown): string[] {
-  if (typeof args !== 'object' || args === null) return [oneLine(args, 100)];
-  return Object.entries(args as Record<string, unknown>).map(([key, value]) => {
-    const shown = typeof value === 'string' ? value : JSON.stringify(value);
-    const first = shown.split('\n')[0]!;
-    const more = shown.length > first.length || first.length > 90 ? ` … (${shown.length} chars)` : '';
-    return `${key}: ${oneLine(first, 90)}${more}`;
-  });
 }

@@ -1,21 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import {
-  type FileHandle,
-  mkdir,
-  open,
-  readdir,
-  readFile,
-  rename,
-  rm,
-  stat,
-  truncate,
-} from 'node:fs/promises';
+import { readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { mkdirDurable, removeAtomicWriteLeftovers, writeFileAtomic } from './durable-write.js';
+import { isMissing, readIfExists } from './read-if-exists.js';
 import {
   assertValidSessionId,
   compareListEntries,
   monotonicClock,
-  prependJsonFields,
   recordBodyJson,
   type SessionListEntry,
   type SessionRecord,
@@ -28,14 +19,18 @@ import {
   transcriptEntryJson,
   type UnreadableSession,
 } from './session-store.js';
-import { type TranscriptEntry, type TranscriptEntryInput, transcriptEntryProblem } from './transcript.js';
+import {
+  decodeSnapshot,
+  encodeSnapshot,
+  readSavedTimes,
+  type SavedTimes,
+  SNAPSHOT_FILE,
+} from './snapshot-file.js';
+import type { TranscriptEntryInput } from './transcript.js';
+import { readTranscriptFile, TRANSCRIPT_FILE, TranscriptAppender } from './transcript-file.js';
 
-/** The record file in a session's folder (replaced atomically by each save). */
-export const SNAPSHOT_FILE = 'snapshot.json';
-/** The append-only transcript in a session's folder, one JSON entry a line. */
-export const TRANSCRIPT_FILE = 'transcript.jsonl';
-/** Version of the `snapshot.json` layout; a newer one is refused rather than misread. */
-export const SNAPSHOT_FORMAT_VERSION = 1;
+export { SNAPSHOT_FILE, SNAPSHOT_FORMAT_VERSION } from './snapshot-file.js';
+export { TRANSCRIPT_FILE } from './transcript-file.js';
 
 /** Where sessions go and how hard writes are pushed to disk. */
 export interface FileSessionStoreOptions {
@@ -64,11 +59,6 @@ export function resolveSessionsDir(
   return path.resolve(options.projectRoot ?? process.cwd(), '.agentloop', 'sessions');
 }
 
-/** What the last read found wrong at the end of the transcript; fixed before the next append. */
-type TailFix =
-  | { kind: 'newline' }
-  | { kind: 'drop'; offset: number; line: number; bytes: number; fragment: string };
-
 /** Appends that arrived while earlier work for the session was running; written by one write. */
 interface AppendBatch {
   bodies: string[];
@@ -80,12 +70,10 @@ interface Lane {
   /** Settles when the last queued write for the session has. */
   tail: Promise<unknown>;
   batch: AppendBatch | undefined;
-  /** `seq` of the last transcript entry; undefined until the transcript has been read here. */
-  lastSeq: number | undefined;
-  transcriptIsNew: boolean;
-  tailFix: TailFix | undefined;
+  /** Writes the transcript; knows its last `seq` once it has read the file. */
+  transcript: TranscriptAppender;
   /** Times of the saved record, once known. */
-  saved: { createdAt: string; updatedAt: string } | undefined;
+  saved: SavedTimes | undefined;
   /** Whether leftover temp files of crashed saves have been removed. */
   swept: boolean;
 }
@@ -125,20 +113,19 @@ export class FileSessionStore implements SessionStore {
     const id = input.id;
     const lane = this.lane(id);
     return this.enqueue(lane, async () => {
-      await this.readTranscriptState(id, lane);
+      const transcriptSeq = await lane.transcript.lastSeq();
       const file = this.file(id, SNAPSHOT_FILE);
-      const previous = lane.saved ?? (await this.previousTimes(id, file));
+      const previous = lane.saved ?? (await readSavedTimes(file, id, this.now));
       const times = saveTimes(input, previous, this.saveClock());
-      const head = { formatVersion: SNAPSHOT_FORMAT_VERSION, id, state: input.state, ...times };
-      const json = prependJsonFields({ ...head, transcriptSeq: lane.lastSeq }, body);
-      await this.ensureSessionDir(id);
+      const json = encodeSnapshot(id, input.state, times, transcriptSeq, body);
+      await mkdirDurable(this.sessionDir(id), this.fsync);
       if (!lane.swept) {
-        await this.sweepTempFiles(id);
+        await removeAtomicWriteLeftovers(file);
         lane.swept = true;
       }
       await writeFileAtomic(file, json, this.fsync);
       lane.saved = times;
-      return decodeRecord(json, file, id);
+      return decodeSnapshot(json, file, id);
     });
   }
 
@@ -147,7 +134,7 @@ export class FileSessionStore implements SessionStore {
     await this.lanes.get(id)?.tail;
     const file = this.file(id, SNAPSHOT_FILE);
     const text = await readIfExists(file, 'utf8');
-    return text === undefined ? undefined : decodeRecord(text, file, id);
+    return text === undefined ? undefined : decodeSnapshot(text, file, id);
   }
 
   async list(): Promise<SessionListEntry[]> {
@@ -177,7 +164,7 @@ export class FileSessionStore implements SessionStore {
         if (isMissing(error)) return false;
         throw error;
       }
-      Object.assign(lane, freshLaneState());
+      Object.assign(lane, this.freshLaneState(id));
       await rm(trash, { recursive: true, force: true });
       return true;
     });
@@ -194,7 +181,7 @@ export class FileSessionStore implements SessionStore {
       const fresh: AppendBatch = { bodies: [], done: Promise.resolve() };
       fresh.done = this.enqueue(lane, () => {
         lane.batch = undefined;
-        return this.writeEntries(id, lane, fresh.bodies);
+        return lane.transcript.append(fresh.bodies);
       });
       lane.batch = fresh;
       batch = fresh;
@@ -206,12 +193,7 @@ export class FileSessionStore implements SessionStore {
   async readTranscript(id: string): Promise<TranscriptRead> {
     assertValidSessionId(id);
     await this.lanes.get(id)?.tail;
-    const file = this.file(id, TRANSCRIPT_FILE);
-    const buffer = await readIfExists(file);
-    if (buffer === undefined) return { entries: [] };
-    const parsed = parseTranscript(buffer, file, id);
-    if (!parsed.torn) return { entries: parsed.entries };
-    return { entries: parsed.entries, torn: { file, line: parsed.torn.line, bytes: parsed.torn.bytes } };
+    return readTranscriptFile(this.file(id, TRANSCRIPT_FILE), id);
   }
 
   private file(id: string, name: string): string {
@@ -221,10 +203,19 @@ export class FileSessionStore implements SessionStore {
   private lane(id: string): Lane {
     let lane = this.lanes.get(id);
     if (!lane) {
-      lane = { tail: Promise.resolve(), batch: undefined, ...freshLaneState() };
+      lane = { tail: Promise.resolve(), batch: undefined, ...this.freshLaneState(id) };
       this.lanes.set(id, lane);
     }
     return lane;
+  }
+
+  /** What the store knows about a session's files before it has looked at them. */
+  private freshLaneState(id: string): Pick<Lane, 'transcript' | 'saved' | 'swept'> {
+    const transcript = new TranscriptAppender(this.file(id, TRANSCRIPT_FILE), id, {
+      fsync: this.fsync,
+      now: this.now,
+    });
+    return { transcript, saved: undefined, swept: false };
   }
 
   /** Runs `task` after everything queued before it for the session, whatever their outcome. */
@@ -239,7 +230,7 @@ export class FileSessionStore implements SessionStore {
     try {
       const text = await readIfExists(file, 'utf8');
       // A folder without a record (only a transcript, or a save under way) is not a session yet.
-      return text === undefined ? undefined : summarizeSession(decodeRecord(text, file, id));
+      return text === undefined ? undefined : summarizeSession(decodeSnapshot(text, file, id));
     } catch (error) {
       const row: UnreadableSession =
         error instanceof SessionStoreError
@@ -255,110 +246,6 @@ export class FileSessionStore implements SessionStore {
       return row;
     }
   }
-
-  /** Learns the last `seq` and the state of the transcript's end, once per session. */
-  private async readTranscriptState(id: string, lane: Lane): Promise<void> {
-    if (lane.lastSeq !== undefined) return;
-    const file = this.file(id, TRANSCRIPT_FILE);
-    const buffer = await readIfExists(file);
-    if (buffer === undefined) {
-      Object.assign(lane, { lastSeq: 0, transcriptIsNew: true, tailFix: undefined });
-      return;
-    }
-    const parsed = parseTranscript(buffer, file, id);
-    let lastSeq = 0;
-    for (const entry of parsed.entries) lastSeq = Math.max(lastSeq, entry.seq);
-    const tailFix: TailFix | undefined = parsed.torn
-      ? { kind: 'drop', ...parsed.torn }
-      : parsed.missingNewline
-        ? { kind: 'newline' }
-        : undefined;
-    Object.assign(lane, { lastSeq, transcriptIsNew: false, tailFix });
-  }
-
-  private async writeEntries(id: string, lane: Lane, bodies: string[]): Promise<void> {
-    const file = this.file(id, TRANSCRIPT_FILE);
-    try {
-      await this.readTranscriptState(id, lane);
-      let seq = lane.lastSeq ?? 0;
-      let text = '';
-      const fix = lane.tailFix;
-      if (fix?.kind === 'newline') text += '\n';
-      if (fix?.kind === 'drop') {
-        // The torn line never completed, so no caller was told it was written: drop it, and say so.
-        await truncate(file, fix.offset);
-        const repaired = transcriptEntryJson(
-          id,
-          {
-            kind: 'event',
-            event: 'transcript_repaired',
-            data: { droppedLine: fix.line, droppedBytes: fix.bytes, fragment: fix.fragment },
-          },
-          this.now(),
-        );
-        text += `${prependJsonFields({ seq: ++seq }, repaired)}\n`;
-      }
-      lane.tailFix = undefined;
-      for (const body of bodies) text += `${prependJsonFields({ seq: ++seq }, body)}\n`;
-      await this.ensureSessionDir(id);
-      const handle = await open(file, 'a');
-      try {
-        await handle.writeFile(text);
-        if (this.fsync) await handle.datasync();
-      } finally {
-        await handle.close();
-      }
-      if (this.fsync && lane.transcriptIsNew) await fsyncDir(path.dirname(file));
-      lane.lastSeq = seq;
-      lane.transcriptIsNew = false;
-    } catch (error) {
-      // The file may now end in a partial line: read it again before the next write.
-      lane.lastSeq = undefined;
-      lane.tailFix = undefined;
-      throw error;
-    }
-  }
-
-  private async ensureSessionDir(id: string): Promise<void> {
-    const created = await mkdir(this.sessionDir(id), { recursive: true });
-    if (created !== undefined && this.fsync) {
-      await fsyncDir(path.dirname(created));
-      if (path.dirname(created) !== this.dir) await fsyncDir(this.dir);
-    }
-  }
-
-  /** The times of the saved record; a corrupt one is moved aside (kept for inspection) and ignored. */
-  private async previousTimes(
-    id: string,
-    file: string,
-  ): Promise<{ createdAt: string; updatedAt: string } | undefined> {
-    const text = await readIfExists(file, 'utf8');
-    if (text === undefined) return undefined;
-    try {
-      const { createdAt, updatedAt } = decodeRecord(text, file, id);
-      return { createdAt, updatedAt };
-    } catch (error) {
-      if (!(error instanceof SessionStoreError)) throw error;
-      const stamp = this.now().toISOString().replace(/[:.]/g, '-');
-      await rename(file, `${file}.corrupt-${stamp}`);
-      return undefined;
-    }
-  }
-
-  /** Removes temp files left by saves that crashed before their rename. */
-  private async sweepTempFiles(id: string): Promise<void> {
-    const dir = this.sessionDir(id);
-    const names = await readdir(dir).catch(() => [] as string[]);
-    await Promise.all(
-      names
-        .filter((name) => name.startsWith(`${SNAPSHOT_FILE}.`) && name.endsWith('.tmp'))
-        .map((name) => rm(path.join(dir, name), { force: true })),
-    );
-  }
-}
-
-function freshLaneState(): Pick<Lane, 'lastSeq' | 'transcriptIsNew' | 'tailFix' | 'saved' | 'swept'> {
-  return { lastSeq: undefined, transcriptIsNew: false, tailFix: undefined, saved: undefined, swept: false };
 }
 
 function isValidSessionId(name: string): boolean {
@@ -368,142 +255,6 @@ function isValidSessionId(name: string): boolean {
   } catch {
     return false;
   }
-}
-
-function isMissing(error: unknown): boolean {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  return code === 'ENOENT' || code === 'ENOTDIR';
-}
-
-function readIfExists(file: string): Promise<Buffer | undefined>;
-function readIfExists(file: string, encoding: 'utf8'): Promise<string | undefined>;
-async function readIfExists(file: string, encoding?: 'utf8'): Promise<Buffer | string | undefined> {
-  try {
-    return encoding ? await readFile(file, encoding) : await readFile(file);
-  } catch (error) {
-    if (isMissing(error)) return undefined;
-    throw error;
-  }
-}
-
-/** Writes `data` to a temp file beside `file`, flushes it, then renames it over `file`. */
-async function writeFileAtomic(file: string, data: string, fsync: boolean): Promise<void> {
-  const temp = `${file}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
-  let handle: FileHandle | undefined;
-  try {
-    handle = await open(temp, 'wx');
-    await handle.writeFile(data);
-    if (fsync) await handle.sync();
-    await handle.close();
-    handle = undefined;
-    await rename(temp, file);
-  } catch (error) {
-    await handle?.close().catch(noop);
-    await rm(temp, { force: true }).catch(noop);
-    throw error;
-  }
-  if (fsync) await fsyncDir(path.dirname(file));
-}
-
-/** Makes a rename or a new file in `dir` durable. Some platforms cannot open folders; they skip it. */
-async function fsyncDir(dir: string): Promise<void> {
-  let handle: FileHandle | undefined;
-  try {
-    handle = await open(dir, 'r');
-    await handle.sync();
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code !== 'EISDIR' && code !== 'EPERM' && code !== 'EINVAL' && code !== 'EACCES') throw error;
-  } finally {
-    await handle?.close();
-  }
-}
-
-function corrupt(id: string, file: string, reason: string, line?: number): SessionStoreError {
-  const where = line === undefined ? file : `${file} line ${line}`;
-  return new SessionStoreError(
-    'corrupt',
-    `Session "${id}": ${where} is corrupt (${reason}). It was left as it is; repair or delete it. Other sessions are not affected.`,
-    line === undefined ? { sessionId: id, file } : { sessionId: id, file, line },
-  );
-}
-
-/** Parses and checks `snapshot.json`. The folder name is the id, so that a copied folder is a fork. */
-function decodeRecord(text: string, file: string, id: string): SessionRecord {
-  if (text.trim() === '') throw corrupt(id, file, 'the file is empty');
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw corrupt(id, file, `not valid JSON: ${(error as Error).message}`);
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw corrupt(id, file, 'not a JSON object');
-  }
-  const { formatVersion, ...fields } = value as Record<string, unknown>;
-  if (typeof formatVersion === 'number' && formatVersion > SNAPSHOT_FORMAT_VERSION) {
-    throw new SessionStoreError(
-      'unsupported_version',
-      `Session "${id}": ${file} has format version ${formatVersion}, newer than this agentloop reads ` +
-        `(${SNAPSHOT_FORMAT_VERSION}); upgrade agentloop to open it.`,
-      { sessionId: id, file },
-    );
-  }
-  if (formatVersion !== SNAPSHOT_FORMAT_VERSION)
-    throw corrupt(id, file, 'missing or invalid "formatVersion"');
-  for (const key of ['createdAt', 'updatedAt', 'state'] as const) {
-    if (typeof fields[key] !== 'string') throw corrupt(id, file, `missing or invalid "${key}"`);
-  }
-  if (!Number.isSafeInteger(fields.transcriptSeq) || (fields.transcriptSeq as number) < 0) {
-    throw corrupt(id, file, 'missing or invalid "transcriptSeq"');
-  }
-  if (!('snapshot' in fields)) throw corrupt(id, file, 'missing "snapshot"');
-  return { ...fields, id } as unknown as SessionRecord;
-}
-
-interface ParsedTranscript {
-  entries: TranscriptEntry[];
-  /** A last line that does not parse and has no newline: a crash cut it off. */
-  torn?: { offset: number; line: number; bytes: number; fragment: string };
-  /** The last line parses but its newline was not written. */
-  missingNewline: boolean;
-}
-
-/**
- * Reads JSONL. Only the last line may be broken, and only when it lacks its newline (every append
- * writes whole lines ending in one, so only a crash mid-write leaves that); anything else is corrupt.
- */
-function parseTranscript(buffer: Buffer, file: string, id: string): ParsedTranscript {
-  const entries: TranscriptEntry[] = [];
-  let start = 0;
-  let line = 0;
-  while (start < buffer.length) {
-    const newline = buffer.indexOf(0x0a, start);
-    const end = newline === -1 ? buffer.length : newline;
-    line++;
-    const text = buffer.toString('utf8', start, end);
-    if (text.trim() !== '') {
-      let problem: string | undefined;
-      let value: unknown;
-      try {
-        value = JSON.parse(text);
-        problem = transcriptEntryProblem(value);
-      } catch (error) {
-        problem = `not valid JSON: ${(error as Error).message}`;
-      }
-      if (problem === undefined) {
-        entries.push(value as TranscriptEntry);
-      } else if (newline === -1) {
-        const torn = { offset: start, line, bytes: end - start, fragment: text.slice(0, 200) };
-        return { entries, torn, missingNewline: false };
-      } else {
-        throw corrupt(id, file, problem, line);
-      }
-    }
-    if (newline === -1) break;
-    start = newline + 1;
-  }
-  return { entries, missingNewline: buffer.length > 0 && buffer[buffer.length - 1] !== 0x0a };
 }
 
 async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {

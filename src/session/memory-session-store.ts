@@ -2,13 +2,14 @@ import {
   assertValidSessionId,
   compareListEntries,
   monotonicClock,
-  prependJsonFields,
   recordBodyJson,
   type SessionListEntry,
   type SessionRecord,
   type SessionRecordInput,
   type SessionStore,
   saveTimes,
+  storedEntryJson,
+  storedRecordJson,
   summarizeSession,
   type TranscriptRead,
   transcriptEntryJson,
@@ -43,7 +44,7 @@ export class MemorySessionStore implements SessionStore {
     const previous = previousJson === undefined ? undefined : (JSON.parse(previousJson) as SessionRecord);
     const times = saveTimes(input, previous, this.saveClock());
     const transcriptSeq = this.transcripts.get(input.id)?.length ?? 0;
-    const json = prependJsonFields({ id: input.id, state: input.state, ...times, transcriptSeq }, body);
+    const json = storedRecordJson({ id: input.id, state: input.state, ...times, transcriptSeq }, body);
     this.records.set(input.id, json);
     return JSON.parse(json) as SessionRecord;
   }
@@ -78,7 +79,7 @@ export class MemorySessionStore implements SessionStore {
       lines = [];
       this.transcripts.set(id, lines);
     }
-    for (const body of bodies) lines.push(prependJsonFields({ seq: lines.length + 1 }, body));
+    for (const body of bodies) lines.push(storedEntryJson(lines.length + 1, body));
   }
 
   async readTranscript(id: string): Promise<TranscriptRead> {

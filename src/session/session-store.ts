@@ -133,6 +133,16 @@ export class SessionStoreError extends Error {
   }
 }
 
+/** The `corrupt` {@link SessionStoreError} for a stored file (or one line of it) that cannot be read. */
+export function corruptFileError(id: string, file: string, reason: string, line?: number): SessionStoreError {
+  const where = line === undefined ? file : `${file} line ${line}`;
+  return new SessionStoreError(
+    'corrupt',
+    `Session "${id}": ${where} is corrupt (${reason}). It was left as it is; repair or delete it. Other sessions are not affected.`,
+    line === undefined ? { sessionId: id, file } : { sessionId: id, file, line },
+  );
+}
+
 /** Longest title `list` shows. */
 export const TITLE_MAX_CHARS = 80;
 
@@ -273,6 +283,19 @@ export function recordBodyJson(input: SessionRecordInput): string {
   return toJson(body, input.id, 'the record');
 }
 
+/**
+ * The JSON text of a stored record: the store's fields first (`id`, `state`, the times,
+ * `transcriptSeq`), then `body` from {@link recordBodyJson}. Every store writes this layout, so
+ * records come back alike, field order included, whichever store holds them.
+ */
+export function storedRecordJson(
+  head: Pick<SessionRecord, 'id' | 'state' | 'createdAt' | 'updatedAt' | 'transcriptSeq'>,
+  body: string,
+): string {
+  const { id, state, createdAt, updatedAt, transcriptSeq } = head;
+  return prependJsonFields({ id, state, createdAt, updatedAt, transcriptSeq }, body);
+}
+
 /** The JSON text of a transcript entry without `seq` (added when it is written), `at` defaulting to now. */
 export function transcriptEntryJson(sessionId: string, input: TranscriptEntryInput, now: Date): string {
   if (typeof input !== 'object' || input === null || typeof input.kind !== 'string') {
@@ -280,4 +303,9 @@ export function transcriptEntryJson(sessionId: string, input: TranscriptEntryInp
   }
   const { seq: _seq, at, ...rest } = input as TranscriptEntryInput & { seq?: unknown };
   return toJson({ at: at ?? now.toISOString(), ...rest }, sessionId, `a "${input.kind}" transcript entry`);
+}
+
+/** The JSON text of a stored transcript entry: `seq` first, then `body` from {@link transcriptEntryJson}. */
+export function storedEntryJson(seq: number, body: string): string {
+  return prependJsonFields({ seq }, body);
 }

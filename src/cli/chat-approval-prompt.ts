@@ -1,0 +1,64 @@
+import type { Agent } from '../agent/agent.js';
+import type { ToolCallInfo } from '../machines/emitted-events.js';
+import type { ChatRenderer } from './chat-renderer.js';
+import { oneLine } from './event-printer.js';
+
+/** What the approval prompt uses of the chat it runs in. */
+export interface ApprovalPromptHost {
+  agent: Agent;
+  renderer: ChatRenderer;
+  /** Asks for a line as an approval answer; null when the question was cancelled or the input ended. */
+  ask(prompt: string): Promise<string | null>;
+}
+
+/**
+ * Shows a tool call waiting for approval and asks until the answer is y, a (always for this tool),
+ * or n with an optional reason, then tells the agent. Returns early when the call stops waiting
+ * (answered elsewhere, e.g. in the inspector); the end of input rejects it.
+ */
+export async function askApproval(call: ToolCallInfo, host: ApprovalPromptHost): Promise<void> {
+  const { agent, renderer: r } = host;
+  const { c } = r;
+  r.pause();
+  r.line(`${c.magenta('?')} ${c.bold(call.name)} wants to run:`);
+  for (const line of describeArgs(call.args)) r.line(`    ${line}`);
+  for (;;) {
+    const answer = await host.ask(
+      `  ${c.magenta(`Allow? [y]es / [n]o (reason) / [a]lways for ${call.name} ›`)} `,
+    );
+    if (!agent.pendingApprovals.some((p) => p.toolCallId === call.toolCallId)) return;
+    if (answer === null) {
+      agent.reject(call.toolCallId, 'no answer: the input ended');
+      return;
+    }
+    const text = answer.trim();
+    if (/^(y|yes)$/i.test(text)) {
+      agent.approve(call.toolCallId);
+      return;
+    }
+    if (/^(a|always)$/i.test(text)) {
+      agent.approve(call.toolCallId, { always: true });
+      r.line(c.dim(`  ${call.name} is allowed for the rest of this session.`));
+      return;
+    }
+    const no = /^(n|no)\b[\s:,-]*(.*)$/i.exec(text);
+    if (no) {
+      const reason = no[2]!.trim();
+      if (reason) agent.reject(call.toolCallId, reason);
+      else agent.reject(call.toolCallId);
+      return;
+    }
+    r.line(c.dim('  Answer y, n (optionally with a reason, e.g. "n wrong folder") or a.'));
+  }
+}
+
+/** The arguments of a call as indented lines: one per field, long values cut with their length. */
+function describeArgs(args: unknown): string[] {
+  if (typeof args !== 'object' || args === null) return [oneLine(args, 100)];
+  return Object.entries(args as Record<string, unknown>).map(([key, value]) => {
+    const shown = typeof value === 'string' ? value : JSON.stringify(value);
+    const first = shown.split('\n')[0]!;
+    const more = shown.length > first.length || first.length > 90 ? ` … (${shown.length} chars)` : '';
+    return `${key}: ${oneLine(first, 90)}${more}`;
+  });
+}
