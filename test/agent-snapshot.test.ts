@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { AGENT_STATES, agentMachine, REST_STATES } from '../src/index.js';
+import { AGENT_STATES, agentMachine } from '../src/index.js';
 import { initialContext } from '../src/machines/agent-context.js';
 import {
   interruptedSnapshot,
   type PersistedAgentSnapshot,
   upgradeSnapshot,
 } from '../src/machines/agent-snapshot.js';
+import { REST_STATES } from '../src/unstable.js';
 
 // What code outside the machine may do with a persisted snapshot goes through machines/agent-snapshot.ts:
 // a saved 0.1 session upgrades, and a rebuilt context keeps every field.

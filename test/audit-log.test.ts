@@ -3,15 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  type AuditFinishRecord,
-  type AuditRecord,
-  type AuditStartRecord,
-  composeToolHooks,
-  createAuditLog,
-  defineTool,
-  type ToolRunHooks,
-} from '../src/index.js';
+import { type AuditRecord, createAuditLog, defineTool, type ToolRunHooks } from '../src/index.js';
+import { type AuditFinishRecord, type AuditStartRecord, composeToolHooks } from '../src/unstable.js';
 import { agentOn, assertToolCallsAnswered } from './support/harness.js';
 
 let dir: string;

@@ -2,10 +2,10 @@ import { cp, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/p
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { bundleDefinitionName } from '../src/bundle/index.js';
 import {
   AgentRegistry,
   type BundleAgent,
-  bundleDefinitionName,
   createAgent,
   defineAgent,
   loadBundleAgent,

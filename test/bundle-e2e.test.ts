@@ -2,8 +2,9 @@ import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { FileLoadEvent } from '../src/bundle/index.js';
 import { bundleDemoScenario, bundleDemoUserLines } from '../src/cli/bundle-demo.js';
-import { createAgent, type FileLoadEvent, loadBundleAgent, toAgentOptions } from '../src/index.js';
+import { createAgent, loadBundleAgent, toAgentOptions } from '../src/index.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
 import { assertToolCallsAnswered } from './support/harness.js';
 

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import {
   agentMachine,
   bindAgentEffects,
-  callLlmCreator,
+  callLlmEffect,
   defineTool,
   runToolsEffect,
   ToolRegistry,
@@ -41,7 +41,7 @@ describe('embedding the machine', () => {
     const emitted: string[] = [];
     actor.on('*', (e) => emitted.push(e.type));
     bindAgentEffects(actor, {
-      callLlm: callLlmCreator({ client, model: 'scripted', registry }),
+      callLlm: callLlmEffect({ client, model: 'scripted', registry }),
       runTools: runToolsEffect({ registry }),
     });
     actor.start();

@@ -22,9 +22,9 @@ import {
   type Message,
   type TerminateReason,
   type Tool,
-  toolCallLedger,
 } from '../src/index.js';
 import { type ScriptedServer, type ScriptedTurn, startScriptedServer } from '../src/testing/index.js';
+import { toolCallLedger } from '../src/unstable.js';
 import { assertToolCallsAnswered } from './support/harness.js';
 
 const UPDATE_COMMAND = 'npx vitest run test/fault-matrix.test.ts -u';

@@ -6,8 +6,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { type AgentEvent, createAgent, defineTool, type Message, tokenCounterFor } from '../src/index.js';
+import { type AgentEvent, createAgent, defineTool, type Message } from '../src/index.js';
 import { startScriptedServer } from '../src/testing/index.js';
+import { tokenCounterFor } from '../src/unstable.js';
 import { assertToolCallsAnswered } from './support/harness.js';
 
 const CALLS = 200;

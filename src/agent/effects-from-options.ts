@@ -1,6 +1,6 @@
 import type OpenAI from 'openai';
 import { DEFAULTS } from '../defaults.js';
-import { callLlmCreator } from '../machines/actors/call-llm.js';
+import { callLlmEffect } from '../machines/actors/call-llm.js';
 import type { ToolRunHooks } from '../machines/actors/run-tools.js';
 import { runToolsEffect } from '../machines/actors/run-tools.js';
 import type { AgentEffects } from '../machines/agent-effects.js';
@@ -27,7 +27,7 @@ export function effectsFromOptions(
     (options.contextWindow === false
       ? undefined
       : createContextGuard(model, registry.toJSON(), options.contextWindow ?? {}));
-  const callLlm = callLlmCreator({
+  const callLlm = callLlmEffect({
     client,
     model,
     registry,

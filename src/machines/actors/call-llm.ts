@@ -92,7 +92,7 @@ type Parent = { send(event: AgentActorEvent): void } | undefined;
  * the turn deadline. Streams text to the machine as `LLM.DELTA` and announces calls whose arguments
  * are complete as `LLM.TOOL_CALL_READY` so they can start before the stream ends.
  */
-export function callLlmCreator(
+export function callLlmEffect(
   options: LlmActorOptions,
 ): (input: LlmCallInput, io: EffectIO) => Promise<LlmCallOutput> {
   const { client, model, registry } = options;

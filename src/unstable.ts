@@ -1,0 +1,41 @@
+// agentloop/unstable: the seams under the public API, for tools and tests that need them. These names
+// may change in any minor version; what the main entry exports does not.
+
+export type { AuditFinishRecord, AuditLogOptions, AuditStartRecord } from './events/audit-log.js';
+export { AgentEventBus } from './events/event-bus.js';
+export { DEFAULT_SECRET_PATTERNS, type RedactorOptions, type StreamRedactor } from './events/redact.js';
+export { type ClassifiedError, classifyLlmError, type LlmErrorKind } from './llm/error-classification.js';
+export { type ClientOptions, createOpenAIClient } from './llm/openai-client.js';
+export { LlmCallError, type RetryOptions, type RetryPolicy, withRetry } from './llm/retry-policy.js';
+export { parseXmlToolCalls, toXmlRequestMessages, xmlToolInstructions } from './llm/xml-tool-calls.js';
+export type { LlmActorOptions, PreparedMessages } from './machines/actors/call-llm.js';
+export { composeToolHooks } from './machines/actors/compose-tool-hooks.js';
+export type { ToolRunnerOptions } from './machines/actors/run-tools.js';
+export type { AgentActorEvent } from './machines/agent-events.js';
+export {
+  interruptedSnapshot,
+  type PersistedAgentSnapshot,
+  upgradeSnapshot,
+} from './machines/agent-snapshot.js';
+export { isRestState, REST_STATES, type RestState } from './machines/agent-states.js';
+export * as toolBatch from './machines/tool-batch.js';
+export { type ContextGuardOptions, createContextGuard } from './prompt/context-guard.js';
+export {
+  ContextWindow,
+  type ContextWindowOptions,
+  type PreparedRequest,
+  type PruneReport,
+} from './prompt/context-window.js';
+export { type ModelWindow, resolveModelWindow } from './prompt/model-windows.js';
+export { TokenCounter, tokenCounterFor } from './prompt/token-counter.js';
+export { type PersistenceErrorHandler, SessionPersistence } from './session/persistent-session.js';
+export { createSessionId } from './session/session-store.js';
+export { type ResumeDecision, resumeDecisions, toolCallLedger } from './session/transcript.js';
+export {
+  notRunToolResult,
+  planRestore,
+  type RecoveredCall,
+  type ReplayPlan,
+} from './session/transcript-replay.js';
+export { executeToolCall } from './tools/execute-tool-call.js';
+export { planToolCall } from './tools/tool-call.js';

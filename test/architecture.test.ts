@@ -1,0 +1,117 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+// The layering rule of docs/architecture.md, checked on the source: a folder imports only folders
+// below it. Type-only imports count: a type is a dependency too.
+
+/** Folders of src/, top to bottom. A folder may import the folders after it in this list. */
+const LAYERS: readonly (readonly string[])[] = [
+  ['cli'],
+  ['inspector'],
+  ['workers'],
+  ['agent'],
+  ['session'],
+  ['events'],
+  ['machines'],
+  ['mcp', 'skills'],
+  ['bundle'],
+  ['prompt'],
+  ['tools'],
+  ['testing'],
+  ['llm'],
+];
+
+const src = path.resolve(__dirname, '../src');
+/** Files at the root of src/ that are package entry points. */
+const ENTRY_FILES = ['index.ts', 'unstable.ts'];
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(full);
+    return entry.name.endsWith('.ts') ? [full] : [];
+  });
+}
+
+/** The relative module specifiers a file imports or re-exports, static and dynamic. */
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const found: string[] = [];
+  for (const m of text.matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)) found.push(m[1]!);
+  return found;
+}
+
+/** The layer index of a file (its top folder under src/); root files (defaults.ts, index.ts) have none. */
+function layerOf(file: string): { folder: string; rank: number } | undefined {
+  const rel = path.relative(src, file).split(path.sep);
+  if (rel.length < 2) return undefined;
+  const folder = rel[0]!;
+  const rank = LAYERS.findIndex((layer) => layer.includes(folder));
+  return { folder, rank };
+}
+
+const files = sourceFiles(src);
+
+describe('architecture', () => {
+  it('every folder of src/ has a layer', () => {
+    const folders = new Set(files.map(layerOf).flatMap((l) => (l ? [l.folder] : [])));
+    const unknown = [...folders].filter((f) => !LAYERS.some((layer) => layer.includes(f)));
+    expect(unknown).toEqual([]);
+  });
+
+  it('imports point down: a folder imports only folders below it', () => {
+    const upward: string[] = [];
+    for (const file of files) {
+      const from = layerOf(file);
+      for (const spec of importsOf(file)) {
+        const target = path.resolve(path.dirname(file), spec);
+        const to = layerOf(target);
+        const rel = path.relative(src, file);
+        if (!from) {
+          // Root files: the entry points (index.ts, unstable.ts) may import anything; the shared base
+          // (defaults.ts, limits.ts) imports none of the folders.
+          if (!ENTRY_FILES.includes(rel) && to) upward.push(`${rel} -> ${path.relative(src, target)}`);
+          continue;
+        }
+        if (!to || to.folder === from.folder) continue;
+        if (to.rank <= from.rank) upward.push(`${rel} -> ${path.relative(src, target)}`);
+      }
+    }
+    expect(upward).toEqual([]);
+  });
+
+  it("nothing outside machines/ reads XState's private fields", () => {
+    const offenders = files.filter(
+      (file) => layerOf(file)?.folder !== 'machines' && /\._parent\b/.test(readFileSync(file, 'utf8')),
+    );
+    expect(offenders.map((f) => path.relative(src, f))).toEqual([]);
+  });
+
+  it('no source file is over 400 lines', () => {
+    const long = files
+      .map((file) => ({
+        file: path.relative(src, file),
+        lines: readFileSync(file, 'utf8').split('\n').length,
+      }))
+      .filter((f) => f.lines > 400);
+    expect(long).toEqual([]);
+  });
+
+  it('the main entry exports at most 80 names (values and types, export * included)', () => {
+    const entry = path.join(src, 'index.ts');
+    const program = ts.createProgram([entry], {
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      target: ts.ScriptTarget.ES2022,
+      strict: true,
+      skipLibCheck: true,
+      noEmit: true,
+    });
+    const checker = program.getTypeChecker();
+    const module = checker.getSymbolAtLocation(program.getSourceFile(entry)!)!;
+    const names = checker.getExportsOfModule(module).map((s) => s.name);
+    expect(names.length, names.join(', ')).toBeLessThanOrEqual(80);
+  });
+});
