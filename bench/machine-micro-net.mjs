@@ -6,7 +6,7 @@ import { assign, createActor, fromPromise, setup, toPromise, waitFor } from 'xst
 import { z } from 'zod';
 
 const url = process.argv[2];
-const dist = '/work/main/dist';
+const dist = new URL('../dist', import.meta.url).pathname;
 const {
   agentMachine,
   bindAgentEffects,

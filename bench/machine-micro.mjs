@@ -2,7 +2,7 @@
 // whole agent, with model and tools answering at once (no network). CPU-bound, so comparable in one run.
 import { assign, createActor, fromPromise, setup, toPromise, waitFor } from 'xstate';
 
-const dist = process.argv[2] ?? '/work/main/dist';
+const dist = process.argv[2] ?? new URL('../dist', import.meta.url).pathname;
 const { agentMachine, bindAgentEffects, createAgent, defineTool } = await import(`${dist}/index.js`);
 const { z } = await import('zod');
 const CALLS = 11;
