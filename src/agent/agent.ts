@@ -345,19 +345,7 @@ export class Agent<TOutput = unknown> {
     this.#inspection?.stop();
     const waiters = this.#turnWaiters.splice(0);
     if (waiters.length === 0) return;
-    const result: ExecutionResult<TOutput> = {
-      ...(this.#actor
-        ? this.result()
-        : {
-            response: '',
-            iterations: 0,
-            messages: [],
-            usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
-          }),
-      success: false,
-      terminateReason: 'interrupted',
-      error: 'the agent was stopped (agent.stop()) before the turn ended',
-    };
+    const result = stoppedResult<TOutput>(this.#actor?.getSnapshot().context);
     for (const resolve of waiters) resolve(result);
   }
 

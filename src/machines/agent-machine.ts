@@ -1,6 +1,8 @@
-import { type ActorRefFrom, assign, enqueueActions } from 'xstate';
+import { type ActorRefFrom, assign } from 'xstate';
+import { enterState } from './actions/state-actions.js';
 import {
   contextReport,
+  receiveReply,
   recordAssistant,
   retryNotice,
   startEarly,
@@ -10,7 +12,6 @@ import {
 import {
   appendResults,
   approveCall,
-  dispatchCalls,
   rejectCall,
   requestApproval,
   runnerDone,
@@ -18,10 +19,10 @@ import {
   toolFinished,
 } from './actions/tool-actions.js';
 import {
-  beginIteration,
   continueTurn,
   emitError,
   emitTurnEnd,
+  enterThinking,
   extendLimit,
   finishCutOff,
   finishWithAnswer,
@@ -32,10 +33,8 @@ import {
   timeoutFinalCall,
 } from './actions/turn-actions.js';
 import { initialContext } from './agent-context.js';
-import type { AgentStateName } from './agent-states.js';
 import type { TerminateReason } from './emitted-events.js';
 import { machineSetup } from './machine-setup.js';
-import { event, hears } from './turn-messages.js';
 
 /**
  * The agent loop as a statechart. Pure definition: the LLM call (`callLlm`), the tool runner
@@ -46,26 +45,19 @@ import { event, hears } from './turn-messages.js';
 export const agentMachine = machineSetup
   .extend({
     actions: {
-      // Params stay `unknown` here: XState's extend() types actions made by createAction without params.
-      enterState: enqueueActions(({ enqueue, context, self }, params: unknown) => {
-        const { state } = params as { state: AgentStateName };
-        if (hears(self, 'state_change')) {
-          enqueue.emit(event(context, 'state_change', { state, previous: context.lastState }));
-        }
-        enqueue.assign({ lastState: state });
-      }),
+      enterState,
       appendResults,
       approveCall,
-      beginIteration,
+      enterThinking,
       contextReport,
       continueTurn,
-      dispatchCalls,
       emitError,
       emitTurnEnd,
       extendLimit,
       finishCutOff,
       finishWithAnswer,
       finishWithBreaker,
+      receiveReply,
       recordAssistant,
       recordError,
       recordInterrupt,
@@ -124,7 +116,7 @@ export const agentMachine = machineSetup
         on: { USER_MESSAGE: { target: 'Thinking', actions: 'startTurn' } },
       },
       Thinking: {
-        entry: [{ type: 'enterState', params: { state: 'Thinking' } }, 'beginIteration'],
+        entry: 'enterThinking',
         invoke: {
           id: 'callLlm',
           src: 'callLlm',
@@ -153,9 +145,9 @@ export const agentMachine = machineSetup
             {
               guard: 'replyNeedsApproval',
               target: 'WaitingApproval',
-              actions: ['recordAssistant', 'dispatchCalls'],
+              actions: 'receiveReply',
             },
-            { target: 'ExecutingTool', actions: ['recordAssistant', 'dispatchCalls'] },
+            { target: 'ExecutingTool', actions: 'receiveReply' },
           ],
           onError: [
             {
@@ -187,7 +179,7 @@ export const agentMachine = machineSetup
         on: { INTERRUPT: { target: 'Interrupted', actions: ['stopRunners', 'recordInterrupt'] } },
       },
       WaitingApproval: {
-        entry: [{ type: 'enterState', params: { state: 'WaitingApproval' } }, 'requestApproval'],
+        entry: 'requestApproval',
         always: { guard: 'noPending', target: 'ExecutingTool' },
         on: {
           APPROVE: { guard: 'isPending', actions: 'approveCall' },

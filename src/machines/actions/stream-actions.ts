@@ -1,8 +1,18 @@
-import { enqueueActions } from 'xstate';
+import { type AnyActorRef, enqueueActions } from 'xstate';
 import type { Message } from '../../llm/message.js';
 import type { LlmCallOutput } from '../actors/call-llm.js';
+import type { AgentContext } from '../agent-context.js';
+import type { AgentEvent } from '../emitted-events.js';
 import { machineSetup } from '../machine-setup.js';
-import { EMPTY_BATCH, needsApproval, receiveCalls, runnerIdFor, runnerIds, startRun } from '../tool-batch.js';
+import {
+  EMPTY_BATCH,
+  needsApproval,
+  readyCalls,
+  receiveCalls,
+  runnerIdFor,
+  runnerIds,
+  startRun,
+} from '../tool-batch.js';
 import { addUsage, event, hears, runInput, startEvents } from '../turn-messages.js';
 
 // Actions for the model call: streamed text, retries, context reports, calls started early, the answer.
@@ -63,6 +73,44 @@ export const startEarly = machineSetup.createAction(
   }),
 );
 
+/** The assistant message, batch and usage the context takes from a model reply. */
+function replyFields(context: AgentContext, output: LlmCallOutput) {
+  const final = context.finalReason !== null;
+  const message: Message = final
+    ? { role: 'assistant', content: output.message.content ?? '' }
+    : output.message;
+  const usage = output.usage;
+  return {
+    messages: [...context.messages, message],
+    batch: receiveCalls(context.batch, final ? [] : output.calls, context.alwaysAllowed),
+    response: typeof output.message.content === 'string' ? output.message.content : '',
+    partial: '',
+    turnUsage: usage ? addUsage(context.turnUsage, usage) : context.turnUsage,
+    totalUsage: usage ? addUsage(context.totalUsage, usage) : context.totalUsage,
+  };
+}
+
+/** The `thinking` and `usage` events of a reply, for those who listen. */
+function replyEvents(
+  self: AnyActorRef,
+  context: AgentContext,
+  output: LlmCallOutput,
+  next: ReturnType<typeof replyFields>,
+) {
+  const events: AgentEvent[] = [];
+  if (output.reasoning) events.push(event(context, 'thinking', { content: output.reasoning }));
+  if (output.usage && hears(self, 'usage')) {
+    events.push(
+      event(context, 'usage', {
+        usage: output.usage,
+        turnUsage: next.turnUsage,
+        totalUsage: next.totalUsage,
+      }),
+    );
+  }
+  return events;
+}
+
 /**
  * The model's reply: the assistant message joins the conversation, its calls become the batch (those
  * the user must approve first are decided here, against the tools allowed for the session), and
@@ -71,23 +119,28 @@ export const startEarly = machineSetup.createAction(
 export const recordAssistant = machineSetup.createAction(
   enqueueActions(({ enqueue, context, event: ev, self }) => {
     const output = (ev as unknown as { output: LlmCallOutput }).output;
-    const final = context.finalReason !== null;
-    const message: Message = final
-      ? { role: 'assistant', content: output.message.content ?? '' }
-      : output.message;
-    const usage = output.usage;
-    const turnUsage = usage ? addUsage(context.turnUsage, usage) : context.turnUsage;
-    const totalUsage = usage ? addUsage(context.totalUsage, usage) : context.totalUsage;
-    enqueue.assign({
-      messages: [...context.messages, message],
-      batch: receiveCalls(context.batch, final ? [] : output.calls, context.alwaysAllowed),
-      response: typeof output.message.content === 'string' ? output.message.content : '',
-      partial: '',
-      turnUsage,
-      totalUsage,
-    });
-    if (output.reasoning) enqueue.emit(event(context, 'thinking', { content: output.reasoning }));
-    if (usage && hears(self, 'usage'))
-      enqueue.emit(event(context, 'usage', { usage, turnUsage, totalUsage }));
+    const next = replyFields(context, output);
+    enqueue.assign(next);
+    for (const e of replyEvents(self, context, output, next)) enqueue.emit(e);
+  }),
+);
+
+/**
+ * A reply with tool calls: recorded as by `recordAssistant`, and its calls that need no approval (and
+ * did not start early) handed to one runner, in the same step and the same context update.
+ */
+export const receiveReply = machineSetup.createAction(
+  enqueueActions(({ enqueue, context, event: ev, self }) => {
+    const output = (ev as unknown as { output: LlmCallOutput }).output;
+    const next = replyFields(context, output);
+    const ready = readyCalls(next.batch);
+    if (ready.length > 0) {
+      const runner = runnerIdFor(ready);
+      enqueue.spawnChild('runTools', { id: runner, input: runInput(context, ready) });
+      next.batch = startRun(next.batch, ready, runner);
+    }
+    enqueue.assign(next);
+    for (const e of replyEvents(self, context, output, next)) enqueue.emit(e);
+    for (const start of startEvents(self, context, ready)) enqueue.emit(start);
   }),
 );

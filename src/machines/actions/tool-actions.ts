@@ -11,7 +11,6 @@ import {
   EMPTY_BATCH,
   orderedResults,
   pendingApprovals,
-  readyCalls,
   runnerFailure,
   runnerIdFor,
   runnerIds,
@@ -21,26 +20,15 @@ import {
 } from '../tool-batch.js';
 import { checkLimitsAfterTools } from '../turn-limits.js';
 import { event, hears, runInput, startEvents } from '../turn-messages.js';
+import { enteredState } from './state-actions.js';
 
 // Actions for tool calls: dispatching batches, approvals, results as they arrive, appending them.
 
-/** Hands the batch's ready calls (no approval needed, not started early) to one runner. */
-export const dispatchCalls = machineSetup.createAction(
-  enqueueActions(({ enqueue, context, self }) => {
-    const ready = readyCalls(context.batch);
-    if (ready.length === 0) return;
-    const runner = runnerIdFor(ready);
-    enqueue.spawnChild('runTools', { id: runner, input: runInput(context, ready) });
-    enqueue.assign({ batch: startRun(context.batch, ready, runner) });
-    for (const start of startEvents(self, context, ready)) enqueue.emit(start);
-  }),
-);
-
 /** Entering WaitingApproval: the deadline clock stops (at the reply's time) and the UI is asked. */
 export const requestApproval = machineSetup.createAction(
-  enqueueActions(({ enqueue, context, event: ev }) => {
+  enqueueActions(({ enqueue, context, event: ev, self }) => {
     const at = (ev as { output?: { at?: number } }).output?.at ?? null;
-    enqueue.assign({ pausedAt: at });
+    enqueue.assign({ pausedAt: at, ...enteredState(enqueue as never, self, context, 'WaitingApproval') });
     enqueue.emit(event(context, 'approval_requested', { pending: pendingApprovals(context.batch) }));
   }),
 );

@@ -14,6 +14,7 @@ import {
 } from '../tool-batch.js';
 import { finalCallNote, iterationWarning } from '../turn-limits.js';
 import { event, hears, meta, unfinishedStream } from '../turn-messages.js';
+import { enteredState } from './state-actions.js';
 
 // Actions that start, continue and end a turn.
 
@@ -39,8 +40,13 @@ export const continueTurn = machineSetup.createAction(
   })),
 );
 
-export const beginIteration = machineSetup.createAction(
+/**
+ * Entering Thinking, before each model call: the iteration is counted, the model is warned when the
+ * limit is near, and told why tools are off when this is the final call. One context update.
+ */
+export const enterThinking = machineSetup.createAction(
   enqueueActions(({ enqueue, context, self }) => {
+    const entered = enteredState(enqueue as never, self, context, 'Thinking');
     const warning = iterationWarning(context);
     let messages = context.messages;
     if (warning) {
@@ -49,7 +55,13 @@ export const beginIteration = machineSetup.createAction(
     }
     if (context.finalReason) messages = [...messages, finalCallNote(context.finalReason)];
     const iteration = context.iteration + 1;
-    enqueue.assign({ messages, iteration, warned: context.warned || warning !== null, partial: '' });
+    enqueue.assign({
+      ...entered,
+      messages,
+      iteration,
+      warned: context.warned || warning !== null,
+      partial: '',
+    });
     if (hears(self, 'iteration')) {
       enqueue.emit(event({ ...context, iteration }, 'iteration', { maxIterations: context.maxIterations }));
     }
