@@ -12,6 +12,7 @@ import {
 import {
   appendResults,
   approveCall,
+  closeBatchWithRunner,
   rejectCall,
   requestApproval,
   runnerDone,
@@ -47,6 +48,7 @@ export const agentMachine = machineSetup
     actions: {
       enterState,
       appendResults,
+      closeBatchWithRunner,
       approveCall,
       enterThinking,
       contextReport,
@@ -172,11 +174,20 @@ export const agentMachine = machineSetup
       },
       ExecutingTool: {
         entry: { type: 'enterState', params: { state: 'ExecutingTool' } },
+        on: {
+          // The common end of a batch: the runner's done event answers its last call; recording it and
+          // appending the results is one step. Every other way a batch completes goes through `always`.
+          'xstate.done.actor.*': {
+            guard: 'runnerClosesBatch',
+            target: 'Thinking',
+            actions: 'closeBatchWithRunner',
+          },
+          INTERRUPT: { target: 'Interrupted', actions: ['stopRunners', 'recordInterrupt'] },
+        },
         always: [
           { guard: 'batchEndsTurn', target: 'Completed', actions: 'finishWithBreaker' },
           { guard: 'batchComplete', target: 'Thinking', actions: 'appendResults' },
         ],
-        on: { INTERRUPT: { target: 'Interrupted', actions: ['stopRunners', 'recordInterrupt'] } },
       },
       WaitingApproval: {
         entry: 'requestApproval',

@@ -6,7 +6,7 @@ import type { AgentContext, AgentMachineInput } from './agent-context.js';
 import { effectActor, type InitializeOutput } from './agent-effects.js';
 import type { AgentMachineEvent } from './agent-events.js';
 import type { AgentEvent } from './emitted-events.js';
-import { isComplete, loopBreaker, needsApproval } from './tool-batch.js';
+import { isComplete, loopBreaker, needsApproval, runnerClosesBatch } from './tool-batch.js';
 
 /**
  * The machine's types, actors (by name: each runs the effect bound to the agent, see agent-effects.ts;
@@ -43,6 +43,7 @@ export const machineSetup = setup({
       ),
     batchComplete: ({ context }) => isComplete(context.batch),
     batchEndsTurn: ({ context }) => isComplete(context.batch) && loopBreaker(context.batch) !== undefined,
+    runnerClosesBatch: ({ context, event }) => runnerClosesBatch(context.batch, event),
     canContinueTurn: ({ context }) => context.initialized && context.turn > 0,
     isInitialized: ({ context }) => context.initialized,
     endedAtIterationLimit: ({ context }) => context.terminateReason === 'max_iterations',

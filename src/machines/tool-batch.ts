@@ -119,6 +119,34 @@ export function runnerFailure(batch: ToolBatch, runnerId: string, error: unknown
   });
 }
 
+/** A runner's done or error event, as the machine receives it. */
+export interface RunnerEvent {
+  type: string;
+  actorId?: string;
+  output?: unknown;
+  error?: unknown;
+}
+
+/** The runner a done or error event comes from, and the results it brings (an error result per call when it failed). */
+export function runnerResults(batch: ToolBatch, ev: RunnerEvent): { runner: string; results: ToolResult[] } {
+  const runner = ev.actorId ?? '';
+  if (ev.type.startsWith('xstate.error.actor.'))
+    return { runner, results: runnerFailure(batch, runner, ev.error) };
+  return { runner, results: Array.isArray(ev.output) ? (ev.output as ToolResult[]) : [] };
+}
+
+/**
+ * Whether a runner's done event completes the batch with no turn-ending call in it: the common end of
+ * a batch, which the machine records and appends in one step.
+ */
+export function runnerClosesBatch(batch: ToolBatch, ev: RunnerEvent): boolean {
+  if (!ev.type.startsWith('xstate.done.actor.')) return false;
+  const { runner, results } = runnerResults(batch, ev);
+  if (!(runner in batch.runners)) return false;
+  const accepted = acceptResults(batch, results, runner).batch;
+  return isComplete(accepted) && loopBreaker(accepted) === undefined;
+}
+
 /** An error result made for a call that did not run (or whose runner failed). */
 export function errorResult(call: ToolCallRequest, content: string): ToolResult {
   return { toolCallId: call.id, name: call.name, content, isError: true, durationMs: 0 };

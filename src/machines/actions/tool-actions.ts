@@ -11,9 +11,9 @@ import {
   EMPTY_BATCH,
   orderedResults,
   pendingApprovals,
-  runnerFailure,
   runnerIdFor,
   runnerIds,
+  runnerResults,
   startRun,
   type ToolBatch,
   toolMessage,
@@ -134,42 +134,52 @@ export const toolFinished = machineSetup.createAction(
  */
 export const runnerDone = machineSetup.createAction(
   enqueueActions(({ enqueue, context, event: ev, self }) => {
-    const { actorId, output, error } = ev as unknown as {
-      actorId: string;
-      output?: unknown;
-      error?: unknown;
-    };
-    if (!(actorId in context.batch.runners)) return;
-    const incoming = ev.type.startsWith('xstate.error.actor.')
-      ? runnerFailure(context.batch, actorId, error)
-      : Array.isArray(output)
-        ? (output as ToolResult[])
-        : [];
-    const { batch, accepted } = acceptResults(context.batch, incoming, actorId);
+    const { runner, results } = runnerResults(context.batch, ev);
+    if (!(runner in context.batch.runners)) return;
+    const { batch, accepted } = acceptResults(context.batch, results, runner);
     enqueue.assign({ batch });
     for (const end of endEvents(self, context, accepted)) enqueue.emit(end);
   }),
 );
 
+/** The context after a complete batch: its results appended in call order, the limits checked. */
+function closedBatch(context: AgentContext, batch: ToolBatch) {
+  const results = orderedResults(batch);
+  const verdict = checkLimitsAfterTools({ ...context, batch }, results);
+  const messages = [...context.messages, ...results.map(toolMessage)];
+  for (const note of verdict.notes) messages.push({ role: 'system', content: note.message });
+  const fields = {
+    messages,
+    batch: EMPTY_BATCH,
+    repeatedCalls: verdict.repeatedCalls,
+    consecutiveErrors: verdict.consecutiveErrors,
+    finalReason: verdict.finalReason,
+    // The final call after a tool hit the deadline gets a grace period past it.
+    ...(verdict.finalReason === 'timeout' && context.deadline !== null
+      ? { deadline: context.deadline + DEFAULTS.finalAnswerGraceMs }
+      : {}),
+  };
+  return { fields, notes: verdict.notes };
+}
+
 /** The batch is complete: its results join the conversation, and the limits are checked. */
 export const appendResults = machineSetup.createAction(
   enqueueActions(({ enqueue, context }) => {
-    const results = orderedResults(context.batch);
-    const verdict = checkLimitsAfterTools(context, results);
-    const messages = [...context.messages, ...results.map(toolMessage)];
-    for (const note of verdict.notes) messages.push({ role: 'system', content: note.message });
-    enqueue.assign({
-      messages,
-      batch: EMPTY_BATCH,
-      repeatedCalls: verdict.repeatedCalls,
-      consecutiveErrors: verdict.consecutiveErrors,
-      finalReason: verdict.finalReason,
-      // The final call after a tool hit the deadline gets a grace period past it.
-      ...(verdict.finalReason === 'timeout' && context.deadline !== null
-        ? { deadline: context.deadline + DEFAULTS.finalAnswerGraceMs }
-        : {}),
-    });
-    for (const note of verdict.notes) enqueue.emit(event(context, 'limit_warning', note));
+    const { fields, notes } = closedBatch(context, context.batch);
+    enqueue.assign(fields);
+    for (const note of notes) enqueue.emit(event(context, 'limit_warning', note));
+  }),
+);
+
+/** `runnerDone` and `appendResults` in one context update, when the runner's results complete the batch. */
+export const closeBatchWithRunner = machineSetup.createAction(
+  enqueueActions(({ enqueue, context, event: ev, self }) => {
+    const { runner, results } = runnerResults(context.batch, ev);
+    const { batch, accepted } = acceptResults(context.batch, results, runner);
+    const { fields, notes } = closedBatch(context, batch);
+    enqueue.assign(fields);
+    for (const end of endEvents(self, context, accepted)) enqueue.emit(end);
+    for (const note of notes) enqueue.emit(event(context, 'limit_warning', note));
   }),
 );
 
