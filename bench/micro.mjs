@@ -1,5 +1,6 @@
-// Child process: figures (5) request building and (6) start-up / validate, agentloop only.
-//   node --expose-gc bench/micro.mjs requests|startup '<json params>'
+// Child process: figures (5) request building, (6) start-up / validate and (7) long streamed
+// arguments, agentloop only.
+//   node --expose-gc bench/micro.mjs requests|startup|arguments '<json params>'
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -141,7 +142,101 @@ async function startup() {
   return out;
 }
 
-const figures = { requests, startup };
+/** JSON arguments of `chars` characters (a multiple of 8) whose every 8-character piece ends in `}`. */
+function bracedArguments(chars) {
+  return `{"t":"x}${'xxxxxxx}'.repeat((chars - 16) / 8)}xxxxxx"}`;
+}
+
+/**
+ * (7) A message whose first call has 106 KiB of arguments in 8-character fragments, each ending in `}`
+ * (a completeness check that re-parses the text so far on such fragments is quadratic), then a small
+ * second call. `assemblyMs`: the stream assembler alone, fed the ~13,600 chunks as objects.
+ * `sessionMs`: `agent.send` through the SDK and an in-process scripted server (its encoding counts).
+ */
+async function argumentsFigure() {
+  const { createAgent, defineTool } = await import('../dist/index.js');
+  const { startScriptedServer } = await import('../dist/testing/index.js');
+  const { CompletionAssembler } = await import('../dist/llm/completion-assembler.js');
+  const { z } = await import('./lib/root-deps.mjs');
+  const args = bracedArguments(params.kib * 1024);
+  const chunk = (delta, finish = null) => ({
+    id: 'c',
+    object: 'chat.completion.chunk',
+    created: 0,
+    model: 'm',
+    choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
+  });
+  const begin = (index, id) =>
+    chunk({ tool_calls: [{ index, id, type: 'function', function: { name: 'keep', arguments: '' } }] });
+  const chunks = [begin(0, 'a')];
+  for (let i = 0; i < args.length; i += 8)
+    chunks.push(chunk({ tool_calls: [{ index: 0, function: { arguments: args.slice(i, i + 8) } }] }));
+  chunks.push(begin(1, 'b'), chunk({ tool_calls: [{ index: 1, function: { arguments: '{}' } }] }));
+  chunks.push(chunk({}, 'tool_calls'));
+  const assembly = [];
+  for (let r = 0; r < params.repeats; r++) {
+    let assembled;
+    assembly.push(
+      await time(() => {
+        // The same calls for the assembler before and after the llm/ split (its constructor changed).
+        const assembler = new CompletionAssembler({ usedCallIds: new Set(), callIdStem: 'call_m1' });
+        for (const c of chunks) assembler.push(c);
+        assembled = assembler.toCompletion ? assembler.toCompletion().calls : assembler.toolCalls;
+      }),
+    );
+    if (assembled[0].argsText !== args) throw new Error('arguments: the assembled text differs');
+  }
+
+  const server = await startScriptedServer({
+    scenario: {
+      turns: [
+        {
+          chunkSize: 8,
+          toolCalls: [
+            { name: 'keep', arguments: args },
+            { name: 'keep', arguments: { t: 'small' } },
+          ],
+        },
+        { content: 'done' },
+      ],
+    },
+  });
+  const keep = defineTool({
+    name: 'keep',
+    description: 'keeps its text',
+    parameters: z.object({ t: z.string() }),
+    execute: ({ t }) => `kept ${t.length}`,
+  });
+  const session = [];
+  try {
+    for (let r = 0; r < params.repeats; r++) {
+      const agent = createAgent({
+        baseURL: server.url,
+        apiKey: 'bench',
+        tools: [keep],
+        contextWindow: false,
+      });
+      let result;
+      session.push(
+        await time(async () => {
+          result = await agent.send('go');
+        }),
+      );
+      agent.stop();
+      if (result.response !== 'done') throw new Error(`arguments: the session ended with ${result.state}`);
+    }
+  } finally {
+    await server.close();
+  }
+  return {
+    argsChars: args.length,
+    fragments: chunks.length - 4,
+    assemblyMs: summary(assembly),
+    sessionMs: summary(session),
+  };
+}
+
+const figures = { requests, startup, arguments: argumentsFigure };
 const result = await figures[figure]();
 process.stdout.write(`${JSON.stringify(result)}\n`);
 process.exit(0);

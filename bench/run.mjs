@@ -2,7 +2,7 @@
 // process, runs every figure with each harness in its own child process, interleaved (A B A B ...),
 // and writes bench/results/latest.json and the results table in bench/README.md.
 //
-//   node bench/run.mjs [--rounds=N] [--only=serial,concurrent,paced,idle,requests,startup]
+//   node bench/run.mjs [--rounds=N] [--only=serial,concurrent,paced,idle,requests,startup,arguments]
 //                      [--harnesses=handwritten,agentloop,xstate-floor,...] [--sessions=N]
 //                      [--concurrent-sessions=N] [--no-readme] [--out=file.json]
 import { spawn } from 'node:child_process';
@@ -276,6 +276,16 @@ try {
       );
     log('startup: done');
     results.figures.startup = { what: 'bundle agent start-up and validate (agentloop only)', runs };
+  }
+  if (wants('arguments')) {
+    const runs = [];
+    for (let r = 0; r < 3; r++)
+      runs.push(await child('micro.mjs', ['arguments', JSON.stringify({ kib: 106, repeats: 3 })]));
+    log('arguments: done');
+    results.figures.arguments = {
+      what: '106 KiB of tool-call arguments streamed in 8-character fragments, each ending in "}" (agentloop only)',
+      runs,
+    };
   }
 } finally {
   server.stop();

@@ -108,6 +108,28 @@ describe('streaming', () => {
     expect(chunks.at(-1)?.choices[0]?.finish_reason).toBe('tool_calls');
   });
 
+  it('sends the ids a scenario gives, even repeated, empty or absent ones (stream and not)', async () => {
+    const toolCalls = [
+      { id: 'dup', name: 'search', arguments: {} },
+      { id: 'dup', name: 'search', arguments: {} },
+      { id: '', name: 'search', arguments: {} },
+      { id: null, name: 'search', arguments: {} },
+    ];
+    const { client } = await start({ turns: [{ toolCalls }] });
+    const chunks = await collect(
+      await client.chat.completions.create({ model: 'm', messages: [user('go')], tools, stream: true }),
+    );
+    const firsts = chunks
+      .flatMap((c) => c.choices[0]?.delta.tool_calls ?? [])
+      .filter((d) => d.function?.name !== undefined);
+    expect(firsts.map((d) => d.id)).toEqual(['dup', 'dup', '', undefined]);
+    expect('id' in firsts[3]!).toBe(false);
+    const completion = await client.chat.completions.create({ model: 'm', messages: [user('go')], tools });
+    const calls = completion.choices[0]!.message.tool_calls!;
+    expect(calls.map((c) => c.id)).toEqual(['dup', 'dup', '', undefined]);
+    expect('id' in calls[3]!).toBe(false);
+  });
+
   it("satisfies the SDK's own stream accumulator", async () => {
     const { client } = await start({
       turns: [{ content: 'ok', toolCalls: [{ name: 'search', arguments: { query: 'x' } }] }],
@@ -247,6 +269,25 @@ describe('request validation', () => {
     expect(trailing.message).toContain('call_a, call_b');
     expect(server.requestCount).toBe(2);
     expect(server.requests).toHaveLength(2);
+  });
+
+  it('refuses an empty tool call id, as OpenAI does', async () => {
+    const { client } = await start({ turns: [{ content: 'unused' }] });
+    const error = await client.chat.completions
+      .create({
+        model: 'm',
+        messages: [
+          user('go'),
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: '', type: 'function', function: { name: 'search', arguments: '{}' } }],
+          },
+          { role: 'tool', tool_call_id: '', content: 'x' },
+        ],
+      })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ status: 400, code: 'empty_string', param: 'messages[1].tool_calls[0].id' });
   });
 
   it('refuses a tool message that answers no preceding call', async () => {

@@ -1,7 +1,10 @@
 // A `fetch` for `new OpenAI({ fetch })` that timestamps the stream's bytes as they reach JavaScript,
 // before the SDK parses them. For figure 3: it records, per tool-call index, the time the chunk that
-// completed the call's arguments (made them parse as a JSON object) was received, and the time the
-// stream's last event ([DONE]) was received.
+// made the call's arguments certainly complete was received, and the time the stream's last event
+// ([DONE]) was received. A call's arguments are certainly complete when the next call (a higher
+// index) begins, or, for the calls still open, when the chunk with `finish_reason: "tool_calls"`
+// arrives: arguments that happen to parse as JSON may still be cut (`finish_reason: "length"`), so
+// agentloop starts no tool before that chunk.
 
 /** Returns `{ fetch, marks }`; `marks.reset()` clears them before each request. */
 export function createProbeFetch() {
@@ -18,7 +21,12 @@ export function createProbeFetch() {
     const type = response.headers.get('content-type') ?? '';
     if (!response.body || !type.includes('text/event-stream')) return response;
     const decoder = new TextDecoder();
-    const args = new Map();
+    /** Indexes of the calls begun, and of those not yet certainly complete. */
+    const begun = new Set();
+    let open = [];
+    const complete = (indexes, now) => {
+      for (const index of indexes) if (!marks.argsComplete.has(index)) marks.argsComplete.set(index, now);
+    };
     let buffer = '';
     const probe = new TransformStream({
       transform(chunk, controller) {
@@ -36,12 +44,21 @@ export function createProbeFetch() {
             if (Number.isNaN(marks.streamEnd)) marks.streamEnd = now;
             continue;
           }
-          const parts = JSON.parse(data).choices?.[0]?.delta?.tool_calls ?? [];
-          for (const part of parts) {
-            const text = (args.get(part.index) ?? '') + (part.function?.arguments ?? '');
-            args.set(part.index, text);
-            if (!marks.argsComplete.has(part.index) && isObject(text))
-              marks.argsComplete.set(part.index, now);
+          const choice = JSON.parse(data).choices?.[0];
+          for (const part of choice?.delta?.tool_calls ?? []) {
+            if (begun.has(part.index)) continue;
+            begun.add(part.index);
+            // A new call begins: the open calls before it are complete.
+            complete(
+              open.filter((index) => index < part.index),
+              now,
+            );
+            open = open.filter((index) => index >= part.index);
+            open.push(part.index);
+          }
+          if (choice?.finish_reason === 'tool_calls') {
+            complete(open, now);
+            open = [];
           }
         }
         controller.enqueue(chunk);
@@ -54,14 +71,4 @@ export function createProbeFetch() {
     });
   };
   return { fetch: probeFetch, marks };
-}
-
-function isObject(text) {
-  if (!text.endsWith('}')) return false;
-  try {
-    const value = JSON.parse(text);
-    return typeof value === 'object' && value !== null;
-  } catch {
-    return false;
-  }
 }

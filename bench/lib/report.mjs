@@ -239,6 +239,30 @@ export function renderMarkdown(r) {
     }
     lines.push('');
   }
+  if (fig.arguments?.runs?.length) {
+    const runs = fig.arguments.runs;
+    const pick = (get) => {
+      const xs = runs.map(get).sort((a, b) => a - b);
+      return { median: xs[xs.length >> 1], min: xs[0], max: xs[xs.length - 1] };
+    };
+    lines.push(
+      `### (7) Long streamed arguments (${runs.length} processes)`,
+      '',
+      `${fig.arguments.what}: ${runs[0].fragments.toLocaleString('en')} fragments, then a small second call. "assembly" feeds the chunks, as objects, to the stream assembler alone; "session" is \`agent.send\` through the SDK and an in-process scripted server (its encoding included). Medians of ${runs[0].assemblyMs.n} per process.`,
+      '',
+      '| what | ms |',
+      '|---|---|',
+      `| assembly | ${range(
+        pick((x) => x.assemblyMs.median),
+        1,
+      )} |`,
+      `| session | ${range(
+        pick((x) => x.sessionMs.median),
+        1,
+      )} |`,
+      '',
+    );
+  }
   lines.push('### Targets', '', '| target | measured | |', '|---|---|---|');
   for (const [t, v, ok] of targets) lines.push(`| ${t} | ${v} | ${mark(ok)} |`);
   lines.push('');

@@ -1,5 +1,7 @@
 import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completions';
 import type { Message } from './message.js';
+import type { ModelToolCall } from './model-reply.js';
+import { type CallIdScope, settleCallId } from './tool-call-ids.js';
 
 /**
  * The XML tool-call protocol, for models or servers without native function calling. The model writes
@@ -36,6 +38,19 @@ export function parseXmlToolCalls(content: string): XmlToolCall[] {
     } catch {
       calls.push({ name: NAME_FIELD.exec(body)?.[1] ?? '', argsText: body });
     }
+  }
+  return calls;
+}
+
+/**
+ * The calls of an XML-mode answer, its `<tool>` blocks in order. They carry no id of their own: each
+ * gets `<stem>_<i>` (checked against the conversation's ids like any made id).
+ */
+export function xmlCallsOf(content: string, scope: CallIdScope): ModelToolCall[] {
+  const calls: ModelToolCall[] = [];
+  const taken = (id: string) => calls.some((c) => c.id === id) || scope.usedCallIds.has(id);
+  for (const { name, argsText } of parseXmlToolCalls(content)) {
+    calls.push({ id: settleCallId(undefined, calls.length, scope.callIdStem, taken), name, argsText });
   }
   return calls;
 }

@@ -14,7 +14,8 @@ export type RequestCheck = { ok: true; assistantCount: number } | { ok: false; p
 
 /** A tool call ready to send: id assigned, arguments serialised. */
 export interface WireToolCall {
-  id: string;
+  /** `null`: the call is sent without an `id` field. */
+  id: string | null;
   name: string;
   arguments: string;
 }
@@ -83,7 +84,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * Checks a parsed body the way OpenAI does (model, messages, roles, every tool call answered by a
+ * Checks a parsed body the way OpenAI does (model, messages, roles, non-empty call ids, every tool call answered by a
  * `tool` message before the next other message, no stray tool messages) and counts the assistant
  * messages, in one pass.
  */
@@ -200,6 +201,15 @@ export function checkChatRequest(body: unknown): RequestCheck {
             ),
           );
         }
+        if (id === '') {
+          return fail(
+            problem(
+              `Invalid 'messages[${i}].tool_calls[${j}].id': empty string. Expected a string with minimum length 1, but got an empty string instead.`,
+              `messages[${i}].tool_calls[${j}].id`,
+              'empty_string',
+            ),
+          );
+        }
         pending.add(id);
       }
     }
@@ -232,7 +242,7 @@ export function buildReply(turn: ScriptedTurn, ctx: ReplyContext): WireReply {
   const allowed = scripted.length > 0 && toolsAllowed(ctx.request);
   const toolCalls: WireToolCall[] = allowed
     ? scripted.map((call, i) => ({
-        id: call.id ?? `call_${ctx.index}_${i}`,
+        id: call.id === undefined ? `call_${ctx.index}_${i}` : call.id,
         name: call.name,
         arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),
       }))
@@ -274,7 +284,7 @@ export function completionJson(reply: WireReply): string {
   };
   if (reply.toolCalls.length > 0) {
     message.tool_calls = reply.toolCalls.map((call) => ({
-      id: call.id,
+      ...(call.id === null ? {} : { id: call.id }),
       type: 'function',
       function: { name: call.name, arguments: call.arguments },
     }));
@@ -350,7 +360,14 @@ export function streamEvents(
   reply.toolCalls.forEach((call, index) => {
     events.push(
       event({
-        tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }],
+        tool_calls: [
+          {
+            index,
+            ...(call.id === null ? {} : { id: call.id }),
+            type: 'function',
+            function: { name: call.name, arguments: '' },
+          },
+        ],
       }),
     );
     const fragments = splitText(call.arguments, options.chunkSize);

@@ -12,8 +12,12 @@ export type ScriptedFinishReason = 'stop' | 'tool_calls' | 'length' | 'content_f
 
 /** One tool call the scripted model makes. */
 export interface ScriptedToolCall {
-  /** Defaults to `call_<turn>_<i>` (deterministic, so retries see the same ids). */
-  id?: string;
+  /**
+   * Defaults to `call_<turn>_<i>` (deterministic, so retries see the same ids). Real models also send
+   * broken ids, and a scenario can too: the same id twice, `''` (sent as an empty id) or `null` (no
+   * `id` field at all).
+   */
+  id?: string | null;
   name: string;
   /** An object is sent as `JSON.stringify(arguments)`; a string is sent verbatim (may be malformed JSON). */
   arguments: string | Record<string, unknown>;
@@ -99,7 +103,7 @@ export class ScenarioError extends Error {
 
 const ms = z.number().int().min(0);
 const toolCallSchema = z.strictObject({
-  id: z.string().min(1).optional(),
+  id: z.string().nullable().optional(),
   name: z.string().min(1, 'expected a non-empty string'),
   arguments: z.union([z.string(), z.record(z.string(), z.unknown())], {
     error: 'expected a JSON string or an object',

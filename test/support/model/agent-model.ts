@@ -77,7 +77,9 @@ export const REPLIES = {
   twoQuestions: reply(null, [CALLS.q1, CALLS.q2], 'tool_calls'),
   finalAnswer: reply(TEXT, [], 'stop'),
   cutOff: reply(TEXT, [], 'length'),
-  cutOffWithCall: reply(TEXT, [CALLS.w1], 'length'),
+  // A call starts early only once its arguments are certainly complete: here w1, because w2 began;
+  // w2 is cut by the length limit.
+  cutOffWithCall: reply(TEXT, [CALLS.w1, CALLS.w2], 'length'),
 } as const;
 export type ReplyName = keyof typeof REPLIES;
 

@@ -77,12 +77,16 @@ function turnFor(output: LlmCallOutput): ScriptedTurn {
 /** Text that starts at once and then trickles for seconds: the stream is open when the next step comes. */
 const STALLED: ScriptedTurn = { content: TEXT.repeat(100), chunkSize: TEXT.length, chunkDelayMs: 50 };
 
-/** A first call whose arguments complete at once, then a second one that trickles for seconds. */
+/**
+ * A first call that is complete at once (its arguments in one delta, and the second call begins right
+ * after: a call starts early only once the next one begins), then a second one that trickles for seconds.
+ */
 const STALLED_CALL: ScriptedTurn = {
   toolCalls: [
     { id: 'w1', name: 'work', arguments: { n: 1 } },
     { id: 'w9', name: 'work', arguments: `{"n":${' '.repeat(2_000)}9}` },
   ],
+  chunkSize: 16,
   chunkDelayMs: 20,
 };
 

@@ -1,0 +1,70 @@
+import type {
+  ChatCompletionCreateParamsBase,
+  ChatCompletionFunctionTool,
+  ChatCompletionTool,
+} from 'openai/resources/chat/completions';
+import type { Message } from './message.js';
+import type { CallIdScope } from './tool-call-ids.js';
+import { toXmlRequestMessages, xmlToolInstructions } from './xml-tool-calls.js';
+
+/** One model call's request: what is sent, and what the reply's call ids must not collide with. */
+export interface ModelRequest extends CallIdScope {
+  /** The messages to send (the conversation, or a pruned view of it). */
+  messages: readonly Message[];
+  /** The tools as OpenAI JSON; empty for none. */
+  tools: readonly ChatCompletionTool[];
+  /** `false` for an answer without tools: `tool_choice: 'none'`, and calls made anyway are dropped. */
+  toolsEnabled: boolean;
+  /** Epoch ms at which the call is aborted with a `DeadlineExceededError`; `null` for none. */
+  deadline: number | null;
+}
+
+/** What a request body is made with besides the request itself. */
+export interface ChatRequestOptions {
+  model: string;
+  /** Extra request fields (temperature, max_completion_tokens, ...). */
+  request?: Partial<Omit<ChatCompletionCreateParamsBase, 'model' | 'messages' | 'tools' | 'stream'>>;
+  /**
+   * `native` (default): OpenAI function calling. `xml`: the tools are described in a system message
+   * and called with `<tool>` blocks in the text, for models without function calling (xml-tool-calls.ts).
+   */
+  toolFormat?: 'native' | 'xml';
+}
+
+/** Whether the calls of this request's reply come as `<tool>` blocks in its text. */
+export function callsInText(options: ChatRequestOptions, request: ModelRequest): boolean {
+  return options.toolFormat === 'xml' && request.tools.length > 0;
+}
+
+/**
+ * The Chat Completions body (without `stream`): the extra fields, the model, the messages, and the
+ * tools with `tool_choice` (`auto`, or `none` when tools are disabled). In XML mode the tools are
+ * described in the messages instead and no `tools` field is sent.
+ */
+export function buildChatBody(
+  options: ChatRequestOptions,
+  request: ModelRequest,
+): ChatCompletionCreateParamsBase {
+  const tools = request.tools;
+  let messages = request.messages as Message[];
+  const native = options.toolFormat !== 'xml';
+  if (!native && tools.length > 0) messages = toXmlRequestMessages(messages, xmlInstructionsFor(tools));
+  const body: ChatCompletionCreateParamsBase = { ...options.request, model: options.model, messages };
+  if (native && tools.length > 0) {
+    body.tools = tools as ChatCompletionTool[];
+    body.tool_choice = request.toolsEnabled ? 'auto' : 'none';
+  }
+  return body;
+}
+
+/** XML-mode instructions per tools array (a registry hands out the same array until it changes). */
+const instructions = new WeakMap<readonly ChatCompletionTool[], string>();
+
+function xmlInstructionsFor(tools: readonly ChatCompletionTool[]): string {
+  let text = instructions.get(tools);
+  if (text === undefined) {
+    text = xmlToolInstructions(tools.filter((t): t is ChatCompletionFunctionTool => t.type === 'function'));
+    instructions.set(tools, text);
+  }
+  return text;
+}

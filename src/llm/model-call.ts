@@ -1,0 +1,111 @@
+import type OpenAI from 'openai';
+import { DEFAULTS } from '../defaults.js';
+import { buildChatBody, type ChatRequestOptions, callsInText, type ModelRequest } from './chat-request.js';
+import { requestCompletion } from './completion-call.js';
+import { DeadlineExceededError } from './deadline.js';
+import { type ModelReply, type ModelToolCall, toModelReply } from './model-reply.js';
+import { type RetryInfo, type RetryOptions, resolveRetryPolicy, withRetry } from './retry-policy.js';
+import { readCompletionStream, type StreamReadOptions } from './stream-reader.js';
+import { xmlCallsOf } from './xml-tool-calls.js';
+
+/** How model calls are made: the client, the body's fixed fields, streaming, retries. */
+export interface ModelOptions extends ChatRequestOptions {
+  /** The SDK client. Give it `maxRetries: 0`: the retry policy here is the one that rules. */
+  client: OpenAI;
+  /** Stream the answer (default true). */
+  stream?: boolean;
+  retry?: Omit<RetryOptions, 'signal' | 'deadline' | 'onRetry'>;
+  /** A stream (or a wait for the first byte) silent this long is cut and retried (default 120 s). */
+  streamIdleTimeoutMs?: number;
+}
+
+/** What `onRetry` hears before each wait: the attempt that failed, the wait, the error, the attempts allowed. */
+export interface ModelRetryInfo extends RetryInfo {
+  maxAttempts: number;
+}
+
+/** What `onReset` hears when an attempt after the first begins: what earlier attempts streamed is void. */
+export interface ModelResetInfo {
+  reason: 'retry';
+  /** The attempt beginning, from 2. */
+  attempt: number;
+}
+
+/** The abort signal of one model call and who hears it as it goes. */
+export interface ModelIo {
+  /** Aborting ends the call at once; it rejects with the signal's reason. */
+  signal: AbortSignal;
+  /** Streamed text (the deltas of one network read as one). */
+  onText?: (delta: string) => void;
+  /**
+   * A call whose arguments are certainly complete, before the stream ends: streaming, native tools
+   * enabled. Its id is the one the reply keeps. A later attempt (`onReset`) voids it.
+   */
+  onCallReady?: (call: ModelToolCall) => void;
+  onRetry?: (info: ModelRetryInfo) => void;
+  onReset?: (info: ModelResetInfo) => void;
+}
+
+/**
+ * One model call: a Chat Completions request through the SDK, streamed or not, with the retry policy
+ * and the request's deadline. Resolves with the assistant message as it goes into the conversation,
+ * its calls with ids unique in the conversation, `finishReason`, usage and reasoning.
+ *
+ * Rejects with `io.signal`'s reason when it aborts, a `DeadlineExceededError` when the deadline passes,
+ * and an `LlmCallError` when the retry policy gives up. Without a deadline the caller's signal is used
+ * as it is: an `AbortController` and an `AbortSignal.any` per call cost more than the rest of the
+ * call's bookkeeping (bench/README.md).
+ */
+export async function callModel(
+  options: ModelOptions,
+  request: ModelRequest,
+  io: ModelIo,
+): Promise<ModelReply> {
+  const signal = io.signal;
+  let deadline: AbortController | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  if (request.deadline !== null) {
+    const controller = new AbortController();
+    deadline = controller;
+    timer = setTimeout(
+      () => controller.abort(new DeadlineExceededError()),
+      Math.max(0, request.deadline - Date.now()),
+    );
+  }
+  const combined = deadline ? AbortSignal.any([signal, deadline.signal]) : signal;
+  const body = buildChatBody(options, request);
+  const inText = callsInText(options, request);
+  const read: StreamReadOptions | undefined =
+    options.stream === false
+      ? undefined
+      : {
+          signal: combined,
+          idleMs: options.streamIdleTimeoutMs ?? DEFAULTS.streamIdleTimeoutMs,
+          scope: request,
+          onText: io.onText,
+          onCallReady: request.toolsEnabled && !inText ? io.onCallReady : undefined,
+        };
+  const attempt = (attemptNumber: number) => {
+    if (attemptNumber > 1) io.onReset?.({ reason: 'retry', attempt: attemptNumber });
+    return read
+      ? readCompletionStream(options.client, body, read)
+      : requestCompletion(options.client, body, combined, request);
+  };
+  const retry: RetryOptions = { ...options.retry, signal: combined };
+  if (request.deadline !== null) retry.deadline = request.deadline;
+  const onRetry = io.onRetry;
+  if (onRetry) {
+    retry.onRetry = (info) =>
+      onRetry({ ...info, maxAttempts: resolveRetryPolicy(options.retry).maxAttempts });
+  }
+  try {
+    const completion = await withRetry(attempt, retry);
+    if (inText) completion.calls = xmlCallsOf(completion.content, request);
+    return toModelReply(completion, request.toolsEnabled);
+  } catch (error) {
+    if (deadline?.signal.aborted && !signal.aborted) throw new DeadlineExceededError();
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+}

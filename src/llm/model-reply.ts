@@ -1,0 +1,72 @@
+import type { ChatCompletionAssistantMessageParam } from 'openai/resources/chat/completions';
+import type { CompletionUsage } from 'openai/resources/completions';
+import type { Usage } from './message.js';
+import { reasoningOf } from './reasoning.js';
+
+/** One tool call as the model made it: its id as the conversation keeps it, its name, its raw arguments. */
+export interface ModelToolCall {
+  id: string;
+  name: string;
+  /** The arguments text as sent (not parsed: it may be invalid JSON). */
+  argsText: string;
+}
+
+/** What one attempt of a model call yields, streamed or not, before it is shaped for the conversation. */
+export interface Completion {
+  content: string;
+  /** `reasoning_content` the server sent alongside the text ('' for none). */
+  reasoning: string;
+  calls: ModelToolCall[];
+  finishReason: string;
+  usage: CompletionUsage | null | undefined;
+}
+
+/** What `callModel` resolves with. */
+export interface ModelReply {
+  /** The assistant message as it goes into the conversation. */
+  message: ChatCompletionAssistantMessageParam;
+  /** Its tool calls, with the ids `message.tool_calls` holds; empty when tools were disabled. */
+  calls: ModelToolCall[];
+  finishReason: string;
+  usage: Usage | null;
+  /** Reasoning text (`reasoning_content` deltas or `<thinking>` blocks), when the model sent any. */
+  reasoning?: string;
+}
+
+/**
+ * Shapes a completion for the conversation: the assistant message (`content: null` only beside tool
+ * calls), the calls (none when tools were disabled: a model may call them anyway), usage in our terms
+ * and the reasoning.
+ */
+export function toModelReply(completion: Completion, toolsEnabled: boolean): ModelReply {
+  const calls = toolsEnabled ? completion.calls : [];
+  const message: ChatCompletionAssistantMessageParam = {
+    role: 'assistant',
+    content: completion.content || null,
+  };
+  if (calls.length > 0) {
+    message.tool_calls = calls.map((c) => ({
+      id: c.id,
+      type: 'function',
+      function: { name: c.name, arguments: c.argsText },
+    }));
+  } else if (message.content === null) {
+    message.content = '';
+  }
+  const usage = completion.usage;
+  const reply: ModelReply = {
+    message,
+    calls,
+    finishReason: completion.finishReason,
+    usage: usage
+      ? {
+          promptTokens: usage.prompt_tokens,
+          completionTokens: usage.completion_tokens,
+          totalTokens: usage.total_tokens,
+        }
+      : null,
+  };
+  const reasoning = reasoningOf(completion.reasoning, completion.content);
+  if (reasoning) reply.reasoning = reasoning;
+  return reply;
+}

@@ -1,0 +1,103 @@
+import type OpenAI from 'openai';
+import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions';
+import { CompletionAssembler } from './completion-assembler.js';
+import { StreamCutError } from './error-classification.js';
+import type { Completion, ModelToolCall } from './model-reply.js';
+import type { CallIdScope } from './tool-call-ids.js';
+
+/** How one stream is read and who hears it as it comes. */
+export interface StreamReadOptions {
+  /** Aborts the request and the read. */
+  signal: AbortSignal;
+  /** A stream (or the wait for its first byte) silent this long is cut with a `StreamCutError`. */
+  idleMs: number;
+  /** Checks and makes the calls' ids. */
+  scope: CallIdScope;
+  /** Text as it streams; the deltas of one network read come as one (see `readCompletionStream`). */
+  onText?: ((delta: string) => void) | undefined;
+  /** Each call once its arguments are certainly complete, its id settled (`CompletionAssembler`). */
+  onCallReady?: ((call: ModelToolCall) => void) | undefined;
+}
+
+/**
+ * Reads one streamed completion (`stream: true` with usage) through the SDK and assembles it.
+ *
+ * A server that stops sending mid-stream would hang the read forever: an idle timer cuts it
+ * (`StreamCutError`, retryable). One timer per read: a chunk only notes the time, and the timer, when
+ * it fires, re-arms itself for what is left of the idle window (re-arming a timer per chunk cost more
+ * than reading the chunk).
+ *
+ * Text deltas parsed from one network read go to `onText` as one delta: the pending text goes out when
+ * the event loop turns (`setImmediate`), before a call is announced, and at the end. A listener that
+ * does a full machine step per delta would otherwise spend more on a burst of small deltas than on the
+ * rest of the stream (bench/README.md). Joined, the deltas are the same text; a stream that fails drops
+ * its pending text (a retry's reset discards the text shown anyway).
+ *
+ * Rejects with `signal.reason` when the signal aborts, and with a `StreamCutError` when the stream
+ * ends without a `finish_reason` (the SDK ends such a stream quietly).
+ */
+export async function readCompletionStream(
+  client: OpenAI,
+  body: ChatCompletionCreateParamsBase,
+  options: StreamReadOptions,
+): Promise<Completion> {
+  const { signal, idleMs, onText, onCallReady } = options;
+  const idle = new AbortController();
+  const forward = () => idle.abort(signal.reason);
+  if (signal.aborted) forward();
+  else signal.addEventListener('abort', forward, { once: true });
+  let lastData = Date.now();
+  let timer: NodeJS.Timeout | undefined;
+  const check = () => {
+    const quiet = Date.now() - lastData;
+    if (quiet >= idleMs) idle.abort(new StreamCutError(`no data from the model server for ${idleMs} ms`));
+    else timer = setTimeout(check, idleMs - quiet);
+  };
+  timer = setTimeout(check, idleMs);
+
+  let pending = '';
+  let flushAt: NodeJS.Immediate | undefined;
+  const flush = () => {
+    if (flushAt !== undefined) clearImmediate(flushAt);
+    flushAt = undefined;
+    if (!pending) return;
+    const delta = pending;
+    pending = '';
+    onText!(delta);
+  };
+  const assembler = new CompletionAssembler(
+    options.scope,
+    onText &&
+      ((text) => {
+        pending += text;
+        flushAt ??= setImmediate(flush);
+      }),
+    onCallReady &&
+      ((call) => {
+        flush();
+        onCallReady(call);
+      }),
+  );
+  try {
+    const response = await client.chat.completions.create(
+      { ...body, stream: true, stream_options: { include_usage: true } },
+      { signal: idle.signal },
+    );
+    for await (const chunk of response) {
+      lastData = Date.now();
+      assembler.push(chunk);
+    }
+    // An aborted stream ends quietly in the SDK; a stream closed early by the server is a cut (retried).
+    idle.signal.throwIfAborted();
+    if (assembler.finishReason === null) throw new StreamCutError();
+    flush();
+    return assembler.toCompletion();
+  } catch (error) {
+    if (idle.signal.aborted && !signal.aborted) throw idle.signal.reason;
+    throw error;
+  } finally {
+    clearTimeout(timer);
+    if (flushAt !== undefined) clearImmediate(flushAt);
+    signal.removeEventListener('abort', forward);
+  }
+}
