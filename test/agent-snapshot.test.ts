@@ -49,6 +49,20 @@ describe('upgradeSnapshot', () => {
     expect(upgraded.value).toBe('WaitingApproval');
   });
 
+  it('drops tool runners that had finished (0.1 kept every runner of the session among the children)', () => {
+    const saved = {
+      status: 'active',
+      value: 'AwaitingInput',
+      context: initialContext({}),
+      children: {
+        'tools:a': { snapshot: { status: 'done', output: ['1 KB of results'] } },
+        'tools:b': { snapshot: { status: 'error' } },
+        'tools:c': { snapshot: { status: 'active' } },
+      },
+    } as PersistedAgentSnapshot;
+    expect(Object.keys(upgradeSnapshot(saved).children ?? {})).toEqual(['tools:c']);
+  });
+
   it('leaves a current snapshot as it is', () => {
     const saved = { status: 'active', value: 'AwaitingInput', context: initialContext({}) };
     expect(upgradeSnapshot(saved)).toBe(saved);

@@ -21,7 +21,8 @@ export interface PersistedAgentSnapshot {
  * and no `alwaysAllowed`; they are moved into `batch`. Fields the current context has and the saved
  * one lacks get their initial values, so a field added later never restores as `undefined`.
  */
-export function upgradeSnapshot(saved: PersistedAgentSnapshot): PersistedAgentSnapshot {
+export function upgradeSnapshot(persisted: PersistedAgentSnapshot): PersistedAgentSnapshot {
+  const saved = withoutFinishedRunners(persisted);
   const old = saved.context as AgentContext & Partial<LegacyBatchFields>;
   if (old.batch !== undefined && old.alwaysAllowed !== undefined) return saved;
   const { calls, results, pending, started, runners, ...rest } = old;
@@ -38,6 +39,23 @@ export function upgradeSnapshot(saved: PersistedAgentSnapshot): PersistedAgentSn
   };
   const defaults = initialContext({ sessionId: old.sessionId, limits: old.limits });
   return { ...saved, context: { ...defaults, ...rest, batch, alwaysAllowed: old.alwaysAllowed ?? [] } };
+}
+
+/**
+ * The snapshot without tool runners that had finished: agentloop 0.1 left them among the children, so
+ * every saved snapshot carried every runner of the session, results included.
+ */
+function withoutFinishedRunners(saved: PersistedAgentSnapshot): PersistedAgentSnapshot {
+  const children = saved.children;
+  if (!children) return saved;
+  const finished = Object.keys(children).filter((id) => {
+    const status = (children[id] as { snapshot?: { status?: unknown } } | undefined)?.snapshot?.status;
+    return id.startsWith('tools:') && (status === 'done' || status === 'error');
+  });
+  if (finished.length === 0) return saved;
+  const kept = { ...children };
+  for (const id of finished) delete kept[id];
+  return { ...saved, children: kept };
 }
 
 /** The batch fields of a 0.1 context. */

@@ -137,6 +137,8 @@ export const runnerDone = machineSetup.createAction(
     const { runner, results } = runnerResults(context.batch, ev);
     if (!(runner in context.batch.runners)) return;
     const { batch, accepted } = acceptResults(context.batch, results, runner);
+    // A finished child stays in the snapshot's children (and every saved snapshot) until stopped.
+    enqueue.stopChild(runner);
     enqueue.assign({ batch });
     for (const end of endEvents(self, context, accepted)) enqueue.emit(end);
   }),
@@ -177,6 +179,7 @@ export const closeBatchWithRunner = machineSetup.createAction(
     const { runner, results } = runnerResults(context.batch, ev);
     const { batch, accepted } = acceptResults(context.batch, results, runner);
     const { fields, notes } = closedBatch(context, batch);
+    enqueue.stopChild(runner);
     enqueue.assign(fields);
     for (const end of endEvents(self, context, accepted)) enqueue.emit(end);
     for (const note of notes) enqueue.emit(event(context, 'limit_warning', note));
