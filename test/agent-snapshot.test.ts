@@ -6,7 +6,7 @@ import {
   type PersistedAgentSnapshot,
   upgradeSnapshot,
 } from '../src/machines/agent-snapshot.js';
-import { REST_STATES } from '../src/unstable.js';
+import { planRestore, REST_STATES } from '../src/unstable.js';
 
 // What code outside the machine may do with a persisted snapshot goes through machines/agent-snapshot.ts:
 // a saved 0.1 session upgrades, and a rebuilt context keeps every field.
@@ -109,5 +109,37 @@ describe('interruptedSnapshot', () => {
     expect(rebuilt.messages).toBe(messages);
     for (const [key, value] of Object.entries(rebuilt)) expect(value, key).not.toBeUndefined();
     expect(Object.keys(rebuilt).sort()).toEqual(Object.keys(context).sort());
+  });
+});
+
+describe('planRestore of a session saved in WaitingApproval', () => {
+  it('answers the calls the batch had already answered from it, so a restarted runner does not run them again', () => {
+    const calls = ['a', 'b', 'c'].map((id) => ({
+      id,
+      name: `t_${id}`,
+      argsText: '{}',
+      args: {},
+      needsApproval: false,
+    }));
+    const context = {
+      ...initialContext({ sessionId: 's3' }),
+      turn: 1,
+      iteration: 1,
+      batch: {
+        calls: [...calls, { ...call, id: 'd' }],
+        results: { a: { toolCallId: 'a', name: 't_a', content: 'A done', isError: false, durationMs: 1 } },
+        pending: ['d'],
+        started: ['a', 'b', 'c'],
+        runners: { 'tools:a': ['a', 'b', 'c'] },
+      },
+    };
+    const saved = { status: 'active', value: 'WaitingApproval', context } as PersistedAgentSnapshot;
+    const plan = planRestore(saved, [], () => false);
+    expect(plan.decisions.get('a')).toMatchObject({
+      action: 'use-recorded',
+      result: 'A done',
+      isError: false,
+    });
+    expect(plan.decisions.get('b')?.action).toBe('run');
   });
 });

@@ -34,16 +34,19 @@ describe('events', () => {
       expect([e.type, e.turn]).toEqual([e.type, 1]);
       expect(typeof e.timestamp).toBe('number');
     }
-    // The call starts as soon as its arguments are complete, so it may end before the stream does:
-    // tool_call_end is checked apart from the order of the model's events.
+    // The call starts as soon as its arguments are certainly complete: before the reply's end when
+    // the stream goes on past that network read, with it otherwise. Its start and end are checked
+    // apart from the order of the model's events.
     const types = events.map((e) => e.type);
+    expect(types.indexOf('tool_call_start')).toBeGreaterThan(types.indexOf('iteration'));
     expect(types.indexOf('tool_call_end')).toBeGreaterThan(types.indexOf('tool_call_start'));
     expect(types.indexOf('tool_call_end')).toBeLessThan(types.lastIndexOf('iteration'));
-    const modelOrder = types.filter((t) => !['content_chunk', 'state_change', 'tool_call_end'].includes(t));
+    const modelOrder = types.filter(
+      (t) => !['content_chunk', 'state_change', 'tool_call_start', 'tool_call_end'].includes(t),
+    );
     expect(modelOrder).toEqual([
       'turn_start',
       'iteration',
-      'tool_call_start',
       'thinking',
       'usage',
       'iteration',

@@ -62,6 +62,8 @@ describe('callModel', () => {
             { id: 'a', name: 'f', arguments: { x: 1 } },
             { id: 'a', name: 'f', arguments: { x: 2 } },
           ],
+          // Chunks apart in time: each call is ready in a network read before the stream's end.
+          chunkDelayMs: 5,
         },
       ],
     });
@@ -82,6 +84,15 @@ describe('callModel', () => {
     });
     expect(reply.finishReason).toBe('tool_calls');
     expect(reply.usage?.totalTokens).toBeGreaterThan(0);
+  });
+
+  it('does not announce calls that become ready in the read that ends the stream (the end carries them)', async () => {
+    const { ready, io, request, model } = await setup({
+      turns: [{ toolCalls: [{ id: 'a', name: 'f', arguments: { x: 1 } }] }],
+    });
+    const reply = await callModel(model, request(), io);
+    expect(reply.calls).toEqual([{ id: 'a', name: 'f', argsText: '{"x":1}' }]);
+    expect(ready).toEqual([]);
   });
 
   it('gives the same reply without streaming, announcing nothing', async () => {

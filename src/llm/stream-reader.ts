@@ -27,11 +27,13 @@ export interface StreamReadOptions {
  * it fires, re-arms itself for what is left of the idle window (re-arming a timer per chunk cost more
  * than reading the chunk).
  *
- * Text deltas parsed from one network read go to `onText` as one delta: the pending text goes out when
- * the event loop turns (`setImmediate`), before a call is announced, and at the end. A listener that
- * does a full machine step per delta would otherwise spend more on a burst of small deltas than on the
- * rest of the stream (bench/README.md). Joined, the deltas are the same text; a stream that fails drops
- * its pending text (a retry's reset discards the text shown anyway).
+ * Text deltas parsed from one network read go to `onText` as one delta, and calls that became ready in
+ * it go to `onCallReady` after that text: both when the event loop turns (`setImmediate`). A listener
+ * that does a full machine step per delta would otherwise spend more on a burst of small deltas than on
+ * the rest of the stream (bench/README.md). Joined, the deltas are the same text; a stream that fails
+ * drops its pending text (a retry's reset discards the text shown anyway). Calls still waiting when the
+ * stream ends are not announced: the stream's end carries them, and an announcement would cost the
+ * listener one more machine step for a start no earlier than the end's.
  *
  * Rejects with `signal.reason` when the signal aborts, and with a `StreamCutError` when the stream
  * ends without a `finish_reason` (the SDK ends such a stream quietly).
@@ -56,26 +58,35 @@ export async function readCompletionStream(
   timer = setTimeout(check, idleMs);
 
   let pending = '';
+  let ready: ModelToolCall[] = [];
   let flushAt: NodeJS.Immediate | undefined;
-  const flush = () => {
+  /** Sends the pending text, then (unless the stream has ended) the calls that became ready. */
+  const flush = (withCalls: boolean) => {
     if (flushAt !== undefined) clearImmediate(flushAt);
     flushAt = undefined;
-    if (!pending) return;
-    const delta = pending;
-    pending = '';
-    onText!(delta);
+    if (pending) {
+      const delta = pending;
+      pending = '';
+      onText!(delta);
+    }
+    const calls = ready;
+    ready = [];
+    if (withCalls) for (const call of calls) onCallReady!(call);
+  };
+  const flushSoon = () => {
+    flushAt ??= setImmediate(() => flush(true));
   };
   const assembler = new CompletionAssembler(
     options.scope,
     onText &&
       ((text) => {
         pending += text;
-        flushAt ??= setImmediate(flush);
+        flushSoon();
       }),
     onCallReady &&
       ((call) => {
-        flush();
-        onCallReady(call);
+        ready.push(call);
+        flushSoon();
       }),
   );
   try {
@@ -90,7 +101,7 @@ export async function readCompletionStream(
     // An aborted stream ends quietly in the SDK; a stream closed early by the server is a cut (retried).
     idle.signal.throwIfAborted();
     if (assembler.finishReason === null) throw new StreamCutError();
-    flush();
+    flush(false);
     return assembler.toCompletion();
   } catch (error) {
     if (idle.signal.aborted && !signal.aborted) throw idle.signal.reason;

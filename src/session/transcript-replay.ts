@@ -147,6 +147,21 @@ export function planRestore(
     if (savedState !== 'WaitingApproval' || batch.calls.length === 0) return plan;
     const batchIds = new Set(batch.calls.map((c) => c.id));
     const sinceBatch = batchEntries(entries, batchIds);
+    // A runner restarted by the restore runs all of its calls again: those the batch had already
+    // answered get their result from it, not another run.
+    for (const call of batch.calls) {
+      const result = batch.results[call.id];
+      if (result) {
+        const { content, isError } = result;
+        plan.decisions.set(call.id, {
+          toolCallId: call.id,
+          action: 'use-recorded',
+          name: call.name,
+          result: content,
+          isError,
+        });
+      }
+    }
     const open = batch.calls.filter((c) => batch.results[c.id] === undefined).map((c) => c.id);
     for (const decision of resumeDecisions(sinceBatch, open, isIdempotent)) {
       plan.decisions.set(decision.toolCallId, decision);

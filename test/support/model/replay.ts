@@ -214,8 +214,12 @@ export async function replay(path: ModelPath): Promise<ReplayReport> {
     let turn: ScriptedTurn | undefined;
     if (end?.type === 'LLM.RESET' || end?.type === ('LLM.RETRY' as string))
       turn = { content: TEXT, fault: 'cut-mid-text' };
-    else if (end?.type === 'xstate.done.actor.callLlm') turn = turnFor(end.output);
-    else if (end && end.type === 'xstate.error.actor.callLlm' && !isDeadline(end))
+    else if (end?.type === 'xstate.done.actor.callLlm') {
+      turn = turnFor(end.output);
+      // A call started early is announced when the event loop turns after the chunk that made it
+      // ready; the stream's end must come in a later read for that (else the end carries it).
+      if (earlyCall) turn.chunkDelayMs = 20;
+    } else if (end && end.type === 'xstate.error.actor.callLlm' && !isDeadline(end))
       turn = { error: { status: 400, message: 'scripted bad request' } };
     // Otherwise the stream stays open: INTERRUPT, the deadline, or the end of the path comes next.
     else if (earlyCall) turn = STALLED_CALL;
