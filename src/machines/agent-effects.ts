@@ -20,6 +20,10 @@ export interface EffectIO {
   readonly signal: AbortSignal;
   /** Whether the actor was stopped, without making a signal. */
   readonly aborted: boolean;
+  /** Why it was stopped, once `aborted`. */
+  readonly reason: unknown;
+  /** Calls `listener` once when the actor is stopped, without making a signal; returns how to stop listening. */
+  onAbort(listener: () => void): () => void;
   /** Sends an event to the agent machine; dropped once the actor is stopped or done. */
   send(event: AgentActorEvent): void;
 }
@@ -56,6 +60,26 @@ export function effectsOf(agent: AnyActorRef | undefined): AgentEffects | undefi
   return agent ? bound.get(agent) : undefined;
 }
 
+/** What an effect is stopped with: the reason its signal aborts with. */
+const STOPPED = new DOMException(
+  'the agent stopped this step (interrupt, a new state, or agent.stop())',
+  'AbortError',
+);
+
+/** How one effect actor is stopped: its signal's controller and `onAbort` listeners, made when asked for. */
+interface StopState {
+  controller?: AbortController;
+  listeners?: Set<() => void>;
+}
+
+function stopEffect(stop: StopState | undefined): void {
+  if (!stop) return;
+  stop.controller?.abort(STOPPED);
+  const listeners = stop.listeners;
+  stop.listeners = undefined;
+  for (const listener of listeners ?? []) listener();
+}
+
 const RESOLVE = 'agentloop.effect.done';
 const REJECT = 'agentloop.effect.error';
 const STOP = 'xstate.stop';
@@ -70,7 +94,7 @@ export function effectActor<TOutput, TInput>(
   run: (effects: AgentEffects, input: TInput, io: EffectIO) => Promise<TOutput>,
   unbound?: () => TOutput,
 ): PromiseActorLogic<TOutput, TInput> {
-  const controllers = new WeakMap<AnyActorRef, AbortController>();
+  const stops = new WeakMap<AnyActorRef, StopState>();
   const logic: PromiseActorLogic<TOutput, TInput> = {
     config: run as never,
     transition: (state, event, scope) => {
@@ -81,7 +105,7 @@ export function effectActor<TOutput, TInput>(
         case REJECT:
           return { ...state, status: 'error', error: event.data, input: undefined };
         case STOP:
-          controllers.get(scope.self)?.abort();
+          stopEffect(stops.get(scope.self));
           return { ...state, status: 'stopped', input: undefined };
         default:
           return state;
@@ -92,18 +116,34 @@ export function effectActor<TOutput, TInput>(
       // Inside machines/ only: the effect actor's parent is the agent actor the effects are bound to.
       const parent = (self as unknown as { _parent?: AnyActorRef })._parent;
       const active = () => self.getSnapshot().status === 'active';
+      const stopState = (): StopState => {
+        let stop = stops.get(self);
+        if (!stop) {
+          stop = {};
+          stops.set(self, stop);
+        }
+        return stop;
+      };
       const io: EffectIO = {
         get signal() {
-          let controller = controllers.get(self);
-          if (!controller) {
-            controller = new AbortController();
-            if (!active()) controller.abort();
-            controllers.set(self, controller);
+          const stop = stopState();
+          if (!stop.controller) {
+            stop.controller = new AbortController();
+            if (self.getSnapshot().status === 'stopped') stop.controller.abort(STOPPED);
           }
-          return controller.signal;
+          return stop.controller.signal;
         },
         get aborted() {
           return self.getSnapshot().status === 'stopped';
+        },
+        get reason() {
+          return self.getSnapshot().status === 'stopped' ? STOPPED : undefined;
+        },
+        onAbort: (listener) => {
+          const stop = stopState();
+          stop.listeners ??= new Set();
+          stop.listeners.add(listener);
+          return () => stop.listeners?.delete(listener);
         },
         send: (event) => {
           if (active()) parent?.send(event);

@@ -149,7 +149,10 @@ export const agentMachine = machineSetup
               target: 'WaitingApproval',
               actions: 'receiveReply',
             },
-            { target: 'ExecutingTool', actions: 'receiveReply' },
+            {
+              target: 'ExecutingTool',
+              actions: { type: 'receiveReply', params: { enters: 'ExecutingTool' } },
+            },
           ],
           onError: [
             {

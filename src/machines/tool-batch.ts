@@ -98,11 +98,8 @@ export function acceptResults(
   const accepted = incoming.filter(
     (r) => batch.started.includes(r.toolCallId) && batch.results[r.toolCallId] === undefined,
   );
-  let runners = batch.runners;
-  if (ended !== undefined && ended in runners) {
-    runners = { ...runners };
-    delete runners[ended];
-  }
+  const runners =
+    ended !== undefined && ended in batch.runners ? without(batch.runners, ended) : batch.runners;
   if (accepted.length === 0)
     return { batch: runners === batch.runners ? batch : { ...batch, runners }, accepted };
   const results = { ...batch.results };
@@ -117,6 +114,13 @@ export function runnerFailure(batch: ToolBatch, runnerId: string, error: unknown
     const call = batch.calls.find((c) => c.id === id);
     return call ? [errorResult(call, `Error: the tool runner failed: ${message}`)] : [];
   });
+}
+
+/** A copy of `record` without `key` (a `delete` would turn the copy into a slow dictionary object). */
+function without<T>(record: Record<string, T>, key: string): Record<string, T> {
+  const kept: Record<string, T> = {};
+  for (const k in record) if (k !== key) kept[k] = record[k]!;
+  return kept;
 }
 
 /** A runner's done or error event, as the machine receives it. */
@@ -140,11 +144,17 @@ export function runnerResults(batch: ToolBatch, ev: RunnerEvent): { runner: stri
  * a batch, which the machine records and appends in one step.
  */
 export function runnerClosesBatch(batch: ToolBatch, ev: RunnerEvent): boolean {
-  if (!ev.type.startsWith('xstate.done.actor.')) return false;
-  const { runner, results } = runnerResults(batch, ev);
-  if (!(runner in batch.runners)) return false;
-  const accepted = acceptResults(batch, results, runner).batch;
-  return isComplete(accepted) && loopBreaker(accepted) === undefined;
+  if (!ev.type.startsWith('xstate.done.actor.') || !Array.isArray(ev.output)) return false;
+  const runs = batch.runners[ev.actorId ?? ''];
+  if (!runs) return false;
+  const output = ev.output as ToolResult[];
+  // Every call is answered, by the batch or by this runner, and none ends the turn.
+  return batch.calls.every((call) => {
+    const result =
+      batch.results[call.id] ??
+      (runs.includes(call.id) ? output.find((r) => r.toolCallId === call.id) : undefined);
+    return result !== undefined && !(call.loopBreaking && !result.isError);
+  });
 }
 
 /** An error result made for a call that did not run (or whose runner failed). */

@@ -2,9 +2,38 @@ import type { ToolContext } from './define-tool.js';
 import type { ToolCallRequest, ToolResult } from './tool-call.js';
 import type { ToolRegistry } from './tool-registry.js';
 
+/**
+ * How a running call hears that it must stop (an interrupt, the agent stopping). Lighter than an
+ * AbortSignal, which costs an AbortController per runner even when no tool reads it; `fromSignal`
+ * adapts one.
+ */
+export interface StopNotice {
+  readonly aborted: boolean;
+  /** Why it stopped (the abort reason), once `aborted`. */
+  readonly reason: unknown;
+  /** Calls `listener` once when it stops; returns a function that stops listening. */
+  onAbort(listener: () => void): () => void;
+}
+
+/** A `StopNotice` from an AbortSignal. */
+export function fromSignal(signal: AbortSignal): StopNotice {
+  return {
+    get aborted() {
+      return signal.aborted;
+    },
+    get reason() {
+      return signal.reason;
+    },
+    onAbort(listener) {
+      signal.addEventListener('abort', listener, { once: true });
+      return () => signal.removeEventListener('abort', listener);
+    },
+  };
+}
+
 /** Options for running one call. */
 export interface ExecuteToolCallOptions {
-  signal: AbortSignal;
+  stop: StopNotice;
   timeoutMs: number;
   /** Epoch ms after which the turn is over; the call is cut short then. */
   deadline: number | null;
@@ -64,7 +93,7 @@ export async function executeToolCall(
     return finish(`Error: invalid arguments for "${call.name}": ${issues}.`, true);
   }
 
-  if (options.signal.aborted) return finish('Error: interrupted before the tool started.', true);
+  if (options.stop.aborted) return finish('Error: interrupted before the tool started.', true);
   const budget = tool.timeoutMs ?? options.timeoutMs;
   const untilDeadline = options.deadline === null ? Number.POSITIVE_INFINITY : options.deadline - Date.now();
   const byDeadline = untilDeadline < budget;
@@ -76,7 +105,7 @@ export async function executeToolCall(
   let controller: AbortController | undefined;
   let stopped: { reason: unknown } | undefined;
   let timer: NodeJS.Timeout | undefined;
-  let onOuterAbort: (() => void) | undefined;
+  let unlisten: (() => void) | undefined;
   try {
     const value = await new Promise<unknown>((resolve, reject) => {
       const stop = (reason: unknown) => {
@@ -84,8 +113,7 @@ export async function executeToolCall(
         controller?.abort(reason);
         reject(reason);
       };
-      onOuterAbort = () => stop(options.signal.reason);
-      options.signal.addEventListener('abort', onOuterAbort, { once: true });
+      unlisten = options.stop.onAbort(() => stop(options.stop.reason));
       if (Number.isFinite(waitMs))
         timer = setTimeout(() => stop(new ToolTimeoutError(budget, byDeadline)), waitMs);
       // Called at once, not a microtask later: a call started early from a stream begins in the machine
@@ -108,12 +136,11 @@ export async function executeToolCall(
     if (error instanceof ToolTimeoutError) {
       return finish(`Error: tool "${call.name}" ${error.message}; it was stopped.`, true, error.deadline);
     }
-    if (options.signal.aborted)
-      return finish('Error: interrupted by the user before the tool finished.', true);
+    if (options.stop.aborted) return finish('Error: interrupted by the user before the tool finished.', true);
     return finish(`Error: ${describe(error)}`, true);
   } finally {
     clearTimeout(timer);
-    if (onOuterAbort) options.signal.removeEventListener('abort', onOuterAbort);
+    unlisten?.();
   }
 }
 

@@ -23,11 +23,15 @@ export function enteredState(
   return { lastState: state };
 }
 
-/** The entry action of a state with nothing else to update on entry (params: `{ state }`). */
+/**
+ * The entry action of a state with nothing else to update on entry (params: `{ state }`). Nothing to
+ * do when the transition's own update already recorded the state (`receiveReply` with `enters`).
+ */
 export const enterState = machineSetup.createAction(
   // Params stay `unknown` here: XState's extend() types actions made by createAction without params.
   enqueueActions(({ enqueue, context, self }, params: unknown) => {
     const { state } = params as { state: AgentStateName };
+    if (context.lastState === state) return;
     enqueue.assign(enteredState(enqueue as never, self, context, state));
   }),
 );

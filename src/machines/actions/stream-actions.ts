@@ -2,6 +2,7 @@ import { type AnyActorRef, enqueueActions } from 'xstate';
 import type { Message } from '../../llm/message.js';
 import type { LlmCallOutput } from '../actors/call-llm.js';
 import type { AgentContext } from '../agent-context.js';
+import type { AgentStateName } from '../agent-states.js';
 import type { AgentEvent } from '../emitted-events.js';
 import { machineSetup } from '../machine-setup.js';
 import {
@@ -14,6 +15,7 @@ import {
   startRun,
 } from '../tool-batch.js';
 import { addUsage, event, hears, runInput, startEvents } from '../turn-messages.js';
+import { enteredState } from './state-actions.js';
 
 // Actions for the model call: streamed text, retries, context reports, calls started early, the answer.
 
@@ -127,12 +129,18 @@ export const recordAssistant = machineSetup.createAction(
 
 /**
  * A reply with tool calls: recorded as by `recordAssistant`, and its calls that need no approval (and
- * did not start early) handed to one runner, in the same step and the same context update.
+ * did not start early) handed to one runner, in the same step and the same context update. With
+ * `{ enters }`, that update also records entering the target state (whose entry then has nothing to do).
  */
 export const receiveReply = machineSetup.createAction(
-  enqueueActions(({ enqueue, context, event: ev, self }) => {
+  // Params stay `unknown` here: XState's extend() types actions made by createAction without params.
+  enqueueActions(({ enqueue, context, event: ev, self }, params: unknown) => {
     const output = (ev as unknown as { output: LlmCallOutput }).output;
-    const next = replyFields(context, output);
+    const enters = (params as { enters?: AgentStateName } | undefined)?.enters;
+    const next = {
+      ...replyFields(context, output),
+      ...(enters ? enteredState(enqueue as never, self, context, enters) : {}),
+    };
     const ready = readyCalls(next.batch);
     if (ready.length > 0) {
       const runner = runnerIdFor(ready);

@@ -48,7 +48,6 @@ export function runToolsEffect(
   const maxResultChars = options.maxResultChars ?? DEFAULTS.maxToolResultChars;
 
   return async (input, io) => {
-    const signal = io.signal;
     let unfinished = input.calls.length;
     // The last call to finish is left to the done event (see above).
     const finished = (result: ToolResult) => {
@@ -74,11 +73,11 @@ export function runToolsEffect(
     };
     const runChecked = async (call: ToolCallRequest): Promise<ToolResult> => {
       const recorded = beforeRun ? await beforeRun(call, input) : undefined;
-      if (signal.aborted) throw signal.reason;
+      if (io.aborted) throw io.reason;
       const result =
         recorded ??
         (await executeToolCall(registry, call, {
-          signal,
+          stop: io,
           timeoutMs,
           deadline: input.deadline,
           maxResultChars,
