@@ -16,7 +16,7 @@ export const DEFAULTS = {
   maxRepeatedCalls: 5,
   /** Failing tool calls in a row before the turn ends; a note comes one earlier. */
   maxConsecutiveErrors: 5,
-  /** Whether calls whose arguments are complete start before the stream ends. */
+  /** Whether calls whose arguments are certainly complete (the next call began, or the stream said it ended with tool calls) start before the stream ends. */
   eagerToolStart: true,
   /** Tool results longer than this many characters are truncated with a note. */
   maxToolResultChars: 100_000,

@@ -53,7 +53,7 @@ export interface AgentOptions<TOutput = unknown> extends SessionOptions {
   retry?: Omit<RetryOptions, 'signal' | 'deadline' | 'onRetry'>;
   /** Extra request fields (temperature, max_completion_tokens, ...). */
   request?: LlmActorOptions['request'];
-  /** Start calls whose arguments are complete before the stream ends (default true). */
+  /** Start calls whose arguments are certainly complete before the stream ends (default true). */
   eagerToolStart?: boolean;
   /** `native` function calling (default), or `xml` `<tool>` blocks for models without it. */
   toolFormat?: 'native' | 'xml';
