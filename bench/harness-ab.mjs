@@ -17,7 +17,8 @@ for (let r = 0; r < Number(process.env.ROUNDS ?? 6); r++)
     let calls = 0;
     for (let i = 0; i < Number(n); i++) calls += await hs[name].runSession();
     const c = process.cpuUsage(c0);
-    (res[name] ??= []).push([(performance.now() - t0) / calls, (c.user + c.system) / 1000 / calls]);
+    res[name] ??= [];
+    res[name].push([(performance.now() - t0) / calls, (c.user + c.system) / 1000 / calls]);
   }
 const med =
   process.env.STAT === 'min'

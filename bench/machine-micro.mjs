@@ -167,7 +167,8 @@ for (let round = 0; round < 3; round++)
     const t0 = process.hrtime.bigint();
     for (let i = 0; i < sessions; i++) await kinds[k]();
     const us = Number(process.hrtime.bigint() - t0) / 1e3 / sessions / CALLS;
-    (out[k] ??= []).push(us);
+    out[k] ??= [];
+    out[k].push(us);
   }
 for (const k of which) {
   const v = out[k].sort((a, b) => a - b)[1];
