@@ -39,8 +39,9 @@ function round(i, body) {
 }
 
 async function requests() {
-  const { createContextGuard, ContextWindow, resolveModelWindow, tokenCounterFor, defineTool } = await import(
-    '../dist/index.js'
+  const { defineTool } = await import('../dist/index.js');
+  const { createContextGuard, ContextWindow, resolveModelWindow, tokenCounterFor } = await import(
+    '../dist/unstable.js'
   );
   const { z } = await import('./lib/root-deps.mjs');
   const tool = defineTool({
