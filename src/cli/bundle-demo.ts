@@ -9,7 +9,7 @@ import { loadBundleAgent } from '../bundle/bundle-agent.js';
 import type { Scenario } from '../testing/scenario.js';
 import type { CommandIo } from './command-io.js';
 import { createEventPrinter } from './event-printer.js';
-import { connectModel } from './model-connection.js';
+import { connectModel, modelOptions } from './model-connection.js';
 
 const SAVED_DOCUMENT = `# Requirements intake: Promise Tracker
 
@@ -138,9 +138,7 @@ export async function runBundleDemo(
         {},
         {
           name: bundleAgent.name,
-          baseURL: connection.baseURL,
-          apiKey: connection.apiKey,
-          model: connection.model,
+          ...modelOptions(connection),
           inspect: watch.inspectFor?.(connection.apiKey),
         },
       ),

@@ -17,7 +17,13 @@ import { ChatSession } from './chat-session.js';
 import type { CommandIo } from './command-io.js';
 import { packageRoot } from './demo-command.js';
 import { INSPECTOR_FLAGS, INSPECTOR_USAGE, startCliInspection } from './inspector-flags.js';
-import { connectModel, MODEL_FLAG_OPTIONS, type ModelConnection, modelFlags } from './model-connection.js';
+import {
+  connectModel,
+  MODEL_FLAG_OPTIONS,
+  type ModelConnection,
+  modelFlags,
+  modelOptions,
+} from './model-connection.js';
 
 export const CHAT_USAGE = `Usage: agentloop chat --bundle <root> --agent <id> [options]
        agentloop chat --resume <session-id> [options]
@@ -133,9 +139,7 @@ export async function runChatCommand(
         {},
         {
           name: bundle.name,
-          baseURL: connection.baseURL,
-          apiKey: connection.apiKey,
-          model: connection.model,
+          ...modelOptions(connection),
           // Writes ask first: save_output is the bundle tool that changes files; other tools decide themselves.
           approval: values.yes ? 'never' : (call) => (call.name === 'save_output' ? true : undefined),
           store,

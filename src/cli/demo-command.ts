@@ -7,7 +7,7 @@ import { runBundleDemo } from './bundle-demo.js';
 import type { CommandIo } from './command-io.js';
 import { createEventPrinter } from './event-printer.js';
 import { INSPECTOR_FLAGS, INSPECTOR_USAGE, startCliInspection } from './inspector-flags.js';
-import { connectModel } from './model-connection.js';
+import { connectModel, modelOptions } from './model-connection.js';
 import { notesDemoQuestion, notesDemoScenario, notesTools } from './notes-demo.js';
 
 /** The package root (dist/cli/ or src/cli/ are two levels below it). */
@@ -55,9 +55,7 @@ async function runDemo(
     io.stdout(pc.bold('Part 1: an agent with three file tools over examples/notes\n\n'));
     const notesRoot = path.join(packageRoot, 'examples', 'notes');
     const agent = createAgent({
-      baseURL: connection.baseURL,
-      apiKey: connection.apiKey,
-      model: connection.model,
+      ...modelOptions(connection),
       instructions:
         'You answer questions about the notes in a folder. Use the tools to list, read and search them; read ' +
         'everything you cite. Answer in a short paragraph.',

@@ -46,6 +46,19 @@ export interface ModelConnection {
   close(): Promise<void>;
 }
 
+/** The `createAgent` options that reach the connection's model. */
+export function modelOptions(connection: ModelConnection): {
+  baseURL?: string;
+  apiKey?: string;
+  model: string;
+} {
+  return {
+    ...(connection.baseURL !== undefined ? { baseURL: connection.baseURL } : {}),
+    ...(connection.apiKey !== undefined ? { apiKey: connection.apiKey } : {}),
+    model: connection.model,
+  };
+}
+
 /**
  * Picks the model: `--scenario` runs the scripted server; `--base-url`/`--api-key` or
  * `OPENAI_BASE_URL`/`OPENAI_API_KEY` reach a real server; otherwise `fallback` (the demo's scenario)

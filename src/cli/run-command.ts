@@ -5,7 +5,7 @@ import { loadBundleAgent } from '../bundle/bundle-agent.js';
 import type { CommandIo } from './command-io.js';
 import { createEventPrinter } from './event-printer.js';
 import { INSPECTOR_FLAGS, INSPECTOR_USAGE, startCliInspection } from './inspector-flags.js';
-import { connectModel, MODEL_FLAG_OPTIONS, modelFlags } from './model-connection.js';
+import { connectModel, MODEL_FLAG_OPTIONS, modelFlags, modelOptions } from './model-connection.js';
 
 const USAGE = `Usage: agentloop run --bundle <root> --agent <id-or-name> [options] "<message>"
   --project <dir>     the folder the agent works in ({project-root}; default: current directory)
@@ -57,9 +57,7 @@ export async function runRunCommand(args: string[], io: CommandIo): Promise<numb
         {},
         {
           name: bundleAgent.name,
-          baseURL: connection.baseURL,
-          apiKey: connection.apiKey,
-          model: connection.model,
+          ...modelOptions(connection),
           inspect: inspection.inspectFor(connection.apiKey),
         },
       ),

@@ -62,22 +62,8 @@ export function initialContext(input: AgentMachineInput): AgentContext {
     sessionId: input.sessionId ?? crypto.randomUUID(),
     messages: input.messages ?? [],
     limits,
-    turn: 0,
-    iteration: 0,
-    maxIterations: limits.maxIterations,
-    warned: false,
-    deadline: null,
-    pausedAt: null,
-    batch: EMPTY_BATCH,
-    finalReason: null,
-    partial: '',
-    response: '',
-    terminateReason: null,
-    error: null,
-    turnUsage: ZERO_USAGE,
+    ...turnFields(limits, 0, null),
     totalUsage: ZERO_USAGE,
-    repeatedCalls: {},
-    consecutiveErrors: 0,
     alwaysAllowed: [],
     initialized: false,
     lastState: null,
@@ -94,12 +80,17 @@ export function deadlineFrom(context: AgentContext, at: number): number | null {
  * machine when a message arrives and by a restore that replays messages the snapshot did not hold.
  */
 export function newTurnFields(context: AgentContext, turn: number, at: number) {
+  return turnFields(context.limits, turn, deadlineFrom(context, at));
+}
+
+/** The per-turn fields for turn `turn` (0 before the first) with its deadline. */
+function turnFields(limits: AgentLimits, turn: number, deadline: number | null) {
   return {
     turn,
     iteration: 0,
-    maxIterations: context.limits.maxIterations,
+    maxIterations: limits.maxIterations,
     warned: false,
-    deadline: deadlineFrom(context, at),
+    deadline,
     pausedAt: null,
     batch: EMPTY_BATCH,
     finalReason: null,
