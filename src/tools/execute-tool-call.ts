@@ -104,6 +104,35 @@ export async function executeToolCall(
   // after the call was stopped gets a signal already aborted with the reason.
   let controller: AbortController | undefined;
   let stopped: { reason: unknown } | undefined;
+  const context = {
+    ...options.context,
+    toolCallId: call.id,
+    get signal() {
+      if (!controller) {
+        controller = new AbortController();
+        if (stopped) controller.abort(stopped.reason);
+      }
+      return controller.signal;
+    },
+  };
+  const failed = (error: unknown): ToolResult => {
+    if (error instanceof ToolTimeoutError) {
+      return finish(`Error: tool "${call.name}" ${error.message}; it was stopped.`, true, error.deadline);
+    }
+    if (options.stop.aborted) return finish('Error: interrupted by the user before the tool finished.', true);
+    return finish(`Error: ${describe(error)}`, true);
+  };
+  // Called at once, not a microtask later: a call started early from a stream begins in the machine
+  // step that spawned its runner (bench figure 3). A tool that answers at once (no promise) is done:
+  // nothing can stop or time it out any more, so it needs no timer and no stop listener.
+  let returned: unknown;
+  try {
+    returned = tool.execute(parsed.data, context);
+  } catch (error) {
+    return failed(error);
+  }
+  if (!isThenable(returned)) return finish(serialize(returned), false);
+
   let timer: NodeJS.Timeout | undefined;
   let unlisten: (() => void) | undefined;
   try {
@@ -116,32 +145,23 @@ export async function executeToolCall(
       unlisten = options.stop.onAbort(() => stop(options.stop.reason));
       if (Number.isFinite(waitMs))
         timer = setTimeout(() => stop(new ToolTimeoutError(budget, byDeadline)), waitMs);
-      // Called at once, not a microtask later: a call started early from a stream begins in the machine
-      // step that spawned its runner (bench figure 3). A synchronous throw rejects.
-      const context = {
-        ...options.context,
-        toolCallId: call.id,
-        get signal() {
-          if (!controller) {
-            controller = new AbortController();
-            if (stopped) controller.abort(stopped.reason);
-          }
-          return controller.signal;
-        },
-      };
-      Promise.resolve(tool.execute(parsed.data, context)).then(resolve, reject);
+      returned.then(resolve, reject);
     });
     return finish(serialize(value), false);
   } catch (error) {
-    if (error instanceof ToolTimeoutError) {
-      return finish(`Error: tool "${call.name}" ${error.message}; it was stopped.`, true, error.deadline);
-    }
-    if (options.stop.aborted) return finish('Error: interrupted by the user before the tool finished.', true);
-    return finish(`Error: ${describe(error)}`, true);
+    return failed(error);
   } finally {
     clearTimeout(timer);
     unlisten?.();
   }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    (typeof value === 'object' || typeof value === 'function') &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
 }
 
 function serialize(value: unknown): string {
