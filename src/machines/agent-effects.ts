@@ -66,18 +66,56 @@ const STOPPED = new DOMException(
   'AbortError',
 );
 
-/** How one effect actor is stopped: its signal's controller and `onAbort` listeners, made when asked for. */
-interface StopState {
-  controller?: AbortController;
-  listeners?: Set<() => void>;
-}
+/**
+ * One run of an effect: the `EffectIO` it is given. One object per run, its signal and listeners made
+ * only when asked for (an effect actor starts twice per model call: closures per run add up).
+ */
+class EffectRun implements EffectIO {
+  #controller: AbortController | undefined;
+  #listeners: Set<() => void> | undefined;
 
-function stopEffect(stop: StopState | undefined): void {
-  if (!stop) return;
-  stop.controller?.abort(STOPPED);
-  const listeners = stop.listeners;
-  stop.listeners = undefined;
-  for (const listener of listeners ?? []) listener();
+  constructor(
+    private readonly self: AnyActorRef,
+    private readonly parent: AnyActorRef | undefined,
+  ) {}
+
+  get signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.aborted) this.#controller.abort(STOPPED);
+    }
+    return this.#controller.signal;
+  }
+
+  get aborted(): boolean {
+    return this.self.getSnapshot().status === 'stopped';
+  }
+
+  get reason(): unknown {
+    return this.aborted ? STOPPED : undefined;
+  }
+
+  get active(): boolean {
+    return this.self.getSnapshot().status === 'active';
+  }
+
+  onAbort(listener: () => void): () => void {
+    const listeners = (this.#listeners ??= new Set());
+    listeners.add(listener);
+    return () => listeners.delete(listener);
+  }
+
+  send(event: AgentActorEvent): void {
+    if (this.active) this.parent?.send(event);
+  }
+
+  /** The actor was stopped: the signal (if made) aborts and the listeners hear it, once. */
+  stop(): void {
+    this.#controller?.abort(STOPPED);
+    const listeners = this.#listeners;
+    this.#listeners = undefined;
+    for (const listener of listeners ?? []) listener();
+  }
 }
 
 const RESOLVE = 'agentloop.effect.done';
@@ -94,7 +132,7 @@ export function effectActor<TOutput, TInput>(
   run: (effects: AgentEffects, input: TInput, io: EffectIO) => Promise<TOutput>,
   unbound?: () => TOutput,
 ): PromiseActorLogic<TOutput, TInput> {
-  const stops = new WeakMap<AnyActorRef, StopState>();
+  const runs = new WeakMap<AnyActorRef, EffectRun>();
   const logic: PromiseActorLogic<TOutput, TInput> = {
     config: run as never,
     transition: (state, event, scope) => {
@@ -105,7 +143,7 @@ export function effectActor<TOutput, TInput>(
         case REJECT:
           return { ...state, status: 'error', error: event.data, input: undefined };
         case STOP:
-          stopEffect(stops.get(scope.self));
+          runs.get(scope.self)?.stop();
           return { ...state, status: 'stopped', input: undefined };
         default:
           return state;
@@ -115,40 +153,8 @@ export function effectActor<TOutput, TInput>(
       if (state.status !== 'active') return;
       // Inside machines/ only: the effect actor's parent is the agent actor the effects are bound to.
       const parent = (self as unknown as { _parent?: AnyActorRef })._parent;
-      const active = () => self.getSnapshot().status === 'active';
-      const stopState = (): StopState => {
-        let stop = stops.get(self);
-        if (!stop) {
-          stop = {};
-          stops.set(self, stop);
-        }
-        return stop;
-      };
-      const io: EffectIO = {
-        get signal() {
-          const stop = stopState();
-          if (!stop.controller) {
-            stop.controller = new AbortController();
-            if (self.getSnapshot().status === 'stopped') stop.controller.abort(STOPPED);
-          }
-          return stop.controller.signal;
-        },
-        get aborted() {
-          return self.getSnapshot().status === 'stopped';
-        },
-        get reason() {
-          return self.getSnapshot().status === 'stopped' ? STOPPED : undefined;
-        },
-        onAbort: (listener) => {
-          const stop = stopState();
-          stop.listeners ??= new Set();
-          stop.listeners.add(listener);
-          return () => stop.listeners?.delete(listener);
-        },
-        send: (event) => {
-          if (active()) parent?.send(event);
-        },
-      };
+      const io = new EffectRun(self, parent);
+      runs.set(self, io);
       const effects = effectsOf(parent);
       let settled: Promise<TOutput>;
       try {
@@ -163,10 +169,10 @@ export function effectActor<TOutput, TInput>(
       }
       settled.then(
         (data) => {
-          if (active()) self.send({ type: RESOLVE, data });
+          if (io.active) self.send({ type: RESOLVE, data });
         },
         (data) => {
-          if (active()) self.send({ type: REJECT, data });
+          if (io.active) self.send({ type: REJECT, data });
         },
       );
     },
