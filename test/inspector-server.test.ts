@@ -2,22 +2,15 @@
 // scripted model server. (The page itself is driven in inspector-browser.test.ts.)
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { request } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { WebSocket } from 'ws';
 import { z } from 'zod';
 import { createAgent, defineAgent, defineTool, subagentTool } from '../src/index.js';
 import { type InspectorServer, startInspectorServer } from '../src/inspector/inspector-server.js';
-import type {
-  BatchItem,
-  ClientMessage,
-  InspectionRecord,
-  ServerMessage,
-  SessionInfo,
-} from '../src/inspector/protocol.js';
+import type { BatchItem, InspectionRecord, ServerMessage, SessionInfo } from '../src/inspector/protocol.js';
 import { startScriptedServer } from '../src/testing/index.js';
+import { connectPage, httpGet } from './support/inspector-page.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -28,72 +21,6 @@ async function inspectorOn(): Promise<InspectorServer> {
   const inspector = await startInspectorServer({ port: 0, flushMs: 10 });
   cleanups.push(() => inspector.close());
   return inspector;
-}
-
-/** A page's WebSocket: every message it got, and a way to wait for the next one that matches. */
-async function connect(inspector: InspectorServer) {
-  const ws = new WebSocket(`ws://127.0.0.1:${inspector.port}/ws`);
-  const got: ServerMessage[] = [];
-  const waiters: { test: (m: ServerMessage) => boolean; resolve: (m: ServerMessage) => void }[] = [];
-  ws.on('message', (data) => {
-    const message = JSON.parse(data.toString()) as ServerMessage;
-    got.push(message);
-    for (const w of [...waiters]) {
-      if (w.test(message)) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve(message);
-      }
-    }
-  });
-  await new Promise((resolve, reject) => {
-    ws.once('open', resolve);
-    ws.once('error', reject);
-  });
-  cleanups.push(() => ws.close());
-  /** The first message that matches, among those already got (unless `onlyNew`) and those to come. */
-  const waitFor = <T extends ServerMessage>(test: (m: ServerMessage) => boolean, onlyNew = false) =>
-    new Promise<T>((resolve, reject) => {
-      const seen = onlyNew ? undefined : got.find(test);
-      if (seen) return resolve(seen as T);
-      const timer = setTimeout(() => reject(new Error(`no such message: ${test}`)), 5000);
-      waiters.push({
-        test,
-        resolve: (m) => {
-          clearTimeout(timer);
-          resolve(m as T);
-        },
-      });
-    });
-  const items = () => got.flatMap((m) => (m.t === 'batch' ? m.items : []));
-  const ack = (id: number) =>
-    waitFor<Extract<ServerMessage, { t: 'ack' }>>((m) => m.t === 'ack' && m.id === id);
-  const sendCommand = (message: ClientMessage) => ws.send(JSON.stringify(message));
-  return { ws, got, waitFor, items, ack, send: sendCommand };
-}
-
-function httpGet(port: number, urlPath: string, options: { host?: string; method?: string } = {}) {
-  return new Promise<{ status: number; headers: Record<string, unknown>; body: string }>(
-    (resolve, reject) => {
-      const req = request(
-        {
-          host: '127.0.0.1',
-          port,
-          path: urlPath,
-          method: options.method ?? 'GET',
-          headers: options.host ? { host: options.host } : {},
-        },
-        (res) => {
-          let body = '';
-          res.on('data', (chunk) => {
-            body += chunk;
-          });
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-        },
-      );
-      req.on('error', reject);
-      req.end();
-    },
-  );
 }
 
 const deleteNote = defineTool({
@@ -180,7 +107,7 @@ describe('the inspector server over its WebSocket', () => {
 
     expect(inspector.clientCount).toBe(0);
     const waiting = inspector.waitForClient();
-    const page = await connect(inspector);
+    const page = await connectPage(inspector.url);
     await waiting;
     expect(inspector.clientCount).toBe(1);
     const hello = await page.waitFor<Extract<ServerMessage, { t: 'hello' }>>((m) => m.t === 'hello');
@@ -275,7 +202,7 @@ describe('the inspector server over its WebSocket', () => {
     });
     cleanups.push(() => scripted.close());
     const inspector = await inspectorOn();
-    const page = await connect(inspector);
+    const page = await connectPage(inspector.url);
     await page.waitFor((m) => m.t === 'hello');
     const runtime = { baseURL: scripted.url, apiKey: 'sk-sub' };
     const parent = createAgent({

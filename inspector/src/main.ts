@@ -183,6 +183,9 @@ function onMessage(message: ServerMessage): void {
       page.acks.get(message.id)?.(message);
       page.acks.delete(message.id);
       break;
+    case 'error':
+      console.warn(`inspector server: ${message.error}`);
+      break;
   }
   schedule();
 }

@@ -12,7 +12,7 @@ import { type AttachOptions, createLiveSession, snapshotOf } from './live-sessio
 import { machineChart } from './machine-graph.js';
 import { PageConnections } from './page-connections.js';
 import { INSPECTOR_PUBLIC_DIR, pageFiles } from './page-files.js';
-import { answerCommand, greeting } from './page-protocol.js';
+import { answerFrame, greeting } from './page-protocol.js';
 import { defaultSecrets } from './sanitize.js';
 import type { SavedSessionView } from './saved-sessions.js';
 import { sessionSync, type TrackedSession, TrackedSessions } from './tracked-sessions.js';
@@ -118,15 +118,19 @@ export async function startInspectorServer(options: InspectorServerOptions = {})
 
   const serveFile = pageFiles(publicDir, host);
   const http = createServer((req, res) => {
-    void serveFile(req, res);
+    // An unexpected throw answers 500: a rejected promise here would end the agent's process.
+    serveFile(req, res).catch(() => {
+      if (res.headersSent) res.destroy();
+      else res.writeHead(500, { 'content-type': 'text/plain' }).end('internal error');
+    });
   });
   pages.listen(http, host, {
     nextSeq: () => recorder.nextSeq,
     onOpen: (page) => {
       for (const message of greeting(chart, sessions)) pages.send(page, JSON.stringify(message));
     },
-    onMessage: (page, message) =>
-      answerCommand(message, sessions, (reply) => pages.send(page, JSON.stringify(reply))),
+    onMessage: (page, frame) =>
+      answerFrame(frame, sessions, (reply) => pages.send(page, JSON.stringify(reply))),
   });
 
   await new Promise<void>((resolve, reject) => {

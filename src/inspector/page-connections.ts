@@ -2,7 +2,10 @@
 import type { IncomingMessage, Server } from 'node:http';
 import { WebSocket, WebSocketServer } from 'ws';
 import { isLocalHost, isSameOrigin } from './local-origin.js';
-import type { ClientMessage, ServerMessage } from './protocol.js';
+import type { ServerMessage } from './protocol.js';
+
+/** The page sends short commands: a larger frame closes its connection (1009) rather than being read. */
+const MAX_FRAME_BYTES = 64 * 1024;
 
 /** One open page. */
 export interface ConnectedPage {
@@ -17,8 +20,8 @@ export interface PageHandlers {
   nextSeq(): number;
   /** A page connected: greet it. */
   onOpen(page: ConnectedPage): void;
-  /** A page sent a message (a JSON object; not checked further). */
-  onMessage(page: ConnectedPage, message: ClientMessage): void;
+  /** A page sent a frame (its text, unchecked: the handler validates it and answers). */
+  onMessage(page: ConnectedPage, frame: string): void;
 }
 
 /** The pages connected over the WebSocket, and how to reach them. */
@@ -44,6 +47,7 @@ export class PageConnections {
     const wss = new WebSocketServer({
       server: http,
       path: '/ws',
+      maxPayload: MAX_FRAME_BYTES,
       verifyClient: ({ origin, req }: { origin: string | undefined; req: IncomingMessage }) =>
         isLocalHost(req.headers.host, host) &&
         (origin === undefined || isSameOrigin(origin, req.headers.host)),
@@ -54,15 +58,16 @@ export class PageConnections {
       for (const resolve of this.#waiters.splice(0)) resolve();
       handlers.onOpen(page);
       ws.on('message', (data) => {
-        let message: unknown;
+        // A throw here would be an uncaught exception: the agent's process would end.
         try {
-          message = JSON.parse(data.toString());
-        } catch {
-          return;
+          handlers.onMessage(page, data.toString());
+        } catch (error) {
+          const reason = error instanceof Error ? error.message : 'failed';
+          this.send(
+            page,
+            JSON.stringify({ t: 'error', error: `internal error: ${reason}` } satisfies ServerMessage),
+          );
         }
-        // Not even an object (`null`, `42`): nothing to answer.
-        if (typeof message !== 'object' || message === null) return;
-        handlers.onMessage(page, message as ClientMessage);
       });
       ws.on('close', () => this.#pages.delete(page));
       ws.on('error', () => this.#pages.delete(page));
