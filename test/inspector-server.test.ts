@@ -23,6 +23,12 @@ async function inspectorOn(): Promise<InspectorServer> {
   return inspector;
 }
 
+/** The page's path with its token, as in the server's `url`. */
+const pagePath = (inspector: InspectorServer) => {
+  const url = new URL(inspector.url);
+  return `${url.pathname}${url.search}`;
+};
+
 const deleteNote = defineTool({
   name: 'delete_note',
   description: 'Deletes a note',
@@ -34,7 +40,7 @@ const deleteNote = defineTool({
 describe('the inspector server over HTTP', () => {
   it('serves the page from publicDir, to this machine only', async () => {
     const inspector = await inspectorOn();
-    const page = await httpGet(inspector.port, '/');
+    const page = await httpGet(inspector.port, pagePath(inspector));
     expect(page.status).toBe(200);
     expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
     expect(page.headers['content-security-policy']).toContain("script-src 'self'");
@@ -42,23 +48,25 @@ describe('the inspector server over HTTP', () => {
     expect((await httpGet(inspector.port, '/style.css')).headers['content-type']).toBe(
       'text/css; charset=utf-8',
     );
-    expect((await httpGet(inspector.port, '/', { host: 'evil.example' })).status).toBe(403);
-    expect((await httpGet(inspector.port, '/', { method: 'POST' })).status).toBe(405);
+    expect((await httpGet(inspector.port, pagePath(inspector), { host: 'evil.example' })).status).toBe(403);
+    expect((await httpGet(inspector.port, pagePath(inspector), { method: 'POST' })).status).toBe(405);
     expect((await httpGet(inspector.port, '/nothing-here.js')).body).toBe('not found');
-    expect((await httpGet(inspector.port, '/%2e%2e/%2e%2e/package.json')).status).toBe(404);
+    const token = new URL(inspector.url).search;
+    expect((await httpGet(inspector.port, `/%2e%2e/%2e%2e/package.json${token}`)).status).toBe(404);
+    expect((await httpGet(inspector.port, `/..%2f..%2fpackage.json${token}`)).status).toBe(404);
   });
 
   it('answers a malformed path with 400 and keeps serving', async () => {
     const inspector = await inspectorOn();
     // Any site open in the browser can request this (e.g. as an image); it must not crash the agent.
     expect((await httpGet(inspector.port, '/%E0%A4%A')).status).toBe(400);
-    expect((await httpGet(inspector.port, '/')).status).toBe(200);
+    expect((await httpGet(inspector.port, pagePath(inspector))).status).toBe(200);
   });
 
   it('says how to build the page when it is missing', async () => {
     const inspector = await startInspectorServer({ port: 0, publicDir: '/nonexistent-inspector-dir' });
     cleanups.push(() => inspector.close());
-    const page = await httpGet(inspector.port, '/');
+    const page = await httpGet(inspector.port, pagePath(inspector));
     expect(page.status).toBe(404);
     expect(page.body).toContain('npm run build');
   });

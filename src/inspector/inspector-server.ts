@@ -7,6 +7,7 @@ import path from 'node:path';
 import type { AnyStateMachine, InspectionEvent, Observer } from 'xstate';
 import type { Agent } from '../agent/agent.js';
 import { agentMachine } from '../machines/agent-machine.js';
+import { newAccessToken } from './access-token.js';
 import { EventRecorder } from './event-recorder.js';
 import { type AttachOptions, createLiveSession, snapshotOf } from './live-session.js';
 import { machineChart } from './machine-graph.js';
@@ -42,7 +43,10 @@ export interface InspectorServerOptions {
 
 /** A running local inspector. */
 export interface InspectorServer {
-  /** The page, e.g. `http://127.0.0.1:4777/`. */
+  /**
+   * The page with this server's token, e.g. `http://127.0.0.1:4777/?token=…`. The page and its
+   * WebSocket answer 401 without the token; it is new each time a server starts.
+   */
   readonly url: string;
   readonly port: number;
   /**
@@ -116,7 +120,8 @@ export async function startInspectorServer(options: InspectorServerOptions = {})
     announce(session);
   };
 
-  const serveFile = pageFiles(publicDir, host);
+  const token = newAccessToken();
+  const serveFile = pageFiles(publicDir, host, token);
   const http = createServer((req, res) => {
     // An unexpected throw answers 500: a rejected promise here would end the agent's process.
     serveFile(req, res).catch(() => {
@@ -124,7 +129,7 @@ export async function startInspectorServer(options: InspectorServerOptions = {})
       else res.writeHead(500, { 'content-type': 'text/plain' }).end('internal error');
     });
   });
-  pages.listen(http, host, {
+  pages.listen(http, host, token, {
     nextSeq: () => recorder.nextSeq,
     onOpen: (page) => {
       for (const message of greeting(chart, sessions)) pages.send(page, JSON.stringify(message));
@@ -141,7 +146,7 @@ export async function startInspectorServer(options: InspectorServerOptions = {})
     });
   });
   const port = (http.address() as AddressInfo).port;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}/`;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}/?token=${token}`;
 
   return {
     url,

@@ -1,6 +1,7 @@
 // The WebSocket at `/ws`: the pages connected to the inspector server.
 import type { IncomingMessage, Server } from 'node:http';
 import { WebSocket, WebSocketServer } from 'ws';
+import { hasToken } from './access-token.js';
 import { isLocalHost, isSameOrigin } from './local-origin.js';
 import type { ServerMessage } from './protocol.js';
 
@@ -41,16 +42,25 @@ export class PageConnections {
 
   /**
    * Accepts pages at `/ws` on `http`: only from this machine (`Host`) and only from the page's own
-   * origin (a browser always sends `Origin`; another site's page must not drive approvals).
+   * origin (a browser always sends `Origin`; another site's page must not drive approvals): else 403;
+   * and only with the server's token (`/ws?token=...`, as the page's own URL has it): else 401.
    */
-  listen(http: Server, host: string, handlers: PageHandlers): void {
+  listen(http: Server, host: string, token: string, handlers: PageHandlers): void {
     const wss = new WebSocketServer({
       server: http,
       path: '/ws',
       maxPayload: MAX_FRAME_BYTES,
-      verifyClient: ({ origin, req }: { origin: string | undefined; req: IncomingMessage }) =>
-        isLocalHost(req.headers.host, host) &&
-        (origin === undefined || isSameOrigin(origin, req.headers.host)),
+      verifyClient: (
+        { origin, req }: { origin: string | undefined; req: IncomingMessage },
+        admit: (ok: boolean, status?: number) => void,
+      ) => {
+        const local =
+          isLocalHost(req.headers.host, host) &&
+          (origin === undefined || isSameOrigin(origin, req.headers.host));
+        if (!local) admit(false, 403);
+        else if (!hasToken(req.url, token)) admit(false, 401);
+        else admit(true);
+      },
     });
     wss.on('connection', (ws) => {
       const page: ConnectedPage = { ws, fromSeq: handlers.nextSeq() };
