@@ -77,6 +77,32 @@ describe('the inspector token', () => {
   });
 });
 
+describe('framing', () => {
+  it("forbids framing the page and every other answer: frame-ancestors 'none', X-Frame-Options DENY", async () => {
+    const inspector = await inspectorOn();
+    const token = new URL(inspector.url).search;
+    const answers = {
+      page: await httpGet(inspector.port, `/${token}`),
+      'page (HEAD)': await httpGet(inspector.port, `/${token}`, { method: 'HEAD' }),
+      stylesheet: await httpGet(inspector.port, '/style.css'),
+      script: await httpGet(inspector.port, '/js/inspector/src/main.js'),
+      'no token': await httpGet(inspector.port, '/'),
+      'not found': await httpGet(inspector.port, '/missing.js'),
+      'bad path': await httpGet(inspector.port, '/%'),
+      'bad method': await httpGet(inspector.port, `/${token}`, { method: 'POST' }),
+      'foreign host': await httpGet(inspector.port, `/${token}`, { host: 'evil.example' }),
+    };
+    for (const [name, res] of Object.entries(answers)) {
+      expect(res.headers['x-frame-options'], name).toBe('DENY');
+      expect(String(res.headers['content-security-policy']), name).toMatch(
+        /(^|;\s*)frame-ancestors 'none'(;|$)/,
+      );
+    }
+    expect(answers.page.status).toBe(200);
+    expect(answers.script.status).toBe(200);
+  });
+});
+
 describe('agentloop inspect', () => {
   it('prints the page url with its token', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'agentloop-inspect-'));

@@ -161,6 +161,7 @@ it('needs the token, and says so when a restarted server no longer takes it', as
 
     const tokened = await page.goto(first.url);
     expect(tokened?.status()).toBe(200);
+    expect(tokened?.headers()['x-frame-options']).toBe('DENY');
     await page.waitForSelector('#conn.ok');
     expect(first.clientCount).toBe(1);
 

@@ -123,11 +123,7 @@ export async function startInspectorServer(options: InspectorServerOptions = {})
   const token = newAccessToken();
   const serveFile = pageFiles(publicDir, host, token);
   const http = createServer((req, res) => {
-    // An unexpected throw answers 500: a rejected promise here would end the agent's process.
-    serveFile(req, res).catch(() => {
-      if (res.headersSent) res.destroy();
-      else res.writeHead(500, { 'content-type': 'text/plain' }).end('internal error');
-    });
+    void serveFile(req, res); // never rejects: failures are answered (page-files.ts)
   });
   pages.listen(http, host, token, {
     nextSeq: () => recorder.nextSeq,

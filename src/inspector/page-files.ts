@@ -25,14 +25,23 @@ const CONTENT_TYPES: Record<string, string> = {
   '.png': 'image/png',
 };
 
-/** The page may load only its own scripts and styles and connect only to its own server. */
+/**
+ * The page may load only its own scripts and styles and connect only to its own server, and no page
+ * may frame it (a framed inspector could be clicked through: clickjacking of Approve).
+ */
 const CONTENT_SECURITY_POLICY =
-  "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'";
+  "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'";
+/** For answers that are not the page's files (errors): nothing to load, nothing to frame. */
+const ERROR_CONTENT_SECURITY_POLICY = "default-src 'none'; frame-ancestors 'none'";
 
-/** Headers of every answer: never cached, never sniffed, and the page's URL (with its token) never sent as a referrer. */
+/**
+ * Headers of every answer: never cached, never sniffed, never framed (`X-Frame-Options` for
+ * browsers that ignore `frame-ancestors`), and the page's URL (with its token) never sent as a referrer.
+ */
 const BASE_HEADERS = {
   'cache-control': 'no-store',
   'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
   'referrer-policy': 'no-referrer',
 };
 
@@ -51,9 +60,14 @@ export function pageFiles(
 ): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   const answer = (res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}) =>
     res
-      .writeHead(status, { ...BASE_HEADERS, 'content-type': 'text/plain; charset=utf-8', ...headers })
+      .writeHead(status, {
+        ...BASE_HEADERS,
+        'content-type': 'text/plain; charset=utf-8',
+        'content-security-policy': ERROR_CONTENT_SECURITY_POLICY,
+        ...headers,
+      })
       .end(text);
-  return async (req, res) => {
+  const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (!isLocalHost(req.headers.host, host)) return void answer(res, 403, 'forbidden host');
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       return void answer(res, 405, 'method not allowed', { allow: 'GET, HEAD' });
@@ -88,4 +102,14 @@ export function pageFiles(
     });
     res.end(req.method === 'HEAD' ? undefined : body);
   };
+  // An unexpected throw answers 500: a rejected promise here would end the agent's process.
+  return (req, res) =>
+    serve(req, res).catch(() => {
+      try {
+        if (res.headersSent) res.destroy();
+        else answer(res, 500, 'internal error');
+      } catch {
+        res.destroy();
+      }
+    });
 }
