@@ -62,6 +62,9 @@ export class PageConnections {
         else admit(true);
       },
     });
+    // ws re-emits the HTTP server's errors (EADDRINUSE) here: with no listener that is a throw that
+    // ends the process; startInspectorServer's listen() rejects with them instead.
+    wss.on('error', () => {});
     wss.on('connection', (ws) => {
       const page: ConnectedPage = { ws, fromSeq: handlers.nextSeq() };
       this.#pages.add(page);

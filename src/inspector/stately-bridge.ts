@@ -135,6 +135,9 @@ function listen(port: number): Promise<Running | null> {
         403,
       ),
   });
+  // ws re-emits the HTTP server's errors here: with no listener EADDRINUSE (another process holds
+  // the port, which the listen below answers by joining it) would be thrown and end the process.
+  wss.on('error', () => {});
   const replay: string[] = [];
   wss.on('connection', (ws) => {
     // A malformed frame (invalid UTF-8, too large) is an 'error' on the socket: without a
