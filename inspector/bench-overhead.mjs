@@ -66,7 +66,7 @@ const base = {
 // Inspectors for the modes that need them.
 const idleServer = await startInspectorServer({ port: 0 });
 const pageServer = await startInspectorServer({ port: 0 });
-const page = new WebSocket(`ws://127.0.0.1:${pageServer.port}/ws`);
+const page = new WebSocket(`ws://127.0.0.1:${pageServer.port}/ws${new URL(pageServer.url).search}`);
 let pageBytes = 0;
 let pageMessages = 0;
 page.on('message', (data) => {

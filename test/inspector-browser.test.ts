@@ -32,6 +32,7 @@ afterAll(async () => {
 });
 
 async function launch(): Promise<Browser> {
+  if (browser) return browser;
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     args: [
@@ -145,6 +146,34 @@ it('shows the running agent live and approves from the page', async () => {
     agent.stop();
     await inspector.close();
     await scripted.close();
+  }
+});
+
+it('needs the token, and says so when a restarted server no longer takes it', async () => {
+  const first = await startInspectorServer({ port: 0 });
+  let second: InspectorServer | undefined;
+  const page = await (await launch()).newPage();
+  try {
+    // The bare address is refused: the page needs the token from the URL the server gives.
+    const bare = await page.goto(`http://127.0.0.1:${first.port}/`);
+    expect(bare?.status()).toBe(401);
+    expect(await page.content()).not.toContain('agentloop inspector');
+
+    const tokened = await page.goto(first.url);
+    expect(tokened?.status()).toBe(200);
+    expect(tokened?.headers()['x-frame-options']).toBe('DENY');
+    await page.waitForSelector('#conn.ok');
+    expect(first.clientCount).toBe(1);
+
+    // A new server on the same port has a new token: the open page stops retrying and says why.
+    await first.close();
+    second = await startInspectorServer({ port: first.port });
+    await page.waitForSelector('#conn.down >> text=no longer valid', { timeout: 10_000 });
+    expect(second.clientCount).toBe(0);
+  } finally {
+    await page.close();
+    await first.close().catch(() => {});
+    await second?.close();
   }
 });
 

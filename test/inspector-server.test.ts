@@ -2,22 +2,15 @@
 // scripted model server. (The page itself is driven in inspector-browser.test.ts.)
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { request } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { WebSocket } from 'ws';
 import { z } from 'zod';
 import { createAgent, defineAgent, defineTool, subagentTool } from '../src/index.js';
 import { type InspectorServer, startInspectorServer } from '../src/inspector/inspector-server.js';
-import type {
-  BatchItem,
-  ClientMessage,
-  InspectionRecord,
-  ServerMessage,
-  SessionInfo,
-} from '../src/inspector/protocol.js';
+import type { BatchItem, InspectionRecord, ServerMessage, SessionInfo } from '../src/inspector/protocol.js';
 import { startScriptedServer } from '../src/testing/index.js';
+import { connectPage, httpGet } from './support/inspector-page.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -30,71 +23,11 @@ async function inspectorOn(): Promise<InspectorServer> {
   return inspector;
 }
 
-/** A page's WebSocket: every message it got, and a way to wait for the next one that matches. */
-async function connect(inspector: InspectorServer) {
-  const ws = new WebSocket(`ws://127.0.0.1:${inspector.port}/ws`);
-  const got: ServerMessage[] = [];
-  const waiters: { test: (m: ServerMessage) => boolean; resolve: (m: ServerMessage) => void }[] = [];
-  ws.on('message', (data) => {
-    const message = JSON.parse(data.toString()) as ServerMessage;
-    got.push(message);
-    for (const w of [...waiters]) {
-      if (w.test(message)) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve(message);
-      }
-    }
-  });
-  await new Promise((resolve, reject) => {
-    ws.once('open', resolve);
-    ws.once('error', reject);
-  });
-  cleanups.push(() => ws.close());
-  /** The first message that matches, among those already got (unless `onlyNew`) and those to come. */
-  const waitFor = <T extends ServerMessage>(test: (m: ServerMessage) => boolean, onlyNew = false) =>
-    new Promise<T>((resolve, reject) => {
-      const seen = onlyNew ? undefined : got.find(test);
-      if (seen) return resolve(seen as T);
-      const timer = setTimeout(() => reject(new Error(`no such message: ${test}`)), 5000);
-      waiters.push({
-        test,
-        resolve: (m) => {
-          clearTimeout(timer);
-          resolve(m as T);
-        },
-      });
-    });
-  const items = () => got.flatMap((m) => (m.t === 'batch' ? m.items : []));
-  const ack = (id: number) =>
-    waitFor<Extract<ServerMessage, { t: 'ack' }>>((m) => m.t === 'ack' && m.id === id);
-  const sendCommand = (message: ClientMessage) => ws.send(JSON.stringify(message));
-  return { ws, got, waitFor, items, ack, send: sendCommand };
-}
-
-function httpGet(port: number, urlPath: string, options: { host?: string; method?: string } = {}) {
-  return new Promise<{ status: number; headers: Record<string, unknown>; body: string }>(
-    (resolve, reject) => {
-      const req = request(
-        {
-          host: '127.0.0.1',
-          port,
-          path: urlPath,
-          method: options.method ?? 'GET',
-          headers: options.host ? { host: options.host } : {},
-        },
-        (res) => {
-          let body = '';
-          res.on('data', (chunk) => {
-            body += chunk;
-          });
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-        },
-      );
-      req.on('error', reject);
-      req.end();
-    },
-  );
-}
+/** The page's path with its token, as in the server's `url`. */
+const pagePath = (inspector: InspectorServer) => {
+  const url = new URL(inspector.url);
+  return `${url.pathname}${url.search}`;
+};
 
 const deleteNote = defineTool({
   name: 'delete_note',
@@ -107,7 +40,7 @@ const deleteNote = defineTool({
 describe('the inspector server over HTTP', () => {
   it('serves the page from publicDir, to this machine only', async () => {
     const inspector = await inspectorOn();
-    const page = await httpGet(inspector.port, '/');
+    const page = await httpGet(inspector.port, pagePath(inspector));
     expect(page.status).toBe(200);
     expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
     expect(page.headers['content-security-policy']).toContain("script-src 'self'");
@@ -115,23 +48,25 @@ describe('the inspector server over HTTP', () => {
     expect((await httpGet(inspector.port, '/style.css')).headers['content-type']).toBe(
       'text/css; charset=utf-8',
     );
-    expect((await httpGet(inspector.port, '/', { host: 'evil.example' })).status).toBe(403);
-    expect((await httpGet(inspector.port, '/', { method: 'POST' })).status).toBe(405);
+    expect((await httpGet(inspector.port, pagePath(inspector), { host: 'evil.example' })).status).toBe(403);
+    expect((await httpGet(inspector.port, pagePath(inspector), { method: 'POST' })).status).toBe(405);
     expect((await httpGet(inspector.port, '/nothing-here.js')).body).toBe('not found');
-    expect((await httpGet(inspector.port, '/%2e%2e/%2e%2e/package.json')).status).toBe(404);
+    const token = new URL(inspector.url).search;
+    expect((await httpGet(inspector.port, `/%2e%2e/%2e%2e/package.json${token}`)).status).toBe(404);
+    expect((await httpGet(inspector.port, `/..%2f..%2fpackage.json${token}`)).status).toBe(404);
   });
 
   it('answers a malformed path with 400 and keeps serving', async () => {
     const inspector = await inspectorOn();
     // Any site open in the browser can request this (e.g. as an image); it must not crash the agent.
     expect((await httpGet(inspector.port, '/%E0%A4%A')).status).toBe(400);
-    expect((await httpGet(inspector.port, '/')).status).toBe(200);
+    expect((await httpGet(inspector.port, pagePath(inspector))).status).toBe(200);
   });
 
   it('says how to build the page when it is missing', async () => {
     const inspector = await startInspectorServer({ port: 0, publicDir: '/nonexistent-inspector-dir' });
     cleanups.push(() => inspector.close());
-    const page = await httpGet(inspector.port, '/');
+    const page = await httpGet(inspector.port, pagePath(inspector));
     expect(page.status).toBe(404);
     expect(page.body).toContain('npm run build');
   });
@@ -180,7 +115,7 @@ describe('the inspector server over its WebSocket', () => {
 
     expect(inspector.clientCount).toBe(0);
     const waiting = inspector.waitForClient();
-    const page = await connect(inspector);
+    const page = await connectPage(inspector.url);
     await waiting;
     expect(inspector.clientCount).toBe(1);
     const hello = await page.waitFor<Extract<ServerMessage, { t: 'hello' }>>((m) => m.t === 'hello');
@@ -275,7 +210,7 @@ describe('the inspector server over its WebSocket', () => {
     });
     cleanups.push(() => scripted.close());
     const inspector = await inspectorOn();
-    const page = await connect(inspector);
+    const page = await connectPage(inspector.url);
     await page.waitFor((m) => m.t === 'hello');
     const runtime = { baseURL: scripted.url, apiKey: 'sk-sub' };
     const parent = createAgent({

@@ -183,6 +183,9 @@ function onMessage(message: ServerMessage): void {
       page.acks.get(message.id)?.(message);
       page.acks.delete(message.id);
       break;
+    case 'error':
+      console.warn(`inspector server: ${message.error}`);
+      break;
   }
   schedule();
 }
@@ -213,9 +216,13 @@ function request(message: ClientMessage): Promise<{ ok: boolean; error?: string 
   });
 }
 
+/** The server's token, from this page's own URL (`/?token=...`): the WebSocket needs it too. */
+const token = new URLSearchParams(location.search).get('token') ?? '';
+
 function connect(delay = 500): void {
   const conn = byId('conn');
-  const ws = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`);
+  const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
+  const ws = new WebSocket(`${scheme}://${location.host}/ws?token=${encodeURIComponent(token)}`);
   page.ws = ws;
   ws.onopen = () => {
     conn.textContent = 'connected';
@@ -226,8 +233,24 @@ function connect(delay = 500): void {
   ws.onclose = () => {
     conn.textContent = 'disconnected: retrying…';
     conn.className = 'conn down';
-    setTimeout(() => connect(Math.min(delay * 2, 5000)), delay);
+    void tokenRefused().then((refused) => {
+      if (!refused) {
+        setTimeout(() => connect(Math.min(delay * 2, 5000)), delay);
+        return;
+      }
+      // A new server on this port (a restart) has a new token: retrying with this one cannot work.
+      conn.textContent = 'this address is no longer valid: open the one agentloop printed';
+    });
   };
+}
+
+/** Whether the server now refuses this page's token (401), as opposed to being unreachable. */
+async function tokenRefused(): Promise<boolean> {
+  try {
+    return (await fetch(location.href, { method: 'HEAD', cache: 'no-store' })).status === 401;
+  } catch {
+    return false;
+  }
 }
 
 // ---- rendering ---------------------------------------------------------------------------------

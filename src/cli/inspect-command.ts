@@ -8,6 +8,7 @@ import { untilInterrupted } from './until-interrupted.js';
 
 const USAGE = `Usage: agentloop inspect [options]
   Serves the inspector page for the sessions saved on disk (read-only; new saves appear as they land).
+  Open the address it prints: it carries the page's token (new at each start; without it: 401).
   --dir <dir>               the sessions folder (default: $AGENTLOOP_HOME/sessions or ./.agentloop/sessions)
   --project <dir>           use <dir>/.agentloop/sessions
   --inspector-port <port>   port on 127.0.0.1 (default 4777; 0: any free port)

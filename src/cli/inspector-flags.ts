@@ -14,7 +14,8 @@ export const INSPECTOR_FLAGS = {
 
 /** The inspector flags' usage lines. */
 export const INSPECTOR_USAGE = `  --inspector-port <port>  serve the local inspector page on 127.0.0.1:<port> (0: any free port);
-                           approvals are answered in the page; the command stays up until Ctrl-C
+                           open the address printed (it carries the page's token); approvals are
+                           answered in the page; the command stays up until Ctrl-C
   --inspect                send the statechart to the Stately inspector: open http://127.0.0.1:${DEFAULT_STATELY_PORT}
 `;
 

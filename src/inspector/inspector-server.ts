@@ -7,12 +7,13 @@ import path from 'node:path';
 import type { AnyStateMachine, InspectionEvent, Observer } from 'xstate';
 import type { Agent } from '../agent/agent.js';
 import { agentMachine } from '../machines/agent-machine.js';
+import { newAccessToken } from './access-token.js';
 import { EventRecorder } from './event-recorder.js';
 import { type AttachOptions, createLiveSession, snapshotOf } from './live-session.js';
 import { machineChart } from './machine-graph.js';
 import { PageConnections } from './page-connections.js';
 import { INSPECTOR_PUBLIC_DIR, pageFiles } from './page-files.js';
-import { answerCommand, greeting } from './page-protocol.js';
+import { answerFrame, greeting } from './page-protocol.js';
 import { defaultSecrets } from './sanitize.js';
 import type { SavedSessionView } from './saved-sessions.js';
 import { sessionSync, type TrackedSession, TrackedSessions } from './tracked-sessions.js';
@@ -42,7 +43,10 @@ export interface InspectorServerOptions {
 
 /** A running local inspector. */
 export interface InspectorServer {
-  /** The page, e.g. `http://127.0.0.1:4777/`. */
+  /**
+   * The page with this server's token, e.g. `http://127.0.0.1:4777/?token=…`. The page and its
+   * WebSocket answer 401 without the token; it is new each time a server starts.
+   */
   readonly url: string;
   readonly port: number;
   /**
@@ -116,17 +120,18 @@ export async function startInspectorServer(options: InspectorServerOptions = {})
     announce(session);
   };
 
-  const serveFile = pageFiles(publicDir, host);
+  const token = newAccessToken();
+  const serveFile = pageFiles(publicDir, host, token);
   const http = createServer((req, res) => {
-    void serveFile(req, res);
+    void serveFile(req, res); // never rejects: failures are answered (page-files.ts)
   });
-  pages.listen(http, host, {
+  pages.listen(http, host, token, {
     nextSeq: () => recorder.nextSeq,
     onOpen: (page) => {
       for (const message of greeting(chart, sessions)) pages.send(page, JSON.stringify(message));
     },
-    onMessage: (page, message) =>
-      answerCommand(message, sessions, (reply) => pages.send(page, JSON.stringify(reply))),
+    onMessage: (page, frame) =>
+      answerFrame(frame, sessions, (reply) => pages.send(page, JSON.stringify(reply))),
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -137,7 +142,7 @@ export async function startInspectorServer(options: InspectorServerOptions = {})
     });
   });
   const port = (http.address() as AddressInfo).port;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}/`;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}/?token=${token}`;
 
   return {
     url,

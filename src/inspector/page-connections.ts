@@ -1,8 +1,12 @@
 // The WebSocket at `/ws`: the pages connected to the inspector server.
 import type { IncomingMessage, Server } from 'node:http';
 import { WebSocket, WebSocketServer } from 'ws';
+import { hasToken } from './access-token.js';
 import { isLocalHost, isSameOrigin } from './local-origin.js';
-import type { ClientMessage, ServerMessage } from './protocol.js';
+import type { ServerMessage } from './protocol.js';
+
+/** The page sends short commands: a larger frame closes its connection (1009) rather than being read. */
+const MAX_FRAME_BYTES = 64 * 1024;
 
 /** One open page. */
 export interface ConnectedPage {
@@ -17,8 +21,8 @@ export interface PageHandlers {
   nextSeq(): number;
   /** A page connected: greet it. */
   onOpen(page: ConnectedPage): void;
-  /** A page sent a message (a JSON object; not checked further). */
-  onMessage(page: ConnectedPage, message: ClientMessage): void;
+  /** A page sent a frame (its text, unchecked: the handler validates it and answers). */
+  onMessage(page: ConnectedPage, frame: string): void;
 }
 
 /** The pages connected over the WebSocket, and how to reach them. */
@@ -38,31 +42,45 @@ export class PageConnections {
 
   /**
    * Accepts pages at `/ws` on `http`: only from this machine (`Host`) and only from the page's own
-   * origin (a browser always sends `Origin`; another site's page must not drive approvals).
+   * origin (a browser always sends `Origin`; another site's page must not drive approvals): else 403;
+   * and only with the server's token (`/ws?token=...`, as the page's own URL has it): else 401.
    */
-  listen(http: Server, host: string, handlers: PageHandlers): void {
+  listen(http: Server, host: string, token: string, handlers: PageHandlers): void {
     const wss = new WebSocketServer({
       server: http,
       path: '/ws',
-      verifyClient: ({ origin, req }: { origin: string | undefined; req: IncomingMessage }) =>
-        isLocalHost(req.headers.host, host) &&
-        (origin === undefined || isSameOrigin(origin, req.headers.host)),
+      maxPayload: MAX_FRAME_BYTES,
+      verifyClient: (
+        { origin, req }: { origin: string | undefined; req: IncomingMessage },
+        admit: (ok: boolean, status?: number) => void,
+      ) => {
+        const local =
+          isLocalHost(req.headers.host, host) &&
+          (origin === undefined || isSameOrigin(origin, req.headers.host));
+        if (!local) admit(false, 403);
+        else if (!hasToken(req.url, token)) admit(false, 401);
+        else admit(true);
+      },
     });
+    // ws re-emits the HTTP server's errors (EADDRINUSE) here: with no listener that is a throw that
+    // ends the process; startInspectorServer's listen() rejects with them instead.
+    wss.on('error', () => {});
     wss.on('connection', (ws) => {
       const page: ConnectedPage = { ws, fromSeq: handlers.nextSeq() };
       this.#pages.add(page);
       for (const resolve of this.#waiters.splice(0)) resolve();
       handlers.onOpen(page);
       ws.on('message', (data) => {
-        let message: unknown;
+        // A throw here would be an uncaught exception: the agent's process would end.
         try {
-          message = JSON.parse(data.toString());
-        } catch {
-          return;
+          handlers.onMessage(page, data.toString());
+        } catch (error) {
+          const reason = error instanceof Error ? error.message : 'failed';
+          this.send(
+            page,
+            JSON.stringify({ t: 'error', error: `internal error: ${reason}` } satisfies ServerMessage),
+          );
         }
-        // Not even an object (`null`, `42`): nothing to answer.
-        if (typeof message !== 'object' || message === null) return;
-        handlers.onMessage(page, message as ClientMessage);
       });
       ws.on('close', () => this.#pages.delete(page));
       ws.on('error', () => this.#pages.delete(page));

@@ -1,5 +1,6 @@
 // The server's side of the conversation with a page (messages typed in protocol.ts): the greeting
 // and the answers to the page's commands. Batches are sent by the event recorder.
+import { readCommand } from './client-message.js';
 import type { ChartDefinition, ClientMessage, ServerMessage } from './protocol.js';
 import { sessionSync, type TrackedSessions } from './tracked-sessions.js';
 
@@ -13,7 +14,22 @@ export function greeting(chart: ChartDefinition, sessions: TrackedSessions): Ser
 }
 
 /**
- * Carries out one command of a page and answers it through `send`: `sync` sends the session again;
+ * Answers one WebSocket frame of a page: a valid command is carried out ({@link answerCommand});
+ * anything else gets an `ack` with `ok: false` when it had a usable `id`, else an `error`.
+ */
+export function answerFrame(
+  frame: string,
+  sessions: TrackedSessions,
+  send: (message: ServerMessage) => void,
+): void {
+  const read = readCommand(frame);
+  if (read.ok) answerCommand(read.message, sessions, send);
+  else if (read.id !== undefined) send({ t: 'ack', id: read.id, ok: false, error: read.error });
+  else send({ t: 'error', error: read.error });
+}
+
+/**
+ * Carries out one (validated) command of a page and answers it through `send`: `sync` sends the session again;
  * `approve` / `reject` go to the running agent with the exact tool call id. Every command ends with
  * an `ack` carrying its id (with `error` when it could not be done).
  */
@@ -40,7 +56,12 @@ export function answerCommand(
   }
   try {
     if (message.t === 'approve') session.agent.approve(message.toolCallId);
-    else session.agent.reject(message.toolCallId, message.reason ?? 'rejected in the inspector');
+    else if (message.t === 'reject') {
+      session.agent.reject(message.toolCallId, message.reason ?? 'rejected in the inspector');
+    } else {
+      const unknown: never = message;
+      throw new Error(`unknown command ${String((unknown as { t: unknown }).t)}`);
+    }
     reply(true);
   } catch (error) {
     reply(false, error instanceof Error ? error.message : String(error));

@@ -139,7 +139,9 @@ export type ServerMessage =
   | { t: 'sessions'; sessions: SessionInfo[] }
   | { t: 'sync'; session: SessionSync }
   | { t: 'batch'; items: BatchItem[] }
-  | { t: 'ack'; id: number; ok: boolean; error?: string };
+  | { t: 'ack'; id: number; ok: boolean; error?: string }
+  /** The answer to a frame that is not a command and has no usable `id` to ack (not JSON, no object, ...). */
+  | { t: 'error'; error: string };
 
 /** Page to server. */
 export type ClientMessage =

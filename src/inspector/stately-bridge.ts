@@ -1,11 +1,22 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocket, WebSocketServer } from 'ws';
+import { isLocalHost, isSameOrigin } from './local-origin.js';
 
 /** Where the Stately inspector UI lives (it needs internet). */
 export const STATELY_INSPECT_URL = 'https://stately.ai/inspect';
 /** The port `@statelyai/inspect`'s WebSocket inspector and server use by default. */
 export const DEFAULT_STATELY_PORT = 8080;
+/** The bridge listens on this machine only. */
+const BRIDGE_HOST = '127.0.0.1';
+
+/** Headers of every answer: never cached or sniffed, and never framed by another page. */
+const BRIDGE_HEADERS = {
+  'cache-control': 'no-store',
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'content-security-policy': "frame-ancestors 'none'",
+};
 
 /** A running bridge: a page at `pageUrl` that relays inspection events into the Stately inspector. */
 export interface StatelyBridge {
@@ -99,13 +110,39 @@ export async function startStatelyBridge(port: number = DEFAULT_STATELY_PORT): P
 }
 
 function listen(port: number): Promise<Running | null> {
+  // The local inspector's checks (local-origin.ts): the page only for requests naming this machine
+  // (no DNS rebinding), sockets only from this machine and from no other site's page (the agent's
+  // inspector, in Node, sends no Origin; the bridge page sends its own).
   const server = createServer((req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+    const refuse = (status: number, text: string, headers: Record<string, string> = {}) =>
+      res.writeHead(status, { ...BRIDGE_HEADERS, 'content-type': 'text/plain', ...headers }).end(text);
+    if (!isLocalHost(req.headers.host, BRIDGE_HOST)) return refuse(403, 'forbidden host');
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      return refuse(405, 'method not allowed', { allow: 'GET, HEAD' });
+    }
+    res.writeHead(200, { ...BRIDGE_HEADERS, 'content-type': 'text/html; charset=utf-8' });
     res.end(req.method === 'HEAD' ? undefined : bridgePage());
   });
-  const wss = new WebSocketServer({ server });
+  const wss = new WebSocketServer({
+    server,
+    verifyClient: (
+      { origin, req }: { origin: string | undefined; req: IncomingMessage },
+      admit: (ok: boolean, status?: number) => void,
+    ) =>
+      admit(
+        isLocalHost(req.headers.host, BRIDGE_HOST) &&
+          (origin === undefined || isSameOrigin(origin, req.headers.host)),
+        403,
+      ),
+  });
+  // ws re-emits the HTTP server's errors here: with no listener EADDRINUSE (another process holds
+  // the port, which the listen below answers by joining it) would be thrown and end the process.
+  wss.on('error', () => {});
   const replay: string[] = [];
   wss.on('connection', (ws) => {
+    // A malformed frame (invalid UTF-8, too large) is an 'error' on the socket: without a
+    // listener it would be thrown, and the agent's process would end.
+    ws.on('error', () => ws.terminate());
     for (const message of replay) ws.send(message);
     ws.on('message', (data) => {
       const message = data.toString();
@@ -121,7 +158,7 @@ function listen(port: number): Promise<Running | null> {
       if (error.code === 'EADDRINUSE') resolve(null);
       else reject(error);
     });
-    server.listen(port, '127.0.0.1', () => {
+    server.listen(port, BRIDGE_HOST, () => {
       resolve({ server, wss, holds: 0, port: (server.address() as AddressInfo).port });
     });
   });
