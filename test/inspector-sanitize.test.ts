@@ -162,7 +162,14 @@ describe('the Stately inspector option', () => {
       statelyInspection({ url: `ws://127.0.0.1:${port}`, serve: false, maxStringChars: 300 }),
     );
     expect((await run()).success).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    // The inspector converts and sends on a timer after the run: wait (up to 10 s on a loaded machine)
+    // until the machine's definition and a snapshot of the finished turn have arrived.
+    const arrived = () =>
+      frames.some((f) => f.includes('"@xstate.actor"') && f.includes('WaitingApproval')) &&
+      frames.some((f) => f.includes('"@xstate.snapshot"') && f.includes('Completed'));
+    for (let waited = 0; !arrived() && waited < 10_000; waited += 50) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
 
     assertNoSecrets(frames);
     const events = frames.map(
