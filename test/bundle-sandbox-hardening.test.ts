@@ -12,9 +12,13 @@ import {
 } from '../src/bundle/bundle-agent.js';
 import { BundleError } from '../src/bundle/bundle-error.js';
 import { Sandbox } from '../src/bundle/sandbox.js';
+import { main } from '../src/cli/main.js';
+import { FileSessionStore } from '../src/session/file-session-store.js';
+import { resolveSessionsDir } from '../src/sessions-dir.js';
 
 // Issue 15, the items besides the race (see bundle-sandbox-race.test.ts): only regular files are read,
-// and hard links in the output folder are never written through. Real files and real FIFOs.
+// hard links in the output folder are never written through, and the session store's folder is out of
+// reach of the tools wherever it is configured. Real files, real FIFOs, a real session store.
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const EXAMPLE = path.join(REPO, 'bundles', 'requirements-workflow');
@@ -54,6 +58,7 @@ function load(extra: Partial<LoadBundleAgentOptions> = {}): Promise<BundleAgent>
     agent: 'intake-facilitator',
     projectRoot: project,
     outputFolder: out,
+    env: {},
     ...extra,
   });
 }
@@ -133,6 +138,118 @@ describe('hard links in the output folder', () => {
   });
 });
 
+describe('the session store folder is out of reach of the tools', () => {
+  async function saveSession(store: FileSessionStore, id: string): Promise<string> {
+    await store.save({ id, state: 'AwaitingInput', snapshot: { secret: 'other session' } });
+    return path.join(store.dir, id, 'snapshot.json');
+  }
+
+  test('the default folder, <project>/.agentloop/sessions, is refused for read_file and execute_workflow', async () => {
+    const store = new FileSessionStore({ projectRoot: project, env: {}, fsync: false });
+    const file = await saveSession(store, 'other-1');
+    expect(await readFile(file, 'utf8')).toContain('other session');
+    const agent = await load();
+    for (const file_path of [
+      '.agentloop/sessions/other-1/snapshot.json',
+      '{project-root}/.agentloop/sessions/other-1/snapshot.json',
+      file,
+      'docs/../.agentloop/sessions/other-1/snapshot.json',
+    ]) {
+      await expect(call(agent, 'read_file', { file_path })).rejects.toThrow(
+        /Access denied: .* inside the sessions folder/,
+      );
+    }
+    await expect(call(agent, 'read_file', { file_path: '.agentloop/sessions' })).rejects.toThrow(
+      /sessions folder/,
+    );
+    await expect(
+      call(agent, 'execute_workflow', { workflow_path: '.agentloop/sessions/other-1/snapshot.json' }),
+    ).rejects.toThrow(/sessions folder/);
+  });
+
+  test('$AGENTLOOP_HOME/sessions is refused when AGENTLOOP_HOME lies inside the roots', async () => {
+    const env = { AGENTLOOP_HOME: path.join(project, 'home') };
+    const store = new FileSessionStore({ projectRoot: project, env, fsync: false });
+    expect(store.dir).toBe(path.join(project, 'home', 'sessions'));
+    const file = await saveSession(store, 'other-2');
+    const agent = await load({ env });
+    await expect(call(agent, 'read_file', { file_path: file })).rejects.toThrow(/sessions folder/);
+    await expect(
+      call(agent, 'read_file', { file_path: 'home/sessions/other-2/snapshot.json' }),
+    ).rejects.toThrow(/sessions folder/);
+  });
+
+  test('a sessions folder given as an option (chat --sessions-dir) is refused too', async () => {
+    const store = new FileSessionStore({ dir: path.join(project, 'my-sessions'), fsync: false });
+    const file = await saveSession(store, 'other-3');
+    const agent = await load({ sessionsDir: store.dir });
+    await expect(call(agent, 'read_file', { file_path: file })).rejects.toThrow(/sessions folder/);
+    // Without the option the folder is just a project folder: the option is what tells the sandbox.
+    const unaware = await load();
+    expect(await call(unaware, 'read_file', { file_path: file })).toMatchObject({ path: file });
+  });
+
+  test('save_output cannot write into the sessions folder when the output folder holds it', async () => {
+    const store = new FileSessionStore({ projectRoot: project, env: {}, fsync: false });
+    const file = await saveSession(store, 'other-4');
+    const before = await readFile(file, 'utf8');
+    const agent = await load({ outputFolder: project });
+    await expect(
+      call(agent, 'save_output', { file_path: '.agentloop/sessions/other-4/snapshot.json', content: '{}' }),
+    ).rejects.toThrow(/Write refused: .* inside the sessions folder/);
+    await expect(
+      call(agent, 'save_output', { file_path: '.agentloop/sessions/new/snapshot.json', content: '{}' }),
+    ).rejects.toThrow(/sessions folder/);
+    expect(await readFile(file, 'utf8')).toBe(before);
+    // The rest of the output folder stays writable.
+    await call(agent, 'save_output', { file_path: 'notes.md', content: 'ok' });
+    expect(await readFile(path.join(project, 'notes.md'), 'utf8')).toBe('ok');
+  });
+
+  test('agentloop run: the model asking read_file for a saved session gets a refusal, not the session', async () => {
+    const store = new FileSessionStore({ projectRoot: project, env: {}, fsync: false });
+    await saveSession(store, 'other-5');
+    const scenario = path.join(dir, 'scenario.yaml');
+    await writeFile(
+      scenario,
+      [
+        'turns:',
+        '  - toolCalls:',
+        '      - name: read_file',
+        '        arguments: { file_path: "{project-root}/.agentloop/sessions/other-5/snapshot.json" }',
+        '  - content: I may not read that.',
+      ].join('\n'),
+    );
+    const printed: string[] = [];
+    const errors: string[] = [];
+    const io = { stdout: (s: string) => printed.push(s), stderr: (s: string) => errors.push(s) };
+    // <project>/.agentloop/sessions is refused whether or not AGENTLOOP_HOME is set.
+    const args = ['run', '--bundle', bundle, '--agent', 'intake-facilitator', '--project', project];
+    expect(await main([...args, '--scenario', scenario, '--json', 'read it'], io)).toBe(0);
+    const stdout = printed.join('');
+    const stderr = errors.join('');
+    const result = JSON.parse(stdout) as { messages: { role: string; content: string }[] };
+    const answers = result.messages.filter((m) => m.role === 'tool').map((m) => m.content);
+    expect(answers).toHaveLength(1);
+    expect(answers[0]).toMatch(/Access denied: .* inside the sessions folder/);
+    expect(stdout + stderr).not.toContain('other session');
+  });
+
+  test("the sandbox's default sessions folder is the store's in every configuration", () => {
+    const cases = [
+      { projectRoot: project, env: {} },
+      { projectRoot: project, env: { AGENTLOOP_HOME: path.join(dir, 'home') } },
+      { projectRoot: project, env: { AGENTLOOP_HOME: 'relative-home' } },
+      { dir: path.join(dir, 'given'), projectRoot: project, env: { AGENTLOOP_HOME: path.join(dir, 'home') } },
+      { dir: 'relative-given', env: {} },
+      { env: {} },
+    ];
+    for (const options of cases) {
+      expect(resolveSessionsDir(options)).toBe(new FileSessionStore(options).dir);
+    }
+  });
+});
+
 describe('where the opened file lies', () => {
   test('on Linux the sandbox reads it from /proc/self/fd', async () => {
     const sandbox = await Sandbox.create({ readRoots: [project], writeRoot: out });
@@ -142,7 +259,7 @@ describe('where the opened file lies', () => {
   // Other platforms have no /proc/self/fd: the sandbox then checks that the real path, resolved again
   // after the open, names the file the descriptor holds. The same rules, run here on Linux.
   test.each([true, false])('the same rules hold with procFd %s', async (procFd) => {
-    const sandbox = await Sandbox.create({ readRoots: [project], writeRoot: out, procFd });
+    const sandbox = await Sandbox.create({ readRoots: [project], writeRoot: out, procFd, env: {} });
     expect(sandbox.procFd).toBe(procFd && process.platform === 'linux');
     await writeFile(path.join(project, 'a.md'), 'a');
     await writeFile(path.join(outside, 'secret.md'), 'SECRET');
@@ -160,5 +277,10 @@ describe('where the opened file lies', () => {
     await link(path.join(outside, 'secret.md'), path.join(out, 'hard.md'));
     await expect(sandbox.writeText(path.join(out, 'hard.md'), 'x')).rejects.toThrow(/hard link/);
     expect(await readFile(path.join(outside, 'secret.md'), 'utf8')).toBe('SECRET');
+    await mkdir(path.join(project, '.agentloop', 'sessions'), { recursive: true });
+    await writeFile(path.join(project, '.agentloop', 'sessions', 'x.json'), '{}');
+    await expect(
+      sandbox.readText(path.join(project, '.agentloop', 'sessions', 'x.json'), 'read_file'),
+    ).rejects.toThrow(/sessions folder/);
   });
 });

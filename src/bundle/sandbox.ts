@@ -1,6 +1,7 @@
 import type { Stats } from 'node:fs';
 import { lstat } from 'node:fs/promises';
 import path from 'node:path';
+import { resolveSessionsDir } from '../sessions-dir.js';
 import { BundleError } from './bundle-error.js';
 import { kindOf, openedPath, openForRead, openForWrite, procFdWorks } from './checked-open.js';
 import { checkInput, isInside, realPathOf } from './sandbox-paths.js';
@@ -38,6 +39,14 @@ export interface SandboxOptions {
   /** The only folder writes may reach (the output folder); without it every write is refused. */
   writeRoot?: string;
   /**
+   * Session store folders neither reads nor writes may reach, on top of the ones always refused:
+   * `<root>/.agentloop/sessions` of every root and `$AGENTLOOP_HOME/sessions`. Give the store's `dir`
+   * when it is configured elsewhere (`agentloop chat --sessions-dir`).
+   */
+  sessionsDirs?: string[];
+  /** Where `AGENTLOOP_HOME` is read; defaults to `process.env`. */
+  env?: Readonly<Record<string, string | undefined>>;
+  /**
    * Learn where an opened file lies from `/proc/self/fd` (default: whenever that works, i.e. on Linux
    * with /proc mounted). `false` selects the portable check (docs/sandbox.md); tests use it to run
    * that path on Linux.
@@ -50,15 +59,32 @@ export interface SandboxOptions {
 /** Where a path stands relative to the read roots. */
 export type PathStatus = 'exists' | 'missing' | 'outside-root';
 
+type Verb = 'Access denied' | 'Write refused';
+
+/** The sessions folders always refused: each root's `.agentloop/sessions` and `$AGENTLOOP_HOME/sessions`. */
+function defaultSessionsDirs(roots: readonly string[], env: SandboxOptions['env']): string[] {
+  const dirs = roots.map((projectRoot) => resolveSessionsDir({ projectRoot, env: {} }));
+  if ((env ?? process.env).AGENTLOOP_HOME) dirs.push(resolveSessionsDir({ env }));
+  return dirs;
+}
+
+/** The folder as configured and its real path (they differ when a symlink leads to it). */
+async function bothPaths(dir: string): Promise<string[]> {
+  const real = await realPathOf(dir).catch(() => dir);
+  return real === dir ? [dir] : [dir, real];
+}
+
 /**
  * The one gate every file access of a bundle goes through. Paths come in absolute and already
  * variable-resolved; the sandbox resolves their real path and keeps reads inside the read roots and
- * writes inside the write root; then it opens the file and checks again
+ * writes inside the write root, never in a sessions folder; then it opens the file and checks again
  * where the file it opened lies, and that it is a regular file, before a byte moves. See docs/sandbox.md.
  */
 export class Sandbox {
   readonly readRoots: readonly string[];
   readonly writeRoot: string | undefined;
+  /** Folders refused to reads and writes (the session stores'), as configured and as real paths. */
+  readonly sessionsDirs: readonly string[];
   readonly maxReadBytes: number;
   /** Whether the opened file's location comes from /proc/self/fd (else the portable check). */
   readonly procFd: boolean;
@@ -67,28 +93,44 @@ export class Sandbox {
   private constructor(
     readRoots: string[],
     writeRoot: string | undefined,
+    sessionsDirs: string[],
     procFd: boolean,
     options: SandboxOptions,
   ) {
     this.readRoots = readRoots;
     this.writeRoot = writeRoot;
+    this.sessionsDirs = sessionsDirs;
     this.procFd = procFd;
     this.maxReadBytes = options.maxReadBytes ?? DEFAULT_MAX_READ_BYTES;
     this.options = options;
   }
 
-  /** Resolves the roots' real paths once. The write root is also readable. */
+  /** Resolves the roots' and the sessions folders' real paths once. The write root is also readable. */
   static async create(options: SandboxOptions): Promise<Sandbox> {
     const writeRoot = options.writeRoot ? await realPathOf(path.resolve(options.writeRoot)) : undefined;
     const roots = await Promise.all(options.readRoots.map((root) => realPathOf(path.resolve(root))));
     if (writeRoot) roots.push(writeRoot);
+    const given = [...(options.sessionsDirs ?? []), ...defaultSessionsDirs(roots, options.env)];
+    const sessions = (await Promise.all(given.map((dir) => bothPaths(path.resolve(dir))))).flat();
     const procFd = (options.procFd ?? true) && (await procFdWorks());
-    return new Sandbox([...new Set(roots)], writeRoot, procFd, options);
+    return new Sandbox([...new Set(roots)], writeRoot, [...new Set(sessions)], procFd, options);
   }
 
   /** The same sandbox with another write root. */
   withWriteRoot(writeRoot: string): Promise<Sandbox> {
     return Sandbox.create({ ...this.options, readRoots: [...this.readRoots], writeRoot });
+  }
+
+  /** Throws when `real` lies in a sessions folder. */
+  private refuseSessions(input: string, real: string, verb: Verb): void {
+    const dir = this.sessionsDirs.find((d) => isInside(d, real));
+    if (dir) {
+      throw new BundleError(
+        'sandbox',
+        `${verb}: ${input} is inside the sessions folder ${dir}; saved sessions are never read or written through the tools`,
+        { file: input },
+      );
+    }
   }
 
   /** Throws unless reads may reach the real path `real`. */
@@ -100,6 +142,7 @@ export class Sandbox {
         { file: input },
       );
     }
+    this.refuseSessions(input, real, 'Access denied');
   }
 
   /** Throws unless writes may reach the real path `real`. */
@@ -116,6 +159,7 @@ export class Sandbox {
         { file: input },
       );
     }
+    this.refuseSessions(input, real, 'Write refused');
   }
 
   /** The real path of `input` if reads may reach it; throws otherwise. */
