@@ -25,6 +25,14 @@ export interface LoadBundleAgentOptions {
   coreRoot?: string;
   /** Where `save_output` may write; defaults to the config's `output_folder`, else `<projectRoot>/output`. */
   outputFolder?: string;
+  /**
+   * The session store's folder when it is configured elsewhere (`FileSessionStore`'s `dir`): the tools
+   * never read or write it. `<projectRoot>/.agentloop/sessions` and `$AGENTLOOP_HOME/sessions` are
+   * refused without it.
+   */
+  sessionsDir?: string;
+  /** Where `AGENTLOOP_HOME` is read (for the sessions folder the sandbox refuses); defaults to `process.env`. */
+  env?: Readonly<Record<string, string | undefined>>;
   /** Largest file the tools read (bytes). */
   maxReadBytes?: number;
   /** Called for every file read, with the reason (lazy-loading log). */
@@ -134,6 +142,8 @@ export async function loadBundleAgent(options: LoadBundleAgentOptions): Promise<
   const readRoots = [given, projectRoot, ...(coreRoot ? [coreRoot] : [])];
   const reader = await Sandbox.create({
     readRoots,
+    ...(options.sessionsDir ? { sessionsDirs: [options.sessionsDir] } : {}),
+    ...(options.env ? { env: options.env } : {}),
     maxReadBytes: options.maxReadBytes,
     onFileLoad: options.onFileLoad,
   });

@@ -1,7 +1,12 @@
-import { constants } from 'node:fs';
-import { lstat, mkdir, open, realpath } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
+import { lstat } from 'node:fs/promises';
 import path from 'node:path';
+import { resolveSessionsDir } from '../sessions-dir.js';
 import { BundleError } from './bundle-error.js';
+import { kindOf, openedPath, openForRead, openForWrite, procFdWorks } from './checked-open.js';
+import { checkInput, isInside, realPathOf } from './sandbox-paths.js';
+
+export { realPathOf } from './sandbox-paths.js';
 
 /** Default largest file `readText` returns (1 MiB). */
 export const DEFAULT_MAX_READ_BYTES = 1024 * 1024;
@@ -33,6 +38,20 @@ export interface SandboxOptions {
   readRoots: string[];
   /** The only folder writes may reach (the output folder); without it every write is refused. */
   writeRoot?: string;
+  /**
+   * Session store folders neither reads nor writes may reach, on top of the ones always refused:
+   * `<root>/.agentloop/sessions` of every root and `$AGENTLOOP_HOME/sessions`. Give the store's `dir`
+   * when it is configured elsewhere (`agentloop chat --sessions-dir`).
+   */
+  sessionsDirs?: string[];
+  /** Where `AGENTLOOP_HOME` is read; defaults to `process.env`. */
+  env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Learn where an opened file lies from `/proc/self/fd` (default: whenever that works, i.e. on Linux
+   * with /proc mounted). `false` selects the portable check (docs/sandbox.md); tests use it to run
+   * that path on Linux.
+   */
+  procFd?: boolean;
   maxReadBytes?: number;
   onFileLoad?: FileLoadListener;
 }
@@ -40,102 +59,82 @@ export interface SandboxOptions {
 /** Where a path stands relative to the read roots. */
 export type PathStatus = 'exists' | 'missing' | 'outside-root';
 
-function isInside(root: string, candidate: string): boolean {
-  const rel = path.relative(root, candidate);
-  return rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
+type Verb = 'Access denied' | 'Write refused';
+
+/** The sessions folders always refused: each root's `.agentloop/sessions` and `$AGENTLOOP_HOME/sessions`. */
+function defaultSessionsDirs(roots: readonly string[], env: SandboxOptions['env']): string[] {
+  const dirs = roots.map((projectRoot) => resolveSessionsDir({ projectRoot, env: {} }));
+  if ((env ?? process.env).AGENTLOOP_HOME) dirs.push(resolveSessionsDir({ env }));
+  return dirs;
 }
 
-/** Refuses inputs that must never reach the file system: null bytes, `~`, relative paths. */
-function checkInput(input: string): string {
-  if (typeof input !== 'string' || input.length === 0) {
-    throw new BundleError('sandbox', 'Access denied: empty path');
-  }
-  if (input.includes('\0')) {
-    throw new BundleError('sandbox', `Access denied: path contains a null byte: ${JSON.stringify(input)}`, {
-      file: input,
-    });
-  }
-  if (input.startsWith('~')) {
-    throw new BundleError('sandbox', `Access denied: home-relative paths are not allowed: ${input}`, {
-      file: input,
-    });
-  }
-  if (!path.isAbsolute(input)) {
-    throw new BundleError('sandbox', `Access denied: path is not absolute after resolution: ${input}`, {
-      file: input,
-    });
-  }
-  return path.resolve(input);
-}
-
-/**
- * The real path of `p` with every symlink resolved. A path that does not exist yet resolves through
- * its deepest existing ancestor (so a write target below a symlinked folder is judged by where the
- * folder really is); a dangling symlink or a symlink loop on the way is refused.
- */
-export async function realPathOf(p: string): Promise<string> {
-  let current = path.resolve(p);
-  const rest: string[] = [];
-  for (;;) {
-    try {
-      return path.join(await realpath(current), ...rest.reverse());
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ELOOP') {
-        throw new BundleError('sandbox', `Access denied: symlink loop at ${current}`, { file: p });
-      }
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
-      const link = await lstat(current).catch(() => undefined);
-      if (link?.isSymbolicLink()) {
-        throw new BundleError('sandbox', `Access denied: ${current} is a dangling symlink`, { file: p });
-      }
-      const parent = path.dirname(current);
-      if (parent === current) return path.join(current, ...rest.reverse());
-      rest.push(path.basename(current));
-      current = parent;
-    }
-  }
+/** The folder as configured and its real path (they differ when a symlink leads to it). */
+async function bothPaths(dir: string): Promise<string[]> {
+  const real = await realPathOf(dir).catch(() => dir);
+  return real === dir ? [dir] : [dir, real];
 }
 
 /**
  * The one gate every file access of a bundle goes through. Paths come in absolute and already
  * variable-resolved; the sandbox resolves their real path and keeps reads inside the read roots and
- * writes inside the write root. See docs/sandbox.md.
+ * writes inside the write root, never in a sessions folder; then it opens the file and checks again
+ * where the file it opened lies, and that it is a regular file, before a byte moves. See docs/sandbox.md.
  */
 export class Sandbox {
   readonly readRoots: readonly string[];
   readonly writeRoot: string | undefined;
+  /** Folders refused to reads and writes (the session stores'), as configured and as real paths. */
+  readonly sessionsDirs: readonly string[];
   readonly maxReadBytes: number;
-  private readonly onFileLoad: FileLoadListener | undefined;
+  /** Whether the opened file's location comes from /proc/self/fd (else the portable check). */
+  readonly procFd: boolean;
+  private readonly options: SandboxOptions;
 
-  private constructor(readRoots: string[], writeRoot: string | undefined, options: SandboxOptions) {
+  private constructor(
+    readRoots: string[],
+    writeRoot: string | undefined,
+    sessionsDirs: string[],
+    procFd: boolean,
+    options: SandboxOptions,
+  ) {
     this.readRoots = readRoots;
     this.writeRoot = writeRoot;
+    this.sessionsDirs = sessionsDirs;
+    this.procFd = procFd;
     this.maxReadBytes = options.maxReadBytes ?? DEFAULT_MAX_READ_BYTES;
-    this.onFileLoad = options.onFileLoad;
+    this.options = options;
   }
 
-  /** Resolves the roots' real paths once. The write root is also readable. */
+  /** Resolves the roots' and the sessions folders' real paths once. The write root is also readable. */
   static async create(options: SandboxOptions): Promise<Sandbox> {
     const writeRoot = options.writeRoot ? await realPathOf(path.resolve(options.writeRoot)) : undefined;
     const roots = await Promise.all(options.readRoots.map((root) => realPathOf(path.resolve(root))));
     if (writeRoot) roots.push(writeRoot);
-    return new Sandbox([...new Set(roots)], writeRoot, options);
+    const given = [...(options.sessionsDirs ?? []), ...defaultSessionsDirs(roots, options.env)];
+    const sessions = (await Promise.all(given.map((dir) => bothPaths(path.resolve(dir))))).flat();
+    const procFd = (options.procFd ?? true) && (await procFdWorks());
+    return new Sandbox([...new Set(roots)], writeRoot, [...new Set(sessions)], procFd, options);
   }
 
   /** The same sandbox with another write root. */
   withWriteRoot(writeRoot: string): Promise<Sandbox> {
-    return Sandbox.create({
-      readRoots: [...this.readRoots],
-      writeRoot,
-      maxReadBytes: this.maxReadBytes,
-      onFileLoad: this.onFileLoad,
-    });
+    return Sandbox.create({ ...this.options, readRoots: [...this.readRoots], writeRoot });
   }
 
-  /** The real path of `input` if reads may reach it; throws otherwise. */
-  async checkRead(input: string): Promise<string> {
-    const real = await realPathOf(checkInput(input));
+  /** Throws when `real` lies in a sessions folder. */
+  private refuseSessions(input: string, real: string, verb: Verb): void {
+    const dir = this.sessionsDirs.find((d) => isInside(d, real));
+    if (dir) {
+      throw new BundleError(
+        'sandbox',
+        `${verb}: ${input} is inside the sessions folder ${dir}; saved sessions are never read or written through the tools`,
+        { file: input },
+      );
+    }
+  }
+
+  /** Throws unless reads may reach the real path `real`. */
+  private assertReadable(input: string, real: string): void {
     if (!this.readRoots.some((root) => isInside(root, real))) {
       throw new BundleError(
         'sandbox',
@@ -143,12 +142,11 @@ export class Sandbox {
         { file: input },
       );
     }
-    return real;
+    this.refuseSessions(input, real, 'Access denied');
   }
 
-  /** The real path of `input` if writes may reach it; throws otherwise. */
-  async checkWrite(input: string): Promise<string> {
-    const real = await realPathOf(checkInput(input));
+  /** Throws unless writes may reach the real path `real`. */
+  private assertWritable(input: string, real: string): void {
     if (!this.writeRoot) {
       throw new BundleError('sandbox', `Write refused: no output folder is configured (${input})`, {
         file: input,
@@ -161,6 +159,20 @@ export class Sandbox {
         { file: input },
       );
     }
+    this.refuseSessions(input, real, 'Write refused');
+  }
+
+  /** The real path of `input` if reads may reach it; throws otherwise. */
+  async checkRead(input: string): Promise<string> {
+    const real = await realPathOf(checkInput(input));
+    this.assertReadable(input, real);
+    return real;
+  }
+
+  /** The real path of `input` if writes may reach it; throws otherwise. */
+  async checkWrite(input: string): Promise<string> {
+    const real = await realPathOf(checkInput(input));
+    this.assertWritable(input, real);
     return real;
   }
 
@@ -176,28 +188,22 @@ export class Sandbox {
     return (await lstat(real).catch(() => undefined)) ? 'exists' : 'missing';
   }
 
-  /** Reads a UTF-8 file inside the read roots, within the size limit, and reports the load. */
+  /**
+   * Reads a UTF-8 file inside the read roots, within the size limit, and reports the load. The path
+   * is checked, the file opened (no final symlink, no blocking), and the opened file checked again:
+   * where it lies, and that it is a regular file.
+   */
   async readText(
     input: string,
     reason: FileLoadReason,
   ): Promise<{ path: string; content: string; bytes: number }> {
     const real = await this.checkRead(input);
-    let handle: Awaited<ReturnType<typeof open>>;
+    const handle = await openForRead(real, input);
     try {
-      handle = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR') {
-        throw new BundleError('not-found', `File not found: ${input}`, { file: input, cause: error });
-      }
-      throw new BundleError('sandbox', `Cannot open ${input}: ${code ?? String(error)}`, {
-        file: input,
-        cause: error,
-      });
-    }
-    try {
+      const opened = await openedPath(handle, real, input, this.procFd, 'Access denied');
+      this.assertReadable(input, opened);
       const info = await handle.stat();
-      if (!info.isFile()) throw new BundleError('invalid-input', `Not a file: ${input}`, { file: input });
+      if (!info.isFile()) throw notRegular(input, info);
       if (info.size > this.maxReadBytes) {
         throw new BundleError(
           'too-large',
@@ -207,28 +213,47 @@ export class Sandbox {
       }
       const content = await handle.readFile({ encoding: 'utf8' });
       const bytes = Buffer.byteLength(content);
-      this.onFileLoad?.({ path: real, reason, bytes });
+      this.options.onFileLoad?.({ path: real, reason, bytes });
       return { path: real, content, bytes };
     } finally {
       await handle.close();
     }
   }
 
-  /** Writes a UTF-8 file inside the write root, creating its folders. */
+  /**
+   * Writes a UTF-8 file inside the write root, creating its folders. The bytes go through the
+   * descriptor that was checked: where it lies, a regular file, not a hard link (one name only).
+   */
   async writeText(input: string, content: string): Promise<{ path: string; bytes: number }> {
     const real = await this.checkWrite(input);
-    await mkdir(path.dirname(real), { recursive: true });
-    // The folders may have changed between the check and mkdir: check the parent's real path again.
-    await this.checkWrite(path.join(await realpath(path.dirname(real)), path.basename(real)));
-    const handle = await open(
+    const handle = await openForWrite({
+      root: this.writeRoot as string,
       real,
-      constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW,
-    );
+      input,
+      useProc: this.procFd,
+      check: (again) => this.checkWrite(again),
+    });
     try {
+      const opened = await openedPath(handle, real, input, this.procFd, 'Write refused');
+      this.assertWritable(input, opened);
+      const info = await handle.stat();
+      if (!info.isFile()) throw notRegular(input, info);
+      if (info.nlink > 1) {
+        throw new BundleError(
+          'sandbox',
+          `Write refused: ${input} is a hard link (${info.nlink} names for one file); the other names may lie outside the output folder`,
+          { file: input },
+        );
+      }
+      await handle.truncate(0);
       await handle.writeFile(content, { encoding: 'utf8' });
     } finally {
       await handle.close();
     }
     return { path: real, bytes: Buffer.byteLength(content) };
   }
+}
+
+function notRegular(input: string, info: Stats): BundleError {
+  return new BundleError('invalid-input', `Not a regular file: ${input} is ${kindOf(info)}`, { file: input });
 }

@@ -104,6 +104,7 @@ export async function runChatCommand(
       bundleRoot,
       agent: agentId,
       projectRoot,
+      sessionsDir: store.dir,
       ...(values.output ? { outputFolder: values.output } : {}),
     });
   const bundleAgent = await load();
@@ -180,7 +181,12 @@ export async function runChatCommand(
           from.bundle &&
           from.agent &&
           (path.resolve(from.bundle) !== bundleAgent.bundleRoot || from.agent !== bundleAgent.id)
-            ? await loadBundleAgent({ bundleRoot: from.bundle, agent: from.agent, projectRoot })
+            ? await loadBundleAgent({
+                bundleRoot: from.bundle,
+                agent: from.agent,
+                projectRoot,
+                sessionsDir: store.dir,
+              })
             : bundleAgent;
         return { agent: open(id, def), bundleAgent: def, record };
       },

@@ -1,0 +1,210 @@
+import { constants, type Stats } from 'node:fs';
+import { type FileHandle, lstat, mkdir, open, readlink } from 'node:fs/promises';
+import path from 'node:path';
+import { BundleError } from './bundle-error.js';
+import { realPathOf } from './sandbox-paths.js';
+
+// The descriptor half of the sandbox (docs/sandbox.md, "Checking the file actually opened"): open
+// first, then learn where the opened file really lies, so that a folder swapped for a symlink between
+// the path check and the open cannot lead a read or a write outside the roots.
+
+const flag = (value: number | undefined): number => value ?? 0;
+/** Never follow a final symlink; never block opening a FIFO (a read refuses it after fstat). */
+const READ_FLAGS = constants.O_RDONLY | flag(constants.O_NOFOLLOW) | flag(constants.O_NONBLOCK);
+/** No O_TRUNC: nothing changes before the opened file has been checked (hard links, location). */
+const WRITE_FLAGS =
+  constants.O_WRONLY | constants.O_CREAT | flag(constants.O_NOFOLLOW) | flag(constants.O_NONBLOCK);
+const FOLDER_FLAGS = constants.O_RDONLY | flag(constants.O_DIRECTORY) | flag(constants.O_NOFOLLOW);
+
+/** The magic link naming an open descriptor's file; a path below it resolves from that folder. */
+const fdPath = (handle: FileHandle): string => `/proc/self/fd/${handle.fd}`;
+
+let procProbe: Promise<boolean> | undefined;
+
+/**
+ * Whether `/proc/self/fd/N` tells where descriptor N lies (Linux with /proc mounted). Probed once:
+ * `/` is opened and its magic link must read `/`.
+ */
+export function procFdWorks(): Promise<boolean> {
+  procProbe ??= (async () => {
+    if (process.platform !== 'linux') return false;
+    try {
+      const handle = await open('/', constants.O_RDONLY | flag(constants.O_DIRECTORY));
+      try {
+        return (await readlink(fdPath(handle))) === '/';
+      } finally {
+        await handle.close();
+      }
+    } catch {
+      return false;
+    }
+  })();
+  return procProbe;
+}
+
+/** What a non-regular file is, for error messages. */
+export function kindOf(info: Stats): string {
+  if (info.isDirectory()) return 'a folder';
+  if (info.isFIFO()) return 'a named pipe (FIFO)';
+  if (info.isSocket()) return 'a socket';
+  if (info.isCharacterDevice()) return 'a character device';
+  if (info.isBlockDevice()) return 'a block device';
+  if (info.isSymbolicLink()) return 'a symlink';
+  return 'not a regular file';
+}
+
+function codeOf(error: unknown): string | undefined {
+  return (error as NodeJS.ErrnoException).code;
+}
+
+/** A symlink or a file took a folder's place, or the place emptied, between the check and the open. */
+function changed(
+  verb: 'Access denied' | 'Write refused',
+  input: string,
+  at: string,
+  error?: unknown,
+): BundleError {
+  return new BundleError(
+    'sandbox',
+    `${verb}: ${input}: ${at} changed while being opened (${codeOf(error) ?? 'another file'}); nothing was ${
+      verb === 'Access denied' ? 'read' : 'written'
+    }`,
+    { file: input, cause: error },
+  );
+}
+
+/** Opens the checked real path of a read: no final symlink followed, a FIFO opened without blocking. */
+export async function openForRead(real: string, input: string): Promise<FileHandle> {
+  try {
+    return await open(real, READ_FLAGS);
+  } catch (error) {
+    const code = codeOf(error);
+    if (code === 'ENOENT' || code === 'ENOTDIR') {
+      throw new BundleError('not-found', `File not found: ${input}`, { file: input, cause: error });
+    }
+    if (code === 'ELOOP') throw changed('Access denied', input, real, error);
+    throw new BundleError('sandbox', `Cannot open ${input}: ${code ?? String(error)}`, {
+      file: input,
+      cause: error,
+    });
+  }
+}
+
+export interface WriteTarget {
+  /** The write root (real path). */
+  root: string;
+  /** The checked real path of the file, strictly inside `root`. */
+  real: string;
+  /** As the caller gave it, for messages. */
+  input: string;
+  /** Walk from the root through descriptors (`/proc/self/fd`); else the portable path-based open. */
+  useProc: boolean;
+  /** Throws unless a write to this real path is allowed (the portable path checks the parent again). */
+  check: (real: string) => Promise<unknown>;
+}
+
+/** Opens the folder `at` (no symlink followed); `shown` is its path for messages. */
+async function openFolderAt(at: string, shown: string, input: string): Promise<FileHandle> {
+  try {
+    return await open(at, FOLDER_FLAGS);
+  } catch (error) {
+    const code = codeOf(error);
+    if (code === 'ENOTDIR' || code === 'ELOOP') {
+      throw new BundleError(
+        'sandbox',
+        `Write refused: ${input}: ${shown} is not a folder (a file or a symlink is in its place); nothing was written`,
+        { file: input, cause: error },
+      );
+    }
+    throw changed('Write refused', input, shown, error);
+  }
+}
+
+/**
+ * Opens (creating it and its folders) the file to write, without truncating it. With /proc: from a
+ * descriptor of the write root, each folder is made and opened relative to the folder before it
+ * (`/proc/self/fd/N/name`, i.e. openat) with O_NOFOLLOW, so no symlink is followed on the way and
+ * nothing is created outside. Without: `mkdir -p`, the parent checked again, then an O_NOFOLLOW open.
+ */
+export async function openForWrite(target: WriteTarget): Promise<FileHandle> {
+  const { root, real, input } = target;
+  if (!target.useProc) {
+    await mkdir(path.dirname(real), { recursive: true });
+    await target.check(path.join(await realPathOf(path.dirname(real)), path.basename(real)));
+    return openWriteFile(real, input, path.dirname(real));
+  }
+  await mkdir(root, { recursive: true });
+  let folder = await openFolderAt(root, root, input);
+  try {
+    if ((await readlink(fdPath(folder))) !== root) throw changed('Write refused', input, root);
+    const segments = path.relative(root, real).split(path.sep);
+    const name = segments.pop() as string;
+    let shown = root;
+    for (const segment of segments) {
+      const at = `${fdPath(folder)}/${segment}`;
+      shown = path.join(shown, segment);
+      await mkdir(at).catch((error: unknown) => {
+        if (codeOf(error) !== 'EEXIST') throw changed('Write refused', input, shown, error);
+      });
+      const next = await openFolderAt(at, shown, input);
+      await folder.close();
+      folder = next;
+    }
+    return await openWriteFile(`${fdPath(folder)}/${name}`, input, shown);
+  } finally {
+    await folder.close();
+  }
+}
+
+/** Opens the file at `at` to write, without truncating; `folder` (its folder) is for messages. */
+async function openWriteFile(at: string, input: string, folder: string): Promise<FileHandle> {
+  try {
+    return await open(at, WRITE_FLAGS, 0o666);
+  } catch (error) {
+    const code = codeOf(error);
+    if (code === 'ELOOP') {
+      throw new BundleError('sandbox', `Write refused: ${input} is a symlink`, { file: input, cause: error });
+    }
+    if (code === 'EISDIR' || code === 'ENXIO') {
+      const what = code === 'EISDIR' ? 'a folder' : 'a named pipe (FIFO) or a socket';
+      throw new BundleError('invalid-input', `Not a regular file: ${input} is ${what}`, {
+        file: input,
+        cause: error,
+      });
+    }
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw changed('Write refused', input, folder, error);
+    throw new BundleError('sandbox', `Cannot open ${input} for writing: ${code ?? String(error)}`, {
+      file: input,
+      cause: error,
+    });
+  }
+}
+
+/**
+ * Where the file `handle` has open really lies. With /proc: the descriptor's magic link. Without:
+ * `expected` (the checked real path) resolved again after the open, accepted only if it names the very
+ * file the descriptor holds (same device and inode); otherwise the path changed under us.
+ */
+export async function openedPath(
+  handle: FileHandle,
+  expected: string,
+  input: string,
+  useProc: boolean,
+  verb: 'Access denied' | 'Write refused',
+): Promise<string> {
+  if (useProc) {
+    try {
+      return await readlink(fdPath(handle));
+    } catch (error) {
+      throw changed(verb, input, fdPath(handle), error);
+    }
+  }
+  const opened = await handle.stat({ bigint: true });
+  const again = await realPathOf(expected);
+  const now = await lstat(again, { bigint: true }).catch(() => undefined);
+  if (!now || now.dev !== opened.dev || now.ino !== opened.ino) throw changed(verb, input, expected);
+  // lstat follows symlinks in the folders on the way: a swap between realpath and lstat is caught
+  // (most of the time; this check is not atomic) by resolving once more.
+  if ((await realPathOf(expected)) !== again) throw changed(verb, input, expected);
+  return again;
+}
