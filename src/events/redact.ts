@@ -66,8 +66,10 @@ export interface Redactor {
   /** `text` with every secret replaced. */
   redact(text: string): string;
   /**
-   * A copy of `value` with every string in it (object keys excepted) redacted; parts without secrets
-   * (and the value itself, when it has none) are returned as they are, not copied.
+   * A copy of `value` with every string in it redacted, object keys included (a redacted key that
+   * meets another key gets a `#2`, `#3`, ... suffix, so no value is dropped); changed objects are
+   * copied as plain objects, and parts without secrets (and the value itself, when it has none) are
+   * returned as they are, not copied.
    */
   redactValue<T>(value: T): T;
   /** Whether `text` holds a secret. */
@@ -265,13 +267,35 @@ function walk(value: unknown, redact: (text: string) => string, seen: WeakSet<ob
     }
     return value;
   }
-  let copy: Record<string, unknown> | undefined;
-  for (const [key, item] of Object.entries(value)) {
+  const entries = Object.entries(value);
+  // Built from the first changed entry on; keys are redacted too (`{ "<key>": 1 }` as tool arguments).
+  let changed: [string, unknown][] | undefined;
+  let keysChanged = false;
+  for (let i = 0; i < entries.length; i++) {
+    const [key, item] = entries[i]!;
+    const nextKey = redact(key);
     const next = walk(item, redact, seen);
-    if (next !== item) {
-      copy ??= { ...(value as Record<string, unknown>) };
-      copy[key] = next;
-    }
+    if (!changed && (nextKey !== key || next !== item)) changed = entries.slice(0, i);
+    if (nextKey !== key) keysChanged = true;
+    changed?.push([nextKey, next]);
   }
-  return copy ?? value;
+  if (!changed) return value;
+  return Object.fromEntries(keysChanged ? uniqueKeys(entries, changed) : changed);
+}
+
+/**
+ * Keys that redact to the same text (two secrets, or a secret and a key already named `[REDACTED]`)
+ * would silently drop values: keys that were not redacted keep their names, and each redacted key
+ * that collides gets the first free `#2`, `#3`, ... suffix, in the object's order.
+ */
+function uniqueKeys(before: [string, unknown][], after: [string, unknown][]): [string, unknown][] {
+  const taken = new Set<string>();
+  for (let i = 0; i < after.length; i++) if (after[i]![0] === before[i]![0]) taken.add(after[i]![0]);
+  return after.map(([key, item], i) => {
+    if (key === before[i]![0]) return [key, item];
+    let name = key;
+    for (let n = 2; taken.has(name); n++) name = `${key}#${n}`;
+    taken.add(name);
+    return [name, item];
+  });
 }
