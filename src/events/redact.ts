@@ -1,8 +1,10 @@
 /**
  * Secret redaction for everything agentloop writes where people or other programs read it: events on
  * the bus, debug lines, the audit log, and (through `Agent.redactor`) the persisted transcript.
- * See docs/reliability.md.
+ * See docs/reliability.md and docs/security.md.
  */
+
+import { looksLikeSecret } from './secret-shape.js';
 
 /** What a secret is replaced with. */
 export const REDACTED = '[REDACTED]';
@@ -23,12 +25,6 @@ const DEFAULT_MIN_MATCH = new Map<RegExp, number>([
   [DEFAULT_SECRET_PATTERNS[1]!, 15],
 ]);
 
-/** Known secrets shorter than this (an `apiKey: 'x'` for a local server) are not treated as secrets. */
-const MIN_KNOWN_SECRET_LENGTH = 8;
-
-/** Placeholder keys the OpenAI client is given when a server needs none; never secrets. */
-const PLACEHOLDER_KEYS = new Set(['not-needed']);
-
 /** Options of `createRedactor`. */
 export interface RedactorOptions {
   /**
@@ -37,8 +33,10 @@ export interface RedactorOptions {
    */
   secrets?: readonly (string | RegExp)[];
   /**
-   * Secret values known to the program (the API key given to `createAgent`). Empty, placeholder and
-   * short values (under 8 characters) are ignored so that `apiKey: 'x'` does not redact every x.
+   * Secret values known to the program (the API key given to `createAgent`; `OPENAI_API_KEY` is added
+   * from `env`). They are redacted only when they look like keys (`looksLikeSecret`: 16 characters or
+   * more, letters with digits or mixed case, 2.5 bits of entropy per character, not a placeholder), so
+   * that a local server's `apiKey: 'scripted'` does not redact the word "scripted" everywhere.
    */
   knownSecrets?: readonly (string | null | undefined)[];
   /** Where `OPENAI_API_KEY` is read from (default `process.env`); `false` to skip it. */
@@ -95,13 +93,7 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
   const env = options.env === false ? undefined : (options.env ?? process.env);
   const literals = new Set<string>();
   for (const value of [...(options.knownSecrets ?? []), env?.OPENAI_API_KEY]) {
-    if (
-      typeof value === 'string' &&
-      value.length >= MIN_KNOWN_SECRET_LENGTH &&
-      !PLACEHOLDER_KEYS.has(value)
-    ) {
-      literals.add(value);
-    }
+    if (typeof value === 'string' && looksLikeSecret(value)) literals.add(value);
   }
   const patterns: RegExp[] = options.defaultPatterns === false ? [] : [...DEFAULT_SECRET_PATTERNS];
   for (const secret of options.secrets ?? []) {
