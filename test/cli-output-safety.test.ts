@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startScriptedServer } from '../src/testing/index.js';
 import { buildDist, cliPath, repoRoot } from './support/build-dist.js';
 
 /**
@@ -81,5 +82,55 @@ describe('agentloop run on the built-in scripted server', () => {
     expect(stdout).not.toContain('[REDACTED]');
     // Once streamed, once as the final answer.
     expect(stdout.split('Answered by the scripted server, as scripted.')).toHaveLength(3);
+  });
+});
+
+describe('agentloop run when the server echoes the API key', () => {
+  const API_KEY = 'sk-proj-Wm3Rt8Yq1Lz6Kd9Hb2Nf5Xc0Vg4Js7Pa';
+  const runOn = (url: string, ...more: string[]) =>
+    cli([
+      'run',
+      '--bundle',
+      BUNDLE,
+      '--agent',
+      'intake-facilitator',
+      '--project',
+      work,
+      '--base-url',
+      url,
+      '--api-key',
+      API_KEY,
+      ...more,
+      `my key is ${API_KEY}, is it valid?`,
+    ]);
+
+  it('--json: the error from the body, the messages and every other field are redacted', async () => {
+    const server = await startScriptedServer({
+      scenario: { turns: [{ error: { status: 401, message: `Incorrect API key provided: ${API_KEY}.` } }] },
+    });
+    const run = await runOn(server.url, '--json').finally(() => server.close());
+    // The key reached the server as the credential and came back in its error body...
+    expect(server.requests).toHaveLength(1);
+    expect(run.code).toBe(1);
+    // ...and the CLI printed what happened, without it.
+    expect(run.stdout + run.stderr).not.toContain(API_KEY);
+    const result = JSON.parse(run.stdout);
+    expect(result.terminateReason).toBe('error');
+    expect(result.error).toContain('Incorrect API key provided: [REDACTED].');
+    expect(result.messages.find((m: { role: string }) => m.role === 'user').content).toBe(
+      'my key is [REDACTED], is it valid?',
+    );
+    expect(run.stderr).toContain('Incorrect API key provided: [REDACTED].');
+  });
+
+  it('text: the final answer printed after the turn is redacted like the streamed one', async () => {
+    const server = await startScriptedServer({
+      scenario: { turns: [{ content: `Your key ${API_KEY} looks valid.` }] },
+    });
+    const run = await runOn(server.url).finally(() => server.close());
+    expect(run.code).toBe(0);
+    expect(run.stdout + run.stderr).not.toContain(API_KEY);
+    // Once streamed, once as the final answer.
+    expect(run.stdout.split('Your key [REDACTED] looks valid.')).toHaveLength(3);
   });
 });

@@ -75,8 +75,11 @@ export async function runRunCommand(args: string[], io: CommandIo): Promise<numb
     const result = await agent.send(message);
     agent.stop();
     detach();
-    if (values.json) io.stdout(`${JSON.stringify(result, null, 2)}\n`);
-    else print(`\n${result.response}\n`);
+    // Printed like every other output: redacted (a server's error body may echo the key; the
+    // messages hold what the user typed), whatever the field.
+    const shown = agent.redactor.redactValue(result);
+    if (values.json) io.stdout(`${JSON.stringify(shown, null, 2)}\n`);
+    else print(`\n${shown.response}\n`);
     await inspection.holdOpen();
     return result.terminateReason === 'error' ? 1 : 0;
   } finally {
