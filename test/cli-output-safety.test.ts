@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FileSessionStore } from '../src/index.js';
 import { startScriptedServer } from '../src/testing/index.js';
 import { buildDist, cliPath, repoRoot } from './support/build-dist.js';
 
@@ -132,5 +133,60 @@ describe('agentloop run when the server echoes the API key', () => {
     expect(run.stdout + run.stderr).not.toContain(API_KEY);
     // Once streamed, once as the final answer.
     expect(run.stdout.split('Your key [REDACTED] looks valid.')).toHaveLength(3);
+  });
+});
+
+describe('agentloop run with control sequences in the reply and the tool call', () => {
+  it('prints the text without them; its own colours stay', async () => {
+    // YAML double quotes: \e is ESC, \a is BEL, \x9b the 8-bit CSI.
+    const scenario = await scenarioFile(
+      'escapes.yaml',
+      [
+        'turns:',
+        '  - toolCalls:',
+        '      - name: "peek\\e]2;pwned-title\\a"',
+        '        arguments: { "path\\e[2J": "notes.md\\e]52;c;cm0gLXJmIH4=\\a" }',
+        '  - content: "Done.\\e]52;c;cm0gLXJmIH4=\\a\\e[2J\\e[H see \\e]8;;https://evil.example\\e\\\\the docs\\e]8;;\\e\\\\ \\x9b31mnow\\r."',
+      ].join('\n'),
+    );
+    const { code, stdout, stderr } = await cli(runArgs(scenario, 'go'), { FORCE_COLOR: '1' });
+    expect(code, stderr).toBe(0);
+    // Only agentloop's own colours (SGR) were printed: nothing else a terminal acts on.
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: looking for escape sequences.
+    const sgr = /\x1b\[[0-9;]*m/g;
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: looking for control characters.
+    expect(stdout.replace(sgr, '')).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
+    expect(stdout).toMatch(sgr);
+    // The text around the sequences is all there.
+    expect(stdout).toMatch(/▶ peek \{"path":"notes\.md"\}/);
+    expect(stdout).toMatch(/✗ peek \(.*\): Error: unknown tool "peek"/);
+    expect(stdout.split('Done. see the docs now.')).toHaveLength(3);
+  });
+});
+
+describe('agentloop sessions with control sequences in a saved title', () => {
+  it('lists the session without them, in the table and in --json', async () => {
+    const dir = path.join(work, 'sessions');
+    await new FileSessionStore({ dir }).save({
+      id: 'esc-1',
+      state: 'AwaitingInput',
+      snapshot: {},
+      agentName: 'Iris\x1b]2;pwned\x07',
+      title: 'summarize \x1b]52;c;cm0gLXJmIH4=\x07this\x1b[2J\x9b31m page',
+      turns: 1,
+    });
+    const table = await cli(['sessions', '--sessions-dir', dir], { FORCE_COLOR: '1' });
+    expect(table.code).toBe(0);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: agentloop's own colours are allowed.
+    const text = table.stdout.replace(/\x1b\[[0-9;]*m/g, '');
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: nothing else a terminal acts on.
+    expect(text).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
+    expect(text).toMatch(/esc-1\s+AwaitingInput\s+\S+ \S+\s+Iris\s+1\s+summarize this page/);
+    const json = await cli(['sessions', '--sessions-dir', dir, '--json']);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: JSON escapes every control character.
+    expect(json.stdout).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
+    expect(JSON.parse(json.stdout)[0].title).toBe(
+      'summarize \x1b]52;c;cm0gLXJmIH4=\x07this\x1b[2J\x9b31m page',
+    );
   });
 });

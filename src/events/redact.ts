@@ -272,15 +272,19 @@ function walk(value: unknown, redact: (text: string) => string, seen: WeakSet<ob
     changed?.push([nextKey, next]);
   }
   if (!changed) return value;
-  return Object.fromEntries(keysChanged ? uniqueKeys(entries, changed) : changed);
+  return Object.fromEntries(keysChanged ? withUniqueKeys(entries, changed) : changed);
 }
 
 /**
  * Keys that redact to the same text (two secrets, or a secret and a key already named `[REDACTED]`)
- * would silently drop values: keys that were not redacted keep their names, and each redacted key
- * that collides gets the first free `#2`, `#3`, ... suffix, in the object's order.
+ * would silently drop values: keys that were not changed keep their names, and each changed key
+ * that collides gets the first free `#2`, `#3`, ... suffix, in the object's order. `before` and
+ * `after` are an object's entries before and after its keys were rewritten.
  */
-function uniqueKeys(before: [string, unknown][], after: [string, unknown][]): [string, unknown][] {
+export function withUniqueKeys(
+  before: readonly [string, unknown][],
+  after: readonly [string, unknown][],
+): [string, unknown][] {
   const taken = new Set<string>();
   for (let i = 0; i < after.length; i++) if (after[i]![0] === before[i]![0]) taken.add(after[i]![0]);
   return after.map(([key, item], i) => {
