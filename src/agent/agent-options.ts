@@ -85,8 +85,9 @@ export interface AgentOptions<TOutput = unknown> extends SessionOptions {
   inspect?: InspectOption;
   /**
    * Secrets that never appear in events, debug lines, the audit log or inspectors (and that the
-   * transcript writer redacts through `agent.redactor`), besides `apiKey` and `OPENAI_API_KEY`:
-   * strings (tokens, passwords) or patterns. `sk-...` keys and `Bearer ...` tokens are redacted by default.
+   * transcript writer redacts through `agent.redactor`), besides `apiKey` and `OPENAI_API_KEY` (those
+   * only when they look like keys: docs/security.md): strings (tokens, passwords; redacted as given,
+   * however short) or patterns. `sk-...` keys and `Bearer ...` tokens are redacted by default.
    */
   secrets?: (string | RegExp)[];
   /** A persisted snapshot to restore instead of starting fresh (not with `session`: that restores from the store). */

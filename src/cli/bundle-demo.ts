@@ -144,7 +144,10 @@ export async function runBundleDemo(
       ),
     );
     const detach = watch.attach?.(agent as Agent<unknown>, bundleAgent.name);
-    agent.on('*', createEventPrinter({ write: (s) => io.stdout(s) }, { states: false }));
+    agent.on(
+      '*',
+      createEventPrinter({ write: (s) => io.stdout(s) }, { states: false, redactor: agent.redactor }),
+    );
     let ok = true;
     for (const line of bundleDemoUserLines) {
       io.stdout(`\n${pc.bold('you:')} ${line}\n`);

@@ -2,6 +2,7 @@ import type { Agent } from '../agent/agent.js';
 import type { ToolCallInfo } from '../machines/emitted-events.js';
 import type { ChatRenderer } from './chat-renderer.js';
 import { oneLine } from './event-printer.js';
+import { terminalSafeValue } from './terminal-safe.js';
 
 /** What the approval prompt uses of the chat it runs in. */
 export interface ApprovalPromptHost {
@@ -16,9 +17,12 @@ export interface ApprovalPromptHost {
  * or n with an optional reason, then tells the agent. Returns early when the call stops waiting
  * (answered elsewhere, e.g. in the inspector); the end of input rejects it.
  */
-export async function askApproval(call: ToolCallInfo, host: ApprovalPromptHost): Promise<void> {
+export async function askApproval(waiting: ToolCallInfo, host: ApprovalPromptHost): Promise<void> {
   const { agent, renderer: r } = host;
   const { c } = r;
+  // A restored session's calls come from the agent's context: redact them, and print the model's
+  // name and arguments without control sequences (keys too: `{ "path": .., "path\x07": .. }` shows both).
+  const call = terminalSafeValue(agent.redactor.redactValue(waiting));
   r.pause();
   r.line(`${c.magenta('?')} ${c.bold(call.name)} wants to run:`);
   for (const line of describeArgs(call.args)) r.line(`    ${line}`);

@@ -1,13 +1,25 @@
 import type { Agent } from '../agent/agent.js';
 import type { BundleAgent } from '../bundle/bundle-agent.js';
+import type { Redactor } from '../events/redact.js';
 import type { Message } from '../llm/message.js';
 import type { SessionRecord } from '../session/session-store.js';
 import type { ChatRenderer } from './chat-renderer.js';
 import { oneLine } from './event-printer.js';
+import { terminalSafe, terminalSafeValue } from './terminal-safe.js';
 
-/** Prints one message of the conversation under its speaker; with `withTools`, its tool calls and results too. */
-export function printChatMessage(r: ChatRenderer, bundle: BundleAgent, m: Message, withTools = false): void {
+/**
+ * Prints one message of the conversation under its speaker; with `withTools`, its tool calls and
+ * results too. The message is redacted with `redactor` and printed without control sequences.
+ */
+export function printChatMessage(
+  r: ChatRenderer,
+  bundle: BundleAgent,
+  message: Message,
+  redactor: Redactor,
+  withTools = false,
+): void {
   const { c } = r;
+  const m = terminalSafeValue(redactor.redactValue(message));
   const label = `${bundle.icon ? `${bundle.icon} ` : ''}${bundle.name}`;
   if (m.role === 'user') r.say(c.bold(c.green('you ›')), 5, messageText(m));
   else if (m.role === 'assistant') {
@@ -53,14 +65,15 @@ export function showResumeSummary(
       'not-run': 'never started: the agent is told',
       rerun: 'runs when the batch goes on',
     }[call.outcome];
-    r.line(c.yellow(`  ${call.name} ${what}`));
+    r.line(c.yellow(`  ${terminalSafe(call.name)} ${what}`));
   }
   const recent = agent.messages.filter(
     (m) => m.role === 'user' || (m.role === 'assistant' && messageText(m)),
   );
   if (recent.length > 0) {
-    r.line(c.dim(`… ${record.title ? `"${oneLine(record.title, 40)}", ` : ''}last messages:`));
-    for (const m of recent.slice(-2)) printChatMessage(r, bundle, m);
+    const title = record.title ? oneLine(agent.redactor.redact(record.title), 40) : '';
+    r.line(c.dim(`… ${title ? `"${title}", ` : ''}last messages:`));
+    for (const m of recent.slice(-2)) printChatMessage(r, bundle, m, agent.redactor);
   }
   if (agent.state === 'Interrupted') {
     r.line(c.dim('The last turn was stopped. /continue lets the agent go on; or just type.'));

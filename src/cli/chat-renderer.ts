@@ -1,8 +1,10 @@
 import path from 'node:path';
 import pc from 'picocolors';
+import type { Redactor } from '../events/redact.js';
 import type { AgentEvent, ToolCallInfo } from '../machines/emitted-events.js';
 import { formatElapsed, Spinner } from './chat-spinner.js';
 import { oneLine } from './event-printer.js';
+import { terminalSafe, terminalSafeEvents } from './terminal-safe.js';
 
 /** picocolors' formatter set, on or off. */
 export type Colors = ReturnType<typeof pc.createColors>;
@@ -46,9 +48,11 @@ export class ChatRenderer {
   readonly #running = new Map<string, { call: ToolCallInfo; since: number }>();
   /** The iteration count is shown once the model has been warned that the limit nears. */
   #showIterations = false;
+  /** Events as printed: without control sequences, redacted once more (see `useRedactor`). */
+  #safe = terminalSafeEvents();
 
   constructor(options: ChatRendererOptions) {
-    this.#o = options;
+    this.#o = { ...options, agentLabel: terminalSafe(options.agentLabel) };
     this.c = options.colors;
     this.#spinner = new Spinner((text) => options.write(text), options.terminal);
   }
@@ -61,13 +65,18 @@ export class ChatRenderer {
     this.#resumeSpinner();
   }
 
-  /** A labelled paragraph (`you ›`, `Iris ›`), word-wrapped like streamed replies. */
+  /** The current session's redactor: events are redacted again once control characters are gone. */
+  useRedactor(redactor: Redactor): void {
+    this.#safe = terminalSafeEvents(redactor);
+  }
+
+  /** A labelled paragraph (`you ›`, `Iris ›`), word-wrapped like streamed replies; `text` is made terminal-safe. */
   say(label: string, plainLabelLength: number, text: string): void {
     this.#spinner.stop();
     this.endLine();
     this.#o.write(`${label} `);
     this.#column = plainLabelLength + 1;
-    this.#writeWrapped(text);
+    this.#writeWrapped(terminalSafe(text));
     this.endLine();
   }
 
@@ -109,7 +118,12 @@ export class ChatRenderer {
     return oneLine(value, 50);
   }
 
+  /** Draws an event; what the model and tools wrote in it is printed without control sequences. */
   handle(event: AgentEvent): void {
+    for (const clean of this.#safe(event)) this.#draw(clean);
+  }
+
+  #draw(event: AgentEvent): void {
     const { c } = this;
     switch (event.type) {
       case 'state_change':

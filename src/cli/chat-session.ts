@@ -9,6 +9,7 @@ import { showResumeSummary } from './chat-history-view.js';
 import type { ChatInput } from './chat-input.js';
 import type { ChatRenderer } from './chat-renderer.js';
 import { runSlashCommand, type SlashCommandOutcome } from './chat-slash-commands.js';
+import { terminalSafe } from './terminal-safe.js';
 
 /** What a {@link ChatSession} reads from, draws on, and opens sessions with. */
 export interface ChatSessionOptions {
@@ -56,10 +57,10 @@ export class ChatSession {
     try {
       await this.#switchTo(id);
     } catch (error) {
-      this.#r.line(c.red(`Cannot open session "${id}": ${(error as Error).message}`));
+      this.#r.line(c.red(`Cannot open session "${id}": ${terminalSafe((error as Error).message)}`));
       return 1;
     }
-    if (isNew) this.#r.line(`\n${this.#bundle.greeting}\n`);
+    if (isNew) this.#r.line(`\n${terminalSafe(this.#bundle.greeting)}\n`);
     await this.#continuePending();
     while (!this.#leaving) {
       const line = await this.#ask(`${c.bold(c.green('you ›'))} `);
@@ -89,8 +90,11 @@ export class ChatSession {
     if (this.#agent) await this.#detach();
     this.#agent = agent;
     this.#bundle = bundleAgent;
+    this.#r.useRedactor(agent.redactor);
     this.#offs.push(agent.on('*', (event: AgentEvent) => this.#r.handle(event)));
-    const title = `${bundleAgent.icon ? `${bundleAgent.icon} ` : ''}${bundleAgent.name}${bundleAgent.title ? `, ${bundleAgent.title}` : ''}`;
+    const title = terminalSafe(
+      `${bundleAgent.icon ? `${bundleAgent.icon} ` : ''}${bundleAgent.name}${bundleAgent.title ? `, ${bundleAgent.title}` : ''}`,
+    );
     this.#r.line(`${c.bold('agentloop chat')} · ${title}`);
     this.#r.line(c.dim(`model: ${this.#o.connection}`));
     this.#r.line(
@@ -152,7 +156,10 @@ export class ChatSession {
     try {
       const started = start();
       if (started instanceof Promise)
-        started.catch((error: unknown) => this.#r.line(c.red(`error: ${(error as Error).message}`)));
+        started.catch((error: unknown) => {
+          const message = error instanceof Error ? error.message : String(error);
+          this.#r.line(c.red(`error: ${terminalSafe(agent.redactor.redact(message))}`));
+        });
       const end = await ended;
       over = true;
       wake?.();

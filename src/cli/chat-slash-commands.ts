@@ -4,6 +4,7 @@ import type { FileSessionStore } from '../session/file-session-store.js';
 import { printChatMessage } from './chat-history-view.js';
 import type { ChatRenderer } from './chat-renderer.js';
 import { formatSessionList } from './sessions-command.js';
+import { terminalSafe } from './terminal-safe.js';
 
 /** What `/help` prints. */
 export const CHAT_HELP = `Commands:
@@ -62,7 +63,7 @@ export async function runSlashCommand(line: string, host: SlashCommandHost): Pro
       }
       return;
     case 'history':
-      for (const m of agent.messages) printChatMessage(r, host.bundle, m, true);
+      for (const m of agent.messages) printChatMessage(r, host.bundle, m, agent.redactor, true);
       return;
     case 'usage': {
       const ctx = agent.context;
@@ -86,7 +87,7 @@ export async function runSlashCommand(line: string, host: SlashCommandHost): Pro
       return;
     }
     case 'sessions': {
-      const rows = await store.list();
+      const rows = agent.redactor.redactValue(await store.list());
       r.line(formatSessionList(rows, c, agent.sessionId) || c.dim(`No sessions in ${store.dir}.`));
       return;
     }
@@ -106,7 +107,7 @@ export async function runSlashCommand(line: string, host: SlashCommandHost): Pro
       try {
         await host.switchTo(arg);
       } catch (error) {
-        r.line(c.red(`Cannot open session "${arg}": ${(error as Error).message}`));
+        r.line(c.red(`Cannot open session "${arg}": ${terminalSafe((error as Error).message)}`));
         return;
       }
       await host.continuePending();

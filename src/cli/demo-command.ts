@@ -65,7 +65,7 @@ async function runDemo(
       ...(page ? { approval: (call: { name: string }) => call.name === 'read_note' || undefined } : {}),
     });
     const detach = inspection.attach(agent, { name: 'notes agent', title: notesDemoQuestion });
-    agent.on('*', createEventPrinter(out));
+    agent.on('*', createEventPrinter(out, { redactor: agent.redactor }));
     if (page)
       agent.on('approval_requested', () =>
         io.stdout(pc.magenta('  (approve or reject it in the inspector page)\n')),

@@ -1,14 +1,16 @@
 import pc from 'picocolors';
+import type { Redactor } from '../events/redact.js';
 import type { AgentEvent } from '../machines/emitted-events.js';
+import { terminalSafe, terminalSafeEvents } from './terminal-safe.js';
 
 /** Where printed lines go. */
 export interface PrintTarget {
   write(text: string): void;
 }
 
-/** Shortens a value for one terminal line. */
+/** Shortens a value for one terminal line (terminal-safe: no control sequences). */
 export function oneLine(value: unknown, max = 80): string {
-  const text = (typeof value === 'string' ? value : (JSON.stringify(value) ?? ''))
+  const text = terminalSafe(typeof value === 'string' ? value : (JSON.stringify(value) ?? ''))
     .replace(/\s+/g, ' ')
     .trim();
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
@@ -17,8 +19,21 @@ export function oneLine(value: unknown, max = 80): string {
 /**
  * Prints agent events as they happen: streamed text inline, one line per state change, tool call,
  * approval, warning and turn end. Colours follow picocolors (off for NO_COLOR and non-TTY output).
+ * What the model and tools wrote is printed without control sequences (`terminalSafeEvents`), and
+ * redacted once more with `redactor` when given.
  */
-export function createEventPrinter(out: PrintTarget, options: { states?: boolean } = {}) {
+export function createEventPrinter(
+  out: PrintTarget,
+  options: { states?: boolean; redactor?: Redactor } = {},
+): (event: AgentEvent) => void {
+  const safe = terminalSafeEvents(options.redactor);
+  const print = createPrinter(out, options);
+  return (event) => {
+    for (const clean of safe(event)) print(clean);
+  };
+}
+
+function createPrinter(out: PrintTarget, options: { states?: boolean }) {
   let midLine = false;
   const line = (text: string) => {
     if (midLine) out.write('\n');

@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { createRedactor } from '../events/redact.js';
 import { runChatCommand } from './chat-command.js';
 import type { CommandIo } from './command-io.js';
 import { runDemoCommand } from './demo-command.js';
 import { runInspectCommand } from './inspect-command.js';
 import { runRunCommand } from './run-command.js';
 import { runSessionsCommand } from './sessions-command.js';
+import { terminalSafe } from './terminal-safe.js';
 import { runValidateCommand } from './validate-command.js';
 
 const HELP = `agentloop: run tool-using LLM agents
@@ -56,7 +58,9 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
   try {
     return await command(rest, io);
   } catch (error) {
-    io.stderr(`agentloop ${name}: ${error instanceof Error ? error.message : String(error)}\n`);
+    // A failure may quote a server's answer or a file: printed redacted and terminal-safe.
+    const message = createRedactor().redact(error instanceof Error ? error.message : String(error));
+    io.stderr(`agentloop ${name}: ${terminalSafe(message)}\n`);
     return 1;
   }
 }

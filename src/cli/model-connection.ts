@@ -1,4 +1,5 @@
 import { DEFAULTS } from '../defaults.js';
+import { SCRIPTED_SERVER_API_KEY } from '../events/secret-shape.js';
 import type { Scenario } from '../testing/scenario.js';
 import { type ScriptedServer, startScriptedServer } from '../testing/scripted-server.js';
 
@@ -71,7 +72,8 @@ export async function connectModel(flags: ModelFlags, fallback?: Scenario): Prom
     const scripted = await startScriptedServer({ scenario });
     return {
       baseURL: scripted.url,
-      apiKey: 'scripted',
+      // A placeholder (the scripted server checks no key), never redacted as a secret.
+      apiKey: SCRIPTED_SERVER_API_KEY,
       model: flags.model ?? 'scripted-model',
       scripted,
       description: `scripted model at ${scripted.url} (no OPENAI_API_KEY set)`,

@@ -6,6 +6,7 @@ import type { CommandIo } from './command-io.js';
 import { createEventPrinter } from './event-printer.js';
 import { INSPECTOR_FLAGS, INSPECTOR_USAGE, startCliInspection } from './inspector-flags.js';
 import { connectModel, MODEL_FLAG_OPTIONS, modelFlags, modelOptions } from './model-connection.js';
+import { terminalSafe, terminalSafeJson } from './terminal-safe.js';
 
 const USAGE = `Usage: agentloop run --bundle <root> --agent <id-or-name> [options] "<message>"
   --project <dir>     the folder the agent works in ({project-root}; default: current directory)
@@ -63,20 +64,25 @@ export async function runRunCommand(args: string[], io: CommandIo): Promise<numb
       ),
     );
     const detach = inspection.attach(agent, { name: bundleAgent.name, title: message });
-    agent.on('*', createEventPrinter({ write: print }, { states: false }));
+    agent.on('*', createEventPrinter({ write: print }, { states: false, redactor: agent.redactor }));
     agent.on('approval_requested', (event) => {
       for (const call of event.pending) {
         if (values.yes) agent.approve(call.toolCallId);
         // With the inspector page open, the user answers there.
-        else if (inspection.server) print(`  (approve or reject ${call.name} in ${inspection.server.url})\n`);
+        else if (inspection.server)
+          print(`  (approve or reject ${terminalSafe(call.name)} in ${inspection.server.url})\n`);
         else agent.reject(call.toolCallId, 'non-interactive run without --yes');
       }
     });
     const result = await agent.send(message);
     agent.stop();
     detach();
-    if (values.json) io.stdout(`${JSON.stringify(result, null, 2)}\n`);
-    else print(`\n${result.response}\n`);
+    // Printed like every other output: redacted (a server's error body may echo the key; the
+    // messages hold what the user typed), whatever the field; and with nothing a terminal acts on
+    // (JSON keeps the exact text, DEL and C1 controls escaped).
+    const shown = agent.redactor.redactValue(result);
+    if (values.json) io.stdout(`${terminalSafeJson(shown)}\n`);
+    else print(`\n${terminalSafe(shown.response)}\n`);
     await inspection.holdOpen();
     return result.terminateReason === 'error' ? 1 : 0;
   } finally {

@@ -1,10 +1,12 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pc from 'picocolors';
+import { createRedactor } from '../events/redact.js';
 import { FileSessionStore } from '../session/file-session-store.js';
 import type { SessionListEntry } from '../session/session-store.js';
 import type { Colors } from './chat-renderer.js';
 import type { CommandIo } from './command-io.js';
+import { terminalSafe, terminalSafeJson } from './terminal-safe.js';
 
 const USAGE = `Usage: agentloop sessions [--project <dir>] [--sessions-dir <dir>] [--json]
   Lists saved chat sessions, newest first (from <project>/.agentloop/sessions, $AGENTLOOP_HOME/sessions
@@ -30,9 +32,11 @@ export async function runSessionsCommand(args: string[], io: CommandIo): Promise
     projectRoot: path.resolve(values.project ?? process.cwd()),
     ...(values['sessions-dir'] ? { dir: values['sessions-dir'] } : {}),
   });
-  const rows = await store.list();
+  // Titles are what users typed and agents are named by bundles: printed redacted (OPENAI_API_KEY and
+  // the sk-/Bearer patterns; no agent, so no other key is known here) and terminal-safe.
+  const rows = createRedactor().redactValue(await store.list());
   if (values.json) {
-    io.stdout(`${JSON.stringify(rows, null, 2)}\n`);
+    io.stdout(`${terminalSafeJson(rows)}\n`);
     return 0;
   }
   if (rows.length === 0) {
@@ -43,11 +47,14 @@ export async function runSessionsCommand(args: string[], io: CommandIo): Promise
   return rows.some((r) => r.error !== undefined) ? 1 : 0;
 }
 
-/** A table of sessions: id, state, last saved, agent, turns, title; `current` marked with `*`. */
+/**
+ * A table of sessions: id, state, last saved, agent, turns, title; `current` marked with `*`. Every
+ * cell is printed terminal-safe (a title may hold anything a user pasted).
+ */
 export function formatSessionList(rows: SessionListEntry[], c: Colors, current?: string): string {
   if (rows.length === 0) return '';
   const header = ['', 'ID', 'STATE', 'SAVED', 'AGENT', 'TURNS', 'TITLE'];
-  const table = rows.map((row) =>
+  const raw = rows.map((row) =>
     row.error !== undefined
       ? [row.id === current ? '*' : '', row.id, 'unreadable', when(row.updatedAt), '', '', row.error]
       : [
@@ -60,6 +67,7 @@ export function formatSessionList(rows: SessionListEntry[], c: Colors, current?:
           row.title ?? '',
         ],
   );
+  const table = raw.map((row) => row.map(terminalSafe));
   const widths = header.map((h, i) => Math.max(h.length, ...table.map((r) => (i === 6 ? 0 : r[i]!.length))));
   const format = (cells: string[]) =>
     cells

@@ -1,8 +1,10 @@
 /**
  * Secret redaction for everything agentloop writes where people or other programs read it: events on
  * the bus, debug lines, the audit log, and (through `Agent.redactor`) the persisted transcript.
- * See docs/reliability.md.
+ * See docs/reliability.md and docs/security.md.
  */
+
+import { looksLikeSecret } from './secret-shape.js';
 
 /** What a secret is replaced with. */
 export const REDACTED = '[REDACTED]';
@@ -23,12 +25,6 @@ const DEFAULT_MIN_MATCH = new Map<RegExp, number>([
   [DEFAULT_SECRET_PATTERNS[1]!, 15],
 ]);
 
-/** Known secrets shorter than this (an `apiKey: 'x'` for a local server) are not treated as secrets. */
-const MIN_KNOWN_SECRET_LENGTH = 8;
-
-/** Placeholder keys the OpenAI client is given when a server needs none; never secrets. */
-const PLACEHOLDER_KEYS = new Set(['not-needed']);
-
 /** Options of `createRedactor`. */
 export interface RedactorOptions {
   /**
@@ -37,8 +33,10 @@ export interface RedactorOptions {
    */
   secrets?: readonly (string | RegExp)[];
   /**
-   * Secret values known to the program (the API key given to `createAgent`). Empty, placeholder and
-   * short values (under 8 characters) are ignored so that `apiKey: 'x'` does not redact every x.
+   * Secret values known to the program (the API key given to `createAgent`; `OPENAI_API_KEY` is added
+   * from `env`). They are redacted only when they look like keys (`looksLikeSecret`: 16 characters or
+   * more, letters with digits or mixed case, 2.5 bits of entropy per character, not a placeholder), so
+   * that a local server's `apiKey: 'scripted'` does not redact the word "scripted" everywhere.
    */
   knownSecrets?: readonly (string | null | undefined)[];
   /** Where `OPENAI_API_KEY` is read from (default `process.env`); `false` to skip it. */
@@ -66,8 +64,10 @@ export interface Redactor {
   /** `text` with every secret replaced. */
   redact(text: string): string;
   /**
-   * A copy of `value` with every string in it (object keys excepted) redacted; parts without secrets
-   * (and the value itself, when it has none) are returned as they are, not copied.
+   * A copy of `value` with every string in it redacted, object keys included (a redacted key that
+   * meets another key gets a `#2`, `#3`, ... suffix, so no value is dropped); changed objects are
+   * copied as plain objects, and parts without secrets (and the value itself, when it has none) are
+   * returned as they are, not copied.
    */
   redactValue<T>(value: T): T;
   /** Whether `text` holds a secret. */
@@ -93,13 +93,7 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
   const env = options.env === false ? undefined : (options.env ?? process.env);
   const literals = new Set<string>();
   for (const value of [...(options.knownSecrets ?? []), env?.OPENAI_API_KEY]) {
-    if (
-      typeof value === 'string' &&
-      value.length >= MIN_KNOWN_SECRET_LENGTH &&
-      !PLACEHOLDER_KEYS.has(value)
-    ) {
-      literals.add(value);
-    }
+    if (typeof value === 'string' && looksLikeSecret(value)) literals.add(value);
   }
   const patterns: RegExp[] = options.defaultPatterns === false ? [] : [...DEFAULT_SECRET_PATTERNS];
   for (const secret of options.secrets ?? []) {
@@ -265,13 +259,39 @@ function walk(value: unknown, redact: (text: string) => string, seen: WeakSet<ob
     }
     return value;
   }
-  let copy: Record<string, unknown> | undefined;
-  for (const [key, item] of Object.entries(value)) {
+  const entries = Object.entries(value);
+  // Built from the first changed entry on; keys are redacted too (`{ "<key>": 1 }` as tool arguments).
+  let changed: [string, unknown][] | undefined;
+  let keysChanged = false;
+  for (let i = 0; i < entries.length; i++) {
+    const [key, item] = entries[i]!;
+    const nextKey = redact(key);
     const next = walk(item, redact, seen);
-    if (next !== item) {
-      copy ??= { ...(value as Record<string, unknown>) };
-      copy[key] = next;
-    }
+    if (!changed && (nextKey !== key || next !== item)) changed = entries.slice(0, i);
+    if (nextKey !== key) keysChanged = true;
+    changed?.push([nextKey, next]);
   }
-  return copy ?? value;
+  if (!changed) return value;
+  return Object.fromEntries(keysChanged ? withUniqueKeys(entries, changed) : changed);
+}
+
+/**
+ * Keys that redact to the same text (two secrets, or a secret and a key already named `[REDACTED]`)
+ * would silently drop values: keys that were not changed keep their names, and each changed key
+ * that collides gets the first free `#2`, `#3`, ... suffix, in the object's order. `before` and
+ * `after` are an object's entries before and after its keys were rewritten.
+ */
+export function withUniqueKeys(
+  before: readonly [string, unknown][],
+  after: readonly [string, unknown][],
+): [string, unknown][] {
+  const taken = new Set<string>();
+  for (let i = 0; i < after.length; i++) if (after[i]![0] === before[i]![0]) taken.add(after[i]![0]);
+  return after.map(([key, item], i) => {
+    if (key === before[i]![0]) return [key, item];
+    let name = key;
+    for (let n = 2; taken.has(name); n++) name = `${key}#${n}`;
+    taken.add(name);
+    return [name, item];
+  });
 }

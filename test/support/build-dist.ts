@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdir, rmdir, stat } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rmdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -10,8 +10,10 @@ export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)
 export const cliPath = path.join(repoRoot, 'dist', 'cli', 'main.js');
 
 /**
- * Builds `dist/` once per test file (`npm run build`), one build at a time across vitest workers
- * (a lock folder), so tests run the code as users do: `node dist/...`.
+ * Builds `dist/` (`tsc -p tsconfig.build.json`), one build at a time across vitest workers (a lock
+ * folder), so tests run the code as users do: `node dist/...`. A build is skipped when the last one
+ * this function made started after every file under `src/` and the tsconfigs last changed (several
+ * test files need dist; one build serves them all).
  */
 export async function buildDist(): Promise<void> {
   const lock = path.join(repoRoot, 'dist.build-lock');
@@ -32,6 +34,10 @@ export async function buildDist(): Promise<void> {
     }
   }
   try {
+    const stamp = path.join(repoRoot, 'dist', '.build-started');
+    const built = Number(await readFile(stamp, 'utf8').catch(() => '0'));
+    if (built > (await newestSource()) && (await stat(cliPath).catch(() => undefined))) return;
+    const startedBuild = Date.now();
     await promisify(execFile)('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: repoRoot }).catch(
       (error: { stdout?: string }) => {
         // tsc still emits on type errors elsewhere in the tree; the tests below show whether ours work.
@@ -39,7 +45,26 @@ export async function buildDist(): Promise<void> {
       },
     );
     await stat(cliPath);
+    await writeFile(stamp, String(startedBuild));
   } finally {
     await rmdir(lock).catch(() => {});
   }
+}
+
+/** The latest modification time of the sources a build reads. */
+async function newestSource(): Promise<number> {
+  const times = await Promise.all(
+    ['tsconfig.json', 'tsconfig.build.json'].map((f) => stat(path.join(repoRoot, f)).then((s) => s.mtimeMs)),
+  );
+  const walk = async (dir: string): Promise<void> => {
+    // A folder's time changes when a file in it is added, removed or renamed.
+    times.push((await stat(dir)).mtimeMs);
+    for (const entry of await readdir(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) await walk(full);
+      else times.push((await stat(full)).mtimeMs);
+    }
+  };
+  await walk(path.join(repoRoot, 'src'));
+  return Math.max(...times);
 }
