@@ -4,6 +4,7 @@ import { createAuditLog } from '../events/audit-log.js';
 import { attachDebugLog, debugFromEnv } from '../events/debug-log.js';
 import { AgentEventBus } from '../events/event-bus.js';
 import { createRedactor, type Redactor } from '../events/redact.js';
+import { looksLikeSecret } from '../events/secret-shape.js';
 import type { Message } from '../llm/message.js';
 import { createOpenAIClient } from '../llm/openai-client.js';
 import { composeToolHooks } from '../machines/actors/compose-tool-hooks.js';
@@ -58,9 +59,14 @@ export class Agent<TOutput = unknown> {
       knownSecrets: [client.apiKey, options.apiKey],
       ...(options.secrets ? { secrets: options.secrets } : {}),
     });
-    this.inspectionSecrets = [client.apiKey, options.apiKey, ...(options.secrets ?? [])].filter(
-      (s): s is string => typeof s === 'string' && s.length > 0 && s !== 'not-needed',
-    );
+    // The same rule as the redactor's: known keys only when they look like keys (a placeholder such as
+    // the scripted server's is not a secret), configured secrets as given.
+    this.inspectionSecrets = [
+      ...[client.apiKey, options.apiKey].filter(
+        (s): s is string => typeof s === 'string' && looksLikeSecret(s),
+      ),
+      ...(options.secrets ?? []).filter((s): s is string => typeof s === 'string' && s.length > 0),
+    ];
     const tools = [...(options.tools ?? []), ...(options.loopControlTools === false ? [] : loopControlTools)];
     this.registry = new ToolRegistry(tools);
     this.#persistence = persistenceFor(options, this.registry, this.redactor, (error, what) =>

@@ -4,6 +4,8 @@
  * appear, values under secret-looking keys are hidden, and long strings are cut.
  */
 
+import { looksLikeSecret } from '../events/secret-shape.js';
+
 /** Options of {@link createSanitizer}. */
 export interface SanitizeOptions {
   /** Strings never sent (API keys, tokens). Shorter than 4 characters are ignored (they would match anywhere). */
@@ -32,7 +34,7 @@ const SECRET_KEY =
 
 /** The secrets agentloop always hides: `OPENAI_API_KEY` from the environment. */
 export function defaultSecrets(env: Readonly<Record<string, string | undefined>> = process.env): string[] {
-  return [env.OPENAI_API_KEY].filter((s): s is string => typeof s === 'string' && s.length >= 4);
+  return [env.OPENAI_API_KEY].filter((s): s is string => typeof s === 'string' && looksLikeSecret(s));
 }
 
 /** Cuts `text` to at most `max` characters (idempotent: a cut string is not cut again). */
