@@ -100,7 +100,8 @@ class EffectRun implements EffectIO {
   }
 
   onAbort(listener: () => void): () => void {
-    const listeners = (this.#listeners ??= new Set());
+    this.#listeners ??= new Set();
+    const listeners = this.#listeners;
     listeners.add(listener);
     return () => listeners.delete(listener);
   }
