@@ -50,6 +50,8 @@ export class Agent<TOutput = unknown> {
   #ready: Promise<void>;
   #actor: Actor<AgentMachine> | undefined;
   #stopped = false;
+  /** Why the session could not be loaded (the agent then never starts). */
+  #loadError: unknown;
 
   constructor(options: AgentOptions<TOutput>) {
     this.#options = options;
@@ -82,7 +84,10 @@ export class Agent<TOutput = unknown> {
       this.#ready = persistence
         .open()
         .then((snapshot) => (this.#stopped ? undefined : this.#start(effects, snapshot)));
-      this.#ready.catch((error: unknown) => this.#reportError(error, `loading session "${persistence.id}"`));
+      this.#ready.catch((error: unknown) => {
+        this.#loadError = error;
+        this.#reportError(error, `loading session "${persistence.id}"`);
+      });
     }
   }
 
@@ -123,8 +128,14 @@ export class Agent<TOutput = unknown> {
 
   /** The XState actor running the statechart (after `ready()` when a session is loading). */
   get actor(): Actor<AgentMachine> {
-    if (!this.#actor) throw new Error('the agent is still loading its session: await agent.ready() first');
-    return this.#actor;
+    if (this.#actor) return this.#actor;
+    if (this.#loadError !== undefined) {
+      const reason = this.#loadError instanceof Error ? this.#loadError.message : String(this.#loadError);
+      throw new Error(`the agent did not start: its session could not be loaded: ${reason}`, {
+        cause: this.#loadError,
+      });
+    }
+    throw new Error('the agent is still loading its session: await agent.ready() first');
   }
 
   /** Where the session is saved (with `store` or `session`). */

@@ -1,12 +1,14 @@
 import type { Actor } from 'xstate';
 import type { ToolRunHooks } from '../machines/actors/run-tools.js';
 import type { AgentMachine } from '../machines/agent-machine.js';
+import { checkPersistedSnapshot } from '../machines/agent-snapshot.js';
 import { isRestState } from '../machines/agent-states.js';
 import type { AgentEvent } from '../machines/emitted-events.js';
 import type { ToolResult } from '../tools/tool-call.js';
 import { FileSessionStore } from './file-session-store.js';
 import {
   assertValidSessionId,
+  corruptRecordError,
   createSessionId,
   type SessionRecord,
   type SessionStore,
@@ -95,12 +97,14 @@ export class SessionPersistence {
 
   /**
    * Loads the session: the snapshot to restore (planned against the transcript), or undefined for a
-   * new session. Throws the store's error (naming the file) when the session cannot be read.
+   * new session. Throws the store's error (naming the file) when the session cannot be read, and a
+   * `corrupt` one naming the file and the field when its snapshot does not fit the machine.
    */
   async open(): Promise<PersistedAgentSnapshot | undefined> {
     const record = await this.store.load(this.id);
+    const saved = record === undefined ? undefined : this.#check(record.snapshot);
     const { entries } = await this.store.readTranscript(this.id);
-    if (!record) {
+    if (!record || !saved) {
       this.#write(
         this.#append([{ kind: 'event', event: SESSION_STARTED_EVENT, data: { agentName: this.#agentName } }]),
         'transcript',
@@ -109,7 +113,7 @@ export class SessionPersistence {
     }
     this.#record = record;
     const current = currentEntries(entries);
-    const plan = planRestore(record.snapshot as PersistedAgentSnapshot, current, this.#isIdempotent);
+    const plan = planRestore(saved, current, this.#isIdempotent);
     this.#recordedMessages = current.filter((e) => e.kind === 'message').length;
     this.#decisions = plan.decisions;
     this.#approvals = plan.approvals;
@@ -120,6 +124,14 @@ export class SessionPersistence {
     ];
     await this.#append(append);
     return plan.snapshot;
+  }
+
+  /** The saved snapshot, upgraded and checked; throws `corrupt` naming the file and the field. */
+  #check(snapshot: unknown): PersistedAgentSnapshot {
+    const checked = checkPersistedSnapshot(snapshot);
+    if (checked.ok) return checked.snapshot;
+    const file = this.store.files?.(this.id).snapshot;
+    throw corruptRecordError(this.id, file, `${checked.field}: ${checked.problem}`);
   }
 
   /** Starts following the actor (call before `actor.start()`); saves the restored state when it was rebuilt. */
