@@ -125,6 +125,11 @@ export class Agent<TOutput = unknown> {
     for (const answer of [...(this.#persistence?.afterStart() ?? []), ...this.#queuedAnswers.splice(0)]) {
       this.#answer(answer);
     }
+    // A restore that rests in Error (a lost transcript) enters no state: say so as the machine would.
+    if (this.#persistence?.report?.transcript) {
+      const error = actor.getSnapshot().context.error;
+      this.#publishError(error?.message ?? 'the transcript was lost', error?.code ?? 'transcript_missing');
+    }
     // A restored snapshot is already past Initializing: no change will come to say so.
     return actor.getSnapshot().matches('Initializing') ? ready : Promise.resolve();
   }

@@ -130,12 +130,15 @@ export interface TranscriptTail {
  * The snapshot of a session whose transcript went past its last save (a crash between rest points):
  * resting in Interrupted, as after Ctrl+C, with the conversation rebuilt from the transcript and no
  * batch or child actor left (nothing runs during a restore). Built from the saved context with the
- * same field sets a turn starts and ends with, so no field is left behind.
+ * same field sets a turn starts and ends with, so no field is left behind. With `error`, it rests in
+ * Error with that error instead (recoverable: the session is initialized, so a message or RESUME goes on).
  */
 export function interruptedSnapshot(
   saved: PersistedAgentSnapshot,
   tail: TranscriptTail,
+  error?: { message: string; code: string },
 ): PersistedAgentSnapshot {
+  const state = error ? 'Error' : 'Interrupted';
   const context = saved.context;
   const alwaysAllowed = [...new Set([...context.alwaysAllowed, ...tail.alwaysAllowed])];
   const turnStart = tail.newTurns > 0 ? newTurnFields(context, context.turn + tail.newTurns, 0) : {};
@@ -147,12 +150,12 @@ export function interruptedSnapshot(
     iteration: tail.iteration,
     deadline: null,
     response: '',
-    error: null,
-    ...endedTurnFields('interrupted'),
+    error: error ?? null,
+    ...endedTurnFields(error ? 'error' : 'interrupted'),
     alwaysAllowed,
-    lastState: 'Interrupted',
+    lastState: state,
   };
-  return { ...saved, value: 'Interrupted', context: rebuilt, children: {} };
+  return { ...saved, value: state, context: rebuilt, children: {} };
 }
 
 /** A saved snapshot with the tools the transcript says the user allowed added (approvals after the save). */

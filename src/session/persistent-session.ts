@@ -13,7 +13,7 @@ import {
   type SessionRecord,
   type SessionStore,
 } from './session-store.js';
-import type { ResumeDecision, TranscriptEntryInput } from './transcript.js';
+import type { ResumeDecision, TranscriptEntry, TranscriptEntryInput } from './transcript.js';
 import {
   ALWAYS_ALLOW_EVENT,
   APPROVAL_EVENT,
@@ -24,6 +24,7 @@ import {
   type RecordedApproval,
   type RestoreReport,
   SESSION_STARTED_EVENT,
+  type TranscriptLoss,
 } from './transcript-replay.js';
 import { OrderedTranscriptWriter } from './transcript-writer.js';
 
@@ -131,7 +132,9 @@ export class SessionPersistence {
     }
     this.#record = record;
     const current = currentEntries(entries);
-    const plan = planRestore(saved, current, this.#isIdempotent);
+    const plan = planRestore(saved, current, this.#isIdempotent, {
+      lost: this.#lostEntries(record, entries),
+    });
     this.#recordedMessages = current.filter((e) => e.kind === 'message').length;
     this.#decisions = plan.decisions;
     this.#approvals = plan.approvals;
@@ -142,6 +145,14 @@ export class SessionPersistence {
     ];
     await this.#append(append);
     return plan.snapshot;
+  }
+
+  /** Set when the transcript lacks entries the record says it had (deleted, truncated or replaced). */
+  #lostEntries(record: SessionRecord, entries: readonly TranscriptEntry[]): TranscriptLoss | undefined {
+    const foundSeq = entries.reduce((last, e) => Math.max(last, e.seq), 0);
+    if (record.transcriptSeq <= foundSeq) return undefined;
+    const status = entries.length === 0 ? 'missing' : 'truncated';
+    return { status, file: this.#where('transcript'), expectedSeq: record.transcriptSeq, foundSeq };
   }
 
   /** The saved snapshot, upgraded and checked; throws `corrupt` naming the file and the field. */
@@ -162,7 +173,8 @@ export class SessionPersistence {
   /** Called once the restored actor runs: syncs the rebuilt conversation and replays recorded approvals. */
   afterStart(): RecordedApproval[] {
     const snapshot = this.#actor!.getSnapshot();
-    if (this.report && this.report.state !== this.report.savedState) this.#onSnapshot(snapshot);
+    const report = this.report;
+    if (report && (report.state !== report.savedState || report.transcript)) this.#onSnapshot(snapshot);
     else this.#appendNewMessages(snapshot);
     const approvals = this.#approvals;
     this.#approvals = [];

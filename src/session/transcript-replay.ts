@@ -18,6 +18,7 @@ import {
   type TranscriptEntry,
   type TranscriptEntryInput,
 } from './transcript.js';
+import { lostTranscriptPlan, type TranscriptLoss } from './transcript-loss.js';
 
 /** The transcript event a session writes when it starts from nothing (its first line, usually). */
 export const SESSION_STARTED_EVENT = 'session_started';
@@ -28,7 +29,7 @@ export const ALWAYS_ALLOW_EVENT = 'always_allow';
 /** The transcript event written after a restore, saying what was recovered. */
 export const RESTORED_EVENT = 'session_restored';
 
-export type { ConversationRepair, PersistedAgentSnapshot };
+export type { ConversationRepair, PersistedAgentSnapshot, TranscriptLoss };
 export { notRunToolResult };
 
 /** An approval answer as the transcript records it (`always`: the tool was allowed for the session). */
@@ -68,6 +69,11 @@ export interface RestoreReport {
    * restore changed so that the rebuilt conversation is one the API accepts.
    */
   repaired?: ConversationRepair;
+  /**
+   * Set when the transcript is missing or shorter than the save says (deleted, truncated, replaced):
+   * the agent rests in Error with a message naming the file (see {@link TranscriptLoss}).
+   */
+  transcript?: TranscriptLoss;
 }
 
 /** What the restored machine gets, and what the restore must append to the transcript. */
@@ -114,11 +120,14 @@ export function transcriptMessages(entries: readonly TranscriptEntry[]): Message
  *   it and the agent rests in `Interrupted`, as after Ctrl+C: every call of the last assistant message
  *   gets its one result (recorded, interrupted, or not run), and nothing runs during the restore.
  *   Calls started from a stream that never completed get the assistant message they came from.
+ * - With `lost` (the transcript lacks entries the record says it had: deleted or truncated), the
+ *   snapshot is all there is: the agent rests in Error naming the file (see transcript-loss.ts).
  */
 export function planRestore(
   persisted: PersistedAgentSnapshot,
   entries: readonly TranscriptEntry[],
   isIdempotent: (toolName: string) => boolean,
+  options: { lost?: TranscriptLoss } = {},
 ): ReplayPlan {
   const alwaysAllowed = [
     ...new Set(
@@ -130,6 +139,7 @@ export function planRestore(
     ),
   ];
   const saved = withAlwaysAllowed(upgradeSnapshot(persisted), alwaysAllowed);
+  if (options.lost) return lostTranscriptPlan(saved, options.lost);
   const context = saved.context;
   const { batch } = context;
   const savedState = String(saved.value);
