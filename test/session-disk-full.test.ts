@@ -174,6 +174,32 @@ describe('a full disk (ENOSPC from the store)', () => {
     expect(runs).toEqual(['fill']);
   });
 
+  it('a call whose start cannot be recorded does not run, and its start is never written later', async () => {
+    const store = new DiskFullStore(new FileSessionStore({ dir }));
+    const runs: string[] = [];
+    const { agent } = agentOn(store, 'disk-6', { tools: tools(store, runs) });
+    await agent.ready();
+    await agent.flush();
+    // The disk fills as the call is handed to its runner: its tool_call_started line cannot be written.
+    agent.on('tool_call_start', () => {
+      store.full = true;
+    });
+    const result = await agent.send('go');
+    expect(result.terminateReason).toBe('error');
+    expect(runs).toEqual([]);
+    expect(result.messages.at(-1)).toMatchObject({
+      role: 'tool',
+      content: expect.stringMatching(/could not be written/),
+    });
+
+    store.full = false;
+    await agent.save();
+    const written = await transcriptOf('disk-6');
+    expect(written.messages).toEqual(agent.messages);
+    // The ledger says what happened: the call never started (a start line would say it may have run).
+    expect([...toolCallLedger(written.entries).values()]).toEqual([]);
+  });
+
   it('a save that fails ends the turn in Error naming the save', async () => {
     const store = new DiskFullStore(new FileSessionStore({ dir }));
     const { agent, events } = agentOn(store, 'disk-3');

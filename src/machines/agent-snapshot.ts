@@ -50,16 +50,13 @@ function firstIssue(error: z.ZodError, root: unknown, prefix: readonly PropertyK
     found =
       typeof found === 'object' && found !== null ? (found as Record<PropertyKey, unknown>)[key] : undefined;
   }
-  const shown =
-    issue.code !== 'invalid_type' && (typeof found === 'string' || typeof found === 'number')
-      ? ` (found ${JSON.stringify(found).slice(0, 60)})`
-      : '';
+  const shown = JSON.stringify(found)?.slice(0, 60);
+  const what =
+    issue.code === 'invalid_value'
+      ? `found ${shown}, expected one of ${issue.values.map((v) => JSON.stringify(v)).join('|')}`
+      : issue.message;
   const more = error.issues.length > 1 ? `; ${error.issues.length - 1} more` : '';
-  return {
-    ok: false,
-    field: [...prefix, ...issue.path].map(String).join('.'),
-    problem: `${issue.message}${shown}${more}`,
-  };
+  return { ok: false, field: [...prefix, ...issue.path].map(String).join('.'), problem: `${what}${more}` };
 }
 
 /**

@@ -209,16 +209,19 @@ export class SessionPersistence {
             return recorded(call.id, decision.name, decision.result, true);
           }
         }
-        // Durable first: a call whose start cannot be written does not run.
+        // Durable first: a call whose start cannot be written does not run (and its start is dropped).
         await this.#track(
-          this.#append([
-            {
-              kind: 'tool_call_started',
-              toolCallId: call.id,
-              name: call.name,
-              args: call.args ?? call.argsText,
-            },
-          ]),
+          this.#append(
+            [
+              {
+                kind: 'tool_call_started',
+                toolCallId: call.id,
+                name: call.name,
+                args: call.args ?? call.argsText,
+              },
+            ],
+            { discard: true },
+          ),
         );
         return inner?.beforeRun?.(call, input);
       },
@@ -350,8 +353,8 @@ export class SessionPersistence {
   }
 
   /** Appends to the transcript in order, secrets redacted (the snapshot keeps the exact state). */
-  #append(entries: TranscriptEntryInput[]): Promise<void> {
-    return this.#writer.write(this.#redact(entries));
+  #append(entries: TranscriptEntryInput[], options?: { discard?: boolean }): Promise<void> {
+    return this.#writer.write(this.#redact(entries), options);
   }
 
   /** Tracks a write the caller awaits: it rejects when the write failed (the writer reported it). */

@@ -2,6 +2,8 @@ import type { TranscriptEntryInput } from './transcript.js';
 
 interface Waiting {
   entries: readonly TranscriptEntryInput[];
+  /** Not kept when the call carrying them fails: the caller acts on the failure instead. */
+  discard: boolean;
   resolve: () => void;
   reject: (error: unknown) => void;
 }
@@ -47,11 +49,13 @@ export class OrderedTranscriptWriter {
 
   /**
    * Writes `entries` after everything given before. Resolves once they are durable; rejects with the
-   * store's error when the call carrying them failed (they are kept and written first by the next call).
+   * store's error when the call carrying them failed: they are kept and written first by the next
+   * call, unless `discard` says the caller acts on the failure instead (a tool call whose start cannot
+   * be recorded does not run, so its start must not be written later).
    */
-  write(entries: readonly TranscriptEntryInput[]): Promise<void> {
+  write(entries: readonly TranscriptEntryInput[], options: { discard?: boolean } = {}): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.#waiting.push({ entries, resolve, reject });
+      this.#waiting.push({ entries, discard: options.discard === true, resolve, reject });
       this.#running ??= this.#run();
     });
   }
@@ -71,7 +75,7 @@ export class OrderedTranscriptWriter {
         this.#unwritten = [];
         for (const w of batch) w.resolve();
       } catch (error) {
-        this.#unwritten = entries;
+        this.#unwritten = [...this.#unwritten, ...batch.flatMap((w) => (w.discard ? [] : w.entries))];
         this.#lastError = error;
         this.#onFailure(error, entries.length);
         for (const w of batch) w.reject(error);
