@@ -89,6 +89,7 @@ export class TurnSettler<R> {
     if (!actor) return false;
     const event = { type: 'WRITE_FAILED' as const, message };
     const snapshot = actor.getSnapshot();
+    if (snapshot.status !== 'active') return false; // the agent was stopped
     if (!(isBusyState(snapshot.value) || this.#settling > 0) || !snapshot.can(event)) return false;
     this.#failures++;
     actor.send(event);
