@@ -138,10 +138,8 @@ export class Agent<TOutput = unknown> {
   get actor(): Actor<AgentMachine> {
     if (this.#actor) return this.#actor;
     if (this.#loadError !== undefined) {
-      const reason = this.#loadError instanceof Error ? this.#loadError.message : String(this.#loadError);
-      throw new Error(`the agent did not start: its session could not be loaded: ${reason}`, {
-        cause: this.#loadError,
-      });
+      const reason = `the agent did not start: its session could not be loaded: ${errorText(this.#loadError)}`;
+      throw new Error(reason, { cause: this.#loadError });
     }
     throw new Error('the agent is still loading its session: await agent.ready() first');
   }
