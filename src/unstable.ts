@@ -13,8 +13,10 @@ export { composeToolHooks } from './machines/actors/compose-tool-hooks.js';
 export type { ToolRunnerOptions } from './machines/actors/run-tools.js';
 export type { AgentActorEvent } from './machines/agent-events.js';
 export {
+  checkPersistedSnapshot,
   interruptedSnapshot,
   type PersistedAgentSnapshot,
+  type SnapshotCheck,
   upgradeSnapshot,
 } from './machines/agent-snapshot.js';
 export { isRestState, REST_STATES, type RestState } from './machines/agent-states.js';
@@ -29,7 +31,7 @@ export {
 export { type ModelWindow, resolveModelWindow } from './prompt/model-windows.js';
 export { TokenCounter, tokenCounterFor } from './prompt/token-counter.js';
 export { type PersistenceErrorHandler, SessionPersistence } from './session/persistent-session.js';
-export { createSessionId } from './session/session-store.js';
+export { createSessionId, type SessionFiles } from './session/session-store.js';
 export { type ResumeDecision, resumeDecisions, toolCallLedger } from './session/transcript.js';
 export {
   notRunToolResult,

@@ -61,6 +61,7 @@ const EVENT_CASES = [
   'LLM.CONTEXT',
   'xstate.done.actor.initialize',
   'xstate.error.actor.initialize',
+  'WRITE_FAILED', // a transcript append or save failed (ENOSPC)
 ];
 
 const { shortest, extended } = generatePaths();

@@ -9,6 +9,9 @@
  * discarded stream), the expected terminateReason and retry count show in the events, and no
  * unhandled rejection or uncaught exception happened. The last test renders the observed matrix to docs/fault-matrix.md.
  */
+import { mkdtemp, readFile, rm, unlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
@@ -18,13 +21,17 @@ import {
   type AgentStateName,
   createAgent,
   defineTool,
+  FileSessionStore,
   MemorySessionStore,
   type Message,
+  type SessionStore,
+  SessionStoreError,
   type TerminateReason,
   type Tool,
 } from '../src/index.js';
 import { type ScriptedServer, type ScriptedTurn, startScriptedServer } from '../src/testing/index.js';
 import { toolCallLedger } from '../src/unstable.js';
+import { DiskFullStore } from './support/disk-full-store.js';
 import { assertToolCallsAnswered } from './support/harness.js';
 
 const UPDATE_COMMAND = 'npx vitest run test/fault-matrix.test.ts -u';
@@ -110,6 +117,11 @@ interface Cell {
   expected: { state: AgentStateName; terminateReason: TerminateReason; retries: number; delays?: number[] };
   /** Cell-specific checks on what happened. */
   check?: (o: Observation, run: Run, tools: Tools) => void;
+  /**
+   * The session store fails during the turn: `disk-full` is a real `FileSessionStore` in a temp dir
+   * whose appends and saves fail with a real ENOSPC from the start of the turn until it ends.
+   */
+  store?: 'disk-full';
 }
 
 interface Run {
@@ -317,6 +329,17 @@ const CELLS: Cell[] = [
     expected: { state: 'Error', terminateReason: 'error', retries: 0 },
     check: (o) => expect(o.error).toMatch(/\(not_found\) after 1 attempt: 404 The model/),
   },
+  {
+    name: 'disk full during the turn (ENOSPC on appends and saves), freed after it',
+    turns: [{ toolCalls: [call('echo', { text: 'never run' })] }, ok('echoed')],
+    store: 'disk-full',
+    expected: { state: 'Error', terminateReason: 'error', retries: 0 },
+    check: (o, _run, tools) => {
+      expect(o.error).toMatch(/^appending 1 entry to <sessions>\/.*\/transcript\.jsonl failed: ENOSPC/);
+      // The first write of the turn failed: it ended there, and nothing ran.
+      expect(tools.executions).toEqual([]);
+    },
+  },
 ];
 
 const MODES = [
@@ -338,10 +361,15 @@ afterAll(() => {
   process.off('uncaughtException', onCrash);
 });
 
-const open: { agents: Agent<unknown>[]; servers: ScriptedServer[] } = { agents: [], servers: [] };
+const open: { agents: Agent<unknown>[]; servers: ScriptedServer[]; dirs: string[] } = {
+  agents: [],
+  servers: [],
+  dirs: [],
+};
 afterEach(async () => {
   for (const agent of open.agents.splice(0)) agent.stop();
   await Promise.all(open.servers.splice(0).map((s) => s.close()));
+  await Promise.all(open.dirs.splice(0).map((d) => rm(d, { recursive: true, force: true, maxRetries: 5 })));
 });
 
 const observed = new Map<string, Observation>();
@@ -362,6 +390,13 @@ function assertPrefix(before: readonly Message[], after: readonly Message[], whe
   }
 }
 
+/** A temp folder of sessions for a cell with a file store; removed after the cell. */
+async function sessionsDir(): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'agentloop-fault-matrix-'));
+  open.dirs.push(dir);
+  return dir;
+}
+
 async function runCell(cell: Cell, stream: boolean): Promise<Observation> {
   crashes.length = 0;
   const server = await startScriptedServer({
@@ -372,7 +407,11 @@ async function runCell(cell: Cell, stream: boolean): Promise<Observation> {
   });
   open.servers.push(server);
   const tools = faultTools();
-  const store = new MemorySessionStore();
+  const dir = cell.store ? await sessionsDir() : undefined;
+  const disk = dir ? new DiskFullStore(new FileSessionStore({ dir, fsync: false })) : undefined;
+  const store: SessionStore = disk ?? new MemorySessionStore();
+  // A fixed session id keeps the error text (which names the file) the same from run to run.
+  const session = disk ? { session: 'cell' } : {};
   const agent = createAgent({
     store,
     baseURL: server.url,
@@ -380,6 +419,7 @@ async function runCell(cell: Cell, stream: boolean): Promise<Observation> {
     stream,
     tools: tools.tools,
     retry: { baseDelayMs: 1, maxDelayMs: 4, retryAfterCapMs: 25, jitter: 'none' },
+    ...session,
     ...cell.options,
   }) as Agent<unknown>;
   open.agents.push(agent);
@@ -387,6 +427,7 @@ async function runCell(cell: Cell, stream: boolean): Promise<Observation> {
   agent.on('*', (e) => events.push(e));
 
   await agent.ready(); // the session store is opened first
+  await agent.flush();
   // Append-only, checked at every snapshot the machine produces.
   let seen: readonly Message[] = agent.messages;
   const growth: string[] = [];
@@ -399,7 +440,9 @@ async function runCell(cell: Cell, stream: boolean): Promise<Observation> {
     seen = snapshot.context.messages;
   });
 
+  if (disk) disk.full = true;
   const result = await agent.send('go');
+  if (disk) disk.full = false;
   await new Promise((r) => setTimeout(r, 20)); // let late rejections surface
   const state = agent.state;
   const context = agent.context;
@@ -452,7 +495,9 @@ async function runCell(cell: Cell, stream: boolean): Promise<Observation> {
           ]
         : [],
     ),
-    ...(errorEvent ? { error: errorEvent.message } : {}),
+    ...(errorEvent
+      ? { error: dir ? errorEvent.message.replaceAll(dir, '<sessions>') : errorEvent.message }
+      : {}),
     warnings: turnEvents.flatMap((e) =>
       e.type === 'limit_warning' && e.limit !== 'context_window' ? [e.limit] : [],
     ),
@@ -517,11 +562,139 @@ function evidence(o: Observation): string {
   return parts.join('; ').replaceAll('|', '\\|');
 }
 
+/**
+ * A fault found when a saved session is loaded: a real session, saved by a real agent on a file
+ * store, is damaged as a newer version, an editor or a lost file would leave it, then loaded again.
+ */
+interface LoadCell {
+  name: string;
+  damage: (files: { snapshot: string; transcript: string }) => Promise<void>;
+  expected: { state: AgentStateName | 'not started'; terminateReason: TerminateReason | null };
+  check: (o: LoadObservation) => void;
+}
+
+interface LoadObservation {
+  state: AgentStateName | 'not started';
+  terminateReason: TerminateReason | null;
+  /** What the caller and the UI were told (the rejection of `ready()`, else the first error event). */
+  told: string;
+  evidence: string;
+}
+
+/** Edits the persisted machine snapshot inside snapshot.json. */
+const editSnapshot =
+  (edit: (snapshot: Record<string, unknown>) => void) =>
+  async ({ snapshot }: { snapshot: string }) => {
+    const record = JSON.parse(await readFile(snapshot, 'utf8')) as { snapshot: Record<string, unknown> };
+    edit(record.snapshot);
+    await writeFile(snapshot, JSON.stringify(record));
+  };
+
+const LOAD_CELLS: LoadCell[] = [
+  {
+    name: 'corrupt snapshot: a state a later version renamed',
+    damage: editSnapshot((s) => {
+      s.value = 'Reflecting';
+    }),
+    expected: { state: 'not started', terminateReason: null },
+    check: (o) =>
+      expect(o.told).toMatch(
+        /snapshot\.json is corrupt \(snapshot\.value: found "Reflecting", expected one of/,
+      ),
+  },
+  {
+    name: 'corrupt snapshot: `messages` is a string',
+    damage: editSnapshot((s) => {
+      (s.context as { messages: unknown }).messages = 'hello';
+    }),
+    expected: { state: 'not started', terminateReason: null },
+    check: (o) => expect(o.told).toMatch(/snapshot\.context\.messages: Invalid input: expected array/),
+  },
+  {
+    name: '`transcript.jsonl` deleted',
+    damage: ({ transcript }) => unlink(transcript),
+    expected: { state: 'Error', terminateReason: 'error' },
+    check: (o) => expect(o.told).toMatch(/^The transcript <sessions>\/cell\/transcript\.jsonl is missing/),
+  },
+];
+
+async function runLoadCell(cell: LoadCell, stream: boolean): Promise<LoadObservation> {
+  crashes.length = 0;
+  const server = await startScriptedServer({
+    respond: (request) => (isFollowUp(request.messages as Message[]) ? ok(FOLLOW_UP_ANSWER) : ok('saved')),
+  });
+  open.servers.push(server);
+  const dir = await sessionsDir();
+  const options = { baseURL: server.url, apiKey: 'test-key', stream, session: 'cell' } as const;
+  const first = createAgent({ ...options, store: new FileSessionStore({ dir }) });
+  open.agents.push(first as Agent<unknown>);
+  await first.send('go');
+  await first.flush();
+  first.stop();
+  const store = new FileSessionStore({ dir });
+  await cell.damage(store.files('cell'));
+
+  const agent = createAgent({ ...options, store }) as Agent<unknown>;
+  open.agents.push(agent);
+  const errors: string[] = [];
+  agent.on('error', (e) => errors.push(e.message));
+  const failure = await agent.ready().then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  await new Promise((r) => setTimeout(r, 20));
+  expect(crashes).toEqual([]);
+  const hide = (text: string) => text.replaceAll(dir, '<sessions>');
+  let observation: LoadObservation;
+  if (failure !== undefined) {
+    // Refused, naming the file: the agent never starts, every call that needs the session says why.
+    expect(failure).toBeInstanceOf(SessionStoreError);
+    expect(failure).toMatchObject({ code: 'corrupt', file: store.files('cell').snapshot });
+    expect(agent.state).toBe('Initializing');
+    await expect(agent.send(FOLLOW_UP)).rejects.toBe(failure);
+    expect(errors).toEqual([expect.stringContaining((failure as Error).message)]);
+    // One bad file hides nothing else: another session of the store goes on.
+    const other = createAgent({ ...options, session: 'other', store }) as Agent<unknown>;
+    open.agents.push(other);
+    expect((await other.send(FOLLOW_UP)).response).toBe(FOLLOW_UP_ANSWER);
+    const told = hide((failure as Error).message);
+    observation = { state: 'not started', terminateReason: null, told, evidence: '' };
+    observation.evidence = `ready() rejects (\`corrupt\`): "${clip(told, 110)}"`;
+  } else {
+    // Restored in the state shown; the conversation goes on from it, whole, on the wire and on disk.
+    const state = agent.state;
+    const terminateReason = agent.context.terminateReason;
+    assertToolCallsAnswered(agent.messages);
+    const next = await agent.send(FOLLOW_UP);
+    expect(next.response).toBe(FOLLOW_UP_ANSWER);
+    expect(server.requests.at(-1)!.messages).toEqual(next.messages.slice(0, -1));
+    await agent.flush();
+    const { entries } = await store.readTranscript('cell');
+    expect(entries.flatMap((e) => (e.kind === 'message' ? [e.message] : []))).toEqual(next.messages);
+    const told = hide(errors[0] ?? '');
+    observation = { state, terminateReason, told, evidence: `error event: "${clip(told, 90)}"` };
+  }
+  expect({ state: observation.state, terminateReason: observation.terminateReason }).toEqual(cell.expected);
+  cell.check(observation);
+  observation.evidence = observation.evidence.replaceAll('|', '\\|');
+  return observation;
+}
+
+const loadObserved = new Map<string, LoadObservation>();
+
 describe('fault matrix', () => {
   for (const cell of CELLS) {
     for (const mode of MODES) {
       it(`${cell.name} [${mode.label}]`, async () => {
         observed.set(`${cell.name}|${mode.label}`, await runCell(cell, mode.stream));
+      });
+    }
+  }
+
+  for (const cell of LOAD_CELLS) {
+    for (const mode of MODES) {
+      it(`${cell.name} [${mode.label}]`, async () => {
+        loadObserved.set(`${cell.name}|${mode.label}`, await runLoadCell(cell, mode.stream));
       });
     }
   }
@@ -535,10 +708,20 @@ describe('fault matrix', () => {
         return `| ${i + 1} | ${cell.name} | ${mode.label} | ${o.state} | \`${o.terminateReason}\` | ${o.retries} | ${delays} | ${o.evidence} |`;
       }),
     );
+    const loadRows = LOAD_CELLS.flatMap((cell, i) =>
+      MODES.map((mode) => {
+        const n = CELLS.length + i + 1;
+        const o = loadObserved.get(`${cell.name}|${mode.label}`);
+        if (!o) return `| ${n} | ${cell.name} | ${mode.label} | (not run) | | | | |`;
+        const reason = o.terminateReason === null ? '–' : `\`${o.terminateReason}\``;
+        return `| ${n} | ${cell.name} (on load) | ${mode.label} | ${o.state} | ${reason} | 0 | – | ${o.evidence} |`;
+      }),
+    );
     const table = [
       '| # | Cell | Mode | End state | terminateReason | Retries | Waits (ms) | What the model / UI was told |',
       '| - | ---- | ---- | --------- | --------------- | ------- | ---------- | ---------------------------- |',
       ...rows,
+      ...loadRows,
     ].join('\n');
     console.log(`\nFault matrix\n\n${table}\n`);
     const doc = [
@@ -558,6 +741,13 @@ describe('fault matrix', () => {
       'where every started tool call has its result; the retry count and waits match; no unhandled',
       'rejection or uncaught exception. Retry policy in the test: `{ baseDelayMs: 1, maxDelayMs: 4,',
       "retryAfterCapMs: 25, jitter: 'none' }`, 4 attempts. See docs/reliability.md.",
+      '',
+      'Session store faults: the disk-full cell runs on a real `FileSessionStore` in a temp dir whose',
+      'appends and saves fail with a real ENOSPC from the start of the turn until it ends (the',
+      'follow-up writes what was not written first). The cells marked "on load" damage a session a',
+      'real agent saved, then load it: a corrupt snapshot is refused (the agent never starts, another',
+      'session of the store goes on); a lost transcript is restored in Error, and the follow-up goes on',
+      'from it. `<sessions>` stands for the temp folder. See docs/persistence.md.',
       '',
       table,
       '',

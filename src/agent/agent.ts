@@ -21,7 +21,7 @@ import { loopControlTools } from '../tools/loop-control-tools.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
 import { attachInspection, type InspectionAttachment } from './agent-inspection.js';
 import type { AgentOptions, ExecutionResult } from './agent-options.js';
-import { persistenceFor } from './agent-persistence.js';
+import { persistenceFor, TurnSettler } from './agent-persistence.js';
 import { effectsFromOptions } from './effects-from-options.js';
 import { eventsHeard, relayEvents } from './event-relay.js';
 import { stoppedResult, turnResult } from './turn-result.js';
@@ -47,10 +47,13 @@ export class Agent<TOutput = unknown> {
   readonly #persistence: ReturnType<typeof persistenceFor>;
   readonly #inspection: InspectionAttachment | undefined;
   #turnWaiters: ((result: ExecutionResult<TOutput>) => void)[] = [];
+  readonly #settler: TurnSettler<ExecutionResult<TOutput>>;
   #queuedAnswers: QueuedAnswer[] = [];
   #ready: Promise<void>;
   #actor: Actor<AgentMachine> | undefined;
   #stopped = false;
+  /** Why the session could not be loaded (the agent then never starts). */
+  #loadError: unknown;
 
   constructor(options: AgentOptions<TOutput>) {
     this.#options = options;
@@ -70,8 +73,9 @@ export class Agent<TOutput = unknown> {
     const tools = [...(options.tools ?? []), ...(options.loopControlTools === false ? [] : loopControlTools)];
     this.registry = new ToolRegistry(tools);
     this.#persistence = persistenceFor(options, this.registry, this.redactor, (error, what) =>
-      this.#reportError(error, what),
+      this.#writeFailed(error, what),
     );
+    this.#settler = new TurnSettler(this.#persistence, () => this.result());
     const audit =
       typeof options.auditLog === 'string'
         ? createAuditLog({ file: options.auditLog, redact: this.redactor })
@@ -88,7 +92,10 @@ export class Agent<TOutput = unknown> {
       this.#ready = persistence
         .open()
         .then((snapshot) => (this.#stopped ? undefined : this.#start(effects, snapshot)));
-      this.#ready.catch((error: unknown) => this.#reportError(error, `loading session "${persistence.id}"`));
+      this.#ready.catch((error: unknown) => {
+        this.#loadError = error;
+        this.#reportError(error, `loading session "${persistence.id}"`);
+      });
     }
   }
 
@@ -106,8 +113,9 @@ export class Agent<TOutput = unknown> {
       ...(this.#inspection ? { inspect: this.#inspection.observer } : {}),
     });
     bindAgentEffects(actor, effects);
+    // A turn came to rest: its callers get the result once its writes are durable (TurnSettler).
     relayEvents(actor, this.bus, this.redactor, (event) => {
-      if (event.type === 'turn_end') this.#settleTurn();
+      if (event.type === 'turn_end') this.#settler.settle(this.#turnWaiters.splice(0));
     });
     this.#actor = actor;
     this.#persistence?.attach(actor);
@@ -123,14 +131,23 @@ export class Agent<TOutput = unknown> {
     for (const answer of [...(this.#persistence?.afterStart() ?? []), ...this.#queuedAnswers.splice(0)]) {
       this.#answer(answer);
     }
+    // A restore that rests in Error (a lost transcript) enters no state: say so as the machine would.
+    if (this.#persistence?.report?.transcript) {
+      const error = actor.getSnapshot().context.error;
+      this.#publishError(error?.message ?? 'the transcript was lost', error?.code ?? 'transcript_missing');
+    }
     // A restored snapshot is already past Initializing: no change will come to say so.
     return actor.getSnapshot().matches('Initializing') ? ready : Promise.resolve();
   }
 
   /** The XState actor running the statechart (after `ready()` when a session is loading). */
   get actor(): Actor<AgentMachine> {
-    if (!this.#actor) throw new Error('the agent is still loading its session: await agent.ready() first');
-    return this.#actor;
+    if (this.#actor) return this.#actor;
+    if (this.#loadError !== undefined) {
+      const reason = `the agent did not start: its session could not be loaded: ${errorText(this.#loadError)}`;
+      throw new Error(reason, { cause: this.#loadError });
+    }
+    throw new Error('the agent is still loading its session: await agent.ready() first');
   }
 
   /** Where the session is saved (with `store` or `session`). */
@@ -160,20 +177,22 @@ export class Agent<TOutput = unknown> {
     await this.#persistence?.flush();
   }
 
+  /** A failed write ends the turn it belongs to in Error, naming the write; with no turn to end, it is reported. */
+  #writeFailed(error: unknown, what: string): void {
+    const message = this.redactor.redact(`${what} failed: ${errorText(error)}`);
+    if (!this.#settler.endTurn(this.#actor, message)) this.#publishError(message, 'session_store');
+  }
+
   #reportError(error: unknown, what: string, code = 'session_store'): void {
-    const message = this.redactor.redact(
-      `${what} failed: ${error instanceof Error ? error.message : String(error)}`,
-    );
+    this.#publishError(`${what} failed: ${errorText(error)}`, code);
+  }
+
+  /** An `error` event the machine does not emit itself (store failures, what a restore found). */
+  #publishError(message: string, code: string): void {
     const context = this.#actor?.getSnapshot().context;
-    this.bus.publish({
-      type: 'error',
-      sessionId: this.sessionId,
-      turn: context?.turn ?? 0,
-      iteration: context?.iteration ?? 0,
-      timestamp: Date.now(),
-      message,
-      code,
-    });
+    const at = { turn: context?.turn ?? 0, iteration: context?.iteration ?? 0, timestamp: Date.now() };
+    const text = this.redactor.redact(message);
+    this.bus.publish({ type: 'error', sessionId: this.sessionId, ...at, message: text, code });
   }
 
   /** The session id (also on every event). */
@@ -349,10 +368,9 @@ export class Agent<TOutput = unknown> {
     this.#stopped = true;
     this.#actor?.stop();
     this.#inspection?.stop();
-    const waiters = this.#turnWaiters.splice(0);
-    if (waiters.length === 0) return;
     const result = stoppedResult<TOutput>(this.#actor?.getSnapshot().context);
-    for (const resolve of waiters) resolve(result);
+    for (const resolve of this.#turnWaiters.splice(0)) resolve(result);
+    this.#settler.releaseAll(result);
   }
 
   #assertRunning(): void {
@@ -367,17 +385,10 @@ export class Agent<TOutput = unknown> {
   #nextTurn(): Promise<ExecutionResult<TOutput>> {
     return new Promise((resolve) => this.#turnWaiters.push(resolve));
   }
+}
 
-  #settleTurn(): void {
-    const waiters = this.#turnWaiters;
-    if (waiters.length === 0) return;
-    this.#turnWaiters = [];
-    // turn_end is emitted while the transition is applied; read the settled snapshot after it.
-    queueMicrotask(() => {
-      const result = this.result();
-      for (const resolve of waiters) resolve(result);
-    });
-  }
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 /**

@@ -13,7 +13,13 @@ export type AgentInputEvent =
   | { type: 'REJECT'; toolCallId: string; reason?: string; at: number }
   | { type: 'INTERRUPT'; reason?: string }
   | { type: 'RESUME'; at: number }
-  | { type: 'EXTEND_LIMIT'; by?: number; at: number };
+  | { type: 'EXTEND_LIMIT'; by?: number; at: number }
+  /**
+   * The session could not be written (a transcript append or a save failed, e.g. a full disk): the
+   * turn ends in Error with `message`, which names the write. Sent by the persistence glue while a
+   * turn runs or its last writes are under way; a turn is never reported done with its record lost.
+   */
+  | { type: 'WRITE_FAILED'; message: string };
 
 /** Events the invoked actors send to the machine while they run. */
 export type AgentActorEvent =

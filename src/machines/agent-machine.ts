@@ -30,6 +30,7 @@ import {
   finishWithBreaker,
   recordError,
   recordInterrupt,
+  recordWriteFailure,
   startTurn,
   timeoutFinalCall,
 } from './actions/turn-actions.js';
@@ -63,6 +64,7 @@ export const agentMachine = machineSetup
       recordAssistant,
       recordError,
       recordInterrupt,
+      recordWriteFailure,
       rejectCall,
       requestApproval,
       retryNotice,
@@ -173,6 +175,7 @@ export const agentMachine = machineSetup
           'LLM.CONTEXT': { actions: 'contextReport' },
           'LLM.TOOL_CALL_READY': { actions: 'startEarly' },
           INTERRUPT: { target: 'Interrupted', actions: ['stopRunners', 'recordInterrupt'] },
+          WRITE_FAILED: { target: 'Error', actions: ['stopRunners', 'recordWriteFailure'] },
         },
       },
       ExecutingTool: {
@@ -186,6 +189,7 @@ export const agentMachine = machineSetup
             actions: 'closeBatchWithRunner',
           },
           INTERRUPT: { target: 'Interrupted', actions: ['stopRunners', 'recordInterrupt'] },
+          WRITE_FAILED: { target: 'Error', actions: ['stopRunners', 'recordWriteFailure'] },
         },
         always: [
           { guard: 'batchEndsTurn', target: 'Completed', actions: 'finishWithBreaker' },
@@ -199,6 +203,7 @@ export const agentMachine = machineSetup
           APPROVE: { guard: 'isPending', actions: 'approveCall' },
           REJECT: { guard: 'isPending', actions: 'rejectCall' },
           INTERRUPT: { target: 'Interrupted', actions: ['stopRunners', 'recordInterrupt'] },
+          WRITE_FAILED: { target: 'Error', actions: ['stopRunners', 'recordWriteFailure'] },
         },
       },
       Completed: {
@@ -210,6 +215,8 @@ export const agentMachine = machineSetup
             target: 'Thinking',
             actions: ['extendLimit', 'continueTurn'],
           },
+          // The turn's last writes failed after it came to rest: it is not done, it failed.
+          WRITE_FAILED: { target: 'Error', actions: 'recordWriteFailure' },
         },
       },
       Interrupted: {
@@ -217,6 +224,7 @@ export const agentMachine = machineSetup
         on: {
           USER_MESSAGE: { target: 'Thinking', actions: 'startTurn' },
           RESUME: { guard: 'canContinueTurn', target: 'Thinking', actions: 'continueTurn' },
+          WRITE_FAILED: { target: 'Error', actions: 'recordWriteFailure' },
         },
       },
       Error: {

@@ -1,6 +1,8 @@
+import type { z } from 'zod';
 import type { Message } from '../llm/message.js';
 import type { ToolCallRequest, ToolResult } from '../tools/tool-call.js';
 import { type AgentContext, endedTurnFields, initialContext, newTurnFields } from './agent-context.js';
+import { agentContextSchema, persistedSnapshotEnvelope } from './agent-context-schema.js';
 import type { ToolBatch } from './tool-batch.js';
 
 // The persisted snapshot as a restore sees it: what code outside the machine may read and build.
@@ -13,6 +15,48 @@ export interface PersistedAgentSnapshot {
   context: AgentContext;
   children?: Record<string, unknown>;
   [key: string]: unknown;
+}
+
+/** What {@link checkPersistedSnapshot} found: the snapshot ready to restore, or the first field that is wrong. */
+export type SnapshotCheck =
+  | { ok: true; snapshot: PersistedAgentSnapshot }
+  | {
+      ok: false;
+      /** Where, as a path from the saved snapshot, e.g. `snapshot.context.messages`. */
+      field: string;
+      /** What is wrong there. */
+      problem: string;
+    };
+
+/**
+ * Checks a saved snapshot (`record.snapshot` as loaded) against what the machine needs, upgrading a
+ * 0.1 snapshot first: a state this version knows (a later version may rename one), a context with
+ * every field in its type (agent-context-schema.ts), a conversation the API accepts, children that
+ * are persisted actors. Never throws: a snapshot that is not an object at all is a problem too.
+ */
+export function checkPersistedSnapshot(saved: unknown): SnapshotCheck {
+  const envelope = persistedSnapshotEnvelope.safeParse(saved);
+  if (!envelope.success) return firstIssue(envelope.error, saved, ['snapshot']);
+  const upgraded = upgradeSnapshot(saved as PersistedAgentSnapshot);
+  const context = agentContextSchema.safeParse(upgraded.context);
+  if (!context.success) return firstIssue(context.error, upgraded.context, ['snapshot', 'context']);
+  return { ok: true, snapshot: upgraded };
+}
+
+function firstIssue(error: z.ZodError, root: unknown, prefix: readonly PropertyKey[]): SnapshotCheck {
+  const issue = error.issues[0]!;
+  let found: unknown = root;
+  for (const key of issue.path) {
+    found =
+      typeof found === 'object' && found !== null ? (found as Record<PropertyKey, unknown>)[key] : undefined;
+  }
+  const shown = JSON.stringify(found)?.slice(0, 60);
+  const what =
+    issue.code === 'invalid_value'
+      ? `found ${shown}, expected one of ${issue.values.map((v) => JSON.stringify(v)).join('|')}`
+      : issue.message;
+  const more = error.issues.length > 1 ? `; ${error.issues.length - 1} more` : '';
+  return { ok: false, field: [...prefix, ...issue.path].map(String).join('.'), problem: `${what}${more}` };
 }
 
 /**
@@ -83,12 +127,15 @@ export interface TranscriptTail {
  * The snapshot of a session whose transcript went past its last save (a crash between rest points):
  * resting in Interrupted, as after Ctrl+C, with the conversation rebuilt from the transcript and no
  * batch or child actor left (nothing runs during a restore). Built from the saved context with the
- * same field sets a turn starts and ends with, so no field is left behind.
+ * same field sets a turn starts and ends with, so no field is left behind. With `error`, it rests in
+ * Error with that error instead (recoverable: the session is initialized, so a message or RESUME goes on).
  */
 export function interruptedSnapshot(
   saved: PersistedAgentSnapshot,
   tail: TranscriptTail,
+  error?: { message: string; code: string },
 ): PersistedAgentSnapshot {
+  const state = error ? 'Error' : 'Interrupted';
   const context = saved.context;
   const alwaysAllowed = [...new Set([...context.alwaysAllowed, ...tail.alwaysAllowed])];
   const turnStart = tail.newTurns > 0 ? newTurnFields(context, context.turn + tail.newTurns, 0) : {};
@@ -100,12 +147,12 @@ export function interruptedSnapshot(
     iteration: tail.iteration,
     deadline: null,
     response: '',
-    error: null,
-    ...endedTurnFields('interrupted'),
+    error: error ?? null,
+    ...endedTurnFields(error ? 'error' : 'interrupted'),
     alwaysAllowed,
-    lastState: 'Interrupted',
+    lastState: state,
   };
-  return { ...saved, value: 'Interrupted', context: rebuilt, children: {} };
+  return { ...saved, value: state, context: rebuilt, children: {} };
 }
 
 /** A saved snapshot with the tools the transcript says the user allowed added (approvals after the save). */

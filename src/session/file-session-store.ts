@@ -8,6 +8,7 @@ import {
   compareListEntries,
   monotonicClock,
   recordBodyJson,
+  type SessionFiles,
   type SessionListEntry,
   type SessionRecord,
   type SessionRecordInput,
@@ -106,6 +107,12 @@ export class FileSessionStore implements SessionStore {
   sessionDir(id: string): string {
     assertValidSessionId(id);
     return path.join(this.dir, id);
+  }
+
+  /** The session's `snapshot.json` and `transcript.jsonl`. */
+  files(id: string): SessionFiles {
+    const dir = this.sessionDir(id);
+    return { snapshot: path.join(dir, SNAPSHOT_FILE), transcript: path.join(dir, TRANSCRIPT_FILE) };
   }
 
   async save(input: SessionRecordInput): Promise<SessionRecord> {

@@ -1,17 +1,19 @@
 import type { Actor } from 'xstate';
 import type { ToolRunHooks } from '../machines/actors/run-tools.js';
 import type { AgentMachine } from '../machines/agent-machine.js';
+import { checkPersistedSnapshot } from '../machines/agent-snapshot.js';
 import { isRestState } from '../machines/agent-states.js';
 import type { AgentEvent } from '../machines/emitted-events.js';
 import type { ToolResult } from '../tools/tool-call.js';
 import { FileSessionStore } from './file-session-store.js';
 import {
   assertValidSessionId,
+  corruptRecordError,
   createSessionId,
   type SessionRecord,
   type SessionStore,
 } from './session-store.js';
-import type { TranscriptEntryInput } from './transcript.js';
+import type { ResumeDecision, TranscriptEntry, TranscriptEntryInput } from './transcript.js';
 import {
   ALWAYS_ALLOW_EVENT,
   APPROVAL_EVENT,
@@ -22,7 +24,9 @@ import {
   type RecordedApproval,
   type RestoreReport,
   SESSION_STARTED_EVENT,
+  type TranscriptLoss,
 } from './transcript-replay.js';
+import { OrderedTranscriptWriter } from './transcript-writer.js';
 
 /** The session options of `createAgent`. */
 export interface SessionOptions {
@@ -40,7 +44,11 @@ export interface SessionOptions {
   sessionInfo?: { bundle?: string; meta?: Record<string, unknown> };
 }
 
-/** Reports a failed background write (a save or a transcript append). */
+/**
+ * Hears every failed write (a transcript append or a save), once per failed store call; `what` names
+ * the write and the file, e.g. `appending 2 entries to /…/transcript.jsonl`. The agent ends the
+ * running turn in Error with it (docs/persistence.md, "When a write fails").
+ */
 export type PersistenceErrorHandler = (error: unknown, what: string) => void;
 
 type Snapshot = ReturnType<Actor<AgentMachine>['getSnapshot']>;
@@ -60,7 +68,7 @@ export class SessionPersistence {
   readonly #isIdempotent: (name: string) => boolean;
   readonly #onError: PersistenceErrorHandler;
   readonly #redact: <T>(value: T) => T;
-  #decisions = new Map<string, import('./transcript.js').ResumeDecision>();
+  #decisions = new Map<string, ResumeDecision>();
   #approvals: RecordedApproval[] = [];
   /** Messages of the conversation already in the transcript. */
   #recordedMessages = 0;
@@ -71,6 +79,10 @@ export class SessionPersistence {
   /** Settles when every write issued so far has. */
   #writes: Promise<unknown> = Promise.resolve();
   #record: SessionRecord | undefined;
+  /** Transcript entries in order; what a failed append did not write goes first next time. */
+  readonly #writer: OrderedTranscriptWriter;
+  /** Why the last save failed, until one succeeds. */
+  #saveFailure: unknown;
 
   constructor(
     options: SessionOptions & { agentName?: string | undefined },
@@ -86,6 +98,16 @@ export class SessionPersistence {
     this.#isIdempotent = isIdempotent;
     this.#onError = onError;
     this.#redact = redact;
+    this.#writer = new OrderedTranscriptWriter(
+      (entries) => this.store.appendTranscript(this.id, entries),
+      (error, count) =>
+        onError(error, `appending ${count} entr${count === 1 ? 'y' : 'ies'} to ${this.#where('transcript')}`),
+    );
+  }
+
+  /** The session's file of that kind, for messages (the session, for stores without files). */
+  #where(kind: 'snapshot' | 'transcript'): string {
+    return this.store.files?.(this.id)[kind] ?? `the ${kind} of session "${this.id}"`;
   }
 
   /** The last record saved or loaded. */
@@ -95,21 +117,24 @@ export class SessionPersistence {
 
   /**
    * Loads the session: the snapshot to restore (planned against the transcript), or undefined for a
-   * new session. Throws the store's error (naming the file) when the session cannot be read.
+   * new session. Throws the store's error (naming the file) when the session cannot be read, and a
+   * `corrupt` one naming the file and the field when its snapshot does not fit the machine.
    */
   async open(): Promise<PersistedAgentSnapshot | undefined> {
     const record = await this.store.load(this.id);
+    const saved = record === undefined ? undefined : this.#check(record.snapshot);
     const { entries } = await this.store.readTranscript(this.id);
-    if (!record) {
-      this.#write(
+    if (!record || !saved) {
+      this.#background(
         this.#append([{ kind: 'event', event: SESSION_STARTED_EVENT, data: { agentName: this.#agentName } }]),
-        'transcript',
       );
       return undefined;
     }
     this.#record = record;
     const current = currentEntries(entries);
-    const plan = planRestore(record.snapshot as PersistedAgentSnapshot, current, this.#isIdempotent);
+    const plan = planRestore(saved, current, this.#isIdempotent, {
+      lost: this.#lostEntries(record, entries),
+    });
     this.#recordedMessages = current.filter((e) => e.kind === 'message').length;
     this.#decisions = plan.decisions;
     this.#approvals = plan.approvals;
@@ -122,6 +147,22 @@ export class SessionPersistence {
     return plan.snapshot;
   }
 
+  /** Set when the transcript lacks entries the record says it had (deleted, truncated or replaced). */
+  #lostEntries(record: SessionRecord, entries: readonly TranscriptEntry[]): TranscriptLoss | undefined {
+    const foundSeq = entries.reduce((last, e) => Math.max(last, e.seq), 0);
+    if (record.transcriptSeq <= foundSeq) return undefined;
+    const status = entries.length === 0 ? 'missing' : 'truncated';
+    return { status, file: this.#where('transcript'), expectedSeq: record.transcriptSeq, foundSeq };
+  }
+
+  /** The saved snapshot, upgraded and checked; throws `corrupt` naming the file and the field. */
+  #check(snapshot: unknown): PersistedAgentSnapshot {
+    const checked = checkPersistedSnapshot(snapshot);
+    if (checked.ok) return checked.snapshot;
+    const file = this.store.files?.(this.id).snapshot;
+    throw corruptRecordError(this.id, file, `${checked.field}: ${checked.problem}`);
+  }
+
   /** Starts following the actor (call before `actor.start()`); saves the restored state when it was rebuilt. */
   attach(actor: Actor<AgentMachine>): void {
     this.#actor = actor;
@@ -132,7 +173,8 @@ export class SessionPersistence {
   /** Called once the restored actor runs: syncs the rebuilt conversation and replays recorded approvals. */
   afterStart(): RecordedApproval[] {
     const snapshot = this.#actor!.getSnapshot();
-    if (this.report && this.report.state !== this.report.savedState) this.#onSnapshot(snapshot);
+    const report = this.report;
+    if (report && (report.state !== report.savedState || report.transcript)) this.#onSnapshot(snapshot);
     else this.#appendNewMessages(snapshot);
     const approvals = this.#approvals;
     this.#approvals = [];
@@ -152,7 +194,7 @@ export class SessionPersistence {
             return recorded(call.id, decision.name, decision.result, decision.isError);
           }
           if (decision.action === 'report-interrupted') {
-            await this.#write(
+            await this.#track(
               this.#append([
                 {
                   kind: 'tool_call_finished',
@@ -167,20 +209,24 @@ export class SessionPersistence {
             return recorded(call.id, decision.name, decision.result, true);
           }
         }
-        await this.#write(
-          this.#append([
-            {
-              kind: 'tool_call_started',
-              toolCallId: call.id,
-              name: call.name,
-              args: call.args ?? call.argsText,
-            },
-          ]),
+        // Durable first: a call whose start cannot be written does not run (and its start is dropped).
+        await this.#track(
+          this.#append(
+            [
+              {
+                kind: 'tool_call_started',
+                toolCallId: call.id,
+                name: call.name,
+                args: call.args ?? call.argsText,
+              },
+            ],
+            { discard: true },
+          ),
         );
         return inner?.beforeRun?.(call, input);
       },
       afterRun: async (result, call, input) => {
-        await this.#write(
+        await this.#track(
           this.#append([
             {
               kind: 'tool_call_finished',
@@ -204,10 +250,14 @@ export class SessionPersistence {
   recordApproval(answer: RecordedApproval, alwaysTool?: string): void {
     const entries: TranscriptEntryInput[] = [{ kind: 'event', event: APPROVAL_EVENT, data: answer }];
     if (alwaysTool) entries.push({ kind: 'event', event: ALWAYS_ALLOW_EVENT, data: { tool: alwaysTool } });
-    this.#write(this.#append(entries), 'transcript');
+    this.#background(this.#append(entries));
   }
 
-  /** Saves now if the agent rests; resolves with the record once it and every earlier write are durable. */
+  /**
+   * Saves now if the agent rests; resolves with the record once it and every earlier write are
+   * durable. Rejects with the store's error when the session could not be written (an append whose
+   * entries still wait, or the last save), after reporting it as every failed write is reported.
+   */
   async save(): Promise<SessionRecord | undefined> {
     const actor = this.#actor;
     if (actor) {
@@ -221,6 +271,8 @@ export class SessionPersistence {
       }
     }
     await this.flush();
+    const failure = this.#writer.failure ?? this.#saveFailure;
+    if (failure !== undefined) throw failure;
     return this.#record;
   }
 
@@ -248,10 +300,7 @@ export class SessionPersistence {
 
   #onEvent(event: AgentEvent): void {
     if (event.type === 'turn_end' && event.terminateReason === 'interrupted') {
-      this.#write(
-        this.#append([{ kind: 'event', event: 'interrupted', data: { turn: event.turn } }]),
-        'transcript',
-      );
+      this.#background(this.#append([{ kind: 'event', event: 'interrupted', data: { turn: event.turn } }]));
     }
   }
 
@@ -260,16 +309,26 @@ export class SessionPersistence {
     if (messages.length <= this.#recordedMessages) return;
     const fresh = messages.slice(this.#recordedMessages);
     this.#recordedMessages = messages.length;
-    this.#write(this.#append(fresh.map((message) => ({ kind: 'message' as const, message }))), 'transcript');
+    this.#background(this.#append(fresh.map((message) => ({ kind: 'message' as const, message }))));
   }
 
-  /** One save at a time; a save asked for meanwhile saves the latest snapshot when it ends. */
+  /**
+   * One save at a time; a save asked for meanwhile saves the latest snapshot when it ends. The
+   * transcript goes first: entries a failed append left unwritten are written before the record, and
+   * when they cannot be, the record is not saved (that failure was reported), so a saved record is
+   * never ahead of its transcript.
+   */
   #kickSave(): void {
     if (this.#saving) return;
     this.#saving = (async () => {
       while (this.#dirty) {
         const { snapshot, persisted } = this.#dirty;
         this.#dirty = undefined;
+        try {
+          await this.#writer.drain();
+        } catch {
+          continue;
+        }
         try {
           this.#record = await this.store.save({
             id: this.id,
@@ -282,26 +341,31 @@ export class SessionPersistence {
             turns: snapshot.context.turn,
           });
           this.#lastSaved = snapshot;
+          this.#saveFailure = undefined;
         } catch (error) {
-          this.#onError(error, `save of session "${this.id}"`);
+          this.#saveFailure = error;
+          const file = this.store.files?.(this.id).snapshot;
+          this.#onError(error, `saving session "${this.id}"${file ? ` to ${file}` : ''}`);
         }
       }
       this.#saving = undefined;
     })();
   }
 
-  /** Appends to the transcript, secrets redacted (the snapshot keeps the exact state). */
-  #append(entries: TranscriptEntryInput[]): Promise<void> {
-    return this.store.appendTranscript(this.id, this.#redact(entries));
+  /** Appends to the transcript in order, secrets redacted (the snapshot keeps the exact state). */
+  #append(entries: TranscriptEntryInput[], options?: { discard?: boolean }): Promise<void> {
+    return this.#writer.write(this.#redact(entries), options);
   }
 
-  /** Tracks a write; background writes (`what` given) report failures instead of rejecting. */
-  #write(promise: Promise<void>, what?: string): Promise<void> {
-    const tracked = what
-      ? promise.catch((error: unknown) => this.#onError(error, `${what} of session "${this.id}"`))
-      : promise;
-    this.#writes = Promise.all([this.#writes, tracked.catch(() => {})]);
-    return tracked;
+  /** Tracks a write the caller awaits: it rejects when the write failed (the writer reported it). */
+  #track(promise: Promise<void>): Promise<void> {
+    this.#writes = Promise.all([this.#writes, promise.catch(() => {})]);
+    return promise;
+  }
+
+  /** Tracks a write nobody awaits: a failure was reported by the writer and is retried by the next write. */
+  #background(promise: Promise<void>): void {
+    void this.#track(promise).catch(() => {});
   }
 }
 

@@ -77,6 +77,14 @@ export interface TranscriptRead {
   torn?: TornTranscriptLine;
 }
 
+/** Where a store keeps one session, for messages that name the file (stores with files only). */
+export interface SessionFiles {
+  /** The record (`snapshot.json` for the file store). */
+  snapshot: string;
+  /** The transcript (`transcript.jsonl` for the file store). */
+  transcript: string;
+}
+
 /**
  * Where sessions live. Every implementation passes `test/support/session-store-conformance.ts`.
  * Calls for one session take effect in call order; a store has one writer per session at a time.
@@ -97,6 +105,12 @@ export interface SessionStore {
   appendTranscript(id: string, entries: readonly TranscriptEntryInput[]): Promise<void>;
   /** All entries in append order (none for an unknown session). Throws when a line other than the last is corrupt. */
   readTranscript(id: string): Promise<TranscriptRead>;
+  /**
+   * Where the session's record and transcript are (paths for a file store), so that errors found
+   * above the store (a snapshot the machine cannot run, a missing transcript) name the file.
+   * Optional: without it, messages name the session only.
+   */
+  files?(id: string): SessionFiles;
 }
 
 /** Why a store call failed. */
@@ -141,6 +155,20 @@ export function corruptFileError(id: string, file: string, reason: string, line?
     `Session "${id}": ${where} is corrupt (${reason}). It was left as it is; repair or delete it. Other sessions are not affected.`,
     line === undefined ? { sessionId: id, file } : { sessionId: id, file, line },
   );
+}
+
+/**
+ * The `corrupt` {@link SessionStoreError} for a saved record whose content is wrong (found above the
+ * store, e.g. a snapshot the machine cannot run): names the file when the store has one.
+ */
+export function corruptRecordError(id: string, file: string | undefined, reason: string): SessionStoreError {
+  return file === undefined
+    ? new SessionStoreError(
+        'corrupt',
+        `Session "${id}": the saved snapshot is corrupt (${reason}). It was left as it is; repair or delete the session.`,
+        { sessionId: id },
+      )
+    : corruptFileError(id, file, reason);
 }
 
 /** Longest title `list` shows. */

@@ -6,12 +6,19 @@ import {
   withAlwaysAllowed,
 } from '../machines/agent-snapshot.js';
 import {
+  type ConversationRepair,
+  notRunToolResult,
+  repairConversation,
+  repaired,
+} from './conversation-repair.js';
+import {
   interruptedToolResult,
   type ResumeDecision,
   resumeDecisions,
   type TranscriptEntry,
   type TranscriptEntryInput,
 } from './transcript.js';
+import { lostTranscriptPlan, type TranscriptLoss } from './transcript-loss.js';
 
 /** The transcript event a session writes when it starts from nothing (its first line, usually). */
 export const SESSION_STARTED_EVENT = 'session_started';
@@ -22,7 +29,8 @@ export const ALWAYS_ALLOW_EVENT = 'always_allow';
 /** The transcript event written after a restore, saying what was recovered. */
 export const RESTORED_EVENT = 'session_restored';
 
-export type { PersistedAgentSnapshot };
+export type { ConversationRepair, PersistedAgentSnapshot, TranscriptLoss };
+export { notRunToolResult };
 
 /** An approval answer as the transcript records it (`always`: the tool was allowed for the session). */
 export interface RecordedApproval {
@@ -56,6 +64,16 @@ export interface RestoreReport {
   calls: RecoveredCall[];
   /** Pending approvals answered before the stop, answered again the same way. */
   replayedApprovals: number;
+  /**
+   * Set when the transcript had a gap (entries a failed write lost, a file edited by hand): what the
+   * restore changed so that the rebuilt conversation is one the API accepts.
+   */
+  repaired?: ConversationRepair;
+  /**
+   * Set when the transcript is missing or shorter than the save says (deleted, truncated, replaced):
+   * the agent rests in Error with a message naming the file (see {@link TranscriptLoss}).
+   */
+  transcript?: TranscriptLoss;
 }
 
 /** What the restored machine gets, and what the restore must append to the transcript. */
@@ -71,14 +89,6 @@ export interface ReplayPlan {
   decisions: Map<string, ResumeDecision>;
   /** Approvals to send again after the restore (answered before the stop, not yet in the snapshot). */
   approvals: RecordedApproval[];
-}
-
-/** The tool result for a call that never started before the session stopped. */
-export function notRunToolResult(name: string): string {
-  return (
-    `Tool call "${name}" was not run: the agent stopped before it started. ` +
-    'Call it again if it is still needed.'
-  );
 }
 
 /**
@@ -110,11 +120,14 @@ export function transcriptMessages(entries: readonly TranscriptEntry[]): Message
  *   it and the agent rests in `Interrupted`, as after Ctrl+C: every call of the last assistant message
  *   gets its one result (recorded, interrupted, or not run), and nothing runs during the restore.
  *   Calls started from a stream that never completed get the assistant message they came from.
+ * - With `lost` (the transcript lacks entries the record says it had: deleted or truncated), the
+ *   snapshot is all there is: the agent rests in Error naming the file (see transcript-loss.ts).
  */
 export function planRestore(
   persisted: PersistedAgentSnapshot,
   entries: readonly TranscriptEntry[],
   isIdempotent: (toolName: string) => boolean,
+  options: { lost?: TranscriptLoss } = {},
 ): ReplayPlan {
   const alwaysAllowed = [
     ...new Set(
@@ -126,14 +139,18 @@ export function planRestore(
     ),
   ];
   const saved = withAlwaysAllowed(upgradeSnapshot(persisted), alwaysAllowed);
+  if (options.lost) return lostTranscriptPlan(saved, options.lost);
   const context = saved.context;
   const { batch } = context;
   const savedState = String(saved.value);
   const recorded = transcriptMessages(entries);
   const tail = recorded.slice(context.messages.length);
   const afterLastMessage = entriesAfter(entries, (e) => e.kind === 'message');
+  // Calls no message holds, neither in the transcript nor in the snapshot (which may be ahead of it).
+  const holds = (id: string) => (m: Message) =>
+    m.role === 'assistant' && m.tool_calls?.some((c) => c.id === id) === true;
   const orphans = startedCalls(afterLastMessage).filter(
-    (s) => !recorded.some((m) => m.role === 'assistant' && m.tool_calls?.some((c) => c.id === s.toolCallId)),
+    (s) => !recorded.some(holds(s.toolCallId)) && !context.messages.some(holds(s.toolCallId)),
   );
 
   if (tail.length === 0 && orphans.length === 0) {
@@ -181,10 +198,11 @@ export function planRestore(
     return plan;
   }
 
-  // The transcript went past the snapshot: rebuild the conversation and rest in Interrupted.
-  const messages: Message[] = [...context.messages, ...tail];
+  // The transcript went past the snapshot: rebuild the conversation and rest in Interrupted. A gap in
+  // the transcript (entries a failed write lost) is repaired, so the API accepts what is rebuilt.
+  const rebuilt: Message[] = [...context.messages, ...tail];
   if (orphans.length > 0) {
-    messages.push({
+    rebuilt.push({
       role: 'assistant',
       content: null,
       tool_calls: orphans.map((s) => ({
@@ -197,8 +215,10 @@ export function planRestore(
       })),
     });
   }
+  const fixed = repairConversation(rebuilt, entries);
+  const messages = fixed.messages;
   const calls: RecoveredCall[] = [];
-  const append: TranscriptEntryInput[] = [];
+  const append: TranscriptEntryInput[] = [...fixed.append];
   const lastAssistant = findLastIndex(messages, (m) => m.role === 'assistant');
   const assistant = messages[lastAssistant];
   if (assistant?.role === 'assistant' && assistant.tool_calls?.length) {
@@ -254,6 +274,7 @@ export function planRestore(
       replayedMessages: tail.length + (orphans.length > 0 ? 1 : 0),
       calls,
       replayedApprovals: 0,
+      ...(repaired(fixed.repair) ? { repaired: fixed.repair } : {}),
     },
     append,
     decisions: new Map(),

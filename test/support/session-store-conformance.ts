@@ -389,6 +389,18 @@ export function describeSessionStoreConformance(
         }
       });
     });
+
+    describe('files (optional)', () => {
+      it('names two different places per session, one session apart from another, and checks the id', () => {
+        if (!store.files) return;
+        const one = store.files('s1');
+        const two = store.files('s2');
+        expect(one.snapshot).not.toBe(one.transcript);
+        expect([one.snapshot, one.transcript]).not.toContain(two.snapshot);
+        expect([one.snapshot, one.transcript]).not.toContain(two.transcript);
+        expect(() => store.files?.('../escape')).toThrow(SessionStoreError);
+      });
+    });
   });
 }
 

@@ -129,6 +129,26 @@ export const recordError = machineSetup.createAction(
   }),
 );
 
+/**
+ * The session could not be written: the turn ends in Error naming the write. A call still unanswered
+ * may have run before the write failed, so its answer says it may or may not have taken effect.
+ */
+export const recordWriteFailure = machineSetup.createAction(
+  assign(({ context, event: ev }) => {
+    const message = ev.type === 'WRITE_FAILED' ? ev.message : 'the session could not be written';
+    return {
+      messages: endTurnEarly(
+        context,
+        '[cut short: the session could not be written]',
+        `Error: the turn stopped because the session could not be written (${message}). ` +
+          'This call may or may not have taken effect.',
+      ),
+      ...endedTurnFields('error'),
+      error: { message, code: 'session_store' },
+    };
+  }),
+);
+
 export const emitTurnEnd = machineSetup.createAction(
   emit(({ context }) =>
     event(context, 'turn_end', {

@@ -149,6 +149,11 @@ export const ev = {
   interrupt: (): ModelEvent => ({ type: 'INTERRUPT' }),
   resume: (): ModelEvent => ({ type: 'RESUME', at: AT }),
   extendLimit: (): ModelEvent => ({ type: 'EXTEND_LIMIT', by: 1, at: AT }),
+  // The session could not be written (the replay fails a real write of the step before with ENOSPC).
+  writeFailed: (): ModelEvent => ({
+    type: 'WRITE_FAILED',
+    message: 'appending 1 entry to the transcript failed: ENOSPC: no space left on device, write',
+  }),
 };
 
 /** The event case a model event stands for (the brief's list, plus the actors' own signals). */
@@ -245,6 +250,7 @@ export function menu(snapshot: Snapshot): ModelEvent[] {
         ev.delta(),
         ev.llmError(),
         ev.interrupt(),
+        ev.writeFailed(),
         ...extend,
         ...(tools
           ? [
@@ -258,16 +264,18 @@ export function menu(snapshot: Snapshot): ModelEvent[] {
       ];
     }
     case 'ExecutingTool':
-      return [...finish, ev.interrupt(), ...extend];
+      return [...finish, ev.interrupt(), ev.writeFailed(), ...extend];
     case 'WaitingApproval':
       return [
         ...finish,
         ...c.batch.pending.flatMap((id) => [ev.approve(id), ev.reject(id)]),
         ev.interrupt(),
+        ev.writeFailed(),
         ...extend,
       ];
     case 'Completed':
     case 'Interrupted':
+      return [ev.userMessage(), ev.resume(), ev.writeFailed(), ...extend];
     case 'Error':
       return [ev.userMessage(), ev.resume(), ...extend];
     default:
@@ -417,6 +425,7 @@ export function generatePaths(): { shortest: ModelPath[]; extended: ModelPath[] 
   const extended: ModelPath[] = [];
   for (const p of shortest) {
     for (const event of menu(p.state)) {
+      if (event.type === 'WRITE_FAILED' && !writeCanFail(p.state, p.steps.at(-2)?.state)) continue;
       const taken = [...stepTransitions(p.state, event), `case:${eventCase(event)}`];
       if (taken.every((t) => seen.has(t))) continue;
       for (const t of taken) seen.add(t);
@@ -446,14 +455,41 @@ export function concretize(path: ModelPath): ModelPath {
 
 /**
  * Whether the real world can produce the path: a retry notice is always followed by the stream reset
- * of the retry itself (the notice alone is a self-loop the menu cannot rule out from the snapshot).
+ * of the retry itself (the notice alone is a self-loop the menu cannot rule out from the snapshot);
+ * a write fails only right after the step that issued it (see {@link writeCanFail}).
  */
 function realizable(path: ModelPath): boolean {
   return path.steps.every((step, i) => {
+    if (step.event.type === 'WRITE_FAILED')
+      return writeCanFail(path.steps[i - 1]!.state, path.steps[i - 2]?.state);
     if (step.event.type !== ('LLM.RETRY' as string)) return true;
     const next = path.steps[i + 1]?.event.type;
     return next === undefined || next === 'LLM.RESET';
   });
+}
+
+/**
+ * Whether the step that reached `at` (from `before`) wrote something a failure can end the turn with:
+ * in a busy state, messages it appended (or the save of WaitingApproval, a rest point); in Completed
+ * or Interrupted, only the writes of the turn that just came to rest (a turn_end), as the agent ends
+ * no turn for a later write.
+ */
+export function writeCanFail(at: Snapshot, before: Snapshot | undefined): boolean {
+  if (!before) return false;
+  const entered = at.value !== before.value;
+  const grew = at.context.messages.length > before.context.messages.length;
+  switch (at.value) {
+    case 'Thinking':
+    case 'ExecutingTool':
+      return grew;
+    case 'WaitingApproval':
+      return grew || entered;
+    case 'Completed':
+    case 'Interrupted':
+      return entered;
+    default:
+      return false;
+  }
 }
 
 /** The model path that takes `events` from the initial state. */

@@ -4,6 +4,9 @@ import { z } from 'zod';
 import { type Agent, createAgent } from '../../../src/agent/agent.js';
 import type { Message } from '../../../src/llm/message.js';
 import type { LlmCallOutput } from '../../../src/machines/actors/call-llm.js';
+import { MemorySessionStore } from '../../../src/session/memory-session-store.js';
+import type { SessionRecordInput, SessionStore } from '../../../src/session/session-store.js';
+import type { TranscriptEntryInput } from '../../../src/session/transcript.js';
 import {
   type ScriptedFinishReason,
   type ScriptedServer,
@@ -12,6 +15,7 @@ import {
 } from '../../../src/testing/index.js';
 import { defineTool } from '../../../src/tools/define-tool.js';
 import type { ToolResult } from '../../../src/tools/tool-call.js';
+import { enospc } from '../disk-full-store.js';
 import {
   abstractState,
   CONTROLLED_TOOLS,
@@ -112,6 +116,46 @@ function requestIndexes(steps: ReturnType<typeof modelSteps>): number[] {
   return out;
 }
 
+/**
+ * The store of paths where a write fails: a memory store whose appends and saves, when called while
+ * the agent is in `holdIn`, wait until the test fails them (with a real ENOSPC) at the WRITE_FAILED step.
+ */
+class HeldWriteStore implements SessionStore {
+  readonly inner = new MemorySessionStore();
+  holdIn: string | undefined;
+  readonly held: Deferred<void>[] = [];
+  stateOf: () => string = () => '';
+
+  fail(error: unknown): void {
+    this.holdIn = undefined;
+    for (const write of this.held.splice(0)) write.reject(error);
+  }
+  #gate<T>(write: () => Promise<T>): Promise<T> {
+    if (this.holdIn === undefined || this.stateOf() !== this.holdIn) return write();
+    const gate = deferred<void>();
+    this.held.push(gate);
+    return gate.promise.then(write);
+  }
+  save(record: SessionRecordInput) {
+    return this.#gate(() => this.inner.save(record));
+  }
+  appendTranscript(id: string, entries: readonly TranscriptEntryInput[]) {
+    return this.#gate(() => this.inner.appendTranscript(id, entries));
+  }
+  load(id: string) {
+    return this.inner.load(id);
+  }
+  list() {
+    return this.inner.list();
+  }
+  delete(id: string) {
+    return this.inner.delete(id);
+  }
+  readTranscript(id: string) {
+    return this.inner.readTranscript(id);
+  }
+}
+
 export interface ReplayReport {
   /** Abstract states the real actor went through. */
   history: string[];
@@ -126,6 +170,8 @@ export async function replay(path: ModelPath): Promise<ReplayReport> {
   const requestOf = requestIndexes(steps);
   const requestBefore = (i: number) => (i === 0 ? -1 : requestOf[i - 1]!);
   const withDeadline = steps.some((s) => isDeadline(s.event));
+  // A session store only where a write fails: the other paths run as before, without one.
+  const store = steps.some((s) => s.event.type === 'WRITE_FAILED') ? new HeldWriteStore() : undefined;
 
   const arrivals: Deferred<ScriptedTurn>[] = [];
   const server: ScriptedServer = await startScriptedServer({
@@ -169,6 +215,7 @@ export async function replay(path: ModelPath): Promise<ReplayReport> {
     initialize: () => init.promise,
     limits: { maxIterations: MAX_ITERATIONS, ...(withDeadline ? { timeoutMs: DEADLINE_MS } : {}) },
     retry: { baseDelayMs: 1, maxDelayMs: 1, jitter: 'none' },
+    ...(store ? { store } : {}),
     // Every request reports a context-window warning, so each model call sends LLM.CONTEXT.
     prepareMessages: (messages) => ({ messages, warning: { used: 90, max: 100 } }),
     inspect: (e: InspectionEvent) => {
@@ -178,6 +225,11 @@ export async function replay(path: ModelPath): Promise<ReplayReport> {
   });
   const toolStarts = new Set<string>();
   agent.on('tool_call_start', (e) => toolStarts.add(e.toolCallId));
+  if (store) {
+    store.stateOf = () => agent.state;
+    // The actor starts once the (new, empty) session is open.
+    await until(() => hasActor(agent), 'the session to open');
+  }
 
   const history: string[] = [];
   const invariantProblems: string[] = [];
@@ -270,6 +322,10 @@ export async function replay(path: ModelPath): Promise<ReplayReport> {
         return void settle(agent.extendLimit(event.by));
       case 'TOOL.FINISHED':
         return finishTool(event.result);
+      case 'WRITE_FAILED':
+        // A write of the step before, held since it was issued, fails now as on a full disk.
+        await until(() => (store?.held.length ?? 0) > 0, 'a write to fail');
+        return store!.fail(await enospc());
       default:
         if (isLlmEvent(event) && event.type !== 'LLM.CONTEXT') {
           const r = requestBefore(i);
@@ -286,6 +342,8 @@ export async function replay(path: ModelPath): Promise<ReplayReport> {
       // Self-loops (a tool starting, a context or retry notice) leave the abstract state as it was:
       // the real actor must also have taken the step's transitions.
       const taken = stepTransitions(steps[i]!.from, event);
+      // The writes the next step fails are those this step issues in the state it reaches.
+      if (store && steps[i + 1]?.event.type === 'WRITE_FAILED') store.holdIn = String(to.value);
       try {
         await act(i);
         await waitFor(
@@ -315,6 +373,14 @@ export async function replay(path: ModelPath): Promise<ReplayReport> {
     await server.close();
   }
   return { history, transitions, invariantProblems };
+}
+
+function hasActor(agent: Agent): boolean {
+  try {
+    return agent.actor !== undefined;
+  } catch {
+    return false;
+  }
 }
 
 /** The transitions a model path takes that the real actor did not. */

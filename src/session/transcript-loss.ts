@@ -1,0 +1,75 @@
+import type { Message } from '../llm/message.js';
+import { interruptedSnapshot, type PersistedAgentSnapshot } from '../machines/agent-snapshot.js';
+import { notRunToolResult } from './conversation-repair.js';
+import { interruptedToolResult, type TranscriptEntryInput } from './transcript.js';
+import type { RecoveredCall, ReplayPlan } from './transcript-replay.js';
+
+/** A transcript that lost entries the saved record says it had. */
+export interface TranscriptLoss {
+  /** `missing`: no entries at all (the file was deleted); `truncated`: fewer than the save says. */
+  status: 'missing' | 'truncated';
+  /** The transcript file (or the session, for stores without files). */
+  file: string;
+  /** `record.transcriptSeq`: the last entry the transcript had when the record was saved. */
+  expectedSeq: number;
+  /** The last `seq` found (0 when none). */
+  foundSeq: number;
+}
+
+/**
+ * The plan when the transcript lost entries the record says it had: the snapshot is all there is.
+ * The agent rests in Error with a message naming the file, rather than carrying on as if nothing had
+ * happened: what happened after the save (a crash mid-turn, approvals) is unknown, and the audit log
+ * is gone. Nothing runs: only the transcript could say which calls of a batch in flight had finished,
+ * so those with a result in the batch keep it and the others are answered interrupted or not run.
+ */
+export function lostTranscriptPlan(saved: PersistedAgentSnapshot, lost: TranscriptLoss): ReplayPlan {
+  const { batch, messages, iteration } = saved.context;
+  const savedState = String(saved.value);
+  const calls: RecoveredCall[] = [];
+  const append: TranscriptEntryInput[] = [];
+  const answers: Message[] = [];
+  for (const call of batch.calls) {
+    const result = batch.results[call.id];
+    const started = batch.started.includes(call.id);
+    const content =
+      result?.content ?? (started ? interruptedToolResult(call.name) : notRunToolResult(call.name));
+    answers.push({ role: 'tool', tool_call_id: call.id, content });
+    calls.push({
+      toolCallId: call.id,
+      name: call.name,
+      outcome: result ? 'recorded' : started ? 'interrupted' : 'not-run',
+    });
+    append.push({
+      kind: 'tool_call_finished',
+      toolCallId: call.id,
+      name: call.name,
+      result: content,
+      isError: result?.isError ?? true,
+      durationMs: result?.durationMs ?? 0,
+    });
+  }
+  const what =
+    lost.status === 'missing'
+      ? 'is missing'
+      : `ends at entry ${lost.foundSeq}, before entry ${lost.expectedSeq} the last save recorded`;
+  const message =
+    `The transcript ${lost.file} ${what}. The session was restored from its last save (in ${savedState}); ` +
+    `what happened after that save is not known${calls.length > 0 ? ', and the tool calls that were running are reported as not finished' : ''}. ` +
+    'A new transcript starts with the restored conversation; send a message (or resume) to go on.';
+  const tail = { messages: [...messages, ...answers], newTurns: 0, iteration, alwaysAllowed: [] };
+  return {
+    snapshot: interruptedSnapshot(saved, tail, { message, code: 'transcript_missing' }),
+    report: {
+      savedState,
+      state: 'Error',
+      replayedMessages: 0,
+      calls,
+      replayedApprovals: 0,
+      transcript: lost,
+    },
+    append,
+    decisions: new Map(),
+    approvals: [],
+  };
+}
