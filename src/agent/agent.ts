@@ -22,15 +22,13 @@ import { ToolRegistry } from '../tools/tool-registry.js';
 import { attachInspection, type InspectionAttachment } from './agent-inspection.js';
 import type { AgentOptions, ExecutionResult } from './agent-options.js';
 import { persistenceFor, TurnSettler } from './agent-persistence.js';
+import { type ApprovalAnswer, approvalEvent, pendingCallFor } from './approval-answer.js';
 import { effectsFromOptions } from './effects-from-options.js';
 import { eventsHeard, relayEvents } from './event-relay.js';
 import { stoppedResult, turnResult } from './turn-result.js';
 
 export type { AgentStateName } from '../machines/agent-states.js';
 export type { AgentOptions, ExecutionResult } from './agent-options.js';
-
-/** An approval answer given before the session finished loading: applied once it has. */
-type QueuedAnswer = { toolCallId: string; approved: boolean; reason?: string; always?: boolean };
 
 /**
  * A running agent: the statechart bound to an OpenAI client and tools, with a typed event bus.
@@ -48,7 +46,7 @@ export class Agent<TOutput = unknown> {
   readonly #inspection: InspectionAttachment | undefined;
   #turnWaiters: ((result: ExecutionResult<TOutput>) => void)[] = [];
   readonly #settler: TurnSettler<ExecutionResult<TOutput>>;
-  #queuedAnswers: QueuedAnswer[] = [];
+  #queuedAnswers: ApprovalAnswer[] = [];
   #ready: Promise<void>;
   #actor: Actor<AgentMachine> | undefined;
   #stopped = false;
@@ -277,40 +275,22 @@ export class Agent<TOutput = unknown> {
     this.#answerOrQueue({ toolCallId, approved: false, ...(reason !== undefined ? { reason } : {}) });
   }
 
-  #answerOrQueue(answer: QueuedAnswer): void {
+  #answerOrQueue(answer: ApprovalAnswer): void {
     this.#assertRunning();
     if (this.#actor) this.#answer(answer, true);
     else this.#queuedAnswers.push(answer);
   }
 
   /** Records and sends one answer; an answer to a call that is not pending throws (`strict`) or is reported. */
-  #answer(answer: QueuedAnswer, strict = false): void {
-    const pending = this.pendingApprovals;
-    const call = pending.find((c) => c.toolCallId === answer.toolCallId);
-    if (!call) {
-      const ids = pending.map((c) => c.toolCallId).join(', ') || 'none';
-      const error = new Error(`no pending approval for tool call "${answer.toolCallId}" (pending: ${ids})`);
-      if (strict) throw error;
-      this.#reportError(error, 'an approval answered while the session loaded', 'approval');
+  #answer(answer: ApprovalAnswer, strict = false): void {
+    const call = pendingCallFor(this.pendingApprovals, answer.toolCallId);
+    if (call instanceof Error) {
+      if (strict) throw call;
+      this.#reportError(call, 'an approval answered while the session loaded', 'approval');
       return;
     }
     this.#persistence?.recordApproval(answer, answer.always ? call.name : undefined);
-    const at = Date.now();
-    if (answer.approved) {
-      this.actor.send({
-        type: 'APPROVE',
-        toolCallId: call.toolCallId,
-        at,
-        ...(answer.always ? { always: true } : {}),
-      });
-    } else {
-      this.actor.send({
-        type: 'REJECT',
-        toolCallId: call.toolCallId,
-        at,
-        ...(answer.reason !== undefined ? { reason: answer.reason } : {}),
-      });
-    }
+    this.actor.send(approvalEvent(answer, Date.now()));
   }
 
   /**

@@ -12,8 +12,8 @@ export const cliPath = path.join(repoRoot, 'dist', 'cli', 'main.js');
 /**
  * Builds `dist/` (`tsc -p tsconfig.build.json`), one build at a time across vitest workers (a lock
  * folder), so tests run the code as users do: `node dist/...`. A build is skipped when the last one
- * this function made started after every file under `src/` and the tsconfigs last changed (several
- * test files need dist; one build serves them all).
+ * (this function's, or the CLI file's time for one made outside) is newer than every file under `src/`
+ * and the tsconfigs (several test files need dist; one build serves them all).
  */
 export async function buildDist(): Promise<void> {
   const lock = path.join(repoRoot, 'dist.build-lock');
@@ -35,7 +35,10 @@ export async function buildDist(): Promise<void> {
   }
   try {
     const stamp = path.join(repoRoot, 'dist', '.build-started');
-    const built = Number(await readFile(stamp, 'utf8').catch(() => '0'));
+    // A build made outside the tests (`npm run build`, as .ci/run does first) counts too: rebuilding
+    // it here would rewrite dist/ while other test files' child processes import from it.
+    const cliBuilt = (await stat(cliPath).catch(() => undefined))?.mtimeMs ?? 0;
+    const built = Math.max(Number(await readFile(stamp, 'utf8').catch(() => '0')), cliBuilt);
     if (built > (await newestSource()) && (await stat(cliPath).catch(() => undefined))) return;
     const startedBuild = Date.now();
     await promisify(execFile)('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: repoRoot }).catch(
