@@ -6,8 +6,9 @@ import type { InspectionEvent } from 'xstate';
 import { type Agent, createAgent } from '../agent/agent.js';
 import { toAgentOptions } from '../agent/agent-options.js';
 import { loadBundleAgent } from '../bundle/bundle-agent.js';
-import type { Scenario } from '../testing/scenario.js';
+import type { Scenario, ScriptedRequest } from '../testing/scenario.js';
 import type { CommandIo } from './command-io.js';
+import { failureAnswer, lastToolResults, type SeenToolResult, toolResults } from './demo-tool-results.js';
 import { createEventPrinter } from './event-printer.js';
 import { connectModel, modelOptions } from './model-connection.js';
 
@@ -38,7 +39,12 @@ To be confirmed in the next session.
 - Draft saved early at the user's request; steps 3 to 5 are still open.
 `;
 
-/** What the scripted model does: load the workflow by tool call, ask, then save the document. */
+/**
+ * What the scripted model does: load the workflow by tool call, ask its first two steps, then save
+ * the document. The questions, the user's name and the date come from the workflow as
+ * `execute_workflow` returned it, and the last answer from `save_output`'s result: when a tool fails,
+ * the answer says so instead of going on as written.
+ */
 export const bundleDemoScenario: Scenario = {
   turns: [
     {
@@ -49,45 +55,95 @@ export const bundleDemoScenario: Scenario = {
         },
       ],
     },
-    {
-      chunkDelayMs: 10,
-      content:
-        'Step 1 of 5: Understand the problem. Hi Friend! This intake has five short steps. ' +
-        'What problem are you trying to solve, and who feels it most today?',
+    (request) => {
+      const workflow = loadedWorkflow(request);
+      if (!workflow.ok) return failureAnswer('load the intake workflow', workflow.results);
+      const first = workflow.steps[0]!;
+      return {
+        chunkDelayMs: 10,
+        content:
+          `Step 1 of ${workflow.steps.length}: ${first.goal}. Hi ${workflow.userName}! This intake has ` +
+          `${workflow.steps.length} short steps. ${first.ask}`,
+      };
     },
-    {
-      chunkDelayMs: 10,
-      content:
-        'So: support agents lose track of promises made on calls, and the support team feels it most. ' +
-        'Step 2 of 5: Identify the people involved. Who will use the result, and who else has a stake in it?',
+    (request) => {
+      const workflow = loadedWorkflow(request);
+      if (!workflow.ok) return failureAnswer('load the intake workflow', workflow.results);
+      const second = workflow.steps[1]!;
+      return {
+        chunkDelayMs: 10,
+        content:
+          'So: support agents lose track of promises made on calls, and the support team feels it most. ' +
+          `Step 2 of ${workflow.steps.length}: ${second.goal}. ${second.ask}`,
+      };
     },
-    (request) => ({
-      toolCalls: [
-        {
-          name: 'save_output',
-          arguments: {
-            file_path: '{output_folder}/intake-promise-tracker-{date}.md',
-            content: SAVED_DOCUMENT.replace('{date}', dateOf(request)),
+    (request) => {
+      const workflow = loadedWorkflow(request);
+      if (!workflow.ok) return failureAnswer('load the intake workflow', workflow.results);
+      return {
+        toolCalls: [
+          {
+            name: 'save_output',
+            arguments: {
+              file_path: '{output_folder}/intake-promise-tracker-{date}.md',
+              content: SAVED_DOCUMENT.replace('{date}', workflow.date),
+            },
           },
-        },
-      ],
-    }),
-    {
-      chunkDelayMs: 10,
-      content:
-        'Saved the draft intake document. Next time we can finish steps 3 to 5, or run *stakeholder-map.',
+        ],
+      };
+    },
+    (request) => {
+      const [saved] = lastToolResults(request);
+      if (!saved || saved.failed) return failureAnswer('save the draft', saved ? [saved] : []);
+      const file = /"path":"([^"]+)"/.exec(saved.content)?.[1] ?? 'the output folder';
+      return {
+        chunkDelayMs: 10,
+        content: `Saved the draft intake document to ${file}. Next time we can finish steps 3 to 5, or run *stakeholder-map.`,
+      };
     },
   ],
 };
 
-/** The date the workflow resolved, as the model saw it in the execute_workflow result. */
-function dateOf(request: { messages: { role: string; content?: unknown }[] }): string {
-  for (const m of request.messages) {
-    const match =
-      m.role === 'tool' && typeof m.content === 'string' ? /"date":"([\d-]+)"/.exec(m.content) : null;
-    if (match) return match[1]!;
+/** The intake workflow as `execute_workflow` returned it in the conversation, or the failed call. */
+type LoadedWorkflow =
+  | { ok: true; steps: { goal: string; ask: string }[]; userName: string; date: string }
+  | { ok: false; results: SeenToolResult[] };
+
+function loadedWorkflow(request: ScriptedRequest): LoadedWorkflow {
+  const results = toolResults(request)
+    .flat()
+    .filter((r) => r.name === 'execute_workflow');
+  const result = results.at(-1);
+  if (!result || result.failed) return { ok: false, results };
+  let value: {
+    instructions?: unknown;
+    default_output_file?: unknown;
+    config?: { user_name?: unknown };
+  };
+  try {
+    value = JSON.parse(result.content);
+  } catch {
+    return { ok: false, results: [{ ...result, failed: true, content: 'Error: its result is not JSON' }] };
   }
-  return new Date().toISOString().slice(0, 10);
+  // The steps that ask the user something, with their goal and first question.
+  const steps = [
+    ...String(value.instructions ?? '').matchAll(/<step [^>]*goal="([^"]+)"[^>]*>([\s\S]*?)<\/step>/g),
+  ]
+    .map(([, goal, body]) => ({ goal: goal!, ask: /<ask>([\s\S]*?)<\/ask>/.exec(body!)?.[1]?.trim() ?? '' }))
+    .filter((step) => step.ask !== '');
+  if (steps.length < 2) {
+    return {
+      ok: false,
+      results: [{ ...result, failed: true, content: 'Error: no steps with questions in it' }],
+    };
+  }
+  const date = /(\d{4}-\d{2}-\d{2})/.exec(String(value.default_output_file ?? ''))?.[1];
+  return {
+    ok: true,
+    steps,
+    userName: String(value.config?.user_name ?? 'there'),
+    date: date ?? new Date().toISOString().slice(0, 10),
+  };
 }
 
 /** The user's lines in the bundle demo. */
@@ -148,6 +204,10 @@ export async function runBundleDemo(
       '*',
       createEventPrinter({ write: (s) => io.stdout(s) }, { states: false, redactor: agent.redactor }),
     );
+    const failedCalls: string[] = [];
+    agent.on('tool_call_end', (e) => {
+      if (e.error !== undefined) failedCalls.push(e.name);
+    });
     let ok = true;
     for (const line of bundleDemoUserLines) {
       io.stdout(`\n${pc.bold('you:')} ${line}\n`);
@@ -162,6 +222,13 @@ export async function runBundleDemo(
       .filter((p): p is string => p?.startsWith(bundleAgent.outputFolder) === true);
     for (const file of saved) {
       io.stdout(`\n${pc.bold(`saved ${file}:`)}\n${await readFile(file, 'utf8')}`);
+    }
+    // The script's calls all succeed when the package is whole: a failure means a broken install.
+    if (connection.scripted && failedCalls.length > 0) {
+      io.stderr(
+        pc.red(`demo: ${failedCalls.length} tool call(s) failed (${failedCalls.join(', ')}); see ✗ above\n`),
+      );
+      return false;
     }
     return ok && saved.length > 0;
   } finally {

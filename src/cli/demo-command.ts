@@ -66,6 +66,10 @@ async function runDemo(
     });
     const detach = inspection.attach(agent, { name: 'notes agent', title: notesDemoQuestion });
     agent.on('*', createEventPrinter(out, { redactor: agent.redactor }));
+    const failedCalls: string[] = [];
+    agent.on('tool_call_end', (e) => {
+      if (e.error !== undefined) failedCalls.push(e.name);
+    });
     if (page)
       agent.on('approval_requested', () =>
         io.stdout(pc.magenta('  (approve or reject it in the inspector page)\n')),
@@ -79,6 +83,13 @@ async function runDemo(
     agent.stop();
     detach();
     if (!result.success) return 1;
+    // The script's calls all succeed when the package is whole: a failure means a broken install.
+    if (connection.scripted && failedCalls.length > 0) {
+      io.stderr(
+        pc.red(`demo: ${failedCalls.length} tool call(s) failed (${failedCalls.join(', ')}); see ✗ above\n`),
+      );
+      return 1;
+    }
   } finally {
     await connection.close();
   }

@@ -2,7 +2,11 @@ import type { InspectionEvent } from 'xstate';
 import type { Agent } from '../agent/agent.js';
 import { type InspectorServer, startInspectorServer } from '../inspector/inspector-server.js';
 import { DEFAULT_STATELY_PORT, type StatelyBridge, startStatelyBridge } from '../inspector/stately-bridge.js';
-import { combineInspection, createStatelyInspection } from '../inspector/stately-inspector.js';
+import {
+  checkStatelyInspect,
+  combineInspection,
+  createStatelyInspection,
+} from '../inspector/stately-inspector.js';
 import type { CommandIo } from './command-io.js';
 import { untilInterrupted } from './until-interrupted.js';
 
@@ -39,6 +43,8 @@ export async function startCliInspection(
   values: { 'inspector-port'?: string | undefined; inspect?: boolean | undefined },
   io: CommandIo,
 ): Promise<CliInspection> {
+  // @statelyai/inspect is an optional peer dependency: say so before anything starts.
+  if (values.inspect) await checkStatelyInspect();
   let server: InspectorServer | undefined;
   let bridge: StatelyBridge | undefined;
   const portText = values['inspector-port'];

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import type { Scenario } from '../testing/scenario.js';
 import { defineTool, type Tool } from '../tools/define-tool.js';
+import { failureAnswer, lastToolResults, type SeenToolResult } from './demo-tool-results.js';
 
 /** Resolves a name inside `root`, refusing anything that leaves it. */
 function inside(root: string, name: string): string {
@@ -48,26 +49,66 @@ export function notesTools(root: string): Tool[] {
   return [listNotes, readNote, searchNotes];
 }
 
-/** What the scripted model does in the notes demo: list, read two notes in parallel, search, answer. */
+/**
+ * What the scripted model does in the notes demo: list the notes; read the markdown ones it listed
+ * and search for "open" in parallel; answer from what the tools returned. Each step reads the tool
+ * results in the request, so when a tool fails (the notes folder is missing, say) the answer says so.
+ */
 export const notesDemoScenario: Scenario = {
   turns: [
     { content: 'Let me look at the notes first.', toolCalls: [{ name: 'list_notes', arguments: {} }] },
-    {
-      toolCalls: [
-        { name: 'read_note', arguments: { name: 'meeting-2026-11-02.md' } },
-        { name: 'read_note', arguments: { name: 'release-plan.md' } },
-        { name: 'search_notes', arguments: { query: 'timeout' } },
-      ],
+    (request) => {
+      const [listing] = lastToolResults(request);
+      const names = listing && !listing.failed ? listedNames(listing.content) : [];
+      if (names.length === 0) return failureAnswer('list the notes', listing ? [listing] : []);
+      return {
+        toolCalls: [
+          ...names
+            .filter((n) => n.endsWith('.md'))
+            .map((name) => ({ name: 'read_note', arguments: { name } })),
+          { name: 'search_notes', arguments: { query: 'open' } },
+        ],
+      };
     },
-    {
-      chunkDelayMs: 15,
-      content:
-        'Open decisions: the meeting on 2 November left the default tool timeout open (Ana suggests 60 seconds). ' +
-        'Everything else in the notes is decided: parallel tools with results in call order, and approvals that ' +
-        'hold only the calls that need them. The release plan puts bundles in 0.2 and durable sessions in 0.3.',
+    (request) => {
+      const results = lastToolResults(request);
+      if (results.some((r) => r.failed)) return failureAnswer('read the notes, so I cannot answer', results);
+      return { chunkDelayMs: 15, content: notesAnswer(results) };
     },
   ],
 };
+
+/** The note names out of `list_notes`' result. */
+function listedNames(content: string): string[] {
+  try {
+    const listed: unknown = JSON.parse(content);
+    return Array.isArray(listed) ? listed.map((n) => String((n as { name?: unknown }).name ?? '')) : [];
+  } catch {
+    return [];
+  }
+}
+
+/** The answer built from the notes as read: open points (from the search), decisions, the plan. */
+function notesAnswer(results: readonly SeenToolResult[]): string {
+  const read = results.filter((r) => r.name === 'read_note').map((r) => r.content.split('\n'));
+  const hits = results.find((r) => r.name === 'search_notes')?.content ?? '';
+  const open = [...hits.matchAll(/^(\S+):(\d+): - Open: (.*)$/gm)].map(
+    ([, file, line, text]) => `${text} (${file}, line ${line})`,
+  );
+  const decided = read.flat().flatMap((l) => /^- Decided: (.*)$/.exec(l)?.slice(1) ?? []);
+  const plan = read.flat().flatMap((l) => /^- (\d+\.\d+: .*)$/.exec(l)?.slice(1) ?? []);
+  return [
+    open.length > 0 ? `Still open: ${open.join(' ')}` : 'Nothing in the notes is marked open.',
+    decided.length > 0 ? `Decided: ${decided.map(capitalized).join(' ')}` : 'No decision is written down.',
+    plan.length > 0 ? `The release plan: ${plan.join(' ')}` : '',
+  ]
+    .filter(Boolean)
+    .join('\n');
+}
+
+function capitalized(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
 
 /** The question the notes demo asks. */
 export const notesDemoQuestion = 'Which decisions are still open in my notes?';

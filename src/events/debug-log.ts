@@ -5,7 +5,7 @@ import type { AgentEventBus } from './event-bus.js';
 export type DebugOption = boolean | ((line: string) => void);
 
 /** Whether `DEBUG` names agentloop (`DEBUG=agentloop`, `DEBUG=agentloop,other`, `DEBUG=*`). */
-export function debugFromEnv(env: NodeJS.ProcessEnv = process.env): boolean {
+export function debugFromEnv(env: Record<string, string | undefined> = process.env): boolean {
   const value = env.DEBUG ?? '';
   return value.split(/[\s,]+/).some((name) => name === '*' || name === 'agentloop' || name === 'agentloop:*');
 }

@@ -40,7 +40,7 @@ export interface RedactorOptions {
    */
   knownSecrets?: readonly (string | null | undefined)[];
   /** Where `OPENAI_API_KEY` is read from (default `process.env`); `false` to skip it. */
-  env?: NodeJS.ProcessEnv | false;
+  env?: Record<string, string | undefined> | false;
   /** Use `DEFAULT_SECRET_PATTERNS` (default true). */
   defaultPatterns?: boolean;
   /** Default `[REDACTED]`. */

@@ -35,7 +35,7 @@ export class EventRecorder {
   readonly #options: EventRecorderOptions;
   #queue: Queued[] = [];
   #seq = 0;
-  #timer: NodeJS.Timeout | undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(sessions: TrackedSessions, pages: PageConnections, options: EventRecorderOptions) {
     this.#sessions = sessions;

@@ -18,7 +18,6 @@ import { defaultSecrets } from './sanitize.js';
 import type { SavedSessionView } from './saved-sessions.js';
 import { sessionSync, type TrackedSession, TrackedSessions } from './tracked-sessions.js';
 
-export { INSPECTOR_PUBLIC_DIR } from './page-files.js';
 export type { SavedSessionView } from './saved-sessions.js';
 
 /** Options of {@link startInspectorServer}. */
@@ -35,7 +34,7 @@ export interface InspectorServerOptions {
   maxStringChars?: number;
   /** Bus events kept per session for pages that connect later (default 2000; token chunks are not kept). */
   historyLimit?: number;
-  /** Where the page's files are (default {@link INSPECTOR_PUBLIC_DIR}). */
+  /** Where the page's files are (default: `inspector/public` in the package). */
   publicDir?: string;
   /** The machine drawn on the page (default `agentMachine`). */
   machine?: AnyStateMachine;

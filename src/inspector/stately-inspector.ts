@@ -67,6 +67,50 @@ export function isTokenChunkInspection(event: InspectionEvent): boolean {
   );
 }
 
+/** The optional peer dependency the Stately inspector runs on. */
+const STATELY_PACKAGE = '@statelyai/inspect';
+
+/** What agentloop uses of `@statelyai/inspect` (its types stay out of agentloop's declarations). */
+interface StatelyInspectModule {
+  createWebSocketInspector(options: Record<string, unknown>): {
+    inspect: Observer<InspectionEvent>;
+    stop(): void;
+  };
+}
+
+let statelyModule: Promise<StatelyInspectModule> | undefined;
+
+/**
+ * Loads `@statelyai/inspect`, an optional peer dependency, once. When it is not installed the error
+ * says so and how to install it (the loader's own "Cannot find package" is kept as the `cause`).
+ */
+function loadStatelyInspect(): Promise<StatelyInspectModule> {
+  statelyModule ??= (import('@statelyai/inspect') as unknown as Promise<StatelyInspectModule>).catch(
+    (error: unknown) => {
+      statelyModule = undefined;
+      const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+      const missing =
+        (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') &&
+        String(message).includes(`'${STATELY_PACKAGE}'`);
+      if (!missing) throw error;
+      throw new Error(
+        `the Stately inspector (statelyInspection(), --inspect) needs the optional package ${STATELY_PACKAGE}, ` +
+          `which is not installed: run \`npm install ${STATELY_PACKAGE}\``,
+        { cause: error },
+      );
+    },
+  );
+  return statelyModule;
+}
+
+/**
+ * Resolves when `@statelyai/inspect` (an optional peer dependency) can be loaded; rejects with an error
+ * that says how to install it otherwise. `--inspect` checks this before anything starts.
+ */
+export async function checkStatelyInspect(): Promise<void> {
+  await loadStatelyInspect();
+}
+
 /**
  * Attaches `@statelyai/inspect`'s WebSocket inspector with agentloop's sanitizers. The package is
  * loaded on first use; events that arrive meanwhile are held (up to 1000).
@@ -82,13 +126,15 @@ export function createStatelyInspection(
   const held: InspectionEvent[] = [];
 
   const ready = (async () => {
+    // The package first: without it, no bridge page is served for nothing.
+    await loadStatelyInspect();
     if (options.serve !== false) {
       const port = Number(new URL(url).port || DEFAULT_STATELY_PORT);
       bridge = await startStatelyBridge(port);
       if (stopped) return void (await bridge.release());
       options.onListening?.(bridge.pageUrl);
     }
-    const { createWebSocketInspector } = await import('@statelyai/inspect');
+    const { createWebSocketInspector } = await loadStatelyInspect();
     if (stopped) return void (await bridge?.release());
     const secrets = [...(options.agentSecrets ?? []), ...(options.secrets ?? [])];
     const created = createWebSocketInspector({
@@ -97,13 +143,13 @@ export function createStatelyInspection(
         secrets,
         ...(options.maxStringChars !== undefined ? { maxStringChars: options.maxStringChars } : {}),
       }),
-    } as Parameters<typeof createWebSocketInspector>[0]);
+    });
     inspector = created;
     target = created.inspect;
     for (const event of held.splice(0)) target.next?.(event);
   })().catch((error) => {
     if (options.onError) options.onError(error);
-    else process.stderr.write(`agentloop: the Stately inspector did not start: ${String(error)}\n`);
+    else process.stderr.write(`agentloop: the Stately inspector did not start: ${errorMessage(error)}\n`);
   });
 
   return {
@@ -146,4 +192,8 @@ export function combineInspection(
   return (event) => {
     for (const fn of fns) fn(event);
   };
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

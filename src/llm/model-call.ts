@@ -63,7 +63,7 @@ export async function callModel(
 ): Promise<ModelReply> {
   const signal = io.signal;
   let deadline: AbortController | undefined;
-  let timer: NodeJS.Timeout | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
   if (request.deadline !== null) {
     const controller = new AbortController();
     deadline = controller;

@@ -49,7 +49,7 @@ export async function readCompletionStream(
   if (signal.aborted) forward();
   else signal.addEventListener('abort', forward, { once: true });
   let lastData = Date.now();
-  let timer: NodeJS.Timeout | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
   const check = () => {
     const quiet = Date.now() - lastData;
     if (quiet >= idleMs) idle.abort(new StreamCutError(`no data from the model server for ${idleMs} ms`));
@@ -59,7 +59,7 @@ export async function readCompletionStream(
 
   let pending = '';
   let ready: ModelToolCall[] = [];
-  let flushAt: NodeJS.Immediate | undefined;
+  let flushAt: ReturnType<typeof setImmediate> | undefined;
   /** Sends the pending text, then (unless the stream has ended) the calls that became ready. */
   const flush = (withCalls: boolean) => {
     if (flushAt !== undefined) clearImmediate(flushAt);

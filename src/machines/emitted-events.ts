@@ -1,4 +1,5 @@
 import type { Usage } from '../llm/message.js';
+import type { AgentStateName } from './agent-states.js';
 
 /** Fields every event on the bus carries. */
 export interface EventMeta {
@@ -25,6 +26,17 @@ export type TerminateReason =
   | 'consecutive_errors'
   | 'error';
 
+/**
+ * The limits a `limit_warning` names: the iteration count, the turn's deadline, identical repeated
+ * calls, a failing streak, and the model's context window (the conversation nears its size).
+ */
+export type LimitName =
+  | 'max_iterations'
+  | 'timeout'
+  | 'repeated_calls'
+  | 'consecutive_errors'
+  | 'context_window';
+
 /** A tool call as the model made it, with parsed arguments when they parse. */
 export interface ToolCallInfo {
   toolCallId: string;
@@ -35,7 +47,7 @@ export interface ToolCallInfo {
 
 /** The events the machine emits and the bus relays, keyed by type. */
 export interface AgentEventMap {
-  state_change: { state: string; previous: string | null };
+  state_change: { state: AgentStateName; previous: AgentStateName | null };
   turn_start: { input: string };
   iteration: { maxIterations: number };
   thinking: { content: string };
@@ -44,7 +56,7 @@ export interface AgentEventMap {
   tool_call_end: ToolCallInfo & { result?: string; error?: string; durationMs: number };
   approval_requested: { pending: ToolCallInfo[] };
   approval_resolved: { toolCallId: string; approved: boolean; reason?: string };
-  limit_warning: { limit: string; message: string; used: number; max: number };
+  limit_warning: { limit: LimitName; message: string; used: number; max: number };
   usage: { usage: Usage; turnUsage: Usage; totalUsage: Usage };
   turn_end: { terminateReason: TerminateReason; response: string; iterations: number };
   error: { message: string; code?: string };

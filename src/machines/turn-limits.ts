@@ -1,14 +1,14 @@
 import type { Message } from '../llm/message.js';
 import type { ToolResult } from '../tools/tool-call.js';
 import type { AgentContext } from './agent-context.js';
-import type { TerminateReason } from './emitted-events.js';
+import type { LimitName, TerminateReason } from './emitted-events.js';
 
 /** What the limit checks decided after a batch of tool results. */
 export interface LimitVerdict {
   /** Set when a limit ends the turn: the next LLM call is the final one, tools disabled. */
   finalReason: TerminateReason | null;
   /** System notes for the model (a limit is near). */
-  notes: { limit: string; message: string; used: number; max: number }[];
+  notes: { limit: LimitName; message: string; used: number; max: number }[];
   repeatedCalls: Record<string, number>;
   consecutiveErrors: number;
 }

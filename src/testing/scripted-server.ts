@@ -84,7 +84,7 @@ export async function startScriptedServer(options: ScriptedServerOptions): Promi
   let seq = 0;
   /** How many times the error/fault of each turn index has been served. */
   let faultsServed = new Map<number, number>();
-  const timers = new Set<NodeJS.Timeout>();
+  const timers = new Set<ReturnType<typeof setTimeout>>();
   let closing: Promise<void> | undefined;
 
   /** Resolves after `ms` unless the server closes first (then it never resolves: the socket is gone). */

@@ -133,7 +133,7 @@ export async function executeToolCall(
   }
   if (!isThenable(returned)) return finish(serialize(returned), false);
 
-  let timer: NodeJS.Timeout | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
   let unlisten: (() => void) | undefined;
   try {
     const value = await new Promise<unknown>((resolve, reject) => {
