@@ -78,11 +78,11 @@ describe('agentloop run on the built-in scripted server', () => {
       'scripted-word.yaml',
       'turns:\n  - content: "Answered by the scripted server, as scripted."\n',
     );
-    const { code, stdout } = await cli(runArgs(scenario, 'hello'));
+    const { code, stdout, stderr } = await cli(runArgs(scenario, 'hello'));
     expect(code).toBe(0);
-    expect(stdout).not.toContain('[REDACTED]');
-    // Once streamed, once as the final answer.
-    expect(stdout.split('Answered by the scripted server, as scripted.')).toHaveLength(3);
+    expect(stderr).not.toContain('[REDACTED]');
+    // The answer, once, alone on stdout.
+    expect(stdout).toBe('Answered by the scripted server, as scripted.\n');
   });
 });
 
@@ -131,8 +131,7 @@ describe('agentloop run when the server echoes the API key', () => {
     const run = await runOn(server.url).finally(() => server.close());
     expect(run.code).toBe(0);
     expect(run.stdout + run.stderr).not.toContain(API_KEY);
-    // Once streamed, once as the final answer.
-    expect(run.stdout.split('Your key [REDACTED] looks valid.')).toHaveLength(3);
+    expect(run.stdout).toBe('Your key [REDACTED] looks valid.\n');
   });
 });
 
@@ -155,12 +154,12 @@ describe('agentloop run with control sequences in the reply and the tool call', 
     // biome-ignore lint/suspicious/noControlCharactersInRegex: looking for escape sequences.
     const sgr = /\x1b\[[0-9;]*m/g;
     // biome-ignore lint/suspicious/noControlCharactersInRegex: looking for control characters.
-    expect(stdout.replace(sgr, '')).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
-    expect(stdout).toMatch(sgr);
-    // The text around the sequences is all there.
-    expect(stdout).toMatch(/▶ peek \{"path":"notes\.md"\}/);
-    expect(stdout).toMatch(/✗ peek \(.*\): Error: unknown tool "peek"/);
-    expect(stdout.split('Done. see the docs now.')).toHaveLength(3);
+    expect(`${stdout}${stderr}`.replace(sgr, '')).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
+    expect(stderr).toMatch(sgr);
+    // The text around the sequences is all there: progress on stderr, the answer on stdout.
+    expect(stderr).toMatch(/▶ peek \{"path":"notes\.md"\}/);
+    expect(stderr).toMatch(/✗ peek \(.*\): Error: unknown tool "peek"/);
+    expect(stdout).toBe('Done. see the docs now.\n');
   });
 });
 

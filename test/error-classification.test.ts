@@ -1,3 +1,10 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
+import { createServer as createNetServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type ClassifiedError,
@@ -144,6 +151,87 @@ describe('classifyLlmError over real SDK errors', () => {
     const err = await call.catch((e: unknown) => e);
     expect(err?.constructor.name).toBe('APIUserAbortError');
     expect(classifyLlmError(err)).toMatchObject({ kind: 'aborted', retryable: false });
+  });
+});
+
+describe('connection errors say what failed where (issue 16)', () => {
+  /** One real SDK call to `baseURL`; returns what classifyLlmError makes of its error, given the URL. */
+  async function failedCall(baseURL: string): Promise<ClassifiedError> {
+    const client = new OpenAI({ baseURL, apiKey: 'k', maxRetries: 0, timeout: 10_000 });
+    const err = await client.chat.completions
+      .create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(err?.constructor.name).toBe('APIConnectionError');
+    return classifyLlmError(err, { url: baseURL });
+  }
+
+  it('a closed port on 127.0.0.1: the URL, "connection refused", ECONNREFUSED and the address', async () => {
+    const listener = createNetServer();
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    const { port } = listener.address() as { port: number };
+    await new Promise((resolve) => listener.close(resolve));
+    const url = `http://127.0.0.1:${port}/v1`;
+    expect(await failedCall(url)).toEqual({
+      kind: 'connection',
+      retryable: true,
+      message: `could not reach ${url}: connection refused (ECONNREFUSED 127.0.0.1:${port})`,
+    });
+  });
+
+  it('a host that does not resolve: the DNS lookup and the host', async () => {
+    // .invalid never resolves (RFC 2606); without a resolver the lookup fails with EAI_AGAIN.
+    const url = 'http://agentloop-test.invalid/v1';
+    expect((await failedCall(url)).message).toMatch(
+      /^could not reach http:\/\/agentloop-test\.invalid\/v1: DNS lookup .*\((ENOTFOUND|EAI_AGAIN) agentloop-test\.invalid\)$/,
+    );
+  });
+
+  it("https to a server that speaks plain HTTP: the TLS handshake and OpenSSL's reason", async () => {
+    server = await startFaultServer([{ kind: 'status', status: 200 }]);
+    const url = `https://127.0.0.1:${new URL(server.url).port}/v1`;
+    expect((await failedCall(url)).message).toBe(
+      `could not reach ${url}: TLS handshake failed: wrong version number (ERR_SSL_WRONG_VERSION_NUMBER)`,
+    );
+  });
+
+  it('a self-signed certificate: the TLS handshake and the certificate problem', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'agentloop-tls-'));
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+        '-keyout',
+        path.join(dir, 'key.pem'),
+        '-out',
+        path.join(dir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
+    const tls = createHttpsServer(
+      { key: readFileSync(path.join(dir, 'key.pem')), cert: readFileSync(path.join(dir, 'cert.pem')) },
+      (_req, res) => res.end('{}'),
+    );
+    await new Promise<void>((resolve) => tls.listen(0, '127.0.0.1', resolve));
+    const url = `https://127.0.0.1:${(tls.address() as { port: number }).port}/v1`;
+    try {
+      expect((await failedCall(url)).message).toBe(
+        `could not reach ${url}: TLS handshake failed: self-signed certificate (DEPTH_ZERO_SELF_SIGNED_CERT)`,
+      );
+    } finally {
+      await new Promise((resolve) => tls.close(resolve));
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -100,19 +100,30 @@ async function findAgentFile(
   const stem = wanted.replace(/\.md$/i, '').toLowerCase();
   const byStem = candidates.filter((c) => path.basename(c.file, '.md').toLowerCase() === stem);
   const ordered = [...byStem, ...candidates.filter((c) => !byStem.includes(c))];
+  const agents: string[] = [];
   for (const { file, bundleRoot } of ordered) {
     const { content } = await sandbox.readText(
       file,
       byStem.length > 0 && byStem[0]?.file === file ? 'agent' : 'discovery',
     );
-    if (!/<agent[\s>]/.test(content)) continue;
+    if (!/<agent[\s>]/.test(content)) {
+      // The file asked for by name is there but holds no agent: say that, not "unknown agent".
+      if (byStem.some((c) => c.file === file)) {
+        throw new BundleError(
+          'parse',
+          `${file} has no <agent> block: an agent file holds its agent in an XML <agent> element`,
+          { file, key: wanted },
+        );
+      }
+      continue;
+    }
     const agent = parseAgentFile(content, file);
     if (matches(agent, wanted)) return { agent, bundleRoot };
+    agents.push(path.basename(file, '.md'));
   }
-  const names = candidates.map((c) => path.basename(c.file, '.md')).join(', ');
   throw new BundleError(
     'unknown-agent',
-    `Unknown agent "${wanted}" in ${bundleRoots.join(', ')}. Agents: ${names || '(none)'}`,
+    `Unknown agent "${wanted}" in ${bundleRoots.join(', ')}. Agents: ${agents.sort().join(', ') || '(none)'}`,
     {
       file: bundleRoots[0],
       key: wanted,

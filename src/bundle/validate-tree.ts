@@ -62,7 +62,8 @@ export interface ValidationProblem {
   file: string;
   key: string;
   value: string;
-  status: ReferenceStatus | 'missing-config-key' | 'parse-error';
+  /** `no-agent-block`: a file under `agents/` without an `<agent>` element. */
+  status: ReferenceStatus | 'missing-config-key' | 'parse-error' | 'no-agent-block';
   message: string;
 }
 
@@ -83,9 +84,20 @@ interface TreeContext {
   coreRoot?: string;
   rel: (p: string) => string;
   problems: ValidationProblem[];
+  /** Each YAML file is read (and its problem reported) once, however many agents and workflows use it. */
+  yaml: Map<string, Promise<YamlMap | undefined>>;
 }
 
-async function readYaml(ctx: TreeContext, file: string): Promise<YamlMap | undefined> {
+function readYaml(ctx: TreeContext, file: string): Promise<YamlMap | undefined> {
+  let read = ctx.yaml.get(file);
+  if (!read) {
+    read = readYamlOnce(ctx, file);
+    ctx.yaml.set(file, read);
+  }
+  return read;
+}
+
+async function readYamlOnce(ctx: TreeContext, file: string): Promise<YamlMap | undefined> {
   try {
     return parseYamlMap((await ctx.sandbox.readText(file, 'validate')).content, file);
   } catch (error) {
@@ -126,7 +138,17 @@ async function validateAgent(
   file: string,
 ): Promise<ValidatedAgent | undefined> {
   const { content } = await ctx.sandbox.readText(file, 'validate');
-  if (!/<agent[\s>]/.test(content)) return undefined;
+  if (!/<agent[\s>]/.test(content)) {
+    ctx.problems.push({
+      file: ctx.rel(file),
+      key: 'agent',
+      value: '',
+      status: 'no-agent-block',
+      message:
+        'no <agent> block: an agent file holds its agent in an XML <agent> element, so it is not loaded',
+    });
+    return undefined;
+  }
   let agent: ReturnType<typeof parseAgentFile>;
   try {
     agent = parseAgentFile(content, file);
@@ -305,6 +327,7 @@ export async function validateTree(root: string): Promise<ValidationReport> {
     coreRoot: tree.coreRoot,
     rel: (p) => path.relative(tree.projectRoot, p) || '.',
     problems: [],
+    yaml: new Map(),
   };
   const report: ValidationReport = {
     root: tree.projectRoot,

@@ -57,7 +57,7 @@ export async function askApproval(waiting: ToolCallInfo, host: ApprovalPromptHos
 }
 
 /** The arguments of a call as indented lines: one per field, long values cut with their length. */
-function describeArgs(args: unknown): string[] {
+export function describeArgs(args: unknown): string[] {
   if (typeof args !== 'object' || args === null) return [oneLine(args, 100)];
   return Object.entries(args as Record<string, unknown>).map(([key, value]) => {
     const shown = typeof value === 'string' ? value : JSON.stringify(value);

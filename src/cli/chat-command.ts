@@ -1,7 +1,5 @@
-import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import type { Agent } from '../agent/agent.js';
 import { createAgent } from '../agent/agent.js';
 import { toAgentOptions } from '../agent/agent-options.js';
@@ -11,19 +9,14 @@ import { FileSessionStore } from '../session/file-session-store.js';
 import { createSessionId, type SessionRecord } from '../session/session-store.js';
 import type { Tool } from '../tools/define-tool.js';
 import { ChatInput, type ChatStreams } from './chat-input.js';
-import { intakeChatScenario } from './chat-intake-script.js';
 import { ChatRenderer, chatColors } from './chat-renderer.js';
 import { ChatSession } from './chat-session.js';
+import { cliApprovalPolicy } from './cli-approvals.js';
+import { parseFlags, UsageError } from './cli-args.js';
 import type { CommandIo } from './command-io.js';
-import { packageRoot } from './demo-command.js';
-import { INSPECTOR_FLAGS, INSPECTOR_USAGE, startCliInspection } from './inspector-flags.js';
-import {
-  connectModel,
-  MODEL_FLAG_OPTIONS,
-  type ModelConnection,
-  modelFlags,
-  modelOptions,
-} from './model-connection.js';
+import { INSPECTOR_FLAGS, INSPECTOR_USAGE, inspectorPort, startCliInspection } from './inspector-flags.js';
+import { connectModel, MODEL_FLAG_OPTIONS, modelFlags, modelOptions } from './model-connection.js';
+import { bundleScenario } from './scripted-model.js';
 
 export const CHAT_USAGE = `Usage: agentloop chat --bundle <root> --agent <id> [options]
        agentloop chat --resume <session-id> [options]
@@ -34,10 +27,13 @@ export const CHAT_USAGE = `Usage: agentloop chat --bundle <root> --agent <id> [o
   --session <id>        the id for a new session (default: time + random)
   --sessions-dir <dir>  where sessions are kept
   --tools <module>      an ES module exporting \`tools\` (defineTool results) to add to the agent's tools
-  --yes                 approve every tool call without asking
+  --yes                 approve every tool call; without it, calls that need approval (save_output,
+                        tools that ask) are asked
   --base-url <url> --model <id> --api-key <key> --scenario <file>
-${INSPECTOR_USAGE}Without a model (no OPENAI_API_KEY / OPENAI_BASE_URL, no --scenario) the example bundle runs on a
-built-in scripted facilitator; other bundles need a model.
+                        the model (default: OPENAI_BASE_URL / OPENAI_API_KEY / OPENAI_MODEL)
+${INSPECTOR_USAGE}Without a model (no OPENAI_API_KEY / OPENAI_BASE_URL, no --scenario) the agent runs on the scripted
+demo its bundle ships in scenarios/<agent>.yaml (the example bundle's is a scripted facilitator);
+a bundle without one needs a model.
 `;
 
 /** How the chat reaches the terminal; tests may pass their own. */
@@ -55,7 +51,7 @@ export async function runChatCommand(
   io: CommandIo,
   streams = processStreams(),
 ): Promise<number> {
-  const { values } = parseArgs({
+  const { values } = parseFlags({
     args,
     options: {
       bundle: { type: 'string' },
@@ -94,10 +90,9 @@ export async function runChatCommand(
   const origin = sessionOrigin(resumed);
   const bundleRoot = values.bundle ?? origin.bundle;
   const agentId = values.agent ?? origin.agent;
-  if (!bundleRoot || !agentId) {
-    io.stderr(CHAT_USAGE);
-    return 2;
-  }
+  if (!bundleRoot) throw new UsageError('missing --bundle <root> (or --resume <session-id>)');
+  if (!agentId) throw new UsageError('missing --agent <id> (the agent to talk with)');
+  inspectorPort(values);
   const extraTools = values.tools ? await loadToolModule(values.tools) : [];
   const load = (): Promise<BundleAgent> =>
     loadBundleAgent({
@@ -108,64 +103,63 @@ export async function runChatCommand(
       ...(values.output ? { outputFolder: values.output } : {}),
     });
   const bundleAgent = await load();
-  const connection = await connectModel(
-    modelFlags(values),
-    isExampleBundle(bundleAgent) ? intakeChatScenario : undefined,
-  );
-  // The inspector page answers approvals too: whichever answer comes first wins.
-  const inspection = await startCliInspection(values, io);
-  const colors = chatColors(streams.terminal);
-  const write = (text: string) => {
-    streams.output.write(text);
-  };
-  const renderer = new ChatRenderer({
-    write,
-    terminal: streams.terminal,
-    colors,
-    agentLabel: `${bundleAgent.icon ? `${bundleAgent.icon} ` : ''}${bundleAgent.name}`,
-    projectRoot,
-    columns: () => streams.output.columns ?? 80,
-  });
-  const input = new ChatInput(streams);
-  // The bundle agent's definition, plus the --tools module's tools (defineAgent names a clash).
-  const chatDefinition = (bundle: BundleAgent) =>
-    extraTools.length === 0
-      ? bundle.definition
-      : defineAgent({ ...bundle.definition, tools: [...bundle.definition.tools, ...extraTools] });
-  const open = (sessionId: string, bundle: BundleAgent): Agent => {
-    const inspect = inspection.inspectFor(connection.apiKey);
-    const agent = createAgent(
-      toAgentOptions(
-        chatDefinition(bundle),
-        {},
-        {
-          name: bundle.name,
-          ...modelOptions(connection),
-          // Writes ask first: save_output is the bundle tool that changes files; other tools decide themselves.
-          approval: values.yes ? 'never' : (call) => (call.name === 'save_output' ? true : undefined),
-          store,
-          session: sessionId,
-          sessionInfo: {
-            bundle: bundle.bundleRoot,
-            meta: {
-              agent: bundle.id,
-              project: projectRoot,
-              ...(values.tools ? { tools: path.resolve(values.tools) } : {}),
-            },
-          },
-          ...(inspect ? { inspect } : {}),
-        },
-      ),
-    );
-    inspection.attach(agent as Agent<unknown>, { name: bundle.name, title: sessionId });
-    return agent;
-  };
+  // Everything opened is closed on the way out, whatever fails after it.
+  const closers: (() => Promise<void> | void)[] = [];
   try {
+    const connection = await connectModel(modelFlags(values), await bundleScenario(bundleAgent));
+    closers.push(() => connection.close());
+    // The inspector page answers approvals too: whichever answer comes first wins.
+    const inspection = await startCliInspection(values, io);
+    closers.push(() => inspection.close());
+    const renderer = new ChatRenderer({
+      write: (text: string) => {
+        streams.output.write(text);
+      },
+      terminal: streams.terminal,
+      colors: chatColors(streams.terminal),
+      agentLabel: `${bundleAgent.icon ? `${bundleAgent.icon} ` : ''}${bundleAgent.name}`,
+      projectRoot,
+      columns: () => streams.output.columns ?? 80,
+    });
+    const input = new ChatInput(streams);
+    closers.push(() => input.close());
+    // The bundle agent's definition, plus the --tools module's tools (defineAgent names a clash).
+    const chatDefinition = (bundle: BundleAgent) =>
+      extraTools.length === 0
+        ? bundle.definition
+        : defineAgent({ ...bundle.definition, tools: [...bundle.definition.tools, ...extraTools] });
+    const open = (sessionId: string, bundle: BundleAgent): Agent => {
+      const inspect = inspection.inspectFor(connection.apiKey);
+      const agent = createAgent(
+        toAgentOptions(
+          chatDefinition(bundle),
+          {},
+          {
+            name: bundle.name,
+            ...modelOptions(connection),
+            approval: cliApprovalPolicy(values.yes),
+            store,
+            session: sessionId,
+            sessionInfo: {
+              bundle: bundle.bundleRoot,
+              meta: {
+                agent: bundle.id,
+                project: projectRoot,
+                ...(values.tools ? { tools: path.resolve(values.tools) } : {}),
+              },
+            },
+            ...(inspect ? { inspect } : {}),
+          },
+        ),
+      );
+      inspection.attach(agent as Agent<unknown>, { name: bundle.name, title: sessionId });
+      return agent;
+    };
     const session = new ChatSession({
       input,
       renderer,
       store,
-      connection: describeConnection(connection),
+      connection: connection.description,
       resumeCommand: (id) =>
         [
           'agentloop chat --resume',
@@ -193,16 +187,11 @@ export async function runChatCommand(
     });
     return await session.run(values.resume ?? values.session ?? createSessionId(), !values.resume);
   } finally {
-    input.close();
-    await inspection.close();
-    await connection.close();
+    for (const close of closers.reverse())
+      await Promise.resolve()
+        .then(close)
+        .catch(() => {});
   }
-}
-
-function describeConnection(connection: ModelConnection): string {
-  return connection.scripted && connection.description.includes('no OPENAI_API_KEY')
-    ? 'built-in scripted model (set OPENAI_API_KEY for a real one)'
-    : connection.description;
 }
 
 /** The bundle and agent a saved session came from. */
@@ -212,16 +201,6 @@ export function sessionOrigin(record: SessionRecord | undefined): { bundle?: str
     ...(record?.bundle ? { bundle: record.bundle } : {}),
     ...(typeof agent === 'string' ? { agent } : {}),
   };
-}
-
-/** The example bundle shipped in the package (the only one the built-in script knows). */
-function isExampleBundle(agent: BundleAgent): boolean {
-  try {
-    const example = realpathSync(path.join(packageRoot, 'bundles', 'requirements-workflow'));
-    return realpathSync(agent.bundleRoot) === example && agent.id.endsWith('intake-facilitator.md');
-  } catch {
-    return false;
-  }
 }
 
 /** Loads `tools` (or the default export) of an ES module: an array of `defineTool` results. */

@@ -3,7 +3,7 @@ import pc from 'picocolors';
 import type { Redactor } from '../events/redact.js';
 import type { AgentEvent, ToolCallInfo } from '../machines/emitted-events.js';
 import { formatElapsed, Spinner } from './chat-spinner.js';
-import { oneLine } from './event-printer.js';
+import { oneLine, RESET_NOTE, retryNote } from './event-printer.js';
 import { terminalSafe, terminalSafeEvents } from './terminal-safe.js';
 
 /** picocolors' formatter set, on or off. */
@@ -152,10 +152,12 @@ export class ChatRenderer {
         this.#writeWrapped(event.delta);
         break;
       }
+      case 'retry':
+        this.line(c.yellow(`↻ ${retryNote(event)}`));
+        break;
       case 'stream_reset':
-        this.line(
-          c.yellow(`↺ the reply was cut off (${event.reason}); asking again (attempt ${event.attempt})`),
-        );
+        // Said only when part of a reply was shown; the retry line said why the model is asked again.
+        if (this.#replying) this.line(c.yellow(RESET_NOTE));
         this.#replying = false;
         break;
       case 'tool_call_start':

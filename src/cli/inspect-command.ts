@@ -1,9 +1,10 @@
-import { parseArgs } from 'node:util';
 import { startInspectorServer } from '../inspector/inspector-server.js';
 import { createSanitizer, defaultSecrets } from '../inspector/sanitize.js';
 import { savedSessionView } from '../inspector/saved-sessions.js';
 import { FileSessionStore } from '../session/file-session-store.js';
+import { parseFlags, UsageError } from './cli-args.js';
 import type { CommandIo } from './command-io.js';
+import { inspectorPort } from './inspector-flags.js';
 import { untilInterrupted } from './until-interrupted.js';
 
 const USAGE = `Usage: agentloop inspect [options]
@@ -21,7 +22,7 @@ export async function runInspectCommand(
   io: CommandIo,
   signal?: AbortSignal,
 ): Promise<number> {
-  const { values } = parseArgs({
+  const { values } = parseFlags({
     args,
     options: {
       dir: { type: 'string' },
@@ -35,11 +36,10 @@ export async function runInspectCommand(
     io.stdout(USAGE);
     return 0;
   }
-  const port = Number(values['inspector-port']);
+  const port = inspectorPort(values) ?? 4777;
   const pollMs = Number(values.poll);
-  if (!Number.isInteger(port) || port < 0 || port > 65535 || !Number.isFinite(pollMs) || pollMs < 0) {
-    io.stderr(USAGE);
-    return 2;
+  if (!Number.isFinite(pollMs) || pollMs < 0) {
+    throw new UsageError(`--poll needs a number of milliseconds (0 or more), got "${values.poll}"`);
   }
   const store = new FileSessionStore({
     ...(values.dir ? { dir: values.dir } : {}),

@@ -7,6 +7,7 @@ import {
   combineInspection,
   createStatelyInspection,
 } from '../inspector/stately-inspector.js';
+import { UsageError } from './cli-args.js';
 import type { CommandIo } from './command-io.js';
 import { untilInterrupted } from './until-interrupted.js';
 
@@ -22,6 +23,20 @@ export const INSPECTOR_USAGE = `  --inspector-port <port>  serve the local inspe
                            answered in the page; the command stays up until Ctrl-C
   --inspect                send the statechart to the Stately inspector: open http://127.0.0.1:${DEFAULT_STATELY_PORT}
 `;
+
+/**
+ * The port `--inspector-port` asks for (undefined without the flag). Throws a {@link UsageError} for
+ * anything but 0-65535: commands check it before they open anything.
+ */
+export function inspectorPort(values: { 'inspector-port'?: string | undefined }): number | undefined {
+  const text = values['inspector-port'];
+  if (text === undefined) return undefined;
+  const port = /^\d+$/.test(text.trim()) ? Number(text) : Number.NaN;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new UsageError(`--inspector-port needs a port number from 0 to 65535, got "${text}"`);
+  }
+  return port;
+}
 
 /** What the inspector flags started for one command. */
 export interface CliInspection {
@@ -47,13 +62,14 @@ export async function startCliInspection(
   if (values.inspect) await checkStatelyInspect();
   let server: InspectorServer | undefined;
   let bridge: StatelyBridge | undefined;
-  const portText = values['inspector-port'];
-  if (portText !== undefined) {
-    const port = Number(portText);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) {
-      throw new Error(`--inspector-port: expected a port number, got "${portText}"`);
-    }
-    server = await startInspectorServer({ port });
+  const port = inspectorPort(values);
+  if (port !== undefined) {
+    server = await startInspectorServer({ port }).catch((error: unknown) => {
+      if ((error as { code?: unknown }).code !== 'EADDRINUSE') throw error;
+      throw new Error(
+        `--inspector-port ${port}: 127.0.0.1:${port} is in use; pick another port (0: any free one)`,
+      );
+    });
     io.stderr(`inspector: ${server.url}\n`);
   }
   if (values.inspect) {

@@ -1,10 +1,12 @@
 #!/usr/bin/env node
-import { realpathSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRedactor } from '../events/redact.js';
 import { runChatCommand } from './chat-command.js';
+import { usageErrorOf } from './cli-args.js';
 import type { CommandIo } from './command-io.js';
-import { runDemoCommand } from './demo-command.js';
+import { packageRoot, runDemoCommand } from './demo-command.js';
 import { runInspectCommand } from './inspect-command.js';
 import { runRunCommand } from './run-command.js';
 import { runSessionsCommand } from './sessions-command.js';
@@ -15,21 +17,28 @@ const HELP = `agentloop: run tool-using LLM agents
 
 Usage:
   agentloop demo                         run the example agents (scripted model unless OPENAI_API_KEY is set)
-  agentloop run --bundle <root> --agent <id> [--json] "<message>"
-                                         one turn with a bundle agent
-  agentloop chat --bundle <root> --agent <id>
+  agentloop run --bundle <root> --agent <id> [options] "<message>"
+                                         one turn with a bundle agent: the answer on stdout, progress on stderr
+  agentloop chat --bundle <root> --agent <id> [options]
                                          talk with a bundle agent; sessions are saved as you go
   agentloop chat --resume <id>           continue a saved session
   agentloop sessions [--json]            list saved sessions
   agentloop validate <root> [--json]     check a bundle or an installed BMAD tree
-  agentloop inspect [--dir <dir>]        the inspector page for sessions saved on disk
-  agentloop help                         this text
+  agentloop inspect [--inspector-port <port>] [--dir <dir>]
+                                         the inspector page for sessions saved on disk
+  agentloop help [<command>]             this text, or a command's options (also: <command> --help)
+  agentloop --version                    the installed version
 
-Inspector options (demo, run): --inspector-port <port> serves the local inspector page;
-  --inspect sends the statechart to the Stately inspector (http://127.0.0.1:8080).
+Inspector options:
+  --inspector-port <port>  (demo, run, chat, inspect) serve the local inspector page on 127.0.0.1:<port>
+  --inspect                (demo, run, chat) send the statechart to the Stately inspector (http://127.0.0.1:8080)
 
 Model options (run, chat): --base-url <url> --model <id> --api-key <key> --scenario <file>
-  Without them, OPENAI_BASE_URL / OPENAI_API_KEY / OPENAI_MODEL are used.
+  Without them, OPENAI_BASE_URL / OPENAI_API_KEY / OPENAI_MODEL are used; with none of these, a bundle's
+  scripted demo (scenarios/<agent>.yaml in the bundle) answers when it ships one.
+
+Approvals (run, chat): calls that need approval (save_output, and tools that ask) are asked on the
+  terminal; run without a terminal declines them; --yes approves every call.
 `;
 
 type Command = (args: string[], io: CommandIo) => Promise<number>;
@@ -43,26 +52,53 @@ const COMMANDS: Record<string, Command> = {
   inspect: runInspectCommand,
 };
 
+/** The version in the package's package.json. */
+export function packageVersion(): string {
+  const manifest = JSON.parse(readFileSync(path.join(packageRoot, 'package.json'), 'utf8')) as {
+    version?: unknown;
+  };
+  return String(manifest.version);
+}
+
 /** Runs the CLI with `argv` (without node and the script) and returns the exit code. */
 export async function main(argv: string[], io: CommandIo): Promise<number> {
-  const [name, ...rest] = argv;
-  if (!name || name === 'help' || name === '--help' || name === '-h') {
-    io.stdout(HELP);
+  const [first, ...rest] = argv;
+  if (first === '--version' || first === '-v' || first === 'version') {
+    io.stdout(`${packageVersion()}\n`);
     return 0;
   }
-  const command = COMMANDS[name];
-  if (!command) {
-    io.stderr(`agentloop: unknown command "${name}"\n\n${HELP}`);
-    return 2;
+  if (!first || first === 'help' || first === '--help' || first === '-h') {
+    const topic = first === 'help' ? rest[0] : undefined;
+    if (topic === undefined) {
+      io.stdout(HELP);
+      return 0;
+    }
+    if (!COMMANDS[topic]) return unknownCommand(topic, io);
+    return main([topic, '--help'], io);
   }
+  const name = first;
+  const command = COMMANDS[name];
+  if (!command) return unknownCommand(name, io);
   try {
     return await command(rest, io);
   } catch (error) {
+    const usage = usageErrorOf(error);
+    if (usage) {
+      io.stderr(`agentloop ${name}: ${terminalSafe(usage.message)}; see agentloop ${name} --help\n`);
+      return 2;
+    }
     // A failure may quote a server's answer or a file: printed redacted and terminal-safe.
     const message = createRedactor().redact(error instanceof Error ? error.message : String(error));
     io.stderr(`agentloop ${name}: ${terminalSafe(message)}\n`);
     return 1;
   }
+}
+
+function unknownCommand(name: string, io: CommandIo): number {
+  io.stderr(
+    `agentloop: unknown command "${terminalSafe(name)}" (commands: ${Object.keys(COMMANDS).join(', ')}); see agentloop --help\n`,
+  );
+  return 2;
 }
 
 const isEntry = (() => {

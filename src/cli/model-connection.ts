@@ -2,6 +2,7 @@ import { DEFAULTS } from '../defaults.js';
 import { SCRIPTED_SERVER_API_KEY } from '../events/secret-shape.js';
 import type { Scenario } from '../testing/scenario.js';
 import { type ScriptedServer, startScriptedServer } from '../testing/scripted-server.js';
+import { loadScenarioFile, type ScriptedModel } from './scripted-model.js';
 
 /** The `parseArgs` options of the model flags, shared by `run` and `chat`. */
 export const MODEL_FLAG_OPTIONS = {
@@ -31,7 +32,7 @@ export interface ModelFlags {
   baseUrl?: string | undefined;
   apiKey?: string | undefined;
   model?: string | undefined;
-  /** A scenario file: run on the built-in scripted server. */
+  /** A scenario file (or `script: <name>`): run on the built-in scripted server. */
   scenario?: string | undefined;
 }
 
@@ -61,28 +62,38 @@ export function modelOptions(connection: ModelConnection): {
 }
 
 /**
- * Picks the model: `--scenario` runs the scripted server; `--base-url`/`--api-key` or
- * `OPENAI_BASE_URL`/`OPENAI_API_KEY` reach a real server; otherwise `fallback` (the demo's scenario)
- * runs on the scripted server, and without one it is an error saying what to set.
+ * Picks the model: `--scenario` runs the scripted server on that file; `--base-url`/`--api-key` or
+ * `OPENAI_BASE_URL`/`OPENAI_API_KEY` reach a real server; otherwise `fallback` (a demo's scenario, or
+ * the scripted demo a bundle ships) runs on the scripted server, and without one it is an error
+ * saying what to set. `description` says which of these answers.
  */
-export async function connectModel(flags: ModelFlags, fallback?: Scenario): Promise<ModelConnection> {
+export async function connectModel(
+  flags: ModelFlags,
+  fallback?: Scenario | ScriptedModel,
+): Promise<ModelConnection> {
   const env = process.env;
-  const scenario = flags.scenario ?? (hasRealModel(flags) ? undefined : fallback);
-  if (scenario !== undefined) {
-    const scripted = await startScriptedServer({ scenario });
-    return {
-      baseURL: scripted.url,
-      // A placeholder (the scripted server checks no key), never redacted as a secret.
-      apiKey: SCRIPTED_SERVER_API_KEY,
-      model: flags.model ?? 'scripted-model',
-      scripted,
-      description: `scripted model at ${scripted.url} (no OPENAI_API_KEY set)`,
-      close: () => scripted.close(),
-    };
+  if (flags.scenario !== undefined) {
+    const file = flags.scenario;
+    return startScripted(
+      await loadScenarioFile(file),
+      flags,
+      (url) => `scenario ${file} on the scripted server at ${url}`,
+    );
   }
   if (!hasRealModel(flags)) {
+    if (fallback && 'source' in fallback) {
+      return startScripted(
+        fallback.scenario,
+        flags,
+        (url) => `${fallback.source} at ${url}; set OPENAI_API_KEY for a real model`,
+      );
+    }
+    if (fallback) {
+      return startScripted(fallback, flags, (url) => `scripted model at ${url} (no OPENAI_API_KEY set)`);
+    }
     throw new Error(
-      'no model: set OPENAI_API_KEY (or pass --api-key / --base-url), or give --scenario <file> to use the scripted server',
+      'no model: set OPENAI_API_KEY (or pass --api-key / --base-url), pass --scenario <file> to answer from the ' +
+        'scripted server, or ship the agent a scripted demo in its bundle (scenarios/<agent>.yaml)',
     );
   }
   const baseURL = flags.baseUrl ?? env.OPENAI_BASE_URL;
@@ -94,6 +105,23 @@ export async function connectModel(flags: ModelFlags, fallback?: Scenario): Prom
     scripted: undefined,
     description: `${model} at ${baseURL ?? 'api.openai.com'}`,
     close: async () => {},
+  };
+}
+
+async function startScripted(
+  scenario: Scenario,
+  flags: ModelFlags,
+  describe: (url: string) => string,
+): Promise<ModelConnection> {
+  const scripted = await startScriptedServer({ scenario });
+  return {
+    baseURL: scripted.url,
+    // A placeholder (the scripted server checks no key), never redacted as a secret.
+    apiKey: SCRIPTED_SERVER_API_KEY,
+    model: flags.model ?? 'scripted-model',
+    scripted,
+    description: describe(scripted.url),
+    close: () => scripted.close(),
   };
 }
 

@@ -1,24 +1,41 @@
-import { parseArgs } from 'node:util';
+import type { Readable, Writable } from 'node:stream';
 import { createAgent } from '../agent/agent.js';
 import { toAgentOptions } from '../agent/agent-options.js';
 import { loadBundleAgent } from '../bundle/bundle-agent.js';
+import { answerRunApprovals, cliApprovalPolicy } from './cli-approvals.js';
+import { parseFlags, UsageError } from './cli-args.js';
 import type { CommandIo } from './command-io.js';
 import { createEventPrinter } from './event-printer.js';
-import { INSPECTOR_FLAGS, INSPECTOR_USAGE, startCliInspection } from './inspector-flags.js';
+import { INSPECTOR_FLAGS, INSPECTOR_USAGE, inspectorPort, startCliInspection } from './inspector-flags.js';
 import { connectModel, MODEL_FLAG_OPTIONS, modelFlags, modelOptions } from './model-connection.js';
+import { bundleScenario } from './scripted-model.js';
 import { terminalSafe, terminalSafeJson } from './terminal-safe.js';
 
 const USAGE = `Usage: agentloop run --bundle <root> --agent <id-or-name> [options] "<message>"
+  One turn with a bundle agent. The answer alone goes to stdout (pipe it); progress goes to stderr.
   --project <dir>     the folder the agent works in ({project-root}; default: current directory)
   --output <dir>      where save_output may write (default: the bundle config's output_folder)
-  --json              print the ExecutionResult as JSON on stdout (events go to stderr)
-  --yes               approve every tool call that asks for approval
+  --json              print the ExecutionResult as JSON on stdout instead of the answer
+  --yes               approve every tool call; without it, calls that need approval (save_output,
+                      tools that ask) are asked on the terminal, and declined when there is none
   --base-url <url> --model <id> --api-key <key> --scenario <file>
+                      the model (default: OPENAI_BASE_URL / OPENAI_API_KEY / OPENAI_MODEL; with none,
+                      the bundle's scripted demo, scenarios/<agent>.yaml, when it ships one)
 ${INSPECTOR_USAGE}`;
 
-/** `agentloop run`: one turn with a bundle agent, events printed as they happen. */
-export async function runRunCommand(args: string[], io: CommandIo): Promise<number> {
-  const { values, positionals } = parseArgs({
+/** The streams `run` asks approvals on; tests may pass their own. */
+export interface RunStreams {
+  stdin: Readable & { isTTY?: boolean };
+  stderr: Writable & { isTTY?: boolean };
+}
+
+/** `agentloop run`: one turn with a bundle agent; the answer on stdout, progress on stderr. */
+export async function runRunCommand(
+  args: string[],
+  io: CommandIo,
+  streams: RunStreams = { stdin: process.stdin, stderr: process.stderr },
+): Promise<number> {
+  const { values, positionals } = parseFlags({
     args,
     allowPositionals: true,
     options: {
@@ -38,20 +55,25 @@ export async function runRunCommand(args: string[], io: CommandIo): Promise<numb
     return 0;
   }
   const message = positionals.join(' ').trim();
-  if (!values.bundle || !values.agent || !message) {
-    io.stderr(USAGE);
-    return 2;
-  }
+  if (!values.bundle) throw new UsageError('missing --bundle <root> (the bundle folder)');
+  if (!values.agent) throw new UsageError('missing --agent <id> (the agent to run)');
+  if (!message) throw new UsageError('missing the message to send (the last argument, e.g. "*help")');
+  inspectorPort(values);
   const bundleAgent = await loadBundleAgent({
     bundleRoot: values.bundle,
     agent: values.agent,
     ...(values.project ? { projectRoot: values.project } : {}),
     ...(values.output ? { outputFolder: values.output } : {}),
   });
-  const connection = await connectModel(modelFlags(values));
-  const print = values.json ? io.stderr : io.stdout;
-  const inspection = await startCliInspection(values, io);
+  const progress = io.stderr;
+  // Everything opened is closed on the way out, whatever fails after it.
+  const closers: (() => Promise<void>)[] = [];
   try {
+    const connection = await connectModel(modelFlags(values), await bundleScenario(bundleAgent));
+    closers.push(() => connection.close());
+    progress(`model: ${connection.description}\n`);
+    const inspection = await startCliInspection(values, io);
+    closers.push(() => inspection.close());
     const agent = createAgent(
       toAgentOptions(
         bundleAgent.definition,
@@ -59,22 +81,23 @@ export async function runRunCommand(args: string[], io: CommandIo): Promise<numb
         {
           name: bundleAgent.name,
           ...modelOptions(connection),
+          approval: cliApprovalPolicy(values.yes),
           inspect: inspection.inspectFor(connection.apiKey),
         },
       ),
     );
     const detach = inspection.attach(agent, { name: bundleAgent.name, title: message });
-    agent.on('*', createEventPrinter({ write: print }, { states: false, redactor: agent.redactor }));
-    agent.on('approval_requested', (event) => {
-      for (const call of event.pending) {
-        if (values.yes) agent.approve(call.toolCallId);
-        // With the inspector page open, the user answers there.
-        else if (inspection.server)
-          print(`  (approve or reject ${terminalSafe(call.name)} in ${inspection.server.url})\n`);
-        else agent.reject(call.toolCallId, 'non-interactive run without --yes');
-      }
+    agent.on(
+      '*',
+      createEventPrinter({ write: progress }, { states: false, redactor: agent.redactor, text: 'progress' }),
+    );
+    const terminal = streams.stdin.isTTY && streams.stderr.isTTY;
+    const stopAsking = answerRunApprovals(agent, {
+      note: progress,
+      terminal: terminal ? { input: streams.stdin, output: streams.stderr } : undefined,
+      pageUrl: inspection.server?.url,
     });
-    const result = await agent.send(message);
+    const result = await agent.send(message).finally(stopAsking);
     agent.stop();
     detach();
     // Printed like every other output: redacted (a server's error body may echo the key; the
@@ -82,11 +105,10 @@ export async function runRunCommand(args: string[], io: CommandIo): Promise<numb
     // (JSON keeps the exact text, DEL and C1 controls escaped).
     const shown = agent.redactor.redactValue(result);
     if (values.json) io.stdout(`${terminalSafeJson(shown)}\n`);
-    else print(`\n${terminalSafe(shown.response)}\n`);
+    else if (shown.response) io.stdout(`${terminalSafe(shown.response)}\n`);
     await inspection.holdOpen();
     return result.terminateReason === 'error' ? 1 : 0;
   } finally {
-    await connection.close();
-    await inspection.close();
+    for (const close of closers.reverse()) await close().catch(() => {});
   }
 }

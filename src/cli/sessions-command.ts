@@ -1,10 +1,10 @@
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import pc from 'picocolors';
 import { createRedactor } from '../events/redact.js';
 import { FileSessionStore } from '../session/file-session-store.js';
 import type { SessionListEntry } from '../session/session-store.js';
 import type { Colors } from './chat-renderer.js';
+import { parseFlags } from './cli-args.js';
 import type { CommandIo } from './command-io.js';
 import { terminalSafe, terminalSafeJson } from './terminal-safe.js';
 
@@ -15,7 +15,7 @@ const USAGE = `Usage: agentloop sessions [--project <dir>] [--sessions-dir <dir>
 
 /** `agentloop sessions`: the saved sessions, newest first; unreadable ones are listed with the reason. */
 export async function runSessionsCommand(args: string[], io: CommandIo): Promise<number> {
-  const { values } = parseArgs({
+  const { values } = parseFlags({
     args,
     options: {
       project: { type: 'string' },

@@ -1,9 +1,14 @@
 import { BundleError, errorMessage } from '../bundle/bundle-error.js';
 import { type ValidationReport, validateTree } from '../bundle/validate-tree.js';
+import { parseFlags, UsageError } from './cli-args.js';
 import type { CommandIo } from './command-io.js';
 
-const USAGE =
-  'Usage: agentloop validate <root> [--json]\n  <root>: a project folder holding bmad/, a bmad/ folder, or a bundle root';
+const USAGE = `Usage: agentloop validate <root> [--json]
+  Checks every agent, menu target, workflow and config of a tree, reading only.
+  <root>    a project folder holding bmad/, a bmad/ folder, or a bundle root
+  --json    print the report as JSON
+  Exit code: 0 when agents load (problems are listed, not fatal), 2 when none does or the input is unusable.
+`;
 
 function summary(report: ValidationReport): string {
   const lines = [`Validated ${report.root} (${report.layout} layout)`, ''];
@@ -24,7 +29,9 @@ function summary(report: ValidationReport): string {
   lines.push('', `Configs (${report.configs.length}): ${report.configs.map((c) => c.file).join(', ')}`);
   lines.push('', report.problems.length ? `Problems (${report.problems.length}):` : 'No problems found.');
   for (const p of report.problems) {
-    lines.push(`  ${p.file}${p.key ? ` [${p.key}]` : ''}: ${p.status}: ${p.message}`);
+    // A message may span lines (a YAML error shows the offending line): they stay under it.
+    const message = p.message.split('\n').join('\n      ');
+    lines.push(`  ${p.file}${p.key ? ` [${p.key}]` : ''}: ${p.status}: ${message}`);
   }
   return `${lines.join('\n')}\n`;
 }
@@ -34,17 +41,21 @@ function summary(report: ValidationReport): string {
  * fatal), 2 when the input is unusable (no such folder, no agents, bad arguments).
  */
 export async function runValidateCommand(args: string[], io: CommandIo): Promise<number> {
-  const json = args.includes('--json');
-  const rest = args.filter((a) => a !== '--json');
-  if (rest.some((a) => a === '-h' || a === '--help')) {
-    io.stdout(`${USAGE}\n`);
+  const { values, positionals } = parseFlags({
+    args,
+    allowPositionals: true,
+    options: {
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) {
+    io.stdout(USAGE);
     return 0;
   }
-  const [root, ...extra] = rest;
-  if (!root || extra.length > 0 || root.startsWith('-')) {
-    io.stderr(`${USAGE}\n`);
-    return 2;
-  }
+  const [root, ...extra] = positionals;
+  if (!root) throw new UsageError('missing <root> (the bundle or project folder to check)');
+  if (extra.length > 0) throw new UsageError(`one <root> only; also got "${extra.join('", "')}"`);
   let report: ValidationReport;
   try {
     report = await validateTree(root);
@@ -52,11 +63,16 @@ export async function runValidateCommand(args: string[], io: CommandIo): Promise
     io.stderr(`agentloop validate: ${errorMessage(error)}\n`);
     return error instanceof BundleError ? 2 : 1;
   }
+  io.stdout(values.json ? `${JSON.stringify(report, null, 2)}\n` : summary(report));
   if (report.agents.length === 0) {
-    if (json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
-    io.stderr(`agentloop validate: no agents found under ${report.root}\n`);
+    // Say why: the agent files that did not load are in the problems.
+    const failed = report.problems.filter((p) => p.key === 'agent').map((p) => p.file);
+    io.stderr(
+      failed.length > 0
+        ? `agentloop validate: no agent loaded under ${report.root}: ${failed.join(', ')} did not load (see the problems)\n`
+        : `agentloop validate: no agent files under ${report.root} (agents/*.md in a bundle)\n`,
+    );
     return 2;
   }
-  io.stdout(json ? `${JSON.stringify(report, null, 2)}\n` : summary(report));
   return 0;
 }

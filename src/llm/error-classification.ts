@@ -74,8 +74,12 @@ const SOCKET_CODES = new Set([
  * - An `error` object inside the SSE stream arrives as an `APIError` without a status: it is
  *   `rate_limit` or `server` (retryable) when its type or code says so, else `unknown`.
  * - Anything else is `unknown`, not retryable.
+ *
+ * A connection error's message says what failed where: `could not reach <url>: connection refused
+ * (ECONNREFUSED 127.0.0.1:4000)`, the DNS lookup, the TLS handshake (`context.url` is the server's
+ * base URL; without it the message says "the model server").
  */
-export function classifyLlmError(err: unknown): ClassifiedError {
+export function classifyLlmError(err: unknown, context: { url?: string } = {}): ClassifiedError {
   const message = errorMessage(err);
 
   if (err instanceof APIUserAbortError || isAbortError(err)) {
@@ -85,7 +89,7 @@ export function classifyLlmError(err: unknown): ClassifiedError {
     return { kind: 'timeout', retryable: true, message };
   }
   if (err instanceof APIConnectionError) {
-    return { kind: 'connection', retryable: true, message };
+    return { kind: 'connection', retryable: true, message: connectionMessage(err, context.url) };
   }
   if (err instanceof StreamCutError) {
     return { kind: 'stream_cut', retryable: true, message };
@@ -97,7 +101,7 @@ export function classifyLlmError(err: unknown): ClassifiedError {
     return { kind: 'stream_cut', retryable: true, message };
   }
   if (socketCode(err) !== undefined) {
-    return { kind: 'connection', retryable: true, message };
+    return { kind: 'connection', retryable: true, message: connectionMessage(err, context.url) };
   }
   return { kind: 'unknown', retryable: false, message };
 }
@@ -215,4 +219,64 @@ function errorMessage(err: unknown): string {
     return cause && cause !== err.message ? `${err.message} (${cause})` : err.message;
   }
   return typeof err === 'string' ? err : String(err);
+}
+
+/** What a cause's code says happened, in words. */
+const CONNECTION_CAUSES: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  ECONNABORTED: 'connection aborted',
+  EPIPE: 'connection closed while sending',
+  ETIMEDOUT: 'connect timed out',
+  UND_ERR_CONNECT_TIMEOUT: 'connect timed out',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ENOTFOUND: 'DNS lookup found no such host',
+  EAI_AGAIN: 'DNS lookup failed (temporary failure)',
+  UND_ERR_SOCKET: 'the socket closed',
+  UND_ERR_CLOSED: 'the connection closed',
+};
+
+/**
+ * `could not reach <url>: <what happened> (<code> <detail>)`, from the deepest cause that says
+ * something (undici wraps the socket's error in `TypeError: fetch failed`, the SDK wraps that in
+ * `Connection error.`).
+ */
+function connectionMessage(err: unknown, url: string | undefined): string {
+  const where = `could not reach ${url ?? 'the model server'}`;
+  const causes: { message: string; code?: string; detail?: string }[] = [];
+  let current: unknown = err;
+  for (let depth = 0; depth < 6 && current instanceof Error; depth++) {
+    const e = current as Error & { code?: unknown; hostname?: unknown; address?: unknown; port?: unknown };
+    const code = typeof e.code === 'string' ? e.code : undefined;
+    const detail =
+      typeof e.hostname === 'string'
+        ? e.hostname
+        : typeof e.address === 'string'
+          ? `${e.address}${e.port === undefined ? '' : `:${String(e.port)}`}`
+          : undefined;
+    causes.push({ message: e.message, ...(code && { code }), ...(detail && { detail }) });
+    // An AggregateError (one error per address tried) carries its code and the first error's address.
+    current = e.cause ?? (e instanceof AggregateError ? e.errors[0] : undefined);
+  }
+  const coded = causes.findLast((c) => c.code !== undefined);
+  if (coded?.code) {
+    const code = coded.code;
+    const tls = /^(ERR_SSL_|ERR_TLS_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|EPROTO$)/.test(code);
+    const what = tls
+      ? `TLS handshake failed: ${firstLine(coded.message)}`
+      : (CONNECTION_CAUSES[code] ?? firstLine(coded.message));
+    return `${where}: ${what} (${code}${coded.detail ? ` ${coded.detail}` : ''})`;
+  }
+  // No code: the innermost message that is not one of the wrappers' ("bad port", ...).
+  const plain = causes.findLast((c) => c.message !== 'fetch failed' && c.message !== 'Connection error.');
+  return plain ? `${where}: ${firstLine(plain.message)}` : where;
+}
+
+/** The first line of a message, without OpenSSL's source location. */
+function firstLine(message: string): string {
+  const line = message.split('\n')[0]!.trim();
+  // `80ACC142727F0000:error:0A00010B:SSL routines:ssl3_get_record:wrong version number:../deps/...`
+  const ssl = /:SSL routines:[^:]*:([^:]+)/.exec(line);
+  return ssl ? ssl[1]! : line;
 }

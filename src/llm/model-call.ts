@@ -91,7 +91,7 @@ export async function callModel(
       ? readCompletionStream(options.client, body, read)
       : requestCompletion(options.client, body, combined, request);
   };
-  const retry: RetryOptions = { ...options.retry, signal: combined };
+  const retry: RetryOptions = { ...options.retry, signal: combined, url: options.client.baseURL };
   if (request.deadline !== null) retry.deadline = request.deadline;
   const onRetry = io.onRetry;
   if (onRetry) {

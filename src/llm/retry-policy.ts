@@ -39,6 +39,8 @@ export interface RetryOptions extends Partial<RetryPolicy> {
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** Turns a thrown value into a verdict; `classifyLlmError` by default. */
   classify?: (err: unknown) => ClassifiedError;
+  /** The server's base URL, named in the default verdict's message for connection errors. */
+  url?: string;
   /** Epoch ms after which no wait may end (the turn's deadline): a retry that would pass it is not made. */
   deadline?: number;
   /** Clock for `deadline`; `Date.now` by default. */
@@ -134,7 +136,7 @@ export async function withRetry<T>(
   const { signal, onRetry } = options;
   const random = options.random ?? Math.random;
   const sleep = options.sleep ?? abortableSleep;
-  const classify = options.classify ?? classifyError;
+  const classify = options.classify ?? ((err: unknown) => classifyError(err, options.url));
   const now = options.now ?? Date.now;
 
   for (let attemptNumber = 1; ; attemptNumber++) {
@@ -158,9 +160,9 @@ export async function withRetry<T>(
 }
 
 /** A nested `withRetry` already retried: keep its verdict but do not retry again. */
-function classifyError(err: unknown): ClassifiedError {
+function classifyError(err: unknown, url: string | undefined): ClassifiedError {
   if (err instanceof LlmCallError) return { ...err.toClassified(), retryable: false };
-  return classifyLlmError(err);
+  return classifyLlmError(err, url === undefined ? {} : { url });
 }
 
 /** Resolves after `ms`, or rejects with `signal.reason` as soon as the signal aborts. */
