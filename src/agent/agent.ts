@@ -4,7 +4,6 @@ import { createAuditLog } from '../events/audit-log.js';
 import { attachDebugLog, debugFromEnv } from '../events/debug-log.js';
 import { AgentEventBus } from '../events/event-bus.js';
 import { createRedactor, type Redactor } from '../events/redact.js';
-import { looksLikeSecret } from '../events/secret-shape.js';
 import type { Message } from '../llm/message.js';
 import { createOpenAIClient } from '../llm/openai-client.js';
 import { composeToolHooks } from '../machines/actors/compose-tool-hooks.js';
@@ -15,13 +14,16 @@ import { agentMachine } from '../machines/agent-machine.js';
 import { type AgentStateName, isBusyState } from '../machines/agent-states.js';
 import type { AgentEvent, AgentEventType, ToolCallInfo } from '../machines/emitted-events.js';
 import { pendingApprovals } from '../machines/tool-batch.js';
+import type { McpServerStatus } from '../mcp/mcp-servers.js';
 import type { SessionRecord, SessionStore } from '../session/session-store.js';
 import type { RestoreReport } from '../session/transcript-replay.js';
-import { loopControlTools } from '../tools/loop-control-tools.js';
-import { ToolRegistry } from '../tools/tool-registry.js';
-import { attachInspection, type InspectionAttachment } from './agent-inspection.js';
+import type { ToolRegistry } from '../tools/tool-registry.js';
+import type { Plan } from '../tools/update-plan-tool.js';
+import { leftInitializing, machineInput } from './actor-input.js';
+import { attachInspection, type InspectionAttachment, inspectionSecrets } from './agent-inspection.js';
 import type { AgentOptions, ExecutionResult } from './agent-options.js';
 import { persistenceFor, TurnSettler } from './agent-persistence.js';
+import { type AgentTools, agentTools } from './agent-tools.js';
 import { type ApprovalAnswer, approvalEvent, pendingCallFor } from './approval-answer.js';
 import { effectsFromOptions } from './effects-from-options.js';
 import { eventsHeard, relayEvents } from './event-relay.js';
@@ -50,6 +52,9 @@ export class Agent<TOutput = unknown> {
   #ready: Promise<void>;
   #actor: Actor<AgentMachine> | undefined;
   #stopped = false;
+  readonly #mcp: AgentTools['mcp'];
+  /** Resolves when the MCP servers are closed (after `stop()`). */
+  #closed: Promise<void> = Promise.resolve();
   /** Why the session could not be loaded (the agent then never starts). */
   #loadError: unknown;
 
@@ -60,16 +65,10 @@ export class Agent<TOutput = unknown> {
       knownSecrets: [client.apiKey, options.apiKey],
       ...(options.secrets ? { secrets: options.secrets } : {}),
     });
-    // The same rule as the redactor's: known keys only when they look like keys (a placeholder such as
-    // the scripted server's is not a secret), configured secrets as given.
-    this.inspectionSecrets = [
-      ...[client.apiKey, options.apiKey].filter(
-        (s): s is string => typeof s === 'string' && looksLikeSecret(s),
-      ),
-      ...(options.secrets ?? []).filter((s): s is string => typeof s === 'string' && s.length > 0),
-    ];
-    const tools = [...(options.tools ?? []), ...(options.loopControlTools === false ? [] : loopControlTools)];
-    this.registry = new ToolRegistry(tools);
+    this.inspectionSecrets = inspectionSecrets([client.apiKey, options.apiKey], options.secrets);
+    const { registry, mcp } = agentTools(options, (message) => this.#publishError(message, 'mcp_server'));
+    this.registry = registry;
+    this.#mcp = mcp;
     this.#persistence = persistenceFor(options, this.registry, this.redactor, (error, what) =>
       this.#writeFailed(error, what),
     );
@@ -79,17 +78,28 @@ export class Agent<TOutput = unknown> {
         ? createAuditLog({ file: options.auditLog, redact: this.redactor })
         : options.auditLog;
     const hooks = composeToolHooks(this.#persistence?.hooks(), options.toolHooks, audit);
-    const effects = effectsFromOptions(options, client, this.registry, hooks, eventsHeard(this.bus));
+    const effects = effectsFromOptions(options, {
+      client,
+      registry,
+      hooks,
+      hears: eventsHeard(this.bus),
+      mcp,
+      report: (message, code) => this.#publishError(message, code),
+    });
     this.#inspection = attachInspection(options.inspect, this.inspectionSecrets);
     attachDebugLog(this.bus, options.debug ?? debugFromEnv(), this.redactor.redact);
     const persistence = this.#persistence;
+    // MCP servers start in parallel with the session's load; the agent starts once each has listed its tools or failed.
+    const serversUp = mcp?.start();
     if (!persistence) {
-      this.#ready = this.#start(effects, options.snapshot);
+      this.#ready = serversUp
+        ? serversUp.then(() => (this.#stopped ? undefined : this.#start(effects, options.snapshot)))
+        : this.#start(effects, options.snapshot);
     } else {
       if (options.snapshot) throw new Error('createAgent: give either `snapshot` or `session`, not both');
-      this.#ready = persistence
-        .open()
-        .then((snapshot) => (this.#stopped ? undefined : this.#start(effects, snapshot)));
+      this.#ready = Promise.all([persistence.open(), serversUp]).then(([snapshot]) =>
+        this.#stopped ? undefined : this.#start(effects, snapshot),
+      );
       this.#ready.catch((error: unknown) => {
         this.#loadError = error;
         this.#reportError(error, `loading session "${persistence.id}"`);
@@ -100,13 +110,8 @@ export class Agent<TOutput = unknown> {
   /** Creates, binds and starts the actor (from a restored snapshot, if any); resolves once it is past Initializing. */
   #start(effects: Parameters<typeof bindAgentEffects>[1], snapshot: unknown): Promise<void> {
     const options = this.#options;
-    const messages: Message[] = [];
-    if (options.instructions) messages.push({ role: 'system', content: options.instructions });
-    messages.push(...(options.contextMessages ?? []));
-    const { toolTimeoutMs: _t, maxToolResultChars: _m, ...limits } = options.limits ?? {};
-    const sessionId = this.#persistence?.id ?? options.sessionId;
     const actor = createActor(agentMachine, {
-      input: { ...(sessionId ? { sessionId } : {}), messages, limits },
+      input: machineInput(options, this.#persistence?.id ?? options.sessionId),
       ...(snapshot ? { snapshot: snapshot as AgentOptions['snapshot'] } : {}),
       ...(this.#inspection ? { inspect: this.#inspection.observer } : {}),
     });
@@ -117,14 +122,7 @@ export class Agent<TOutput = unknown> {
     });
     this.#actor = actor;
     this.#persistence?.attach(actor);
-    const ready = new Promise<void>((resolve) => {
-      const sub = actor.subscribe((s) => {
-        if (!s.matches('Initializing')) {
-          sub.unsubscribe();
-          resolve();
-        }
-      });
-    });
+    const ready = leftInitializing(actor);
     actor.start();
     for (const answer of [...(this.#persistence?.afterStart() ?? []), ...this.#queuedAnswers.splice(0)]) {
       this.#answer(answer);
@@ -145,7 +143,7 @@ export class Agent<TOutput = unknown> {
       const reason = `the agent did not start: its session could not be loaded: ${errorText(this.#loadError)}`;
       throw new Error(reason, { cause: this.#loadError });
     }
-    throw new Error('the agent is still loading its session: await agent.ready() first');
+    throw new Error('the agent is still starting (its session or MCP servers): await agent.ready() first');
   }
 
   /** Where the session is saved (with `store` or `session`). */
@@ -212,6 +210,16 @@ export class Agent<TOutput = unknown> {
   /** The conversation so far. */
   get messages(): readonly Message[] {
     return this.context.messages;
+  }
+
+  /** The agent's plan (`update_plan`), or `null` before it makes one. */
+  get plan(): Plan | null {
+    return this.#actor ? this.context.plan : null;
+  }
+
+  /** The MCP servers (`mcpServers`): each one's state and the names its tools are offered under. */
+  get mcpServers(): McpServerStatus[] {
+    return this.#mcp?.servers ?? [];
   }
 
   /** Calls waiting for approval. */
@@ -347,10 +355,20 @@ export class Agent<TOutput = unknown> {
     if (this.#stopped) return;
     this.#stopped = true;
     this.#actor?.stop();
+    this.#closed = this.#mcp?.close() ?? Promise.resolve();
     this.#inspection?.stop();
     const result = stoppedResult<TOutput>(this.#actor?.getSnapshot().context);
     for (const resolve of this.#turnWaiters.splice(0)) resolve(result);
     this.#settler.releaseAll(result);
+  }
+
+  /**
+   * Stops the agent (`stop()`) and resolves once everything it started has ended: its MCP servers
+   * closed (their processes gone) and the session's writes durable. Call it before the process exits.
+   */
+  async close(): Promise<void> {
+    this.stop();
+    await Promise.all([this.#closed, this.flush()]);
   }
 
   #assertRunning(): void {

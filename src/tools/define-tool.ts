@@ -38,6 +38,16 @@ export interface Tool<A = any> {
   loopBreaking?: 'completed' | 'question';
   /** Safe to run again after a crash when no result was recorded (see docs/persistence.md). */
   idempotent?: boolean;
+  /**
+   * A successful call's arguments are the agent's new plan (`update_plan`): the machine keeps them in
+   * its context and emits `plan_updated`.
+   */
+  updatesPlan?: boolean;
+  /**
+   * The JSON Schema sent to the model, when it is not the one `parameters` gives (tools whose schema
+   * comes from elsewhere, such as an MCP server's; `parameters` then validates it).
+   */
+  jsonSchema?: Record<string, unknown>;
   /** Cached JSON form sent to the model. */
   readonly json: ChatCompletionFunctionTool;
 }
@@ -52,6 +62,8 @@ export interface ToolSpec<S extends ZodRawShape> {
   timeoutMs?: number;
   loopBreaking?: 'completed' | 'question';
   idempotent?: boolean;
+  updatesPlan?: boolean;
+  jsonSchema?: Record<string, unknown>;
 }
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -69,10 +81,8 @@ export function defineTool<S extends ZodRawShape>(spec: ToolSpec<S>): Tool<z.inf
   if (!(spec.parameters instanceof z.ZodObject)) {
     throw new Error(`defineTool(${spec.name}): parameters must be a zod object schema`);
   }
-  const { $schema: _ignored, ...schema } = z.toJSONSchema(spec.parameters, { io: 'input' }) as Record<
-    string,
-    unknown
-  >;
+  const { $schema: _ignored, ...schema } =
+    spec.jsonSchema ?? (z.toJSONSchema(spec.parameters, { io: 'input' }) as Record<string, unknown>);
   const json: ChatCompletionFunctionTool = {
     type: 'function',
     function: { name: spec.name, description: spec.description, parameters: schema },
