@@ -12,8 +12,12 @@ afterEach(async () => {
 });
 
 /** The tool definitions of a request, by name. */
-function toolsOf(request: { tools?: unknown[] }): Map<string, { description?: string; parameters?: unknown }> {
-  const tools = (request.tools ?? []) as { function: { name: string; description?: string; parameters?: unknown } }[];
+function toolsOf(request: {
+  tools?: unknown[];
+}): Map<string, { description?: string; parameters?: unknown }> {
+  const tools = (request.tools ?? []) as {
+    function: { name: string; description?: string; parameters?: unknown };
+  }[];
   return new Map(tools.map((t) => [t.function.name, t.function]));
 }
 
@@ -37,7 +41,11 @@ describe('MCP tools from server-everything', () => {
     closing.push(agent);
     await agent.ready();
     expect(agent.mcpServers).toEqual([
-      expect.objectContaining({ name: 'everything', state: 'ready', tools: expect.arrayContaining(['everything__echo']) }),
+      expect.objectContaining({
+        name: 'everything',
+        state: 'ready',
+        tools: expect.arrayContaining(['everything__echo']),
+      }),
     ]);
     const result = await agent.send('echo something');
     expect(result.terminateReason).toBe('completed');
@@ -98,7 +106,10 @@ describe('MCP tools from server-everything', () => {
   it('the session policy wins over the server: approval never runs a non-read-only tool unasked', async () => {
     const { agent, events } = await agentOn(
       {
-        turns: [{ toolCalls: [{ name: 'everything__toggle-simulated-logging', arguments: {} }] }, { content: 'ok' }],
+        turns: [
+          { toolCalls: [{ name: 'everything__toggle-simulated-logging', arguments: {} }] },
+          { content: 'ok' },
+        ],
       },
       { approval: 'never', mcpServers: { everything: everythingStdio() } },
     );
@@ -108,7 +119,7 @@ describe('MCP tools from server-everything', () => {
     expect(String(result.messages.find((m) => m.role === 'tool')?.content)).toMatch(/logging/i);
   });
 
-  it('arguments that break the server's schema get an error result naming the call', async () => {
+  it("arguments that break the server's schema get an error result naming the call", async () => {
     const { agent } = await agentOn(
       {
         turns: [
@@ -122,8 +133,12 @@ describe('MCP tools from server-everything', () => {
     closing.push(agent);
     const result = await agent.send('go');
     const tools = result.messages.filter((m) => m.role === 'tool').map((m) => String(m.content));
-    expect(tools[0]).toMatch(/^Error: invalid arguments for "everything__echo": .*must have required property 'message'/);
-    expect(tools[1]).toMatch(/^Error: invalid arguments for "everything__get-structured-content": .*allowed values/);
+    expect(tools[0]).toMatch(
+      /^Error: invalid arguments for "everything__echo": .*must have required property 'message'/,
+    );
+    expect(tools[1]).toMatch(
+      /^Error: invalid arguments for "everything__get-structured-content": .*allowed values/,
+    );
   });
 
   it('works over Streamable HTTP (server-everything on 127.0.0.1, an OS-chosen port)', async () => {
