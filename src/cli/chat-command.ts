@@ -9,6 +9,12 @@ import { FileSessionStore } from '../session/file-session-store.js';
 import { createSessionId, type SessionRecord } from '../session/session-store.js';
 import type { Tool } from '../tools/define-tool.js';
 import { ChatInput, type ChatStreams } from './chat-input.js';
+import {
+  type ChatPersona,
+  mcpServersFlag,
+  PLAIN_ASSISTANT,
+  plainAssistantDefinition,
+} from './chat-persona.js';
 import { ChatRenderer, chatColors } from './chat-renderer.js';
 import { ChatSession } from './chat-session.js';
 import { cliApprovalPolicy } from './cli-approvals.js';
@@ -18,8 +24,11 @@ import { INSPECTOR_FLAGS, INSPECTOR_USAGE, inspectorPort, startCliInspection } f
 import { connectModel, MODEL_FLAG_OPTIONS, modelFlags, modelOptions } from './model-connection.js';
 import { bundleScenario } from './scripted-model.js';
 
-export const CHAT_USAGE = `Usage: agentloop chat --bundle <root> --agent <id> [options]
+export const CHAT_USAGE = `Usage: agentloop chat [--bundle <root> --agent <id>] [options]
        agentloop chat --resume <session-id> [options]
+  Without --bundle the agent is a plain assistant with the configured tools (--tools, --mcp-config).
+  --mcp-config <file>   an mcp.json ({ "mcpServers": { ... } }): the servers' tools join the agent's
+                        (remembered by the session: --resume starts them again)
   --project <dir>       the folder the agent works in (default: current directory); sessions are kept
                         in <project>/.agentloop/sessions unless AGENTLOOP_HOME or --sessions-dir says otherwise
   --output <dir>        where save_output may write (default: the bundle config's output_folder)
@@ -62,6 +71,7 @@ export async function runChatCommand(
       session: { type: 'string' },
       'sessions-dir': { type: 'string' },
       tools: { type: 'string' },
+      'mcp-config': { type: 'string' },
       yes: { type: 'boolean', default: false },
       ...MODEL_FLAG_OPTIONS,
       help: { type: 'boolean', short: 'h', default: false },
@@ -90,23 +100,30 @@ export async function runChatCommand(
   const origin = sessionOrigin(resumed);
   const bundleRoot = values.bundle ?? origin.bundle;
   const agentId = values.agent ?? origin.agent;
-  if (!bundleRoot) throw new UsageError('missing --bundle <root> (or --resume <session-id>)');
-  if (!agentId) throw new UsageError('missing --agent <id> (the agent to talk with)');
+  if (bundleRoot && !agentId) throw new UsageError('missing --agent <id> (the agent to talk with)');
+  if (values.agent && !bundleRoot) throw new UsageError('--agent needs --bundle <root> (the bundle folder)');
   inspectorPort(values);
   const extraTools = values.tools ? await loadToolModule(values.tools) : [];
-  const load = (): Promise<BundleAgent> =>
-    loadBundleAgent({
-      bundleRoot,
-      agent: agentId,
-      projectRoot,
-      sessionsDir: store.dir,
-      ...(values.output ? { outputFolder: values.output } : {}),
-    });
-  const bundleAgent = await load();
+  const mcpConfig = values['mcp-config'] ?? origin.mcpConfig;
+  const mcpServers = await mcpServersFlag(mcpConfig);
+  const bundleAgent =
+    bundleRoot && agentId
+      ? await loadBundleAgent({
+          bundleRoot,
+          agent: agentId,
+          projectRoot,
+          sessionsDir: store.dir,
+          ...(values.output ? { outputFolder: values.output } : {}),
+        })
+      : undefined;
+  const persona: ChatPersona = bundleAgent ?? PLAIN_ASSISTANT;
   // Everything opened is closed on the way out, whatever fails after it.
   const closers: (() => Promise<void> | void)[] = [];
   try {
-    const connection = await connectModel(modelFlags(values), await bundleScenario(bundleAgent));
+    const connection = await connectModel(
+      modelFlags(values),
+      bundleAgent ? await bundleScenario(bundleAgent) : undefined,
+    );
     closers.push(() => connection.close());
     // The inspector page answers approvals too: whichever answer comes first wins.
     const inspection = await startCliInspection(values, io);
@@ -117,42 +134,48 @@ export async function runChatCommand(
       },
       terminal: streams.terminal,
       colors: chatColors(streams.terminal),
-      agentLabel: `${bundleAgent.icon ? `${bundleAgent.icon} ` : ''}${bundleAgent.name}`,
+      agentLabel: `${persona.icon ? `${persona.icon} ` : ''}${persona.name}`,
       projectRoot,
       columns: () => streams.output.columns ?? 80,
     });
     const input = new ChatInput(streams);
     closers.push(() => input.close());
-    // The bundle agent's definition, plus the --tools module's tools (defineAgent names a clash).
-    const chatDefinition = (bundle: BundleAgent) =>
-      extraTools.length === 0
-        ? bundle.definition
-        : defineAgent({ ...bundle.definition, tools: [...bundle.definition.tools, ...extraTools] });
-    const open = (sessionId: string, bundle: BundleAgent): Agent => {
+    // The bundle agent's definition (or the plain assistant's), plus the --tools module's tools
+    // (defineAgent names a clash); the MCP servers' tools come with the agent.
+    const chatDefinition = (bundle: BundleAgent | undefined) =>
+      !bundle
+        ? plainAssistantDefinition(extraTools)
+        : extraTools.length === 0
+          ? bundle.definition
+          : defineAgent({ ...bundle.definition, tools: [...bundle.definition.tools, ...extraTools] });
+    const open = (sessionId: string, bundle: BundleAgent | undefined): Agent => {
       const inspect = inspection.inspectFor(connection.apiKey);
+      const name = bundle?.name ?? PLAIN_ASSISTANT.name;
       const agent = createAgent(
         toAgentOptions(
           chatDefinition(bundle),
           {},
           {
-            name: bundle.name,
+            name,
             ...modelOptions(connection),
             approval: cliApprovalPolicy(values.yes),
             store,
             session: sessionId,
+            mcpServers,
             sessionInfo: {
-              bundle: bundle.bundleRoot,
+              ...(bundle ? { bundle: bundle.bundleRoot } : {}),
               meta: {
-                agent: bundle.id,
+                ...(bundle ? { agent: bundle.id } : {}),
                 project: projectRoot,
                 ...(values.tools ? { tools: path.resolve(values.tools) } : {}),
+                ...(mcpConfig ? { mcpConfig: path.resolve(mcpConfig) } : {}),
               },
             },
             ...(inspect ? { inspect } : {}),
           },
         ),
       );
-      inspection.attach(agent as Agent<unknown>, { name: bundle.name, title: sessionId });
+      inspection.attach(agent as Agent<unknown>, { name, title: sessionId });
       return agent;
     };
     const session = new ChatSession({
@@ -174,7 +197,7 @@ export async function runChatCommand(
         const def =
           from.bundle &&
           from.agent &&
-          (path.resolve(from.bundle) !== bundleAgent.bundleRoot || from.agent !== bundleAgent.id)
+          (path.resolve(from.bundle) !== bundleAgent?.bundleRoot || from.agent !== bundleAgent.id)
             ? await loadBundleAgent({
                 bundleRoot: from.bundle,
                 agent: from.agent,
@@ -182,7 +205,7 @@ export async function runChatCommand(
                 sessionsDir: store.dir,
               })
             : bundleAgent;
-        return { agent: open(id, def), bundleAgent: def, record };
+        return { agent: open(id, def), bundleAgent: def ?? PLAIN_ASSISTANT, record };
       },
     });
     return await session.run(values.resume ?? values.session ?? createSessionId(), !values.resume);
@@ -194,12 +217,18 @@ export async function runChatCommand(
   }
 }
 
-/** The bundle and agent a saved session came from. */
-export function sessionOrigin(record: SessionRecord | undefined): { bundle?: string; agent?: string } {
+/** The bundle and agent a saved session came from, and its MCP config file. */
+export function sessionOrigin(record: SessionRecord | undefined): {
+  bundle?: string;
+  agent?: string;
+  mcpConfig?: string;
+} {
   const agent = record?.meta?.agent;
+  const mcpConfig = record?.meta?.mcpConfig;
   return {
     ...(record?.bundle ? { bundle: record.bundle } : {}),
     ...(typeof agent === 'string' ? { agent } : {}),
+    ...(typeof mcpConfig === 'string' ? { mcpConfig } : {}),
   };
 }
 

@@ -4,6 +4,7 @@ import type { Redactor } from '../events/redact.js';
 import type { AgentEvent, ToolCallInfo } from '../machines/emitted-events.js';
 import { formatElapsed, Spinner } from './chat-spinner.js';
 import { oneLine, RESET_NOTE, retryNote } from './event-printer.js';
+import { planChecklist } from './plan-checklist.js';
 import { terminalSafe, terminalSafeEvents } from './terminal-safe.js';
 
 /** picocolors' formatter set, on or off. */
@@ -48,6 +49,8 @@ export class ChatRenderer {
   readonly #running = new Map<string, { call: ToolCallInfo; since: number }>();
   /** The iteration count is shown once the model has been warned that the limit nears. */
   #showIterations = false;
+  /** The plan last drawn (JSON), so that an unchanged plan is not drawn again. */
+  #lastPlan: string | undefined;
   /** Events as printed: without control sequences, redacted once more (see `useRedactor`). */
   #safe = terminalSafeEvents();
 
@@ -188,6 +191,14 @@ export class ChatRenderer {
             `${c.green('✓')} ${head} ${c.dim(took)} ${c.dim('→')} ${oneLine(this.#relative(summarize(event.result)), room)}`,
           );
         }
+        break;
+      }
+      case 'plan_updated': {
+        // Shown when it changes: a call that sends the same plan again draws nothing.
+        const shown = JSON.stringify(event.plan);
+        if (shown === this.#lastPlan) break;
+        this.#lastPlan = shown;
+        for (const text of planChecklist(event.plan, c)) this.line(text);
         break;
       }
       case 'limit_warning':

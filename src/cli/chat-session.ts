@@ -1,5 +1,4 @@
 import type { Agent } from '../agent/agent.js';
-import type { BundleAgent } from '../bundle/bundle-agent.js';
 import { DEFAULTS } from '../defaults.js';
 import type { AgentEvent, ToolCallInfo } from '../machines/emitted-events.js';
 import type { FileSessionStore } from '../session/file-session-store.js';
@@ -7,6 +6,7 @@ import type { SessionRecord } from '../session/session-store.js';
 import { askApproval } from './chat-approval-prompt.js';
 import { showResumeSummary } from './chat-history-view.js';
 import type { ChatInput } from './chat-input.js';
+import type { ChatPersona } from './chat-persona.js';
 import type { ChatRenderer } from './chat-renderer.js';
 import { runSlashCommand, type SlashCommandOutcome } from './chat-slash-commands.js';
 import { terminalSafe } from './terminal-safe.js';
@@ -19,7 +19,7 @@ export interface ChatSessionOptions {
   /** One line saying which model answers. */
   connection: string;
   /** Opens (restores or creates) a session's agent. */
-  open(id: string): Promise<{ agent: Agent; bundleAgent: BundleAgent; record: SessionRecord | undefined }>;
+  open(id: string): Promise<{ agent: Agent; bundleAgent: ChatPersona; record: SessionRecord | undefined }>;
   /** The command that continues a session, for the goodbye line. */
   resumeCommand?: (id: string) => string;
 }
@@ -28,7 +28,7 @@ export interface ChatSessionOptions {
 export class ChatSession {
   readonly #o: ChatSessionOptions;
   #agent!: Agent;
-  #bundle!: BundleAgent;
+  #bundle!: ChatPersona;
   #offs: (() => void)[] = [];
   #busy = false;
   #asking = false;
@@ -108,8 +108,8 @@ export class ChatSession {
 
   async #detach(): Promise<void> {
     for (const off of this.#offs.splice(0)) off();
-    await this.#agent.flush();
-    this.#agent.stop();
+    // Its writes made durable and its MCP servers ended.
+    await this.#agent.close();
   }
 
   /** After a restore in WaitingApproval the calls still wait for an answer: ask, then let the turn finish. */

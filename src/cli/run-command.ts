@@ -2,6 +2,7 @@ import type { Readable, Writable } from 'node:stream';
 import { createAgent } from '../agent/agent.js';
 import { toAgentOptions } from '../agent/agent-options.js';
 import { loadBundleAgent } from '../bundle/bundle-agent.js';
+import { mcpServersFlag, PLAIN_ASSISTANT, plainAssistantDefinition } from './chat-persona.js';
 import { answerRunApprovals, cliApprovalPolicy } from './cli-approvals.js';
 import { parseFlags, UsageError } from './cli-args.js';
 import type { CommandIo } from './command-io.js';
@@ -11,8 +12,10 @@ import { connectModel, MODEL_FLAG_OPTIONS, modelFlags, modelOptions } from './mo
 import { bundleScenario } from './scripted-model.js';
 import { terminalSafe, terminalSafeJson } from './terminal-safe.js';
 
-const USAGE = `Usage: agentloop run --bundle <root> --agent <id-or-name> [options] "<message>"
-  One turn with a bundle agent. The answer alone goes to stdout (pipe it); progress goes to stderr.
+const USAGE = `Usage: agentloop run [--bundle <root> --agent <id-or-name>] [options] "<message>"
+  One turn with a bundle agent, or without --bundle with a plain assistant and the configured tools.
+  The answer alone goes to stdout (pipe it); progress goes to stderr.
+  --mcp-config <file> an mcp.json ({ "mcpServers": { ... } }): the servers' tools join the agent's
   --project <dir>     the folder the agent works in ({project-root}; default: current directory)
   --output <dir>      where save_output may write (default: the bundle config's output_folder)
   --json              print the ExecutionResult as JSON on stdout instead of the answer
@@ -45,6 +48,7 @@ export async function runRunCommand(
       output: { type: 'string' },
       json: { type: 'boolean', default: false },
       yes: { type: 'boolean', default: false },
+      'mcp-config': { type: 'string' },
       ...MODEL_FLAG_OPTIONS,
       help: { type: 'boolean', short: 'h', default: false },
       ...INSPECTOR_FLAGS,
@@ -55,38 +59,50 @@ export async function runRunCommand(
     return 0;
   }
   const message = positionals.join(' ').trim();
-  if (!values.bundle) throw new UsageError('missing --bundle <root> (the bundle folder)');
-  if (!values.agent) throw new UsageError('missing --agent <id> (the agent to run)');
+  if (values.bundle && !values.agent) throw new UsageError('missing --agent <id> (the agent to run)');
+  if (values.agent && !values.bundle)
+    throw new UsageError('--agent needs --bundle <root> (the bundle folder)');
   if (!message) throw new UsageError('missing the message to send (the last argument, e.g. "*help")');
   inspectorPort(values);
-  const bundleAgent = await loadBundleAgent({
-    bundleRoot: values.bundle,
-    agent: values.agent,
-    ...(values.project ? { projectRoot: values.project } : {}),
-    ...(values.output ? { outputFolder: values.output } : {}),
-  });
+  const mcpServers = await mcpServersFlag(values['mcp-config']);
+  const bundleAgent =
+    values.bundle && values.agent
+      ? await loadBundleAgent({
+          bundleRoot: values.bundle,
+          agent: values.agent,
+          ...(values.project ? { projectRoot: values.project } : {}),
+          ...(values.output ? { outputFolder: values.output } : {}),
+        })
+      : undefined;
+  const name = bundleAgent?.name ?? PLAIN_ASSISTANT.name;
   const progress = io.stderr;
   // Everything opened is closed on the way out, whatever fails after it.
   const closers: (() => Promise<void>)[] = [];
   try {
-    const connection = await connectModel(modelFlags(values), await bundleScenario(bundleAgent));
+    const connection = await connectModel(
+      modelFlags(values),
+      bundleAgent ? await bundleScenario(bundleAgent) : undefined,
+    );
     closers.push(() => connection.close());
     progress(`model: ${connection.description}\n`);
     const inspection = await startCliInspection(values, io);
     closers.push(() => inspection.close());
     const agent = createAgent(
       toAgentOptions(
-        bundleAgent.definition,
+        bundleAgent?.definition ?? plainAssistantDefinition(),
         {},
         {
-          name: bundleAgent.name,
+          name,
           ...modelOptions(connection),
           approval: cliApprovalPolicy(values.yes),
           inspect: inspection.inspectFor(connection.apiKey),
+          mcpServers,
         },
       ),
     );
-    const detach = inspection.attach(agent, { name: bundleAgent.name, title: message });
+    // The MCP servers end with the command, whatever ends it.
+    closers.push(() => agent.close());
+    const detach = inspection.attach(agent, { name, title: message });
     agent.on(
       '*',
       createEventPrinter({ write: progress }, { states: false, redactor: agent.redactor, text: 'progress' }),
@@ -98,7 +114,7 @@ export async function runRunCommand(
       pageUrl: inspection.server?.url,
     });
     const result = await agent.send(message).finally(stopAsking);
-    agent.stop();
+    await agent.close();
     detach();
     // Printed like every other output: redacted (a server's error body may echo the key; the
     // messages hold what the user typed), whatever the field; and with nothing a terminal acts on

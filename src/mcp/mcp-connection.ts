@@ -248,7 +248,28 @@ export class McpServerConnection {
     if (transport instanceof StreamableHTTPClientTransport) {
       await withTimeout(transport.terminateSession(), 2_000).catch(() => {});
     }
-    await client?.close().catch(() => {});
+    // The SDK closes stdin and waits 2 s before SIGTERM; a server that has not exited half a second
+    // after its stdin closed gets SIGTERM then (the MCP spec's shutdown, with a shorter wait).
+    const pid = transport instanceof StdioClientTransport ? transport.pid : null;
+    let closed = false;
+    const closing = (client?.close() ?? Promise.resolve())
+      .catch(() => {})
+      .finally(() => {
+        closed = true;
+      });
+    const timer =
+      pid === null
+        ? undefined
+        : setTimeout(() => {
+            if (closed) return;
+            try {
+              process.kill(pid, 'SIGTERM');
+            } catch {
+              // It exited meanwhile.
+            }
+          }, 500);
+    await closing;
+    clearTimeout(timer);
   }
 }
 
