@@ -94,7 +94,7 @@ describe('usage mistakes name the flag and point at --help', () => {
     [['run', '--json=yes'], 'agentloop run: --json takes no value; see agentloop run --help'],
     [
       ['run', '--agent', 'intake-facilitator', 'hi'],
-      'agentloop run: missing --bundle <root> (the bundle folder); see agentloop run --help',
+      'agentloop run: --agent needs --bundle <root> (the bundle folder); see agentloop run --help',
     ],
     [
       ['run', '--bundle', BUNDLE, 'hi'],
