@@ -11,6 +11,7 @@ import type {
 } from '../../src/inspector/protocol.js';
 import { activeIds, type ChartView, drawChart } from './chart.js';
 import { byId, h, replace, show } from './dom.js';
+import { renderPlan } from './plan.js';
 import { CATEGORIES, type Category, renderTimeline, timelineRows } from './timeline.js';
 import { renderTranscript } from './transcript.js';
 
@@ -269,7 +270,10 @@ function render(): void {
   document.body.dataset.state = session?.status.state ?? '';
   if (page.dirty.list) renderSessions();
   if (page.dirty.chart) renderChart(session);
-  if (page.dirty.status) renderStatus(session);
+  if (page.dirty.status) {
+    renderStatus(session);
+    renderPlan(byId('plan'), session?.status.plan);
+  }
   if (page.dirty.timeline) {
     renderTimeline(byId('timeline'), session ? timelineRows(session.events) : [], page.shown, page.search);
   }
