@@ -9,6 +9,7 @@ import { showResumeSummary } from './chat-history-view.js';
 import type { ChatInput } from './chat-input.js';
 import type { ChatRenderer } from './chat-renderer.js';
 import { runSlashCommand, type SlashCommandOutcome } from './chat-slash-commands.js';
+import { bundlePaths } from './chat-tool-lines.js';
 import { terminalSafe } from './terminal-safe.js';
 
 /** What a {@link ChatSession} reads from, draws on, and opens sessions with. */
@@ -91,6 +92,7 @@ export class ChatSession {
     this.#agent = agent;
     this.#bundle = bundleAgent;
     this.#r.useRedactor(agent.redactor);
+    this.#r.usePathVariables(bundlePaths(bundleAgent));
     this.#offs.push(agent.on('*', (event: AgentEvent) => this.#r.handle(event)));
     const title = terminalSafe(
       `${bundleAgent.icon ? `${bundleAgent.icon} ` : ''}${bundleAgent.name}${bundleAgent.title ? `, ${bundleAgent.title}` : ''}`,
