@@ -293,6 +293,12 @@ describe.each([1280, 800])('the inspector page at %i px wide', (width) => {
       await expect(page.locator('#path').innerText()).resolves.toBe(
         'last turn: AwaitingInput → Thinking → ExecutingTool → Interrupted',
       );
+      // The call the interrupt stopped is not shown as still running.
+      const call = page.locator('#timeline .row[data-kind="tool_call_start"]');
+      await expect(call.getAttribute('class')).resolves.toContain('outcome-error');
+      await expect(call.locator('.detail').innerText()).resolves.toContain(
+        'not finished: the turn ended (interrupted)',
+      );
       await shot('interrupted');
 
       // A saved session: its first message that says something, when it was saved, how its turn ended.
