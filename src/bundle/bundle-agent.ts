@@ -2,7 +2,9 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { type AgentFile, type MenuItem, parseAgentFile } from './agent-file-parser.js';
 import { buildGreeting } from './agent-greeting.js';
+import { findBmad6Install } from './bmad-install.js';
 import { createBmadTools } from './bmad-tools.js';
+import { loadBmad6Agent } from './bmad6-agent.js';
 import { type BundleAgentDefinition, compileBundleDefinition } from './bundle-definition.js';
 import { detectTree, listAgentFiles } from './bundle-discovery.js';
 import { BundleError } from './bundle-error.js';
@@ -142,6 +144,8 @@ export async function loadBundleAgent(options: LoadBundleAgentOptions): Promise<
   if (!(await stat(given).catch(() => undefined))?.isDirectory()) {
     throw new BundleError('not-found', `Bundle folder not found: ${given}`, { file: given });
   }
+  const install = await findBmad6Install(given);
+  if (install) return loadBmad6Agent(options, install);
   const tree = await detectTree(given);
   const isBundle = tree.bundles.some((b) => b.root === given);
   const bundleRoots = isBundle ? [given] : tree.bundles.filter((b) => !b.isCore).map((b) => b.root);
