@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { type AgentFile, type MenuItem, parseAgentFile } from './agent-file-parser.js';
 import { buildGreeting } from './agent-greeting.js';
-import { createBmadTools } from './bmad-tools.js';
+import { type BmadToolsContext, createBmadTools } from './bmad-tools.js';
 import { type BundleAgentDefinition, compileBundleDefinition } from './bundle-definition.js';
 import { detectTree, listAgentFiles } from './bundle-discovery.js';
 import { BundleError } from './bundle-error.js';
@@ -75,6 +75,8 @@ export interface BundleAgent {
   agentFile: AgentFile;
   /** Non-fatal findings of initialization. */
   warnings: string[];
+  /** What the agent's tools resolve paths against (sandbox, variables, config): skills reuse it. */
+  toolsContext: BmadToolsContext;
 }
 
 function matches(agent: AgentFile, wanted: string): boolean {
@@ -186,7 +188,7 @@ export async function loadBundleAgent(options: LoadBundleAgentOptions): Promise<
   const scope = { ...baseScope, variables };
   const fill = (text: string) =>
     fillVariables(text, { ...scope, configSource: critical.config?.path, config: critical.config?.values });
-  const tools = createBmadTools({
+  const toolsContext: BmadToolsContext = {
     sandbox,
     scope,
     outputFolder,
@@ -194,7 +196,8 @@ export async function loadBundleAgent(options: LoadBundleAgentOptions): Promise<
     knownWorkflows: agent.menu.flatMap((m) =>
       m.targets.filter((t) => t.kind === 'workflow').map((t) => t.target),
     ),
-  });
+  };
+  const tools = createBmadTools(toolsContext);
   const definition = compileBundleDefinition({
     agent,
     systemPrompt: buildSystemPrompt({
@@ -228,5 +231,6 @@ export async function loadBundleAgent(options: LoadBundleAgentOptions): Promise<
     outputFolder,
     agentFile: agent,
     warnings: critical.warnings,
+    toolsContext,
   };
 }
