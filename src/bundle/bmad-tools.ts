@@ -136,7 +136,8 @@ function executeWorkflowTool(ctx: BmadToolsContext) {
   });
 }
 
-function saveOutputTool(ctx: BmadToolsContext) {
+/** The `save_output` tool: writes into the output folder only (also used by the skill tools). */
+export function saveOutputTool(ctx: BmadToolsContext) {
   return defineTool({
     name: 'save_output',
     description:

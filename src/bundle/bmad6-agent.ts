@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { AgentFile, MenuItem } from './agent-file-parser.js';
 import type { Bmad6Install } from './bmad-install.js';
-import { createBmadTools } from './bmad-tools.js';
+import { type BmadToolsContext, createBmadTools } from './bmad-tools.js';
 import { type Bmad6AgentSkill, readAgentSkill, resolveAgentSkill } from './bmad6-agent-skill.js';
 import { loadBmad6Config } from './bmad6-config.js';
 import { buildBmad6Greeting, buildBmad6Prompt } from './bmad6-prompt.js';
@@ -134,7 +134,7 @@ export async function loadBmad6Agent(
   const fill = (text: string) => fillVariables(text, scope);
   const facts = await loadPersistentFacts(agent.block.persistentFacts, sandbox, fill, projectRoot, warnings);
   const bundleConfig = { path: config.source, values: config.values };
-  const toolsContext = { sandbox, scope, outputFolder, bundleConfig };
+  const toolsContext: BmadToolsContext = { sandbox, scope, outputFolder, bundleConfig };
   const agentFile = asAgentFile(agent);
   const definition = compileBundleDefinition({
     agent: agentFile,
@@ -165,5 +165,6 @@ export async function loadBmad6Agent(
     outputFolder,
     agentFile,
     warnings,
+    toolsContext,
   };
 }

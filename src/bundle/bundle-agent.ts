@@ -3,7 +3,7 @@ import path from 'node:path';
 import { type AgentFile, type MenuItem, parseAgentFile } from './agent-file-parser.js';
 import { buildGreeting } from './agent-greeting.js';
 import { findBmad6Install } from './bmad-install.js';
-import { createBmadTools } from './bmad-tools.js';
+import { type BmadToolsContext, createBmadTools } from './bmad-tools.js';
 import { loadBmad6Agent } from './bmad6-agent.js';
 import { type BundleAgentDefinition, compileBundleDefinition } from './bundle-definition.js';
 import { detectTree, listAgentFiles } from './bundle-discovery.js';
@@ -77,6 +77,8 @@ export interface BundleAgent {
   agentFile: AgentFile;
   /** Non-fatal findings of initialization. */
   warnings: string[];
+  /** What the agent's tools resolve paths against (sandbox, variables, config): skills reuse it. */
+  toolsContext: BmadToolsContext;
 }
 
 function matches(agent: AgentFile, wanted: string): boolean {
@@ -190,7 +192,7 @@ export async function loadBundleAgent(options: LoadBundleAgentOptions): Promise<
   const scope = { ...baseScope, variables };
   const fill = (text: string) =>
     fillVariables(text, { ...scope, configSource: critical.config?.path, config: critical.config?.values });
-  const tools = createBmadTools({
+  const toolsContext: BmadToolsContext = {
     sandbox,
     scope,
     outputFolder,
@@ -198,7 +200,8 @@ export async function loadBundleAgent(options: LoadBundleAgentOptions): Promise<
     knownWorkflows: agent.menu.flatMap((m) =>
       m.targets.filter((t) => t.kind === 'workflow').map((t) => t.target),
     ),
-  });
+  };
+  const tools = createBmadTools(toolsContext);
   const definition = compileBundleDefinition({
     agent,
     systemPrompt: buildSystemPrompt({
@@ -232,5 +235,6 @@ export async function loadBundleAgent(options: LoadBundleAgentOptions): Promise<
     outputFolder,
     agentFile: agent,
     warnings: critical.warnings,
+    toolsContext,
   };
 }
