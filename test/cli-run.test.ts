@@ -75,9 +75,7 @@ describe('agentloop run', () => {
   it('explains usage', async () => {
     const { code, stderr } = await cli(['run']);
     expect(code).toBe(2);
-    expect(stderr).toBe(
-      'agentloop run: missing --bundle <root> (the bundle folder); see agentloop run --help\n',
-    );
+    expect(stderr).toBe('agentloop run: missing --agent <id> (the agent to run); see agentloop run --help\n');
   });
 });
 

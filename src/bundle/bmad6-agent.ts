@@ -4,7 +4,7 @@ import type { Bmad6Install } from './bmad-install.js';
 import { type BmadToolsContext, createBmadTools } from './bmad-tools.js';
 import { type Bmad6AgentSkill, readAgentSkill, resolveAgentSkill } from './bmad6-agent-skill.js';
 import { loadBmad6Config } from './bmad6-config.js';
-import { buildBmad6Greeting, buildBmad6Prompt } from './bmad6-prompt.js';
+import { bmad6MenuChoice, buildBmad6Greeting, buildBmad6Prompt } from './bmad6-prompt.js';
 import type { BundleAgent, LoadBundleAgentOptions } from './bundle-agent.js';
 import { compileBundleDefinition } from './bundle-definition.js';
 import { BundleError, errorMessage } from './bundle-error.js';
@@ -166,5 +166,6 @@ export async function loadBmad6Agent(
     agentFile,
     warnings,
     toolsContext,
+    menuChoice: (text) => bmad6MenuChoice(agent.block.menu, text),
   };
 }

@@ -91,3 +91,19 @@ ${b.activationStepsPrepend.length > 0 ? `- Step 2, still yours to do before your
   ];
   return sections.filter(Boolean).join('\n\n');
 }
+
+/**
+ * The message to send for a reply that is only a menu code (any case) or number: the reply kept as
+ * typed, with the item and the call it maps to, so the choice does not rest on the model's reading.
+ */
+export function bmad6MenuChoice(menu: Bmad6MenuItem[], text: string): string | undefined {
+  const typed = text.trim();
+  const number = /^\d+$/.test(typed) ? Number(typed) : undefined;
+  const item =
+    number !== undefined ? menu[number - 1] : menu.find((m) => m.code.toLowerCase() === typed.toLowerCase());
+  if (!item) return undefined;
+  const action = item.skill
+    ? `activate_skill({ name: "${item.skill}" }) and follow that skill`
+    : `do what its prompt says: ${item.prompt}`;
+  return `${typed}\n\n(Menu item ${item.code}, "${item.description}": ${action}.)`;
+}

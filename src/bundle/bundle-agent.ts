@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { type AgentFile, type MenuItem, parseAgentFile } from './agent-file-parser.js';
 import { buildGreeting } from './agent-greeting.js';
-import { findBmad6Install } from './bmad-install.js';
+import { BMAD_INSTALL_COMMAND, findBmad6Install, refuseBmadSource } from './bmad-install.js';
 import { type BmadToolsContext, createBmadTools } from './bmad-tools.js';
 import { loadBmad6Agent } from './bmad6-agent.js';
 import { type BundleAgentDefinition, compileBundleDefinition } from './bundle-definition.js';
@@ -77,6 +77,11 @@ export interface BundleAgent {
   agentFile: AgentFile;
   /** Non-fatal findings of initialization. */
   warnings: string[];
+  /**
+   * For a user message that is just a menu code or number, the message to send instead (the choice
+   * with the tool call it maps to); undefined for anything else. BMAD 6.12 agents have it.
+   */
+  menuChoice?: (text: string) => string | undefined;
   /** What the agent's tools resolve paths against (sandbox, variables, config): skills reuse it. */
   toolsContext: BmadToolsContext;
 }
@@ -135,6 +140,17 @@ async function findAgentFile(
   );
 }
 
+/** The error for a folder with no agents: a BMAD source tree says to install it; anything else says what was looked for. */
+async function refuseEmptyTree(root: string): Promise<never> {
+  await refuseBmadSource(root);
+  throw new BundleError(
+    'unknown-agent',
+    `No agents in ${root}: it holds no BMAD install (_bmad/ of BMAD 6, bmad/ of an alpha tree) and no bundle ` +
+      `(bundle.yaml or agents/*.md). Install BMAD there (${BMAD_INSTALL_COMMAND}) or name a bundle folder`,
+    { file: root },
+  );
+}
+
 /**
  * Loads one agent of a bundle: parses its file, runs its critical actions (reading only what they
  * name, usually config.yaml) and compiles it into an `AgentDefinition` (system prompt, context
@@ -149,6 +165,7 @@ export async function loadBundleAgent(options: LoadBundleAgentOptions): Promise<
   const install = await findBmad6Install(given);
   if (install) return loadBmad6Agent(options, install);
   const tree = await detectTree(given);
+  if (tree.bundles.length === 0) await refuseEmptyTree(given);
   const isBundle = tree.bundles.some((b) => b.root === given);
   const bundleRoots = isBundle ? [given] : tree.bundles.filter((b) => !b.isCore).map((b) => b.root);
   if (!isBundle) bundleRoots.push(...tree.bundles.filter((b) => b.isCore).map((b) => b.root));

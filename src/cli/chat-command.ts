@@ -3,7 +3,7 @@ import { pathToFileURL } from 'node:url';
 import type { Agent } from '../agent/agent.js';
 import { createAgent } from '../agent/agent.js';
 import { toAgentOptions } from '../agent/agent-options.js';
-import { type BundleAgent, loadBundleAgent } from '../bundle/bundle-agent.js';
+import type { BundleAgent } from '../bundle/bundle-agent.js';
 import { defineAgent } from '../prompt/agent-definition.js';
 import { FileSessionStore } from '../session/file-session-store.js';
 import { createSessionId, type SessionRecord } from '../session/session-store.js';
@@ -16,12 +16,16 @@ import { parseFlags, UsageError } from './cli-args.js';
 import type { CommandIo } from './command-io.js';
 import { INSPECTOR_FLAGS, INSPECTOR_USAGE, inspectorPort, startCliInspection } from './inspector-flags.js';
 import { connectModel, MODEL_FLAG_OPTIONS, modelFlags, modelOptions } from './model-connection.js';
+import { loadProjectAgent, projectFolder } from './project-agent.js';
 import { bundleScenario } from './scripted-model.js';
 
-export const CHAT_USAGE = `Usage: agentloop chat --bundle <root> --agent <id> [options]
+export const CHAT_USAGE = `Usage: agentloop chat [--project <dir>] --agent <id> [options]
+       agentloop chat --bundle <root> --agent <id> [options]
        agentloop chat --resume <session-id> [options]
-  --project <dir>       the folder the agent works in (default: current directory); sessions are kept
-                        in <project>/.agentloop/sessions unless AGENTLOOP_HOME or --sessions-dir says otherwise
+  --project <dir>       the project folder (default: current directory); its BMAD install (_bmad/, or
+                        bmad/ of an alpha tree) holds the agents unless --bundle names another; sessions
+                        are kept in <project>/.agentloop/sessions unless AGENTLOOP_HOME or --sessions-dir says otherwise
+  --bundle <root>       a bundle folder or an installed BMAD tree elsewhere
   --output <dir>        where save_output may write (default: the bundle config's output_folder)
   --resume <id>         continue a saved session (its bundle and agent are remembered)
   --session <id>        the id for a new session (default: time + random)
@@ -72,7 +76,7 @@ export async function runChatCommand(
     io.stdout(CHAT_USAGE);
     return 0;
   }
-  const projectRoot = path.resolve(values.project ?? process.cwd());
+  const projectRoot = projectFolder(values.project);
   const store = new FileSessionStore({
     projectRoot,
     ...(values['sessions-dir'] ? { dir: values['sessions-dir'] } : {}),
@@ -90,17 +94,16 @@ export async function runChatCommand(
   const origin = sessionOrigin(resumed);
   const bundleRoot = values.bundle ?? origin.bundle;
   const agentId = values.agent ?? origin.agent;
-  if (!bundleRoot) throw new UsageError('missing --bundle <root> (or --resume <session-id>)');
   if (!agentId) throw new UsageError('missing --agent <id> (the agent to talk with)');
   inspectorPort(values);
   const extraTools = values.tools ? await loadToolModule(values.tools) : [];
   const load = (): Promise<BundleAgent> =>
-    loadBundleAgent({
-      bundleRoot,
+    loadProjectAgent({
+      ...(bundleRoot ? { bundle: bundleRoot } : {}),
       agent: agentId,
-      projectRoot,
+      project: projectRoot,
       sessionsDir: store.dir,
-      ...(values.output ? { outputFolder: values.output } : {}),
+      ...(values.output ? { output: values.output } : {}),
     });
   const bundleAgent = await load();
   // Everything opened is closed on the way out, whatever fails after it.
@@ -175,10 +178,10 @@ export async function runChatCommand(
           from.bundle &&
           from.agent &&
           (path.resolve(from.bundle) !== bundleAgent.bundleRoot || from.agent !== bundleAgent.id)
-            ? await loadBundleAgent({
-                bundleRoot: from.bundle,
+            ? await loadProjectAgent({
+                bundle: from.bundle,
                 agent: from.agent,
-                projectRoot,
+                project: projectRoot,
                 sessionsDir: store.dir,
               })
             : bundleAgent;

@@ -71,7 +71,7 @@ export class ChatSession {
         if ((await this.#command(text)) === 'exit') break;
         continue;
       }
-      await this.#turn(() => this.#agent.send(text));
+      await this.#turn(() => this.#agent.send(this.#bundle.menuChoice?.(text) ?? text));
     }
     await this.#close();
     return 0;

@@ -1,19 +1,22 @@
 import type { Readable, Writable } from 'node:stream';
 import { createAgent } from '../agent/agent.js';
 import { toAgentOptions } from '../agent/agent-options.js';
-import { loadBundleAgent } from '../bundle/bundle-agent.js';
 import { answerRunApprovals, cliApprovalPolicy } from './cli-approvals.js';
 import { parseFlags, UsageError } from './cli-args.js';
 import type { CommandIo } from './command-io.js';
 import { createEventPrinter } from './event-printer.js';
 import { INSPECTOR_FLAGS, INSPECTOR_USAGE, inspectorPort, startCliInspection } from './inspector-flags.js';
 import { connectModel, MODEL_FLAG_OPTIONS, modelFlags, modelOptions } from './model-connection.js';
+import { loadProjectAgent } from './project-agent.js';
 import { bundleScenario } from './scripted-model.js';
 import { terminalSafe, terminalSafeJson } from './terminal-safe.js';
 
-const USAGE = `Usage: agentloop run --bundle <root> --agent <id-or-name> [options] "<message>"
-  One turn with a bundle agent. The answer alone goes to stdout (pipe it); progress goes to stderr.
-  --project <dir>     the folder the agent works in ({project-root}; default: current directory)
+const USAGE = `Usage: agentloop run [--project <dir>] --agent <id-or-name> [options] "<message>"
+       agentloop run --bundle <root> --agent <id-or-name> [options] "<message>"
+  One turn with an agent. The answer alone goes to stdout (pipe it); progress goes to stderr.
+  --project <dir>     the project folder ({project-root}; default: current directory); its BMAD install
+                      (_bmad/, or bmad/ of an alpha tree) holds the agents unless --bundle names another
+  --bundle <root>     a bundle folder or an installed BMAD tree elsewhere
   --output <dir>      where save_output may write (default: the bundle config's output_folder)
   --json              print the ExecutionResult as JSON on stdout instead of the answer
   --yes               approve every tool call; without it, calls that need approval (save_output,
@@ -55,15 +58,14 @@ export async function runRunCommand(
     return 0;
   }
   const message = positionals.join(' ').trim();
-  if (!values.bundle) throw new UsageError('missing --bundle <root> (the bundle folder)');
   if (!values.agent) throw new UsageError('missing --agent <id> (the agent to run)');
   if (!message) throw new UsageError('missing the message to send (the last argument, e.g. "*help")');
   inspectorPort(values);
-  const bundleAgent = await loadBundleAgent({
-    bundleRoot: values.bundle,
+  const bundleAgent = await loadProjectAgent({
     agent: values.agent,
-    ...(values.project ? { projectRoot: values.project } : {}),
-    ...(values.output ? { outputFolder: values.output } : {}),
+    ...(values.bundle ? { bundle: values.bundle } : {}),
+    ...(values.project ? { project: values.project } : {}),
+    ...(values.output ? { output: values.output } : {}),
   });
   const progress = io.stderr;
   // Everything opened is closed on the way out, whatever fails after it.
@@ -97,7 +99,7 @@ export async function runRunCommand(
       terminal: terminal ? { input: streams.stdin, output: streams.stderr } : undefined,
       pageUrl: inspection.server?.url,
     });
-    const result = await agent.send(message).finally(stopAsking);
+    const result = await agent.send(bundleAgent.menuChoice?.(message) ?? message).finally(stopAsking);
     agent.stop();
     detach();
     // Printed like every other output: redacted (a server's error body may echo the key; the
