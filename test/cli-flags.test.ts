@@ -106,8 +106,8 @@ describe('usage mistakes name the flag and point at --help', () => {
       'agentloop chat: missing --agent <id> (the agent to talk with); see agentloop chat --help',
     ],
     [
-      ['validate'],
-      'agentloop validate: missing <root> (the bundle or project folder to check); see agentloop validate --help',
+      ['validate', BUNDLE, '--project', BUNDLE],
+      'agentloop validate: give <root> or --project <dir>, not both; see agentloop validate --help',
     ],
     [
       ['validate', BUNDLE, 'extra'],

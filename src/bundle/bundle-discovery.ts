@@ -4,8 +4,11 @@ import { type AgentFile, looksLikeAgentFile, parseAgentFile } from './agent-file
 import { BundleError, errorMessage } from './bundle-error.js';
 import { Sandbox } from './sandbox.js';
 
-/** `installed`: a real BMAD tree (`bmad/core`, `bmad/<module>`); `spec`: bundle.yaml + agents/ + workflows/. */
-export type BundleLayout = 'installed' | 'spec';
+/**
+ * `installed`: a real BMAD tree (`bmad/core`, `bmad/<module>`, or BMAD 6.0's `_bmad/`); `spec`:
+ * bundle.yaml + agents/ + workflows/; `bmad6`: a BMAD 6.12 install (`_bmad/config.toml`, agents as skills).
+ */
+export type BundleLayout = 'installed' | 'spec' | 'bmad6';
 
 /** A bundle: a spec-layout bundle root, or a module of an installed tree. */
 export interface BundleInfo {

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { type AgentFile, type MenuKind, parseAgentFile } from './agent-file-parser.js';
+import { findBmad6Install } from './bmad-install.js';
 import {
   type BundleInfo,
   type BundleLayout,
@@ -14,6 +15,8 @@ import { parseInstructions } from './instructions-parser.js';
 import { fillVariables, type VariableScope } from './path-variables.js';
 import { checkPathReference, checkPromptReference, type ReferenceStatus } from './reference-status.js';
 import { Sandbox } from './sandbox.js';
+import { validateBmad6 } from './validate-bmad6.js';
+import { checkBundleManifest } from './validate-bundle-manifest.js';
 import { WORKFLOW_PATH_KEYS, workflowSiblings } from './workflow-loader.js';
 
 /** One target of a menu item, checked. */
@@ -315,6 +318,8 @@ async function validateWorkflow(
  * Reads only; problems are collected, not thrown. Throws a {@link BundleError} when `root` is no folder.
  */
 export async function validateTree(root: string): Promise<ValidationReport> {
+  const install = await findBmad6Install(root);
+  if (install) return validateBmad6(install);
   const tree = await detectTree(root);
   const roots = [
     tree.projectRoot,
@@ -338,6 +343,7 @@ export async function validateTree(root: string): Promise<ValidationReport> {
     problems: ctx.problems,
   };
   for (const bundle of tree.bundles) {
+    await checkBundleManifest(ctx.sandbox, bundle.root, ctx.rel, ctx.problems);
     if (bundle.configPath) {
       const values = await readYaml(ctx, bundle.configPath);
       if (values) report.configs.push({ file: ctx.rel(bundle.configPath), keys: Object.keys(values).sort() });

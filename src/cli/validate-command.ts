@@ -1,12 +1,15 @@
+import { refuseBmadSource } from '../bundle/bmad-install.js';
 import { BundleError, errorMessage } from '../bundle/bundle-error.js';
 import { type ValidationReport, validateTree } from '../bundle/validate-tree.js';
 import { parseFlags, UsageError } from './cli-args.js';
 import type { CommandIo } from './command-io.js';
 
-const USAGE = `Usage: agentloop validate <root> [--json]
+const USAGE = `Usage: agentloop validate [<root> | --project <dir>] [--json]
   Checks every agent, menu target, workflow and config of a tree, reading only.
-  <root>    a project folder holding bmad/, a bmad/ folder, or a bundle root
-  --json    print the report as JSON
+  <root>           a project folder holding a BMAD install (_bmad/ of BMAD 6.0 or 6.12, bmad/ of an
+                   alpha tree), that install folder itself, or a bundle root
+  --project <dir>  the same as <root> (default: the current directory)
+  --json           print the report as JSON
   Exit code: 0 when agents load (problems are listed, not fatal), 2 when none does or the input is unusable.
 `;
 
@@ -46,6 +49,7 @@ export async function runValidateCommand(args: string[], io: CommandIo): Promise
     allowPositionals: true,
     options: {
       json: { type: 'boolean', default: false },
+      project: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -53,9 +57,10 @@ export async function runValidateCommand(args: string[], io: CommandIo): Promise
     io.stdout(USAGE);
     return 0;
   }
-  const [root, ...extra] = positionals;
-  if (!root) throw new UsageError('missing <root> (the bundle or project folder to check)');
+  const [given, ...extra] = positionals;
   if (extra.length > 0) throw new UsageError(`one <root> only; also got "${extra.join('", "')}"`);
+  if (given && values.project) throw new UsageError('give <root> or --project <dir>, not both');
+  const root = given ?? values.project ?? process.cwd();
   let report: ValidationReport;
   try {
     report = await validateTree(root);
@@ -65,12 +70,19 @@ export async function runValidateCommand(args: string[], io: CommandIo): Promise
   }
   io.stdout(values.json ? `${JSON.stringify(report, null, 2)}\n` : summary(report));
   if (report.agents.length === 0) {
-    // Say why: the agent files that did not load are in the problems.
-    const failed = report.problems.filter((p) => p.key === 'agent').map((p) => p.file);
+    // Say why: the agent files that did not load are in the problems; a source tree is not an install.
+    const failed = report.problems.filter((p) => p.key === 'agent' || p.key.startsWith('agents.'));
+    const source = await refuseBmadSource(report.root).then(
+      () => undefined,
+      (error: unknown) => errorMessage(error),
+    );
     io.stderr(
-      failed.length > 0
-        ? `agentloop validate: no agent loaded under ${report.root}: ${failed.join(', ')} did not load (see the problems)\n`
-        : `agentloop validate: no agent files under ${report.root} (agents/*.md in a bundle)\n`,
+      `agentloop validate: ${
+        source ??
+        (failed.length > 0
+          ? `no agent loaded under ${report.root}: ${[...new Set(failed.map((p) => p.file))].join(', ')} did not load (see the problems)`
+          : `no agents under ${report.root}: no BMAD install (_bmad/, bmad/) and no bundle (agents/*.md)`)
+      }\n`,
     );
     return 2;
   }
