@@ -194,16 +194,25 @@ describe('execute_workflow', () => {
     expect(result.user_input).toEqual({ topic: 'x' });
   });
 
-  test('a workflow value with a missing config key fails naming the file and key', async () => {
+  test('a missing config key in a path value fails naming file and key; elsewhere it is a warning', async () => {
     const file = path.join(bundle, 'workflows', 'intake-workflow', 'workflow.yaml');
-    await writeFile(file, `${await readFile(file, 'utf8')}\nreviewer: "{config_source}:reviewer_name"\n`);
+    const original = await readFile(file, 'utf8');
+    await writeFile(file, `${original}\nreviewer: "{config_source}:reviewer_name"\n`);
     const agent = await load();
+    const result = await call(agent, 'execute_workflow', { workflow_path: file });
+    expect((result.config as Record<string, unknown>).reviewer).toBe('{config_source}:reviewer_name');
+    expect(result.warnings).toEqual([
+      expect.stringMatching(
+        /^Config key "reviewer_name" not found in .*config\.yaml.*key "reviewer" in .*workflow\.yaml.*; left as written$/,
+      ),
+    ]);
+    await writeFile(file, `${original}\nreview_file: "{config_source}:reviews_folder/review.md"\n`);
     const error = (await call(agent, 'execute_workflow', { workflow_path: file }).catch(
       (e: unknown) => e,
     )) as BundleError;
     expect(error).toBeInstanceOf(BundleError);
     expect(error.message).toMatch(
-      /Config key "reviewer_name" not found in .*config\.yaml.*key "reviewer" in .*workflow\.yaml/,
+      /Config key "reviews_folder" not found in .*config\.yaml.*key "review_file" in .*workflow\.yaml/,
     );
   });
 });

@@ -5,6 +5,7 @@ import { BundleError } from './bundle-error.js';
 import type { YamlMap } from './config-loader.js';
 import { resolveVariables, type VariableScope } from './path-variables.js';
 import type { Sandbox } from './sandbox.js';
+import { isTodo } from './system-prompt.js';
 import { loadWorkflow } from './workflow-loader.js';
 
 /** What the BMAD tools resolve paths against. */
@@ -82,6 +83,16 @@ function executeWorkflowTool(ctx: BmadToolsContext) {
     }),
     idempotent: true,
     execute: async ({ workflow_path, user_input, mode }) => {
+      if (isTodo(workflow_path)) {
+        throw new BundleError(
+          'not-found',
+          'This command is marked "todo" in the agent file: not implemented yet',
+          {
+            file: workflow_path,
+            key: 'workflow_path',
+          },
+        );
+      }
       const target = resolveToolPath(workflow_path, ctx, ctx.scope.projectRoot, 'workflow_path');
       let workflow: Awaited<ReturnType<typeof loadWorkflow>>;
       try {
@@ -128,9 +139,11 @@ function executeWorkflowTool(ctx: BmadToolsContext) {
         config: workflow.config,
         user_input: user_input ?? {},
         warnings: workflow.warnings,
-        next:
-          'Follow the instructions step by step. Show the step number and goal, ask one question at a time, ' +
-          'and save the document with save_output when the instructions say so.',
+        next: workflow.path.endsWith('.md')
+          ? 'Follow the instructions. Step files are listed in steps, not loaded: read each one with read_file ' +
+            'only when the instructions (or the step before it) say to, one at a time; save with save_output.'
+          : 'Follow the instructions step by step. Show the step number and goal, ask one question at a time, ' +
+            'and save the document with save_output when the instructions say so.',
       };
     },
   });

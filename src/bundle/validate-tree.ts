@@ -17,7 +17,7 @@ import { checkPathReference, checkPromptReference, type ReferenceStatus } from '
 import { Sandbox } from './sandbox.js';
 import { validateBmad6 } from './validate-bmad6.js';
 import { checkBundleManifest } from './validate-bundle-manifest.js';
-import { WORKFLOW_PATH_KEYS, workflowSiblings } from './workflow-loader.js';
+import { unwrapWorkflow, WORKFLOW_PATH_KEYS, workflowSiblings } from './workflow-loader.js';
 
 /** One target of a menu item, checked. */
 export interface ValidatedTarget {
@@ -233,7 +233,9 @@ async function validateAgent(
     dialect: agent.dialect,
     bundle: bundle.name,
     criticalActions: agent.criticalActions,
-    configFiles: agent.criticalActions.map(findLoadTarget).filter((t): t is string => t !== undefined),
+    configFiles: [
+      ...new Set(agent.criticalActions.map(findLoadTarget).filter((t): t is string => t !== undefined)),
+    ],
     menu,
   };
 }
@@ -254,8 +256,9 @@ async function validateWorkflow(
   bundle: BundleInfo,
   file: string,
 ): Promise<ValidatedWorkflow | undefined> {
-  const raw = await readYaml(ctx, file);
-  if (!raw) return undefined;
+  const loaded = await readYaml(ctx, file);
+  if (!loaded) return undefined;
+  const raw = unwrapWorkflow(loaded);
   const scope: VariableScope & { projectRoot: string } = {
     ...baseScope(ctx, bundle),
     siblings: workflowSiblings(raw),
