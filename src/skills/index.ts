@@ -43,11 +43,13 @@ export {
   skillLinks,
 } from './skill-resources.js';
 export { createSkillTools, withSkillTools } from './skill-tools.js';
-export { findSkill, type SkillToolsContext } from './skill-tools-context.js';
+export { findSkill, type SkillToolsContext, type SkillToolsSource } from './skill-tools-context.js';
 export {
   addSkillsToBundleAgent,
   type LoadSkillsAgentOptions,
   loadSkillsAgent,
+  prepareSkills,
+  type SkillSetup,
   type SkillsAgent,
   skillWarnings,
 } from './skills-agent.js';
