@@ -24,6 +24,8 @@ export interface AgentSkills {
   /** `activate_skill`, plus `read_file` and `save_output` unless the agent has its own. */
   tools: Tool[];
   setup: Promise<SkillSetup>;
+  /** What discovery found, once `setup` resolved. */
+  discovery?: SkillDiscovery;
 }
 
 /**
@@ -49,11 +51,17 @@ export function agentSkills(
     ...(given.discovery ? { discovery: given.discovery } : {}),
     ...(typeof sessionsDir === 'string' ? { sessionsDir } : {}),
   });
-  // Awaited by the agent before it starts; a failure surfaces there, not as an unhandled rejection here.
-  setup.catch(() => {});
+  const context = setup.then((s) => s.context);
+  // A failure surfaces where the agent awaits `setup` before it starts, not as an unhandled rejection.
+  context.catch(() => {});
   const taken = new Set(existing.map((t) => t.name));
-  const tools = createSkillTools(setup.then((s) => s.context)).filter(
-    (t) => t.name === ACTIVATE_SKILL_TOOL || !taken.has(t.name),
+  const tools = createSkillTools(context).filter((t) => t.name === ACTIVATE_SKILL_TOOL || !taken.has(t.name));
+  const skills: AgentSkills = { tools, setup };
+  setup.then(
+    (s) => {
+      skills.discovery = s.discovery;
+    },
+    () => {},
   );
-  return { tools, setup };
+  return skills;
 }

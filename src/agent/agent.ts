@@ -17,13 +17,13 @@ import type { AgentEvent, AgentEventType, ToolCallInfo } from '../machines/emitt
 import { pendingApprovals } from '../machines/tool-batch.js';
 import type { SessionRecord, SessionStore } from '../session/session-store.js';
 import type { RestoreReport } from '../session/transcript-replay.js';
-import type { SkillSetup } from '../skills/skills-agent.js';
+import type { SkillDiscovery } from '../skills/skill-discovery.js';
 import { loopControlTools } from '../tools/loop-control-tools.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
 import { attachInspection, type InspectionAttachment } from './agent-inspection.js';
 import type { AgentOptions, ExecutionResult } from './agent-options.js';
 import { persistenceFor, TurnSettler } from './agent-persistence.js';
-import { agentSkills } from './agent-skills.js';
+import { type AgentSkills, agentSkills } from './agent-skills.js';
 import { type ApprovalAnswer, approvalEvent, pendingCallFor } from './approval-answer.js';
 import { effectsFromOptions } from './effects-from-options.js';
 import { eventsHeard, relayEvents } from './event-relay.js';
@@ -54,8 +54,8 @@ export class Agent<TOutput = unknown> {
   #stopped = false;
   /** Why the session could not be loaded (the agent then never starts). */
   #loadError: unknown;
-  /** The skills of `options.skills`, once discovered: their catalog joins the system prompt. */
-  #skills: SkillSetup | undefined;
+  /** The skills of `options.skills`: their catalog joins the system prompt. */
+  readonly #skills: AgentSkills | undefined;
 
   constructor(options: AgentOptions<TOutput>) {
     this.#options = options;
@@ -73,9 +73,9 @@ export class Agent<TOutput = unknown> {
       ...(options.secrets ?? []).filter((s): s is string => typeof s === 'string' && s.length > 0),
     ];
     const own = options.tools ?? [];
-    const skills = options.skills ? agentSkills(options.skills, own, options.store) : undefined;
+    this.#skills = options.skills ? agentSkills(options.skills, own, options.store) : undefined;
     const loop = options.loopControlTools === false ? [] : loopControlTools;
-    this.registry = new ToolRegistry([...own, ...(skills?.tools ?? []), ...loop]);
+    this.registry = new ToolRegistry([...own, ...(this.#skills?.tools ?? []), ...loop]);
     this.#persistence = persistenceFor(options, this.registry, this.redactor, (error, what) =>
       this.#writeFailed(error, what),
     );
@@ -89,7 +89,7 @@ export class Agent<TOutput = unknown> {
     this.#inspection = attachInspection(options.inspect, this.inspectionSecrets);
     attachDebugLog(this.bus, options.debug ?? debugFromEnv(), this.redactor.redact);
     const persistence = this.#persistence;
-    const catalog = skills?.setup.then((setup) => (this.#skills = setup).catalog);
+    const catalog = this.#skills?.setup.then((setup) => setup.catalog);
     if (!persistence) {
       this.#ready = catalog
         ? catalog.then((text) => this.#start(effects, options.snapshot, text))
@@ -173,7 +173,7 @@ export class Agent<TOutput = unknown> {
   }
 
   /** What `options.skills` found (skills and problems), once `ready()` resolved. */
-  get skills(): SkillSetup['discovery'] | undefined {
+  get skills(): SkillDiscovery | undefined {
     return this.#skills?.discovery;
   }
 

@@ -7,7 +7,7 @@ import { activeSkillNames } from './active-skills.js';
 import { ACTIVATE_SKILL_TOOL, SCRIPTS_NOTE } from './skill-catalog.js';
 import { splitSkillFile } from './skill-file.js';
 import { listSkillResources } from './skill-resources.js';
-import { findSkill, type SkillToolsContext, type SkillToolsSource } from './skill-tools-context.js';
+import { findSkill, type SkillToolsSource } from './skill-tools-context.js';
 
 /** A folder as the model sees it: relative to the project when inside it, else absolute. */
 export function shownFolder(projectRoot: string, dir: string): string {

@@ -44,6 +44,7 @@ export {
 } from './skill-resources.js';
 export { createSkillTools, withSkillTools } from './skill-tools.js';
 export { findSkill, type SkillToolsContext, type SkillToolsSource } from './skill-tools-context.js';
+export { type SkillValidation, type ValidatedSkill, validateSkills } from './skill-validation.js';
 export {
   addSkillsToBundleAgent,
   type LoadSkillsAgentOptions,
