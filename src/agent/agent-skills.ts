@@ -2,22 +2,10 @@ import type { SessionStore } from '../session/session-store.js';
 import { ACTIVATE_SKILL_TOOL } from '../skills/skill-catalog.js';
 import type { SkillDiscovery } from '../skills/skill-discovery.js';
 import { createSkillTools } from '../skills/skill-tools.js';
-import { prepareSkills, type SkillSetup } from '../skills/skills-agent.js';
+import { prepareSkills, type SkillSetup, type SkillsOption } from '../skills/skills-agent.js';
 import type { Tool } from '../tools/define-tool.js';
 
-/** `createAgent({ skills })`: skills folders, or where the project is and where outputs go too. */
-export type SkillsOption =
-  | readonly string[]
-  | {
-      /** Skills folders searched after the project's `.agents/skills` and `.claude/skills`. */
-      dirs?: readonly string[];
-      /** `{project-root}` (default: the current directory). */
-      projectRoot?: string;
-      /** Where `save_output` writes (default `<projectRoot>/output`). */
-      outputFolder?: string;
-      /** Skills already discovered. */
-      discovery?: SkillDiscovery;
-    };
+export type { SkillsOption } from '../skills/skills-agent.js';
 
 /** The skills of an agent: its tools now, the catalog once discovery is done. */
 export interface AgentSkills {

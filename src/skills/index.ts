@@ -52,5 +52,6 @@ export {
   prepareSkills,
   type SkillSetup,
   type SkillsAgent,
+  type SkillsOption,
   skillWarnings,
 } from './skills-agent.js';

@@ -12,6 +12,20 @@ import type { SkillToolsContext } from './skill-tools-context.js';
 // Running skills: a plain assistant that knows the skills (`agentloop run` / `chat` without
 // `--agent`), or a BMAD agent with the skills added to its prompt and tools.
 
+/** `createAgent({ skills })`: skills folders, or where the project is and where outputs go too. */
+export type SkillsOption =
+  | readonly string[]
+  | {
+      /** Skills folders searched after the project's `.agents/skills` and `.claude/skills`. */
+      dirs?: readonly string[];
+      /** `{project-root}` (default: the current directory). */
+      projectRoot?: string;
+      /** Where `save_output` writes (default `<projectRoot>/output`). */
+      outputFolder?: string;
+      /** Skills already discovered. */
+      discovery?: SkillDiscovery;
+    };
+
 export interface LoadSkillsAgentOptions extends Omit<DiscoverSkillsOptions, 'projectRoot'> {
   /** `{project-root}` (default: the current directory). */
   projectRoot?: string;
