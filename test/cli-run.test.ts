@@ -73,9 +73,12 @@ describe('agentloop run', () => {
   });
 
   it('explains usage', async () => {
+    // Without --bundle and --agent, run talks with a plain assistant: only the message is missing.
     const { code, stderr } = await cli(['run']);
     expect(code).toBe(2);
-    expect(stderr).toBe('agentloop run: missing --agent <id> (the agent to run); see agentloop run --help\n');
+    expect(stderr).toBe(
+      'agentloop run: missing the message to send (the last argument, e.g. "*help"); see agentloop run --help\n',
+    );
   });
 });
 

@@ -149,8 +149,11 @@ function executeWorkflowTool(ctx: BmadToolsContext) {
   });
 }
 
-/** The `save_output` tool: writes into the output folder only (also used by the skill tools). */
-export function saveOutputTool(ctx: BmadToolsContext) {
+/**
+ * The `save_output` tool: writes into the output folder only. Also used by the skill tools, which may
+ * give the context as a promise (an agent whose skills are still being discovered).
+ */
+export function saveOutputTool(source: BmadToolsContext | Promise<BmadToolsContext>) {
   return defineTool({
     name: 'save_output',
     description:
@@ -162,6 +165,7 @@ export function saveOutputTool(ctx: BmadToolsContext) {
       content: z.string().describe('The full content to write'),
     }),
     execute: async ({ file_path, content }) => {
+      const ctx = await source;
       const slot = TEMPLATE_SLOT.exec(file_path);
       if (slot) {
         throw new BundleError(

@@ -7,7 +7,7 @@ import { activeSkillNames } from './active-skills.js';
 import { ACTIVATE_SKILL_TOOL, SCRIPTS_NOTE } from './skill-catalog.js';
 import { splitSkillFile } from './skill-file.js';
 import { listSkillResources } from './skill-resources.js';
-import { findSkill, type SkillToolsContext } from './skill-tools-context.js';
+import { findSkill, type SkillToolsSource } from './skill-tools-context.js';
 
 /** A folder as the model sees it: relative to the project when inside it, else absolute. */
 export function shownFolder(projectRoot: string, dir: string): string {
@@ -21,7 +21,7 @@ export function shownFolder(projectRoot: string, dir: string): string {
  * (SKILL.md without its frontmatter, read through the sandbox), its folder relative to the project
  * and the list of its resource files. An unknown name is an error listing the names there are.
  */
-export function createActivateSkillTool(ctx: SkillToolsContext) {
+export function createActivateSkillTool(source: SkillToolsSource) {
   return defineTool({
     name: ACTIVATE_SKILL_TOOL,
     description:
@@ -33,6 +33,7 @@ export function createActivateSkillTool(ctx: SkillToolsContext) {
     }),
     idempotent: true,
     execute: async ({ name }, toolContext) => {
+      const ctx = await source;
       const skill = findSkill(ctx.skills, name);
       if (!skill) {
         const names = ctx.skills.map((s) => s.name).join(', ') || '(none)';

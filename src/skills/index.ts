@@ -43,11 +43,15 @@ export {
   skillLinks,
 } from './skill-resources.js';
 export { createSkillTools, withSkillTools } from './skill-tools.js';
-export { findSkill, type SkillToolsContext } from './skill-tools-context.js';
+export { findSkill, type SkillToolsContext, type SkillToolsSource } from './skill-tools-context.js';
+export { type SkillValidation, type ValidatedSkill, validateSkills } from './skill-validation.js';
 export {
   addSkillsToBundleAgent,
   type LoadSkillsAgentOptions,
   loadSkillsAgent,
+  prepareSkills,
+  type SkillSetup,
   type SkillsAgent,
+  type SkillsOption,
   skillWarnings,
 } from './skills-agent.js';

@@ -1,10 +1,12 @@
+import { lstat } from 'node:fs/promises';
 import { z } from 'zod';
 import { resolveToolPath } from '../bundle/bmad-tools.js';
 import { BundleError } from '../bundle/bundle-error.js';
+import { isInside } from '../bundle/sandbox-paths.js';
 import { defineTool } from '../tools/define-tool.js';
 import { activeSkillNames } from './active-skills.js';
 import type { Skill } from './skill.js';
-import { findSkill, type SkillToolsContext } from './skill-tools-context.js';
+import { findSkill, type SkillToolsContext, type SkillToolsSource } from './skill-tools-context.js';
 
 const SKILL_VARIABLE = /\{skill-(?:root|name)\}/;
 
@@ -51,14 +53,19 @@ export async function resolveSkillPath(
   if (!skill) return fromProject;
   const fromSkill = resolveToolPath(input, withSkill, skill.dir, 'file_path');
   if (fromSkill === fromProject) return fromProject;
-  return (await ctx.sandbox.status(fromSkill)) === 'exists' ? fromSkill : fromProject;
+  const status = await ctx.sandbox.status(fromSkill);
+  if (status === 'exists') return fromSkill;
+  // A file in the skill's folder that the sandbox refuses (a symlink leading out) is still the file
+  // meant: the refusal is the answer, not the project's file of the same name.
+  const inSkill = isInside(skill.dir, fromSkill) && (await lstat(fromSkill).catch(() => undefined));
+  return status === 'outside-root' && inSkill ? fromSkill : fromProject;
 }
 
 /**
  * `read_file({ file_path })` aware of skills: the same parameter and sandbox as the BMAD tool, with
  * relative paths resolved from the active skill's folder first (see {@link resolveSkillPath}).
  */
-export function createSkillReadFileTool(ctx: SkillToolsContext) {
+export function createSkillReadFileTool(source: SkillToolsSource) {
   return defineTool({
     name: 'read_file',
     description:
@@ -73,6 +80,7 @@ export function createSkillReadFileTool(ctx: SkillToolsContext) {
     }),
     idempotent: true,
     execute: async ({ file_path }, toolContext) => {
+      const ctx = await source;
       const skill = activeSkill(ctx, toolContext.messages);
       const target = await resolveSkillPath(file_path, ctx, skill);
       const { path: real, content, bytes } = await ctx.sandbox.readText(target, 'read_file');

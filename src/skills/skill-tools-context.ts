@@ -14,3 +14,6 @@ export function findSkill(skills: readonly Skill[], name: string): Skill | undef
   const wanted = name.trim().toLowerCase();
   return skills.find((s) => s.name === name) ?? skills.find((s) => s.name.toLowerCase() === wanted);
 }
+
+/** The context, or a promise of it: tools made before the skills are discovered wait for it on their first call. */
+export type SkillToolsSource = SkillToolsContext | Promise<SkillToolsContext>;

@@ -12,6 +12,20 @@ import type { SkillToolsContext } from './skill-tools-context.js';
 // Running skills: a plain assistant that knows the skills (`agentloop run` / `chat` without
 // `--agent`), or a BMAD agent with the skills added to its prompt and tools.
 
+/** `createAgent({ skills })`: skills folders, or where the project is and where outputs go too. */
+export type SkillsOption =
+  | readonly string[]
+  | {
+      /** Skills folders searched after the project's `.agents/skills` and `.claude/skills`. */
+      dirs?: readonly string[];
+      /** `{project-root}` (default: the current directory). */
+      projectRoot?: string;
+      /** Where `save_output` writes (default `<projectRoot>/output`). */
+      outputFolder?: string;
+      /** Skills already discovered. */
+      discovery?: SkillDiscovery;
+    };
+
 export interface LoadSkillsAgentOptions extends Omit<DiscoverSkillsOptions, 'projectRoot'> {
   /** `{project-root}` (default: the current directory). */
   projectRoot?: string;
@@ -57,12 +71,23 @@ export function skillWarnings(discovery: SkillDiscovery): string[] {
   return discovery.problems.map((p) => `skill ${p.kind}: ${p.message}${p.skipped ? ' (not loaded)' : ''}`);
 }
 
+/** Skills ready to run: what was found, the sandbox over them, the tools' context and the catalog block. */
+export interface SkillSetup {
+  discovery: SkillDiscovery;
+  sandbox: Sandbox;
+  context: SkillToolsContext;
+  /** The system-prompt block (empty when no skill was found). */
+  catalog: string;
+  projectRoot: string;
+  outputFolder: string;
+}
+
 /**
- * Discovers the skills and builds a plain assistant around them: a short prompt, the catalog block
- * (names and descriptions only), and the skill tools over one sandbox (reads: the project and the
- * skills folders; writes: the output folder). Problems with skills are warnings; it never fails for them.
+ * Discovers the skills (unless given) and makes the one sandbox their tools use: reads reach the
+ * project and the skills folders, writes the output folder only (default `<projectRoot>/output`).
+ * Never fails for a bad skill: those are in `discovery.problems`.
  */
-export async function loadSkillsAgent(options: LoadSkillsAgentOptions = {}): Promise<SkillsAgent> {
+export async function prepareSkills(options: LoadSkillsAgentOptions = {}): Promise<SkillSetup> {
   const projectRoot = await realPathOf(path.resolve(options.projectRoot ?? process.cwd()));
   const discovery = options.discovery ?? (await discoverSkills({ ...options, projectRoot }));
   const outputFolder = await realPathOf(path.resolve(projectRoot, options.outputFolder ?? 'output'));
@@ -74,25 +99,44 @@ export async function loadSkillsAgent(options: LoadSkillsAgentOptions = {}): Pro
     ...(options.maxReadBytes ? { maxReadBytes: options.maxReadBytes } : {}),
     ...(options.onFileLoad ? { onFileLoad: options.onFileLoad } : {}),
   });
-  const ctx: SkillToolsContext = {
+  const context: SkillToolsContext = {
     sandbox,
-    scope: { projectRoot, variables: { output_folder: outputFolder }, bundleRoot: undefined },
+    scope: { projectRoot, variables: { output_folder: outputFolder } },
     outputFolder,
     skills: discovery.skills,
   };
-  const catalog = buildSkillCatalog(discovery.skills);
-  const instructions = [assistantPrompt(projectRoot, outputFolder), catalog].filter(Boolean).join('\n\n');
+  return {
+    discovery,
+    sandbox,
+    context,
+    catalog: buildSkillCatalog(discovery.skills),
+    projectRoot,
+    outputFolder,
+  };
+}
+
+/**
+ * Discovers the skills and builds a plain assistant around them: a short prompt, the catalog block
+ * (names and descriptions only), and the skill tools over one sandbox (reads: the project and the
+ * skills folders; writes: the output folder). Problems with skills are warnings; it never fails for them.
+ */
+export async function loadSkillsAgent(options: LoadSkillsAgentOptions = {}): Promise<SkillsAgent> {
+  const setup = await prepareSkills(options);
+  const { discovery, projectRoot, outputFolder } = setup;
+  const instructions = [assistantPrompt(projectRoot, outputFolder), setup.catalog]
+    .filter(Boolean)
+    .join('\n\n');
   const definition = defineAgent({
     name: 'assistant',
     description: 'A plain assistant with the Agent Skills of the project',
     instructions: escapeInstructions(instructions),
-    tools: createSkillTools(ctx),
+    tools: createSkillTools(setup.context),
   }) as SkillsAgent['definition'];
   return {
     definition,
     skills: discovery.skills,
     discovery,
-    sandbox,
+    sandbox: setup.sandbox,
     projectRoot,
     outputFolder,
     warnings: skillWarnings(discovery),
