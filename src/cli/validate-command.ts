@@ -137,7 +137,7 @@ export async function runValidateCommand(args: string[], io: CommandIo): Promise
         `agentloop validate: ${
           failed.length > 0
             ? `no agent loaded under ${report.root}: ${[...new Set(failed.map((p) => p.file))].join(', ')} did not load (see the problems)`
-            : `no agents under ${report.root}: no BMAD install (_bmad/, bmad/), no bundle (agents/*.md) and no Agent Skills (.agents/skills, .claude/skills, --skills)`
+            : `no agent files under ${report.root} (no BMAD install: _bmad/ or bmad/; no bundle: agents/*.md) and no Agent Skills (.agents/skills, .claude/skills, --skills)`
         }\n`,
       );
     }
