@@ -1,7 +1,19 @@
 import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Agent, type AgentOptions, createAgent, FileSessionStore } from '../src/index.js';
+import { waitFor } from 'xstate';
+import { z } from 'zod';
+import {
+  type Agent,
+  type AgentOptions,
+  createAgent,
+  defineTool,
+  FileSessionStore,
+  MemorySessionStore,
+  type SessionRecordInput,
+  type SessionStore,
+  type TranscriptEntryInput,
+} from '../src/index.js';
 import { type Scenario, type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
 import { assertToolCallsAnswered } from './support/harness.js';
 import { skillText, tempDir, writeSkill } from './support/skill-tree.js';
@@ -49,6 +61,33 @@ async function project() {
   await mkdir(path.join(root, 'notes'));
   await writeFile(path.join(root, 'notes', 'report-writer.md'), 'NOTES FOR THE SKILL');
   return { root, skillDir, outside };
+}
+
+/** A store that stops writing at `crash()`: what a killed process leaves behind. */
+class CrashingStore implements SessionStore {
+  #crashed = false;
+  constructor(readonly inner: SessionStore) {}
+  crash() {
+    this.#crashed = true;
+  }
+  save(record: SessionRecordInput) {
+    return this.#crashed ? new Promise<never>(() => {}) : this.inner.save(record);
+  }
+  load(id: string) {
+    return this.inner.load(id);
+  }
+  list() {
+    return this.inner.list();
+  }
+  delete(id: string) {
+    return this.inner.delete(id);
+  }
+  appendTranscript(id: string, entries: readonly TranscriptEntryInput[]) {
+    return this.#crashed ? new Promise<never>(() => {}) : this.inner.appendTranscript(id, entries);
+  }
+  readTranscript(id: string) {
+    return this.inner.readTranscript(id);
+  }
 }
 
 const read = (file_path: string) => ({ name: 'read_file', arguments: { file_path } });
@@ -176,6 +215,56 @@ describe('an agent with skills', () => {
         (m) => m.role === 'tool' && String(m.content).startsWith('{"activated"'),
       ),
     ).toBe(true);
+  });
+
+  it('knows the active skill after a crash between rest points (the transcript holds the activation)', async () => {
+    const { root } = await project();
+    const server = await serve({
+      turns: [
+        {
+          toolCalls: [
+            { id: 'act', name: 'activate_skill', arguments: { name: 'report-writer' } },
+            { id: 'hold', name: 'hold', arguments: {} },
+          ],
+        },
+        { toolCalls: [{ id: 'after', ...read('references/style.md') }] },
+        { content: 'Resumed.' },
+      ],
+    });
+    const hold = defineTool({
+      name: 'hold',
+      description: 'never ends',
+      parameters: z.object({}),
+      execute: () => new Promise<never>(() => {}),
+    });
+    const inner = new MemorySessionStore();
+    const store = new CrashingStore(inner);
+    const first = agentOn(server, {
+      store,
+      session: 'crash-1',
+      tools: [hold],
+      skills: { projectRoot: root },
+    });
+    await first.ready();
+    // The turn never ends: the process "dies" in it.
+    first.send('start').catch(() => {});
+    await waitFor(first.actor, (s) => s.matches('ExecutingTool') && 'act' in s.context.batch.results);
+    await first.flush();
+    store.crash();
+    first.stop();
+    // The last save is from before the turn: the activation is only in the transcript.
+    expect(JSON.stringify((await inner.load('crash-1'))!.snapshot)).not.toContain('"activated"');
+
+    const second = agentOn(server, {
+      store: inner,
+      session: 'crash-1',
+      tools: [hold],
+      skills: { projectRoot: root },
+    });
+    await second.ready();
+    expect(second.state).toBe('Interrupted');
+    expect((await second.send('go on')).response).toBe('Resumed.');
+    expect(JSON.parse(toolResults(second).get('after')!).content).toBe('SKILL STYLE');
   });
 
   it('starts with problems reported when every skill is broken', async () => {

@@ -46,6 +46,11 @@ async function skillsProject() {
       '      - name: save_output',
       '        arguments: { file_path: notes.md, content: "# Release 1.0" }',
       '  - content: Release notes saved.',
+      // A later turn (after a --resume): a relative path still starts in the active skill's folder.
+      '  - toolCalls:',
+      '      - name: read_file',
+      '        arguments: { file_path: references/template.md }',
+      '  - content: Read it again.',
     ].join('\n'),
   );
   return { dir, skills };
@@ -88,6 +93,24 @@ describe('agentloop run and chat with skills, built, as users run them', () => {
     );
     expect(record.meta).toMatchObject({ skills: [path.join(dir, 'my-skills')], project: dir });
     expect(record.bundle).toBeUndefined();
+
+    // Resumed in a new process: the same skills, and the skill activated before is still active.
+    const resumed = await runCli(
+      ['chat', '--resume', 'skills-chat', '--scenario', 'scenario.yaml', '--yes'],
+      {
+        cwd: dir,
+        input: 'read the template again\n/exit\n',
+      },
+    );
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toContain('Read it again.');
+    const after = JSON.parse(
+      await readFile(path.join(dir, '.agentloop', 'sessions', 'skills-chat', 'snapshot.json'), 'utf8'),
+    );
+    const reads = (after.snapshot.context.messages as { role: string; content: string }[]).filter(
+      (m) => m.role === 'tool' && m.content.includes('# Release {version}'),
+    );
+    expect(reads).toHaveLength(2);
   });
 });
 

@@ -12,6 +12,7 @@ export {
   type SkillProblemKind,
   skillDescriptionProblem,
   skillNameProblem,
+  skillProblem,
 } from './skill.js';
 export {
   ACTIVATE_SKILL_TOOL,

@@ -1,7 +1,7 @@
 import { lstat, readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { isInside } from '../bundle/sandbox-paths.js';
-import type { Skill, SkillProblem } from './skill.js';
+import { type Skill, type SkillProblem, skillProblem } from './skill.js';
 import { parseSkillFile, SKILL_FILE } from './skill-file.js';
 
 // Finding skills: the project's `.agents/skills/` and `.claude/skills/`, then the folders given
@@ -34,10 +34,6 @@ export interface SkillDiscovery {
   projectRoot: string;
 }
 
-function problem(file: string, key: string, kind: SkillProblem['kind'], message: string): SkillProblem {
-  return { file, key, kind, message: `${file}: ${message}`, skipped: true };
-}
-
 async function realOrUndefined(p: string): Promise<string | undefined> {
   return realpath(p).catch(() => undefined);
 }
@@ -60,7 +56,7 @@ async function candidatesIn(
     entries = (await readdir(root)).sort();
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? String(error);
-    problems.push(problem(root, 'skills folder', 'unreadable', `cannot be listed (${code})`));
+    problems.push(skillProblem(root, 'skills folder', 'unreadable', `cannot be listed (${code})`));
     return [];
   }
   const found: Candidate[] = [];
@@ -72,13 +68,13 @@ async function candidatesIn(
     if (!link.isDirectory() && !link.isSymbolicLink()) continue;
     const real = await realOrUndefined(listed);
     if (!real) {
-      problems.push(problem(listed, entry, 'unreadable', 'is a dangling symlink or cannot be resolved'));
+      problems.push(skillProblem(listed, entry, 'unreadable', 'is a dangling symlink or cannot be resolved'));
       continue;
     }
     if (!(await stat(real).catch(() => undefined))?.isDirectory()) continue;
     if (!allowed.some((dir) => isInside(dir, real))) {
       problems.push(
-        problem(
+        skillProblem(
           listed,
           entry,
           'outside-root',
@@ -116,7 +112,7 @@ export async function discoverSkills(options: DiscoverSkillsOptions = {}): Promi
     if (!real || !isDir) {
       if (given)
         problems.push(
-          problem(dir, 'skills folder', 'unreadable', 'is not a folder (given as a skills folder)'),
+          skillProblem(dir, 'skills folder', 'unreadable', 'is not a folder (given as a skills folder)'),
         );
       continue;
     }
@@ -138,7 +134,7 @@ export async function discoverSkills(options: DiscoverSkillsOptions = {}): Promi
       const skillFile = await lstat(path.join(candidate.real, SKILL_FILE)).catch(() => undefined);
       if (!skillFile) {
         problems.push(
-          problem(
+          skillProblem(
             candidate.listed,
             SKILL_FILE,
             'no-skill-file',
@@ -159,7 +155,7 @@ export async function discoverSkills(options: DiscoverSkillsOptions = {}): Promi
       const first = byName.get(skill.name);
       if (first) {
         problems.push(
-          problem(
+          skillProblem(
             skill.file,
             'name',
             'duplicate',

@@ -8,6 +8,7 @@ import {
   type SkillProblem,
   skillDescriptionProblem,
   skillNameProblem,
+  skillProblem,
 } from './skill.js';
 
 // Reading one SKILL.md: a bounded read (a 5 MB file is a problem, never a 5 MB string), the
@@ -24,16 +25,6 @@ export class SkillFileError extends Error {
   }
 }
 
-function problem(
-  file: string,
-  key: string,
-  kind: SkillProblem['kind'],
-  message: string,
-  skipped = true,
-): SkillProblem {
-  return { file, key, kind, message: `${file}: ${message}`, skipped };
-}
-
 /**
  * Reads a UTF-8 file of at most `maxBytes` bytes, never more: a larger file throws a `too-large`
  * problem after reading `maxBytes + 1` bytes at most. The final symlink is not followed.
@@ -44,15 +35,15 @@ export async function readBoundedText(file: string, maxBytes = MAX_SKILL_FILE_BY
     handle = await open(file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? String(error);
-    throw new SkillFileError(problem(file, SKILL_FILE, 'unreadable', `cannot be opened (${code})`));
+    throw new SkillFileError(skillProblem(file, SKILL_FILE, 'unreadable', `cannot be opened (${code})`));
   }
   try {
     const info = await handle.stat();
     if (!info.isFile())
-      throw new SkillFileError(problem(file, SKILL_FILE, 'unreadable', 'is not a regular file'));
+      throw new SkillFileError(skillProblem(file, SKILL_FILE, 'unreadable', 'is not a regular file'));
     if (info.size > maxBytes) {
       throw new SkillFileError(
-        problem(file, SKILL_FILE, 'too-large', `is ${info.size} bytes; the limit is ${maxBytes} bytes`),
+        skillProblem(file, SKILL_FILE, 'too-large', `is ${info.size} bytes; the limit is ${maxBytes} bytes`),
       );
     }
     const buffer = Buffer.alloc(maxBytes + 1);
@@ -64,7 +55,7 @@ export async function readBoundedText(file: string, maxBytes = MAX_SKILL_FILE_BY
     }
     if (length > maxBytes) {
       throw new SkillFileError(
-        problem(file, SKILL_FILE, 'too-large', `grew past the limit of ${maxBytes} bytes while read`),
+        skillProblem(file, SKILL_FILE, 'too-large', `grew past the limit of ${maxBytes} bytes while read`),
       );
     }
     return buffer.subarray(0, length).toString('utf8');
@@ -93,14 +84,19 @@ export function splitSkillFile(text: string, file: string): SkillFileParts {
   const opening = OPENING.exec(text);
   if (!opening) {
     throw new SkillFileError(
-      problem(file, 'frontmatter', 'frontmatter', 'has no YAML frontmatter (it must start with a --- line)'),
+      skillProblem(
+        file,
+        'frontmatter',
+        'frontmatter',
+        'has no YAML frontmatter (it must start with a --- line)',
+      ),
     );
   }
   const rest = text.slice(opening[0].length);
   const closing = CLOSING.exec(rest);
   if (!closing) {
     throw new SkillFileError(
-      problem(file, 'frontmatter', 'frontmatter', 'the frontmatter is not closed (no second --- line)'),
+      skillProblem(file, 'frontmatter', 'frontmatter', 'the frontmatter is not closed (no second --- line)'),
     );
   }
   const yaml = rest.slice(0, closing.index);
@@ -122,14 +118,14 @@ function parseFrontmatter(yaml: string, file: string): Record<string, unknown> {
     if (data === undefined) {
       const first = (error instanceof Error ? error.message : String(error)).split('\n')[0];
       throw new SkillFileError(
-        problem(file, 'frontmatter', 'frontmatter', `invalid YAML frontmatter: ${first}`),
+        skillProblem(file, 'frontmatter', 'frontmatter', `invalid YAML frontmatter: ${first}`),
       );
     }
   }
   if (data === null || data === undefined) return {};
   if (typeof data !== 'object' || Array.isArray(data)) {
     throw new SkillFileError(
-      problem(
+      skillProblem(
         file,
         'frontmatter',
         'frontmatter',
@@ -193,23 +189,23 @@ export async function parseSkillFile(
   let name = folder;
   if (rawName === undefined || rawName === null) {
     problems.push(
-      problem(file, 'name', 'name', `the name is missing; the folder's name "${folder}" is used`, false),
+      skillProblem(file, 'name', 'name', `the name is missing; the folder's name "${folder}" is used`, false),
     );
   } else if (typeof rawName !== 'string') {
-    problems.push(problem(file, 'name', 'name', `the name must be text, found ${typeof rawName}`));
+    problems.push(skillProblem(file, 'name', 'name', `the name must be text, found ${typeof rawName}`));
     return { problems };
   } else {
     name = rawName.trim();
     const wrong = skillNameProblem(name, folder);
-    if (wrong && name.length === 0) return { problems: [problem(file, 'name', 'name', wrong)] };
-    if (wrong) problems.push(problem(file, 'name', 'name', wrong, false));
+    if (wrong && name.length === 0) return { problems: [skillProblem(file, 'name', 'name', wrong)] };
+    if (wrong) problems.push(skillProblem(file, 'name', 'name', wrong, false));
   }
   const descriptionProblem = skillDescriptionProblem(frontmatter.description);
   const description = typeof frontmatter.description === 'string' ? frontmatter.description.trim() : '';
   if (descriptionProblem) {
     // Without a description the model cannot know when to use the skill: it is left out.
     const skipped = description.length === 0;
-    problems.push(problem(file, 'description', 'description', descriptionProblem, skipped));
+    problems.push(skillProblem(file, 'description', 'description', descriptionProblem, skipped));
     if (skipped) return { problems };
   }
   const skill: Skill = {

@@ -53,6 +53,17 @@ export interface SkillProblem {
   skipped: boolean;
 }
 
+/** A problem whose message starts with the file it is about. */
+export function skillProblem(
+  file: string,
+  key: string,
+  kind: SkillProblemKind,
+  message: string,
+  skipped = true,
+): SkillProblem {
+  return { file, key, kind, message: `${file}: ${message}`, skipped };
+}
+
 /** What a skill's name may be: lowercase letters, digits and single hyphens, not at either end. */
 export const SKILL_NAME_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 /** Longest skill name. */
