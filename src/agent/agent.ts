@@ -17,11 +17,13 @@ import type { AgentEvent, AgentEventType, ToolCallInfo } from '../machines/emitt
 import { pendingApprovals } from '../machines/tool-batch.js';
 import type { SessionRecord, SessionStore } from '../session/session-store.js';
 import type { RestoreReport } from '../session/transcript-replay.js';
+import type { SkillDiscovery } from '../skills/skill-discovery.js';
 import { loopControlTools } from '../tools/loop-control-tools.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
 import { attachInspection, type InspectionAttachment } from './agent-inspection.js';
 import type { AgentOptions, ExecutionResult } from './agent-options.js';
 import { persistenceFor, TurnSettler } from './agent-persistence.js';
+import { type AgentSkills, agentSkills } from './agent-skills.js';
 import { type ApprovalAnswer, approvalEvent, pendingCallFor } from './approval-answer.js';
 import { effectsFromOptions } from './effects-from-options.js';
 import { eventsHeard, relayEvents } from './event-relay.js';
@@ -52,6 +54,8 @@ export class Agent<TOutput = unknown> {
   #stopped = false;
   /** Why the session could not be loaded (the agent then never starts). */
   #loadError: unknown;
+  /** The skills of `options.skills`: their catalog joins the system prompt. */
+  readonly #skills: AgentSkills | undefined;
 
   constructor(options: AgentOptions<TOutput>) {
     this.#options = options;
@@ -68,8 +72,10 @@ export class Agent<TOutput = unknown> {
       ),
       ...(options.secrets ?? []).filter((s): s is string => typeof s === 'string' && s.length > 0),
     ];
-    const tools = [...(options.tools ?? []), ...(options.loopControlTools === false ? [] : loopControlTools)];
-    this.registry = new ToolRegistry(tools);
+    const own = options.tools ?? [];
+    this.#skills = options.skills ? agentSkills(options.skills, own, options.store) : undefined;
+    const loop = options.loopControlTools === false ? [] : loopControlTools;
+    this.registry = new ToolRegistry([...own, ...(this.#skills?.tools ?? []), ...loop]);
     this.#persistence = persistenceFor(options, this.registry, this.redactor, (error, what) =>
       this.#writeFailed(error, what),
     );
@@ -83,13 +89,16 @@ export class Agent<TOutput = unknown> {
     this.#inspection = attachInspection(options.inspect, this.inspectionSecrets);
     attachDebugLog(this.bus, options.debug ?? debugFromEnv(), this.redactor.redact);
     const persistence = this.#persistence;
+    const catalog = this.#skills?.setup.then((setup) => setup.catalog);
     if (!persistence) {
-      this.#ready = this.#start(effects, options.snapshot);
+      this.#ready = catalog
+        ? catalog.then((text) => this.#start(effects, options.snapshot, text))
+        : this.#start(effects, options.snapshot);
     } else {
       if (options.snapshot) throw new Error('createAgent: give either `snapshot` or `session`, not both');
-      this.#ready = persistence
-        .open()
-        .then((snapshot) => (this.#stopped ? undefined : this.#start(effects, snapshot)));
+      this.#ready = Promise.all([persistence.open(), catalog]).then(([snapshot, text]) =>
+        this.#stopped ? undefined : this.#start(effects, snapshot, text),
+      );
       this.#ready.catch((error: unknown) => {
         this.#loadError = error;
         this.#reportError(error, `loading session "${persistence.id}"`);
@@ -98,10 +107,15 @@ export class Agent<TOutput = unknown> {
   }
 
   /** Creates, binds and starts the actor (from a restored snapshot, if any); resolves once it is past Initializing. */
-  #start(effects: Parameters<typeof bindAgentEffects>[1], snapshot: unknown): Promise<void> {
+  #start(
+    effects: Parameters<typeof bindAgentEffects>[1],
+    snapshot: unknown,
+    catalog?: string,
+  ): Promise<void> {
     const options = this.#options;
     const messages: Message[] = [];
-    if (options.instructions) messages.push({ role: 'system', content: options.instructions });
+    const instructions = [options.instructions, catalog].filter(Boolean).join('\n\n');
+    if (instructions) messages.push({ role: 'system', content: instructions });
     messages.push(...(options.contextMessages ?? []));
     const { toolTimeoutMs: _t, maxToolResultChars: _m, ...limits } = options.limits ?? {};
     const sessionId = this.#persistence?.id ?? options.sessionId;
@@ -156,6 +170,11 @@ export class Agent<TOutput = unknown> {
   /** What the restore found, when `session` named a saved session. */
   get restoreReport(): RestoreReport | undefined {
     return this.#persistence?.report;
+  }
+
+  /** What `options.skills` found (skills and problems), once `ready()` resolved. */
+  get skills(): SkillDiscovery | undefined {
+    return this.#skills?.discovery;
   }
 
   /** The last saved record of the session (with `store` or `session`). */

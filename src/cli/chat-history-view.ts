@@ -1,9 +1,9 @@
 import type { Agent } from '../agent/agent.js';
-import type { BundleAgent } from '../bundle/bundle-agent.js';
 import type { Redactor } from '../events/redact.js';
 import type { Message } from '../llm/message.js';
 import type { SessionRecord } from '../session/session-store.js';
 import type { ChatRenderer } from './chat-renderer.js';
+import type { ChatPersona } from './cli-agent.js';
 import { ellipsize } from './terminal-layout.js';
 import { terminalSafe, terminalSafeValue } from './terminal-safe.js';
 
@@ -13,7 +13,7 @@ import { terminalSafe, terminalSafeValue } from './terminal-safe.js';
  */
 export function printChatMessage(
   r: ChatRenderer,
-  bundle: BundleAgent,
+  bundle: ChatPersona,
   message: Message,
   redactor: Redactor,
   withTools = false,
@@ -46,7 +46,7 @@ export function printChatMessage(
 export function showResumeSummary(
   r: ChatRenderer,
   agent: Agent,
-  bundle: BundleAgent,
+  bundle: ChatPersona,
   record: SessionRecord,
 ): void {
   const { c } = r;

@@ -1,5 +1,4 @@
 import type { Agent } from '../agent/agent.js';
-import type { BundleAgent } from '../bundle/bundle-agent.js';
 import { DEFAULTS } from '../defaults.js';
 import type { AgentEvent, ToolCallInfo } from '../machines/emitted-events.js';
 import type { FileSessionStore } from '../session/file-session-store.js';
@@ -9,7 +8,7 @@ import { showResumeSummary } from './chat-history-view.js';
 import type { ChatInput } from './chat-input.js';
 import type { ChatRenderer } from './chat-renderer.js';
 import { runSlashCommand, type SlashCommandOutcome } from './chat-slash-commands.js';
-import { bundlePaths } from './chat-tool-lines.js';
+import type { ChatPersona } from './cli-agent.js';
 import { terminalSafe } from './terminal-safe.js';
 
 /** What a {@link ChatSession} reads from, draws on, and opens sessions with. */
@@ -20,7 +19,7 @@ export interface ChatSessionOptions {
   /** One line saying which model answers. */
   connection: string;
   /** Opens (restores or creates) a session's agent. */
-  open(id: string): Promise<{ agent: Agent; bundleAgent: BundleAgent; record: SessionRecord | undefined }>;
+  open(id: string): Promise<{ agent: Agent; persona: ChatPersona; record: SessionRecord | undefined }>;
   /** The command that continues a session, for the goodbye line. */
   resumeCommand?: (id: string) => string;
 }
@@ -29,7 +28,7 @@ export interface ChatSessionOptions {
 export class ChatSession {
   readonly #o: ChatSessionOptions;
   #agent!: Agent;
-  #bundle!: BundleAgent;
+  #bundle!: ChatPersona;
   #offs: (() => void)[] = [];
   #busy = false;
   #asking = false;
@@ -72,7 +71,7 @@ export class ChatSession {
         if ((await this.#command(text)) === 'exit') break;
         continue;
       }
-      await this.#turn(() => this.#agent.send(text));
+      await this.#turn(() => this.#agent.send(this.#bundle.menuChoice?.(text) ?? text));
     }
     await this.#close();
     return 0;
@@ -81,7 +80,7 @@ export class ChatSession {
   /** Opens session `id` (restored or new) and makes it current. */
   async #switchTo(id: string): Promise<void> {
     const { c } = this.#r;
-    const { agent, bundleAgent, record } = await this.#o.open(id);
+    const { agent, persona, record } = await this.#o.open(id);
     try {
       await agent.ready();
     } catch (error) {
@@ -90,12 +89,12 @@ export class ChatSession {
     }
     if (this.#agent) await this.#detach();
     this.#agent = agent;
-    this.#bundle = bundleAgent;
+    this.#bundle = persona;
     this.#r.useRedactor(agent.redactor);
-    this.#r.usePathVariables(bundlePaths(bundleAgent));
+    this.#r.usePathVariables(persona.pathVariables);
     this.#offs.push(agent.on('*', (event: AgentEvent) => this.#r.handle(event)));
     const title = terminalSafe(
-      `${bundleAgent.icon ? `${bundleAgent.icon} ` : ''}${bundleAgent.name}${bundleAgent.title ? `, ${bundleAgent.title}` : ''}`,
+      `${persona.icon ? `${persona.icon} ` : ''}${persona.name}${persona.title ? `, ${persona.title}` : ''}`,
     );
     this.#r.line(`${c.bold('agentloop chat')} · ${title}`);
     this.#r.line(c.dim(`model: ${this.#o.connection}`));
@@ -105,7 +104,7 @@ export class ChatSession {
       ),
     );
     this.#r.line(c.dim('/help for commands · Ctrl+C stops a turn; on an empty line it leaves'));
-    if (record) showResumeSummary(this.#r, agent, bundleAgent, record);
+    if (record) showResumeSummary(this.#r, agent, persona, record);
   }
 
   async #detach(): Promise<void> {

@@ -1,8 +1,8 @@
 import type { Agent } from '../agent/agent.js';
-import type { BundleAgent } from '../bundle/bundle-agent.js';
 import type { FileSessionStore } from '../session/file-session-store.js';
 import { printChatMessage } from './chat-history-view.js';
 import type { ChatRenderer } from './chat-renderer.js';
+import type { ChatPersona } from './cli-agent.js';
 import { formatSessionList } from './sessions-command.js';
 import { terminalSafe } from './terminal-safe.js';
 
@@ -25,7 +25,7 @@ export type SlashCommandOutcome = 'exit' | undefined;
 /** What the slash commands use of the chat they run in (its current session). */
 export interface SlashCommandHost {
   agent: Agent;
-  bundle: BundleAgent;
+  bundle: ChatPersona;
   renderer: ChatRenderer;
   store: FileSessionStore;
   /** Runs one turn that `start` begins, asking approvals as they come; resolves when the agent rests. */
