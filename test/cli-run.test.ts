@@ -73,7 +73,7 @@ describe('agentloop run', () => {
   });
 
   it('explains usage', async () => {
-    // Without --bundle, run is a plain assistant (issue 13): the message is what it needs first.
+    // Without --bundle and --agent, run talks with a plain assistant: only the message is missing.
     const { code, stderr } = await cli(['run']);
     expect(code).toBe(2);
     expect(stderr).toBe(

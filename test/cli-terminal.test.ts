@@ -39,6 +39,9 @@ async function folder(name: string): Promise<string> {
   return dir;
 }
 
+/** Columns for checks of whole lines: the chat word-wraps to the terminal's width, and these stay on one row. */
+const WIDE = 250;
+
 describe('which model answers', () => {
   it('chat --scenario: the header names the scenario file, not "built-in scripted model"', async () => {
     const dir = await folder('scenario');
@@ -47,7 +50,7 @@ describe('which model answers', () => {
     tmux.start(
       'scenario',
       ['chat', '--bundle', BUNDLE, '--agent', 'intake-facilitator', '--project', dir, '--scenario', scenario],
-      { cwd: dir },
+      { cwd: dir, columns: WIDE },
     );
     const text = await tmux.waitFor('scenario', /you ›/);
     expect(text).toContain(`model: scenario ${scenario} on the scripted server at http://127.0.0.1:`);
@@ -64,6 +67,7 @@ describe('which model answers', () => {
     await cp(BUNDLE, copy, { recursive: true });
     tmux.start('copy', ['chat', '--bundle', copy, '--agent', 'intake-facilitator', '--project', dir], {
       cwd: dir,
+      columns: WIDE,
     });
     const text = await tmux.waitFor('copy', /you ›/);
     expect(text).toMatch(
@@ -99,7 +103,7 @@ describe('a model server that is not there', () => {
         '--api-key',
         'k',
       ],
-      { cwd: dir },
+      { cwd: dir, columns: WIDE },
     );
     await tmux.waitFor('refused', /you ›/);
     tmux.type('refused', 'hello');

@@ -19,6 +19,7 @@ import type { SessionOptions } from '../session/persistent-session.js';
 import type { Tool } from '../tools/define-tool.js';
 import type { ApprovalPolicy } from '../tools/tool-call.js';
 import type { InspectOption } from './agent-inspection.js';
+import type { SkillsOption } from './agent-skills.js';
 
 // The types of the Agent facade's API: what createAgent takes and what a turn gives back.
 
@@ -44,6 +45,12 @@ export interface AgentOptions<TOutput = unknown> extends SessionOptions {
   /** Runs once before the first turn; the messages it returns are added. A throw ends in the Error state. */
   initialize?: () => Promise<InitializeOutput> | InitializeOutput;
   tools?: Tool[];
+  /**
+   * Agent Skills: folders of skills (searched after the project's `.agents/skills` and `.claude/skills`),
+   * or `{ dirs, projectRoot, outputFolder }`. The system prompt gets the catalog (names and
+   * descriptions), the tools `activate_skill`, `read_file` and `save_output` (docs/skills.md).
+   */
+  skills?: SkillsOption;
   /** Add `task_completion`, `ask_question` and `converse` (default true). */
   loopControlTools?: boolean;
   /**

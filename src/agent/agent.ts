@@ -9,25 +9,26 @@ import { createOpenAIClient } from '../llm/openai-client.js';
 import { composeToolHooks } from '../machines/actors/compose-tool-hooks.js';
 import type { AgentContext } from '../machines/agent-context.js';
 import { bindAgentEffects } from '../machines/agent-effects.js';
-import type { AgentMachine } from '../machines/agent-machine.js';
-import { agentMachine } from '../machines/agent-machine.js';
+import { type AgentMachine, agentMachine } from '../machines/agent-machine.js';
 import { type AgentStateName, isBusyState } from '../machines/agent-states.js';
 import type { AgentEvent, AgentEventType, ToolCallInfo } from '../machines/emitted-events.js';
 import { pendingApprovals } from '../machines/tool-batch.js';
 import type { McpServerStatus } from '../mcp/mcp-servers.js';
 import type { SessionRecord, SessionStore } from '../session/session-store.js';
 import type { RestoreReport } from '../session/transcript-replay.js';
+import type { SkillDiscovery } from '../skills/skill-discovery.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { Plan } from '../tools/update-plan-tool.js';
-import { leftInitializing, machineInput } from './actor-input.js';
+import { leftInitializing, machineInput, startWaits } from './actor-input.js';
 import { attachInspection, type InspectionAttachment, inspectionSecrets } from './agent-inspection.js';
 import type { AgentOptions, ExecutionResult } from './agent-options.js';
 import { persistenceFor, TurnSettler } from './agent-persistence.js';
+import { type AgentSkills, agentSkills } from './agent-skills.js';
 import { type AgentTools, agentTools } from './agent-tools.js';
 import { type ApprovalAnswer, approvalEvent, pendingCallFor } from './approval-answer.js';
 import { effectsFromOptions } from './effects-from-options.js';
-import { eventsHeard, relayEvents } from './event-relay.js';
-import { stoppedResult, turnResult } from './turn-result.js';
+import { eventsHeard, listen, relayEvents } from './event-relay.js';
+import { errorText, stoppedResult, turnResult } from './turn-result.js';
 
 export type { AgentStateName } from '../machines/agent-states.js';
 export type { AgentOptions, ExecutionResult } from './agent-options.js';
@@ -53,10 +54,9 @@ export class Agent<TOutput = unknown> {
   #actor: Actor<AgentMachine> | undefined;
   #stopped = false;
   readonly #mcp: AgentTools['mcp'];
-  /** Resolves when the MCP servers are closed (after `stop()`). */
-  #closed: Promise<void> = Promise.resolve();
-  /** Why the session could not be loaded (the agent then never starts). */
-  #loadError: unknown;
+  #closed: Promise<void> = Promise.resolve(); // resolves once the MCP servers are closed (after `stop()`)
+  #loadError: unknown; // why the session could not be loaded (the agent then never starts)
+  readonly #skills: AgentSkills | undefined;
 
   constructor(options: AgentOptions<TOutput>) {
     this.#options = options;
@@ -66,9 +66,10 @@ export class Agent<TOutput = unknown> {
       ...(options.secrets ? { secrets: options.secrets } : {}),
     });
     this.inspectionSecrets = inspectionSecrets([client.apiKey, options.apiKey], options.secrets);
-    const { registry, mcp } = agentTools(options, (message) => this.#publishError(message, 'mcp_server'));
-    this.registry = registry;
-    this.#mcp = mcp;
+    const { skills, tools = [], store } = options;
+    this.#skills = skills ? agentSkills(skills, tools, store) : undefined;
+    const report = (message: string) => this.#publishError(message, 'mcp_server');
+    ({ registry: this.registry, mcp: this.#mcp } = agentTools(options, this.#skills?.tools ?? [], report));
     this.#persistence = persistenceFor(options, this.registry, this.redactor, (error, what) =>
       this.#writeFailed(error, what),
     );
@@ -77,41 +78,47 @@ export class Agent<TOutput = unknown> {
       typeof options.auditLog === 'string'
         ? createAuditLog({ file: options.auditLog, redact: this.redactor })
         : options.auditLog;
-    const hooks = composeToolHooks(this.#persistence?.hooks(), options.toolHooks, audit);
     const effects = effectsFromOptions(options, {
       client,
-      registry,
-      hooks,
+      registry: this.registry,
+      hooks: composeToolHooks(this.#persistence?.hooks(), options.toolHooks, audit),
       hears: eventsHeard(this.bus),
-      mcp,
+      mcp: this.#mcp,
       report: (message, code) => this.#publishError(message, code),
     });
     this.#inspection = attachInspection(options.inspect, this.inspectionSecrets);
     attachDebugLog(this.bus, options.debug ?? debugFromEnv(), this.redactor.redact);
     const persistence = this.#persistence;
-    // MCP servers start in parallel with the session's load; the agent starts once each has listed its tools or failed.
-    const serversUp = mcp?.start();
-    if (!persistence) {
-      this.#ready = serversUp
-        ? serversUp.then(() => (this.#stopped ? undefined : this.#start(effects, options.snapshot)))
-        : this.#start(effects, options.snapshot);
-    } else {
-      if (options.snapshot) throw new Error('createAgent: give either `snapshot` or `session`, not both');
-      this.#ready = Promise.all([persistence.open(), serversUp]).then(([snapshot]) =>
-        this.#stopped ? undefined : this.#start(effects, snapshot),
-      );
+    if (persistence && options.snapshot)
+      throw new Error('createAgent: give `snapshot` or `session`, not both');
+    const waits = startWaits(persistence?.open(), this.#skills?.setup, this.#mcp?.start());
+    this.#ready = waits
+      ? waits.then(([snapshot, catalog]) =>
+          this.#stopped
+            ? undefined
+            : this.#start(effects, persistence ? snapshot : options.snapshot, catalog),
+        )
+      : this.#start(effects, options.snapshot);
+    if (persistence) {
       this.#ready.catch((error: unknown) => {
         this.#loadError = error;
-        this.#reportError(error, `loading session "${persistence.id}"`);
+        this.#publishError(
+          `loading session "${persistence.id}" failed: ${errorText(error)}`,
+          'session_store',
+        );
       });
     }
   }
 
   /** Creates, binds and starts the actor (from a restored snapshot, if any); resolves once it is past Initializing. */
-  #start(effects: Parameters<typeof bindAgentEffects>[1], snapshot: unknown): Promise<void> {
+  #start(
+    effects: Parameters<typeof bindAgentEffects>[1],
+    snapshot: unknown,
+    catalog?: string,
+  ): Promise<void> {
     const options = this.#options;
     const actor = createActor(agentMachine, {
-      input: machineInput(options, this.#persistence?.id ?? options.sessionId),
+      input: machineInput(options, this.#persistence?.id ?? options.sessionId, catalog),
       ...(snapshot ? { snapshot: snapshot as AgentOptions['snapshot'] } : {}),
       ...(this.#inspection ? { inspect: this.#inspection.observer } : {}),
     });
@@ -156,6 +163,11 @@ export class Agent<TOutput = unknown> {
     return this.#persistence?.report;
   }
 
+  /** What `options.skills` found (skills and problems), once `ready()` resolved. */
+  get skills(): SkillDiscovery | undefined {
+    return this.#skills?.discovery;
+  }
+
   /** The last saved record of the session (with `store` or `session`). */
   get sessionRecord(): SessionRecord | undefined {
     return this.#persistence?.record;
@@ -177,10 +189,6 @@ export class Agent<TOutput = unknown> {
   #writeFailed(error: unknown, what: string): void {
     const message = this.redactor.redact(`${what} failed: ${errorText(error)}`);
     if (!this.#settler.endTurn(this.#actor, message)) this.#publishError(message, 'session_store');
-  }
-
-  #reportError(error: unknown, what: string, code = 'session_store'): void {
-    this.#publishError(`${what} failed: ${errorText(error)}`, code);
   }
 
   /** An `error` event the machine does not emit itself (store failures, what a restore found). */
@@ -242,13 +250,7 @@ export class Agent<TOutput = unknown> {
     type: K,
     listener: (event: K extends AgentEventType ? AgentEvent<K> : AgentEvent) => void,
   ): () => void {
-    const bus = this.bus as unknown as {
-      on(t: string, l: (e: unknown) => void): void;
-      off(t: string, l: (e: unknown) => void): void;
-    };
-    const fn = listener as (e: unknown) => void;
-    bus.on(type, fn);
-    return () => bus.off(type, fn);
+    return listen(this.bus, type, listener as (e: unknown) => void);
   }
 
   /**
@@ -294,7 +296,7 @@ export class Agent<TOutput = unknown> {
     const call = pendingCallFor(this.pendingApprovals, answer.toolCallId);
     if (call instanceof Error) {
       if (strict) throw call;
-      this.#reportError(call, 'an approval answered while the session loaded', 'approval');
+      this.#publishError(`an approval answered while the session loaded failed: ${call.message}`, 'approval');
       return;
     }
     this.#persistence?.recordApproval(answer, answer.always ? call.name : undefined);
@@ -383,10 +385,6 @@ export class Agent<TOutput = unknown> {
   #nextTurn(): Promise<ExecutionResult<TOutput>> {
     return new Promise((resolve) => this.#turnWaiters.push(resolve));
   }
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /**

@@ -1,8 +1,8 @@
 import type { Agent } from '../agent/agent.js';
 import type { FileSessionStore } from '../session/file-session-store.js';
 import { printChatMessage } from './chat-history-view.js';
-import type { ChatPersona } from './chat-persona.js';
 import type { ChatRenderer } from './chat-renderer.js';
+import type { ChatPersona } from './cli-agent.js';
 import { planChecklist } from './plan-checklist.js';
 import { formatSessionList } from './sessions-command.js';
 import { terminalSafe, terminalSafeValue } from './terminal-safe.js';

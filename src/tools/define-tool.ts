@@ -1,5 +1,6 @@
 import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completions';
 import { type ZodObject, type ZodRawShape, z } from 'zod';
+import type { Message } from '../llm/message.js';
 
 /** What a tool's `execute` receives besides its arguments. */
 export interface ToolContext {
@@ -12,6 +13,12 @@ export interface ToolContext {
   /** Turn and iteration numbers of the call. */
   turn: number;
   iteration: number;
+  /**
+   * The conversation when the call started (read-only; the assistant message holding this call is
+   * the last one with tool calls). Absent when a custom `runTools` effect gives none. What earlier
+   * calls recorded in it (an activated skill) is session state that is saved and restored with it.
+   */
+  messages?: readonly Message[];
 }
 
 /** Decides per call whether a tool needs the user's approval before it runs. */
