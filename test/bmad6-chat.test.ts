@@ -107,7 +107,7 @@ describe('agentloop chat --project . --agent pm on a real BMAD 6.12 install', ()
     const end = await waitFor('pm', /draft PRD is saved/);
     expect(end).toMatch(/activate_skill bmad-prd/);
     expect(end).toMatch(/read_file assets\/prd-template\.md .*prd-template\.md \(\d+ bytes\)/);
-    expect(end).toMatch(/save_output .* saved _bmad-output\/planning-artifacts\/prds\/prd-project-/);
+    expect(end).toMatch(/save_output _bmad-output\/planning-artifacts\/prds\/prd-project-\S+ .*→ saved \(/);
 
     const saved = path.join(
       project,
