@@ -132,7 +132,7 @@ describe('agentloop chat --project . --agent pm on a real BMAD 6.12 install', ()
     expect(system).toMatch(/bmad-prd/);
     expect(first!.messages.at(-1)).toMatchObject({ role: 'user' });
     expect(String(first!.messages.at(-1)!.content)).toMatch(/^PRD\n\n\(Menu item PRD.*activate_skill/);
-    // The agent's tools with the skills' activate_skill, beside the runtime's loop-control tools.
+    // The agent's tools with the skills' activate_skill, beside the runtime's loop-control tools and update_plan.
     expect(first!.tools.map((t) => t.function.name).sort()).toEqual([
       'activate_skill',
       'ask_question',
@@ -141,6 +141,7 @@ describe('agentloop chat --project . --agent pm on a real BMAD 6.12 install', ()
       'read_file',
       'save_output',
       'task_completion',
+      'update_plan',
     ]);
     const activation = String(afterActivate!.messages.at(-1)!.content);
     const prdSkill = await readFile(path.join(project, '.claude/skills/bmad-prd/SKILL.md'), 'utf8');

@@ -16,6 +16,7 @@ import {
 } from '../src/index.js';
 import { type Scenario, type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
 import { assertToolCallsAnswered } from './support/harness.js';
+import { testServer } from './support/mcp-servers.js';
 import { skillText, tempDir, writeSkill } from './support/skill-tree.js';
 
 // Skills through the whole runtime: the real openai SDK over HTTP to the scripted server, real skill
@@ -275,5 +276,39 @@ describe('an agent with skills', () => {
     expect((await agent.send('hi')).response).toBe('Hello.');
     expect(agent.skills?.problems.map((p) => [p.kind, p.key])).toEqual([['frontmatter', 'frontmatter']]);
     expect(String(server.requests[0]!.messages[0]!.content)).toBe('Plain.');
+  });
+
+  it('skills, MCP servers and the plan together: one registry, the catalog in the system prompt', async () => {
+    const { root } = await project();
+    const log = path.join(await tempDir('agentloop-skills-mcp-'), 'server.log');
+    await writeFile(log, '');
+    const server = await serve({
+      turns: [
+        { toolCalls: [{ id: 'act', name: 'activate_skill', arguments: { name: 'report-writer' } }] },
+        { toolCalls: [{ id: 'count', name: 'test__count', arguments: {} }] },
+        { content: 'Both.' },
+      ],
+    });
+    const agent = agentOn(server, {
+      instructions: 'You help.',
+      skills: { projectRoot: root },
+      mcpServers: { test: testServer(log) },
+    });
+    try {
+      expect((await agent.send('go')).response).toBe('Both.');
+      assertToolCallsAnswered(agent.messages);
+      expect(String(server.requests[0]!.messages[0]!.content)).toMatch(/^You help\.\n\nAGENT SKILLS/);
+      const tools = server.requests[0]!.tools!.map(
+        (t) => (t as { function: { name: string } }).function.name,
+      );
+      expect(tools).toEqual(
+        expect.arrayContaining(['activate_skill', 'read_file', 'update_plan', 'test__count']),
+      );
+      const results = toolResults(agent);
+      expect(JSON.parse(results.get('act')!).activated).toBe('report-writer');
+      expect(results.get('count')).toMatch(/^count 1 from pid \d+$/);
+    } finally {
+      await agent.close();
+    }
   });
 });
