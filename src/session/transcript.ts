@@ -12,6 +12,8 @@ interface TranscriptEntryBase {
 export interface TranscriptMessageEntry extends TranscriptEntryBase {
   kind: 'message';
   message: ChatCompletionMessageParam;
+  /** The inbox item (its `seq`) this user message came from, when a worker applied one. */
+  inbox?: number;
 }
 
 /** Written before a tool call runs: if no matching `tool_call_finished` follows, the call was cut off. */
