@@ -38,6 +38,11 @@ export const DEFAULTS = {
   completionReserveTokens: 16_384,
   /** The completion reserve never takes more than this share of a (small) context window. */
   completionReserveMaxShare: 0.25,
+  /**
+   * How long a session's lease lasts unless renewed, in ms (renewed every third of it while the agent
+   * holds the session). A crashed owner's sessions go to another worker after this long.
+   */
+  leaseMs: 5_000,
   /** Context window assumed for a model not in the table, in tokens. */
   unknownModelContextWindow: 128_000,
 } as const;

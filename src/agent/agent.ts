@@ -347,6 +347,7 @@ export class Agent<TOutput = unknown> {
     if (this.#stopped) return;
     this.#stopped = true;
     this.#actor?.stop();
+    this.#persistence?.close();
     this.#inspection?.stop();
     const result = stoppedResult<TOutput>(this.#actor?.getSnapshot().context);
     for (const resolve of this.#turnWaiters.splice(0)) resolve(result);

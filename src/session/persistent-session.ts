@@ -1,4 +1,5 @@
 import type { Actor } from 'xstate';
+import { DEFAULTS } from '../defaults.js';
 import type { ToolRunHooks } from '../machines/actors/run-tools.js';
 import type { AgentMachine } from '../machines/agent-machine.js';
 import { checkPersistedSnapshot } from '../machines/agent-snapshot.js';
@@ -6,6 +7,9 @@ import { isRestState } from '../machines/agent-states.js';
 import type { AgentEvent } from '../machines/emitted-events.js';
 import type { ToolResult } from '../tools/tool-call.js';
 import { FileSessionStore } from './file-session-store.js';
+import { LeaseKeeper } from './lease-keeper.js';
+import { ledgerHooks } from './ledger-hooks.js';
+import type { SessionLease } from './session-lease.js';
 import {
   assertValidSessionId,
   corruptRecordError,
@@ -42,6 +46,14 @@ export interface SessionOptions {
   session?: string;
   /** What session lists show besides the agent's name: where it came from and free-form JSON. */
   sessionInfo?: { bundle?: string; meta?: Record<string, unknown> };
+  /**
+   * How long the session's lease lasts unless renewed (default `DEFAULTS.leaseMs`): the agent holds
+   * the session from `ready()` to `stop()`, renewing every third of it; another process gets
+   * "session in use by pid N" meanwhile (docs/scale-out.md).
+   */
+  leaseMs?: number;
+  /** A lease already held for this session (a worker's claim): used, renewed and released instead of taking one. */
+  lease?: SessionLease;
 }
 
 /**
@@ -83,6 +95,8 @@ export class SessionPersistence {
   readonly #writer: OrderedTranscriptWriter;
   /** Why the last save failed, until one succeeds. */
   #saveFailure: unknown;
+  /** The session's lease while this agent holds it (stores with ownership). */
+  readonly #leases: LeaseKeeper;
 
   constructor(
     options: SessionOptions & { agentName?: string | undefined },
@@ -98,8 +112,15 @@ export class SessionPersistence {
     this.#isIdempotent = isIdempotent;
     this.#onError = onError;
     this.#redact = redact;
+    this.#leases = new LeaseKeeper(
+      this.store,
+      this.id,
+      options.leaseMs ?? DEFAULTS.leaseMs,
+      options.lease,
+      (error) => onError(error, `renewing the lease of session "${this.id}"`),
+    );
     this.#writer = new OrderedTranscriptWriter(
-      (entries) => this.store.appendTranscript(this.id, entries),
+      (entries) => this.store.appendTranscript(this.id, entries, { lease: this.#leases.lease }),
       (error, count) =>
         onError(error, `appending ${count} entr${count === 1 ? 'y' : 'ies'} to ${this.#where('transcript')}`),
     );
@@ -121,6 +142,26 @@ export class SessionPersistence {
    * `corrupt` one naming the file and the field when its snapshot does not fit the machine.
    */
   async open(): Promise<PersistedAgentSnapshot | undefined> {
+    await this.#leases.take();
+    try {
+      return await this.#load();
+    } catch (error) {
+      this.close();
+      throw error;
+    }
+  }
+
+  /** The lease this agent holds, if the store hands them out. */
+  get lease(): SessionLease | undefined {
+    return this.#leases.lease;
+  }
+
+  /** Lets the session go: stops renewing the lease and releases it once the writes so far have settled. */
+  close(): void {
+    this.#leases.close(this.flush());
+  }
+
+  async #load(): Promise<PersistedAgentSnapshot | undefined> {
     const record = await this.store.load(this.id);
     const saved = record === undefined ? undefined : this.#check(record.snapshot);
     const { entries } = await this.store.readTranscript(this.id);
@@ -185,62 +226,17 @@ export class SessionPersistence {
    * The tool hooks that keep the ledger: start before the run, result after it. `inner` hooks (the caller's) run after ours: their `beforeRun` only when the ledger lets the call run.
    */
   hooks(inner?: ToolRunHooks): ToolRunHooks {
-    return {
-      beforeRun: async (call, input) => {
-        const decision = this.#decisions.get(call.id);
-        if (decision) {
-          this.#decisions.delete(call.id);
-          if (decision.action === 'use-recorded') {
-            return recorded(call.id, decision.name, decision.result, decision.isError);
-          }
-          if (decision.action === 'report-interrupted') {
-            await this.#track(
-              this.#append([
-                {
-                  kind: 'tool_call_finished',
-                  toolCallId: call.id,
-                  name: decision.name,
-                  result: decision.result,
-                  isError: true,
-                  durationMs: 0,
-                },
-              ]),
-            );
-            return recorded(call.id, decision.name, decision.result, true);
-          }
-        }
-        // Durable first: a call whose start cannot be written does not run (and its start is dropped).
-        await this.#track(
-          this.#append(
-            [
-              {
-                kind: 'tool_call_started',
-                toolCallId: call.id,
-                name: call.name,
-                args: call.args ?? call.argsText,
-              },
-            ],
-            { discard: true },
-          ),
-        );
-        return inner?.beforeRun?.(call, input);
+    return ledgerHooks(
+      {
+        takeDecision: (id) => {
+          const decision = this.#decisions.get(id);
+          this.#decisions.delete(id);
+          return decision;
+        },
+        append: (entries, options) => this.#track(this.#append(entries, options)),
       },
-      afterRun: async (result, call, input) => {
-        await this.#track(
-          this.#append([
-            {
-              kind: 'tool_call_finished',
-              toolCallId: result.toolCallId,
-              name: result.name,
-              result: result.content,
-              isError: result.isError,
-              durationMs: result.durationMs,
-            },
-          ]),
-        );
-        await inner?.afterRun?.(result, call, input);
-      },
-    };
+      inner,
+    );
   }
 
   /**
@@ -330,16 +326,19 @@ export class SessionPersistence {
           continue;
         }
         try {
-          this.#record = await this.store.save({
-            id: this.id,
-            state: String(persisted.value),
-            snapshot: persisted,
-            ...(this.#agentName !== undefined ? { agentName: this.#agentName } : {}),
-            ...(this.#info?.bundle !== undefined ? { bundle: this.#info.bundle } : {}),
-            ...(this.#info?.meta !== undefined ? { meta: this.#info.meta } : {}),
-            ...titleOf(snapshot),
-            turns: snapshot.context.turn,
-          });
+          this.#record = await this.store.save(
+            {
+              id: this.id,
+              state: String(persisted.value),
+              snapshot: persisted,
+              ...(this.#agentName !== undefined ? { agentName: this.#agentName } : {}),
+              ...(this.#info?.bundle !== undefined ? { bundle: this.#info.bundle } : {}),
+              ...(this.#info?.meta !== undefined ? { meta: this.#info.meta } : {}),
+              ...titleOf(snapshot),
+              turns: snapshot.context.turn,
+            },
+            { lease: this.#leases.lease },
+          );
           this.#lastSaved = snapshot;
           this.#saveFailure = undefined;
         } catch (error) {
@@ -367,10 +366,6 @@ export class SessionPersistence {
   #background(promise: Promise<void>): void {
     void this.#track(promise).catch(() => {});
   }
-}
-
-function recorded(toolCallId: string, name: string, content: string, isError: boolean): ToolResult {
-  return { toolCallId, name, content, isError, durationMs: 0 };
 }
 
 function titleOf(snapshot: Snapshot): { title?: string } {

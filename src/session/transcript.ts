@@ -22,6 +22,8 @@ export interface ToolCallStartedEntry extends TranscriptEntryBase {
   toolCallId: string;
   name: string;
   args: unknown;
+  /** The key the tool got (`ToolContext.idempotencyKey`): the same on every run of this call. */
+  idempotencyKey?: string;
 }
 
 /** Written after a tool call ends (success, failure, timeout, rejection or a reported interruption). */
