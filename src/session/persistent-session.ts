@@ -5,8 +5,8 @@ import type { AgentMachine } from '../machines/agent-machine.js';
 import { checkPersistedSnapshot } from '../machines/agent-snapshot.js';
 import { isRestState } from '../machines/agent-states.js';
 import type { AgentEvent } from '../machines/emitted-events.js';
-import type { ToolResult } from '../tools/tool-call.js';
 import { FileSessionStore } from './file-session-store.js';
+import { type IdempotentRerun, rerunIdempotentCalls } from './idempotent-rerun.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { ledgerHooks } from './ledger-hooks.js';
 import type { SessionLease } from './session-lease.js';
@@ -97,13 +97,16 @@ export class SessionPersistence {
   #saveFailure: unknown;
   /** The session's lease while this agent holds it (stores with ownership). */
   readonly #leases: LeaseKeeper;
+  readonly #rerun: IdempotentRerun | undefined;
 
   constructor(
     options: SessionOptions & { agentName?: string | undefined },
     isIdempotent: (name: string) => boolean,
     onError: PersistenceErrorHandler,
     redact: <T>(value: T) => T = (value) => value,
+    rerun?: IdempotentRerun,
   ) {
+    this.#rerun = rerun;
     this.store = options.store ?? new FileSessionStore();
     this.id = options.session ?? createSessionId();
     assertValidSessionId(this.id);
@@ -172,10 +175,19 @@ export class SessionPersistence {
       return undefined;
     }
     this.#record = record;
-    const current = currentEntries(entries);
-    const plan = planRestore(saved, current, this.#isIdempotent, {
-      lost: this.#lostEntries(record, entries),
-    });
+    let current = currentEntries(entries);
+    const lost = this.#lostEntries(record, entries);
+    let plan = planRestore(saved, current, this.#isIdempotent, { lost });
+    if (this.#rerun) {
+      // Idempotent calls cut off by a crash run again (same key); the plan is made again with their results.
+      const rerun = await rerunIdempotentCalls(plan, current, this.#isIdempotent, this.#rerun);
+      if (rerun.finished.length > 0) {
+        await this.#append(rerun.finished);
+        current = currentEntries((await this.store.readTranscript(this.id)).entries);
+        plan = planRestore(saved, current, this.#isIdempotent, { lost });
+        for (const call of plan.report.calls) if (rerun.ids.has(call.toolCallId)) call.outcome = 'rerun';
+      }
+    }
     this.#recordedMessages = current.filter((e) => e.kind === 'message').length;
     this.#decisions = plan.decisions;
     this.#approvals = plan.approvals;
