@@ -246,8 +246,9 @@ export class Agent<TOutput = unknown> {
   /**
    * Sends a user message and resolves when the turn comes to rest (Completed, Interrupted or Error).
    * Approvals are answered meanwhile through `approve` / `reject` (listen for `approval_requested`).
+   * `inbox`: the session inbox item the message comes from (workers), recorded with it.
    */
-  async send(text: string): Promise<ExecutionResult<TOutput>> {
+  async send(text: string, options: { inbox?: number } = {}): Promise<ExecutionResult<TOutput>> {
     this.#assertRunning();
     await this.#ready;
     this.#assertRunning();
@@ -258,6 +259,7 @@ export class Agent<TOutput = unknown> {
     if (isBusyState(this.state))
       throw new Error(`agent is busy (${this.state}); wait for the turn to end or interrupt it`);
     const result = this.#nextTurn();
+    this.#persistence?.tagNextUserMessage(options.inbox);
     this.actor.send({ type: 'USER_MESSAGE', text, at: Date.now() });
     return result;
   }
@@ -266,13 +268,23 @@ export class Agent<TOutput = unknown> {
    * Approves a pending call; with `always`, every call of that tool is approved for the rest of the
    * session. Given while a session is still loading, the answer is applied once it has loaded.
    */
-  approve(toolCallId: string, options: { always?: boolean } = {}): void {
-    this.#answerOrQueue({ toolCallId, approved: true, ...(options.always ? { always: true } : {}) });
+  approve(toolCallId: string, options: { always?: boolean; inbox?: number } = {}): void {
+    this.#answerOrQueue({
+      toolCallId,
+      approved: true,
+      ...(options.always ? { always: true } : {}),
+      ...(options.inbox !== undefined ? { inbox: options.inbox } : {}),
+    });
   }
 
   /** Declines a pending call; the model is told the user declined (with the reason). */
-  reject(toolCallId: string, reason?: string): void {
-    this.#answerOrQueue({ toolCallId, approved: false, ...(reason !== undefined ? { reason } : {}) });
+  reject(toolCallId: string, reason?: string, options: { inbox?: number } = {}): void {
+    this.#answerOrQueue({
+      toolCallId,
+      approved: false,
+      ...(reason !== undefined ? { reason } : {}),
+      ...(options.inbox !== undefined ? { inbox: options.inbox } : {}),
+    });
   }
 
   #answerOrQueue(answer: ApprovalAnswer): void {

@@ -7,6 +7,8 @@ export interface ApprovalAnswer {
   approved: boolean;
   reason?: string;
   always?: boolean;
+  /** The inbox item the answer came from (a worker applies it); recorded with the answer. */
+  inbox?: number;
 }
 
 /** The pending call an answer is for, or an error listing the pending ids. */

@@ -18,6 +18,7 @@ import {
   type SessionStore,
 } from './session-store.js';
 import type { ResumeDecision, TranscriptEntry, TranscriptEntryInput } from './transcript.js';
+import { transcriptLoss } from './transcript-loss.js';
 import {
   ALWAYS_ALLOW_EVENT,
   APPROVAL_EVENT,
@@ -98,6 +99,8 @@ export class SessionPersistence {
   /** The session's lease while this agent holds it (stores with ownership). */
   readonly #leases: LeaseKeeper;
   readonly #rerun: IdempotentRerun | undefined;
+  /** The inbox item the next user message comes from. */
+  #inboxTag: number | undefined;
 
   constructor(
     options: SessionOptions & { agentName?: string | undefined },
@@ -176,7 +179,7 @@ export class SessionPersistence {
     }
     this.#record = record;
     let current = currentEntries(entries);
-    const lost = this.#lostEntries(record, entries);
+    const lost = transcriptLoss(record.transcriptSeq, entries, this.#where('transcript'));
     let plan = planRestore(saved, current, this.#isIdempotent, { lost });
     if (this.#rerun) {
       // Idempotent calls cut off by a crash run again (same key); the plan is made again with their results.
@@ -198,14 +201,6 @@ export class SessionPersistence {
     ];
     await this.#append(append);
     return plan.snapshot;
-  }
-
-  /** Set when the transcript lacks entries the record says it had (deleted, truncated or replaced). */
-  #lostEntries(record: SessionRecord, entries: readonly TranscriptEntry[]): TranscriptLoss | undefined {
-    const foundSeq = entries.reduce((last, e) => Math.max(last, e.seq), 0);
-    if (record.transcriptSeq <= foundSeq) return undefined;
-    const status = entries.length === 0 ? 'missing' : 'truncated';
-    return { status, file: this.#where('transcript'), expectedSeq: record.transcriptSeq, foundSeq };
   }
 
   /** The saved snapshot, upgraded and checked; throws `corrupt` naming the file and the field. */
@@ -317,7 +312,21 @@ export class SessionPersistence {
     if (messages.length <= this.#recordedMessages) return;
     const fresh = messages.slice(this.#recordedMessages);
     this.#recordedMessages = messages.length;
-    this.#background(this.#append(fresh.map((message) => ({ kind: 'message' as const, message }))));
+    const entries = fresh.map((message) => {
+      const inbox = message.role === 'user' ? this.#inboxTag : undefined;
+      if (inbox === undefined) return { kind: 'message' as const, message };
+      this.#inboxTag = undefined;
+      return { kind: 'message' as const, message, inbox };
+    });
+    this.#background(this.#append(entries));
+  }
+
+  /**
+   * The next user message came from inbox item `seq` (a worker applies it): its transcript line says
+   * so, in the same write, so that a new owner after a crash does not apply the item again.
+   */
+  tagNextUserMessage(seq: number | undefined): void {
+    this.#inboxTag = seq;
   }
 
   /**
