@@ -17,7 +17,7 @@ import {
   type SessionRecord,
   type SessionStore,
 } from './session-store.js';
-import type { ResumeDecision, TranscriptEntry, TranscriptEntryInput } from './transcript.js';
+import type { ResumeDecision, TranscriptEntryInput } from './transcript.js';
 import { transcriptLoss } from './transcript-loss.js';
 import {
   ALWAYS_ALLOW_EVENT,
@@ -29,7 +29,6 @@ import {
   type RecordedApproval,
   type RestoreReport,
   SESSION_STARTED_EVENT,
-  type TranscriptLoss,
 } from './transcript-replay.js';
 import { OrderedTranscriptWriter } from './transcript-writer.js';
 

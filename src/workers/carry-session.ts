@@ -4,6 +4,7 @@ import { isBusyState } from '../machines/agent-states.js';
 import { appliedInboxSeqs, type InboxItem } from '../session/session-inbox.js';
 import type { SessionLease } from '../session/session-lease.js';
 import type { SessionRecord } from '../session/session-store.js';
+import type { TranscriptEntry } from '../session/transcript.js';
 import { currentEntries } from '../session/transcript-replay.js';
 import { untilSettled } from './agent-settled.js';
 import type { InboxSessionStore } from './session-client.js';
@@ -34,10 +35,10 @@ export async function carrySession(options: CarryOptions): Promise<void> {
   const agent = createAgent({ ...agentOptions, store, session: id, lease, leaseMs: options.leaseMs });
   try {
     await agent.ready();
-    const applied = appliedInboxSeqs(currentEntries((await store.readTranscript(id)).entries));
-    const report = agent.restoreReport;
-    if (report && report.state === 'Interrupted' && report.savedState !== 'Interrupted') {
-      // The owner before died mid-turn: go on with the turn as the user would with /continue.
+    const entries = currentEntries((await store.readTranscript(id)).entries);
+    const applied = appliedInboxSeqs(entries);
+    if (agent.state === 'Interrupted' && !interruptedByUser(entries)) {
+      // An owner before died mid-turn (maybe twice): go on with the turn as the user would with /continue.
       void agent.resume().catch(() => {});
     }
     await settle(agent, options);
@@ -59,6 +60,19 @@ export async function carrySession(options: CarryOptions): Promise<void> {
   } finally {
     agent.stop();
   }
+}
+
+/**
+ * Whether the last turn was stopped by an interrupt (its `interrupted` event comes after the last user
+ * message), rather than cut off by a crash (a restore rebuilt it and no interrupt was recorded).
+ */
+function interruptedByUser(entries: readonly TranscriptEntry[]): boolean {
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const e = entries[i]!;
+    if (e.kind === 'event' && e.event === 'interrupted') return true;
+    if (e.kind === 'message' && e.message.role === 'user') return false;
+  }
+  return false;
 }
 
 /** Waits for the agent to settle, applying interrupts posted meanwhile. */
