@@ -232,7 +232,7 @@ describe('discovery and validate', () => {
     const empty = io();
     await mkdir(path.join(dir, 'empty'));
     expect(await runValidateCommand([path.join(dir, 'empty')], empty.io)).toBe(2);
-    expect(await runValidateCommand([], io().io)).toBe(2);
+    await expect(runValidateCommand([], io().io)).rejects.toThrow(/missing <root>/);
 
     const bundle = path.join(dir, 'example');
     await cp(path.join(REPO, 'bundles', 'requirements-workflow'), bundle, { recursive: true });
