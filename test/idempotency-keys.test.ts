@@ -11,12 +11,14 @@ import { assertToolCallsAnswered, deferred } from './support/harness.js';
 /** A store whose writes stop (never resolve) once `crash()` is called: the process died there. */
 class CrashableStore implements SessionStore {
   crashed = false;
+  /** Saves stop, appends still go through: the process died between the last line and the save. */
+  savesStopped = false;
   constructor(readonly inner: SessionStore) {}
   crash() {
     this.crashed = true;
   }
   save(record: SessionRecordInput) {
-    return this.crashed ? new Promise<never>(() => {}) : this.inner.save(record);
+    return this.crashed || this.savesStopped ? new Promise<never>(() => {}) : this.inner.save(record);
   }
   load(id: string) {
     return this.inner.load(id);
@@ -123,6 +125,38 @@ describe('idempotency keys and outcome unknown', () => {
     ]);
     const result = await second.resume();
     expect(result.response).toMatch(/may have gone out/);
+    second.stop();
+    await server.close();
+  });
+
+  it('a crash after the final answer was written but before the save: restored as Completed, the model is not asked again', async () => {
+    const server = await startScriptedServer({ scenario: { turns: [{ content: 'The answer is 42.' }] } });
+    const inner = new MemorySessionStore();
+    const store = new CrashableStore(inner);
+    const first = createAgent({ baseURL: server.url, apiKey: 'k', store, session: 'final-1' });
+    await first.ready();
+    await first.save();
+    store.savesStopped = true;
+    void first.send('what is the answer?');
+    for (;;) {
+      const { entries } = await inner.readTranscript('final-1');
+      if (entries.some((e) => e.kind === 'message' && e.message.role === 'assistant')) break;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    store.crash();
+    first.stop();
+    expect((await inner.load('final-1'))?.state).toBe('AwaitingInput');
+    const requests = server.requestCount;
+    const second = createAgent({ baseURL: server.url, apiKey: 'k', store: inner, session: 'final-1' });
+    await second.ready();
+    expect(second.state).toBe('Completed');
+    expect(second.restoreReport).toMatchObject({
+      savedState: 'AwaitingInput',
+      state: 'Completed',
+      replayedMessages: 2,
+    });
+    expect(second.result()).toMatchObject({ response: 'The answer is 42.', terminateReason: 'completed' });
+    expect(server.requestCount).toBe(requests);
     second.stop();
     await server.close();
   });
