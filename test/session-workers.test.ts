@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { FileSessionStore } from '../src/session/file-session-store.js';
 import { MemorySessionStore } from '../src/session/memory-session-store.js';
 import type { SessionStore } from '../src/session/session-store.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
@@ -150,6 +151,12 @@ describe.each(stores)('workers and inboxes on %s', (_name, makeStore) => {
 });
 
 describe('createSessionClient', () => {
+  it('refuses a store without inboxes, saying which stores have them', () => {
+    const store = new FileSessionStore({ dir: '/nonexistent/agentloop-sessions' });
+    expect(() => createSessionClient({ store })).toThrow(/PostgresSessionStore, or a MemorySessionStore/);
+    expect(() => startWorker({ store, agent: () => ({}) })).toThrow(/the file store has no inbox yet/);
+  });
+
   it('waitFor names the state it saw when it gives up', async () => {
     const client = createSessionClient({ store: new MemorySessionStore() });
     await client.send('nobody-works', 'hello');

@@ -39,7 +39,7 @@ export function startWorker(options: WorkerOptions): Worker {
   const store = options.store;
   if (!hasInbox(store) || !hasOwnership(store)) {
     throw new Error(
-      'startWorker: this store has no inboxes or leases (use a PostgresSessionStore, MemorySessionStore or FileSessionStore)',
+      'startWorker: this store has no inboxes or leases (use a PostgresSessionStore, or a MemorySessionStore in one process; the file store has no inbox yet)',
     );
   }
   const concurrency = options.concurrency ?? 4;
