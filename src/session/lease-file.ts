@@ -90,10 +90,6 @@ export class LeaseFile {
   }
 }
 
-/** How long `acquire` waits for a live holder on this host to exit or let go, and how often it looks. */
-const EXIT_GRACE_MS = 2_000;
-const EXIT_POLL_MS = 50;
-
 /** A lease that still binds: not lapsed, and not held by a process of this host that is gone. */
 function isLive(lease: SessionLease): boolean {
   if (lease.expiresAt <= Date.now()) return false;
