@@ -43,6 +43,14 @@ export const DEFAULTS = {
    * holds the session). A crashed owner's sessions go to another worker after this long.
    */
   leaseMs: 5_000,
+  /** A context block (the plan, a context provider's) longer than this many characters is cut with a note. */
+  contextBlockMaxChars: 20_000,
+  /** Restart delay of an MCP server after its first failure, in ms; doubles with each failure in a row. */
+  mcpRestartBaseDelayMs: 500,
+  /** Longest wait before an MCP server is started again, in ms. */
+  mcpRestartMaxDelayMs: 30_000,
+  /** Time an MCP server has to start and list its tools, in ms. */
+  mcpStartTimeoutMs: 30_000,
   /** Context window assumed for a model not in the table, in tokens. */
   unknownModelContextWindow: 128_000,
 } as const;

@@ -1,4 +1,3 @@
-import { realpathSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,8 +10,6 @@ import type { Tool } from '../src/tools/define-tool.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const EXAMPLE = path.join(REPO, 'bundles', 'requirements-workflow');
-// The real path: file-load events report real paths, and shared/ may be reached through a symlink.
-const CORPUS_A = realpathSync(path.resolve(REPO, '../shared/corpus/bmad/v6-alpha0-e7fcc56'));
 const NOW = () => new Date(2025, 9, 5, 12, 0, 0);
 
 let dir: string;
@@ -69,20 +66,6 @@ describe('lazy loading', () => {
       ['workflows/intake-workflow/template.md', 'template'],
     ]);
   });
-
-  test('a corpus agent found by file stem reads only its file and its module config', async () => {
-    const events: FileLoadEvent[] = [];
-    await loadBundleAgent({
-      bundleRoot: path.join(CORPUS_A, 'bmad', 'bmm'),
-      agent: 'analyst',
-      outputFolder: path.join(dir, 'out'),
-      onFileLoad: (e) => events.push(e),
-    });
-    expect(events.map((e) => path.relative(CORPUS_A, e.path))).toEqual([
-      'bmad/bmm/agents/analyst.md',
-      'bmad/bmm/config.yaml',
-    ]);
-  });
 });
 
 describe('loadBundleAgent', () => {
@@ -125,22 +108,6 @@ describe('loadBundleAgent', () => {
     expect(
       (await load(undefined, { agent: 'requirements-workflow/agents/intake-facilitator.md' })).name,
     ).toBe('Iris');
-  });
-
-  test('a project folder holding bmad/ finds an agent by name in any module, core included', async () => {
-    const out = path.join(dir, 'out');
-    const bob = await loadBundleAgent({ bundleRoot: CORPUS_A, agent: 'Bob', outputFolder: out });
-    expect([bob.file, bob.bundleRoot, bob.projectRoot]).toEqual([
-      path.join(CORPUS_A, 'bmad/bmm/agents/sm.md'),
-      path.join(CORPUS_A, 'bmad/bmm'),
-      CORPUS_A,
-    ]);
-    const master = await loadBundleAgent({
-      bundleRoot: path.join(CORPUS_A, 'bmad'),
-      agent: 'bmad-master',
-      outputFolder: out,
-    });
-    expect(master.coreRoot).toBe(path.join(CORPUS_A, 'bmad/core'));
   });
 
   test('an unknown agent is a BundleError listing the agents', async () => {
@@ -227,34 +194,25 @@ describe('execute_workflow', () => {
     expect(result.user_input).toEqual({ topic: 'x' });
   });
 
-  test('a workflow value with a missing config key fails naming the file and key', async () => {
+  test('a missing config key in a path value fails naming file and key; elsewhere it is a warning', async () => {
     const file = path.join(bundle, 'workflows', 'intake-workflow', 'workflow.yaml');
-    await writeFile(file, `${await readFile(file, 'utf8')}\nreviewer: "{config_source}:reviewer_name"\n`);
+    const original = await readFile(file, 'utf8');
+    await writeFile(file, `${original}\nreviewer: "{config_source}:reviewer_name"\n`);
     const agent = await load();
+    const result = await call(agent, 'execute_workflow', { workflow_path: file });
+    expect((result.config as Record<string, unknown>).reviewer).toBe('{config_source}:reviewer_name');
+    expect(result.warnings).toEqual([
+      expect.stringMatching(
+        /^Config key "reviewer_name" not found in .*config\.yaml.*key "reviewer" in .*workflow\.yaml.*; left as written$/,
+      ),
+    ]);
+    await writeFile(file, `${original}\nreview_file: "{config_source}:reviews_folder/review.md"\n`);
     const error = (await call(agent, 'execute_workflow', { workflow_path: file }).catch(
       (e: unknown) => e,
     )) as BundleError;
     expect(error).toBeInstanceOf(BundleError);
     expect(error.message).toMatch(
-      /Config key "reviewer_name" not found in .*config\.yaml.*key "reviewer" in .*workflow\.yaml/,
-    );
-  });
-
-  test('loads a corpus workflow whose installed_path is wrong, from next to its workflow.yaml', async () => {
-    const agent = await loadBundleAgent({
-      bundleRoot: path.join(CORPUS_A, 'bmad', 'bmm'),
-      agent: 'sm',
-      outputFolder: path.join(dir, 'out'),
-    });
-    const result = await call(agent, 'execute_workflow', {
-      workflow_path: '{project-root}/bmad/bmm/workflows/4-implementation/create-story/workflow.yaml',
-    });
-    expect(result.instructions_path).toBe(
-      path.join(CORPUS_A, 'bmad/bmm/workflows/4-implementation/create-story/instructions.md'),
-    );
-    expect(result.warnings).toHaveLength(2);
-    expect((result.config as Record<string, unknown>).default_output_file).toBe(
-      `${path.join(CORPUS_A, 'docs/stories')}/story-{{epic_num}}.{{story_num}}.md`,
+      /Config key "reviews_folder" not found in .*config\.yaml.*key "review_file" in .*workflow\.yaml/,
     );
   });
 });

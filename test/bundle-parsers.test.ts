@@ -232,7 +232,8 @@ describe('discovery and validate', () => {
     const empty = io();
     await mkdir(path.join(dir, 'empty'));
     expect(await runValidateCommand([path.join(dir, 'empty')], empty.io)).toBe(2);
-    await expect(runValidateCommand([], io().io)).rejects.toThrow(/missing <root>/);
+    // Without <root> the current directory is validated (as --project defaults to it); both is a usage error.
+    await expect(runValidateCommand([dir, '--project', dir], io().io)).rejects.toThrow(/<root> or --project/);
 
     const bundle = path.join(dir, 'example');
     await cp(path.join(REPO, 'bundles', 'requirements-workflow'), bundle, { recursive: true });

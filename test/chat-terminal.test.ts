@@ -100,7 +100,10 @@ describe('agentloop chat in a terminal', () => {
     await waitFor('flow', /wants to run[\s\S]*wants to run[\s\S]*Allow\?[^\n]*›\s*$/);
     type('flow', 'y');
     text = await waitFor('flow', /Saved the intake document to\s+\S+\./);
-    expect(text).toMatch(/✓ save_output .* → saved docs\/requirements\/intake-support-agents/);
+    // The file is named once, as the call's argument: variables filled, relative to the project.
+    expect(text).toMatch(
+      /✓ save_output docs\/requirements\/intake-support-agents\S*\.md \d+\.\ds → saved \(\d+ bytes\)/,
+    );
     const saved = await readdir(path.join(project, 'docs', 'requirements'));
     expect(saved).toHaveLength(1);
     const doc = await readFile(path.join(project, 'docs', 'requirements', saved[0]!), 'utf8');

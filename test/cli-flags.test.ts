@@ -93,10 +93,6 @@ describe('usage mistakes name the flag and point at --help', () => {
     [['run', '--bundle'], 'agentloop run: --bundle needs a value; see agentloop run --help'],
     [['run', '--json=yes'], 'agentloop run: --json takes no value; see agentloop run --help'],
     [
-      ['run', '--agent', 'intake-facilitator', 'hi'],
-      'agentloop run: missing --bundle <root> (the bundle folder); see agentloop run --help',
-    ],
-    [
       ['run', '--bundle', BUNDLE, 'hi'],
       'agentloop run: missing --agent <id> (the agent to run); see agentloop run --help',
     ],
@@ -109,8 +105,8 @@ describe('usage mistakes name the flag and point at --help', () => {
       'agentloop chat: missing --agent <id> (the agent to talk with); see agentloop chat --help',
     ],
     [
-      ['validate'],
-      'agentloop validate: missing <root> (the bundle or project folder to check); see agentloop validate --help',
+      ['validate', BUNDLE, '--project', BUNDLE],
+      'agentloop validate: give <root> or --project <dir>, not both; see agentloop validate --help',
     ],
     [
       ['validate', BUNDLE, 'extra'],

@@ -73,10 +73,11 @@ describe('agentloop run', () => {
   });
 
   it('explains usage', async () => {
+    // Without --bundle and --agent, run talks with a plain assistant: only the message is missing.
     const { code, stderr } = await cli(['run']);
     expect(code).toBe(2);
     expect(stderr).toBe(
-      'agentloop run: missing --bundle <root> (the bundle folder); see agentloop run --help\n',
+      'agentloop run: missing the message to send (the last argument, e.g. "*help"); see agentloop run --help\n',
     );
   });
 });

@@ -39,6 +39,9 @@ async function folder(name: string): Promise<string> {
   return dir;
 }
 
+/** Columns for checks of whole lines: the chat word-wraps to the terminal's width, and these stay on one row. */
+const WIDE = 250;
+
 describe('which model answers', () => {
   it('chat --scenario: the header names the scenario file, not "built-in scripted model"', async () => {
     const dir = await folder('scenario');
@@ -47,13 +50,13 @@ describe('which model answers', () => {
     tmux.start(
       'scenario',
       ['chat', '--bundle', BUNDLE, '--agent', 'intake-facilitator', '--project', dir, '--scenario', scenario],
-      { cwd: dir },
+      { cwd: dir, columns: WIDE },
     );
     const text = await tmux.waitFor('scenario', /you ›/);
     expect(text).toContain(`model: scenario ${scenario} on the scripted server at http://127.0.0.1:`);
     expect(text).not.toMatch(/built-in scripted model/);
     tmux.type('scenario', 'hi');
-    await tmux.waitFor('scenario', /Hello from the scenario\./);
+    await tmux.waitFor('scenario', /Hello from the scenario\.\s*\n\s*you ›\s*$/);
     tmux.type('scenario', '/exit');
     await tmux.waitFor('scenario', /\[exit 0\]/);
   });
@@ -64,13 +67,14 @@ describe('which model answers', () => {
     await cp(BUNDLE, copy, { recursive: true });
     tmux.start('copy', ['chat', '--bundle', copy, '--agent', 'intake-facilitator', '--project', dir], {
       cwd: dir,
+      columns: WIDE,
     });
     const text = await tmux.waitFor('copy', /you ›/);
     expect(text).toMatch(
       /model: the bundle's scripted demo \(scenarios\/intake-facilitator\.yaml\) at http:\/\/127\.0\.0\.1:\d+\/v1; set OPENAI_API_KEY for a real model/,
     );
     tmux.type('copy', '*help');
-    await tmux.waitFor('copy', /Here is what I can do\.[\s\S]*5\. \*exit/);
+    await tmux.waitFor('copy', /Here is what I can do\.[\s\S]*5\. \*exit[\s\S]*you ›\s*$/);
     tmux.type('copy', '/exit');
     await tmux.waitFor('copy', /\[exit 0\]/);
   });
@@ -99,7 +103,7 @@ describe('a model server that is not there', () => {
         '--api-key',
         'k',
       ],
-      { cwd: dir },
+      { cwd: dir, columns: WIDE },
     );
     await tmux.waitFor('refused', /you ›/);
     tmux.type('refused', 'hello');

@@ -108,6 +108,7 @@ describe('the inspector server over its WebSocket', () => {
         terminateReason: 'completed',
         error: null,
         messageCount: 0,
+        plan: null,
       },
       messages: [],
       events: [],

@@ -1,4 +1,5 @@
 import type { ChartDefinition, ChartEdge, ChartNode } from '../../src/inspector/protocol.js';
+import { fitViewBox, placeLabels, type Rect, textWidth } from './chart-fit.js';
 import { s } from './dom.js';
 
 /** A drawn chart whose highlighting can change. */
@@ -9,9 +10,14 @@ export interface ChartView {
 
 const NODE_W = 138;
 const NODE_H = 44;
-const COL_GAP = 118;
-const ROW_GAP = 26;
+/** Room between a box's edge and its name. */
+const NAME_PAD = 14;
+const COL_GAP = 150;
+const ROW_GAP = 40;
 const PAD = 28;
+
+/** Widths of a state's texts as drawn (see {@link textWidth}). */
+type Measure = (node: ChartNode) => number;
 
 interface Box {
   node: ChartNode;
@@ -62,12 +68,13 @@ function rankNodes(chart: ChartDefinition, top: ChartNode[], topOf: (id: string)
 }
 
 /** Size of a node box: compound states hold their children in a row. */
-function nodeSize(node: ChartNode): { w: number; h: number } {
-  if (node.children.length === 0) return { w: NODE_W, h: NODE_H };
-  const inner = node.children.map(nodeSize);
+function nodeSize(node: ChartNode, measure: Measure): { w: number; h: number } {
+  const own = Math.max(NODE_W, Math.ceil(measure(node)) + NAME_PAD * 2);
+  if (node.children.length === 0) return { w: own, h: NODE_H };
+  const inner = node.children.map((child) => nodeSize(child, measure));
   return {
     w: Math.max(
-      NODE_W,
+      own,
       inner.reduce((sum, b) => sum + b.w + 10, 10),
     ),
     h: 30 + Math.max(...inner.map((b) => b.h)) + 10,
@@ -80,6 +87,13 @@ function nodeSize(node: ChartNode): { w: number; h: number } {
  */
 export function drawChart(svg: SVGSVGElement, chart: ChartDefinition): ChartView {
   svg.replaceChildren();
+  // Boxes are as wide as their widest text (the name, or the actors it invokes).
+  const measure: Measure = (node) =>
+    Math.max(
+      textWidth(svg, node.key, 'state-name'),
+      node.invoke.length ? textWidth(svg, invokeText(node), 'state-invoke') : 0,
+    );
+  const sizeOf = (node: ChartNode) => nodeSize(node, measure);
   const top = chart.root.children;
   const all = new Map<string, ChartNode>();
   const parentTop = new Map<string, string>();
@@ -104,26 +118,21 @@ export function drawChart(svg: SVGSVGElement, chart: ChartDefinition): ChartView
   });
   const boxes = new Map<string, Box>();
   const colHeights = columns.map((col) =>
-    (col ?? []).reduce((sum, n) => sum + nodeSize(n).h + ROW_GAP, -ROW_GAP),
+    (col ?? []).reduce((sum, n) => sum + sizeOf(n).h + ROW_GAP, -ROW_GAP),
   );
   const height = Math.max(...colHeights, NODE_H) + PAD * 2;
   let x = PAD;
   columns.forEach((col, r) => {
     if (!col) return;
-    const widest = Math.max(...col.map((n) => nodeSize(n).w));
+    const widest = Math.max(...col.map((n) => sizeOf(n).w));
     let y = PAD + (height - PAD * 2 - colHeights[r]!) / 2;
     for (const node of col) {
-      const size = nodeSize(node);
+      const size = sizeOf(node);
       boxes.set(node.id, { node, x: x + (widest - size.w) / 2, y, w: size.w, h: size.h, rank: r });
       y += size.h + ROW_GAP;
     }
     x += widest + COL_GAP;
   });
-  // Room on the right for arcs between states of the last column, and their labels.
-  const width = x - COL_GAP + PAD + 120;
-  svg.setAttribute('viewBox', `0 0 ${width} ${height}`);
-  svg.setAttribute('width', String(width));
-  svg.setAttribute('height', String(height));
 
   // One arrowhead for edges, one for the edges the session took (styled apart in style.css).
   const arrowhead = (id: string, className: string) =>
@@ -182,6 +191,7 @@ export function drawChart(svg: SVGSVGElement, chart: ChartDefinition): ChartView
   svg.append(edgeLayer);
 
   const nodeEls = new Map<string, SVGGElement>();
+  const rects: Rect[] = [];
   const drawNode = (
     node: ChartNode,
     bx: number,
@@ -193,6 +203,7 @@ export function drawChart(svg: SVGSVGElement, chart: ChartDefinition): ChartView
     const g = s('g', { class: `state depth-${depth}`, 'data-id': node.id, 'data-key': node.key });
     g.append(s('title', {}, describe(node)));
     g.append(s('rect', { x: bx, y: by, width: w, height: h, rx: 10 }));
+    rects.push({ x: bx, y: by, w, h });
     const compound = node.children.length > 0;
     g.append(
       s(
@@ -206,13 +217,7 @@ export function drawChart(svg: SVGSVGElement, chart: ChartDefinition): ChartView
       ),
     );
     if (node.invoke.length > 0 && !compound) {
-      g.append(
-        s(
-          'text',
-          { x: bx + w / 2, y: by + h / 2 + 12, class: 'state-invoke' },
-          `invoke ${node.invoke.join(', ')}`,
-        ),
-      );
+      g.append(s('text', { x: bx + w / 2, y: by + h / 2 + 12, class: 'state-invoke' }, invokeText(node)));
     }
     if (chart.root.initial === node.id) {
       g.append(s('circle', { cx: bx - 14, cy: by + h / 2, r: 5, class: 'initial-dot' }));
@@ -227,7 +232,7 @@ export function drawChart(svg: SVGSVGElement, chart: ChartDefinition): ChartView
     nodeEls.set(node.id, g);
     let cx = bx + 10;
     for (const child of node.children) {
-      const size = nodeSize(child);
+      const size = sizeOf(child);
       g.append(drawNode(child, cx, by + 28, size.w, size.h, depth + 1));
       cx += size.w + 10;
     }
@@ -236,6 +241,9 @@ export function drawChart(svg: SVGSVGElement, chart: ChartDefinition): ChartView
   const nodeLayer = s('g', { class: 'nodes' });
   for (const box of boxes.values()) nodeLayer.append(drawNode(box.node, box.x, box.y, box.w, box.h, 0));
   svg.append(nodeLayer, labelLayer);
+  // Labels off the boxes and off each other; the view box holds all of it, labels that moved too.
+  const labelRects = placeLabels(Array.from(labelLayer.querySelectorAll('text')), rects);
+  fitViewBox(svg, [...rects, ...labelRects], 10);
 
   return {
     update(active, path) {
@@ -258,6 +266,10 @@ export function drawChart(svg: SVGSVGElement, chart: ChartDefinition): ChartView
       }
     },
   };
+}
+
+function invokeText(node: ChartNode): string {
+  return `invoke ${node.invoke.join(', ')}`;
 }
 
 function describe(node: ChartNode): string {

@@ -9,8 +9,11 @@ import type {
   SessionStatus,
   SessionSync,
 } from '../../src/inspector/protocol.js';
+import { approvalCard } from './approval-card.js';
 import { activeIds, type ChartView, drawChart } from './chart.js';
-import { byId, h, replace, show } from './dom.js';
+import { byId, h, replace } from './dom.js';
+import { renderPlan } from './plan.js';
+import { lastTurnText, renderSessionList } from './session-list.js';
 import { CATEGORIES, type Category, renderTimeline, timelineRows } from './timeline.js';
 import { renderTranscript } from './transcript.js';
 
@@ -269,7 +272,10 @@ function render(): void {
   document.body.dataset.state = session?.status.state ?? '';
   if (page.dirty.list) renderSessions();
   if (page.dirty.chart) renderChart(session);
-  if (page.dirty.status) renderStatus(session);
+  if (page.dirty.status) {
+    renderStatus(session);
+    renderPlan(byId('plan'), session?.status.plan);
+  }
   if (page.dirty.timeline) {
     renderTimeline(byId('timeline'), session ? timelineRows(session.events) : [], page.shown, page.search);
   }
@@ -279,41 +285,12 @@ function render(): void {
 }
 
 function renderSessions(): void {
-  const list = byId('session-list');
-  const children = new Map<string, SessionInfo[]>();
-  const roots: SessionInfo[] = [];
-  const ids = new Set(page.order.map((s) => s.id));
-  for (const s of page.order) {
-    if (s.parentId && ids.has(s.parentId)) {
-      const kids = children.get(s.parentId) ?? [];
-      kids.push(s);
-      children.set(s.parentId, kids);
-    } else roots.push(s);
-  }
-  const item = (s: SessionInfo): HTMLElement => {
-    const kids = children.get(s.id) ?? [];
-    const button = h(
-      'button',
-      { class: `session${s.id === page.selected ? ' selected' : ''}`, 'data-session': s.id, type: 'button' },
-      h('span', { class: 'name' }, s.name),
-      h('span', { class: `badge state-${s.state}` }, s.state),
-      h(
-        'span',
-        { class: `source ${s.live ? 'live' : s.source}` },
-        s.live ? 'live' : s.source === 'saved' ? 'saved' : 'ended',
-      ),
-      h('span', { class: 'sid' }, s.title ? show(s.title, 40) : s.id.slice(0, 18)),
-    );
-    button.addEventListener('click', () => {
-      page.selected = s.id;
-      page.pinned = true;
-      markAll();
-      schedule();
-    });
-    return h('li', {}, button, kids.length ? h('ul', { class: 'children' }, ...kids.map(item)) : null);
-  };
-  replace(list, ...roots.map(item));
-  if (page.order.length === 0) replace(list, h('li', { class: 'empty' }, 'No sessions yet.'));
+  renderSessionList(byId('session-list'), page.order, page.selected, (id) => {
+    page.selected = id;
+    page.pinned = true;
+    markAll();
+    schedule();
+  });
 }
 
 function renderChart(session: PageSession | undefined): void {
@@ -324,11 +301,7 @@ function renderChart(session: PageSession | undefined): void {
   page.chartView.update(active, session?.path ?? []);
   byId('state-label').textContent = session ? session.status.state : '';
   const names = (session?.path ?? []).map((id) => id.slice(page.chart!.id.length + 1));
-  replace(
-    byId('path'),
-    h('span', { class: 'label' }, 'last turn: '),
-    names.length ? names.join(' → ') : '(no turn yet)',
-  );
+  replace(byId('path'), h('span', { class: 'label' }, 'last turn: '), lastTurnText(session, names));
 }
 
 function renderStatus(session: PageSession | undefined): void {
@@ -371,48 +344,11 @@ function renderStatus(session: PageSession | undefined): void {
   }
   replace(
     approvals,
-    ...st.pending.map((p) => {
-      const approve = h(
-        'button',
-        { type: 'button', class: 'approve', 'data-tool-call-id': p.toolCallId },
-        'Approve',
-      );
-      const reject = h(
-        'button',
-        { type: 'button', class: 'reject', 'data-tool-call-id': p.toolCallId },
-        'Reject',
-      );
-      const note = h('span', { class: 'note' });
-      const decide = async (t: 'approve' | 'reject') => {
-        approve.disabled = reject.disabled = true;
-        note.textContent = t === 'approve' ? 'approving…' : 'rejecting…';
-        const ack = await request(
-          t === 'approve'
-            ? { t, id: 0, session: session.info.id, toolCallId: p.toolCallId }
-            : {
-                t,
-                id: 0,
-                session: session.info.id,
-                toolCallId: p.toolCallId,
-                reason: 'rejected in the inspector',
-              },
-        );
-        if (!ack.ok) {
-          note.textContent = ack.error ?? 'failed';
-          approve.disabled = reject.disabled = !session.info.live;
-        }
-      };
-      approve.disabled = reject.disabled = !session.info.live;
-      approve.addEventListener('click', () => void decide('approve'));
-      reject.addEventListener('click', () => void decide('reject'));
-      return h(
-        'div',
-        { class: 'approval', 'data-tool-call-id': p.toolCallId },
-        h('div', {}, h('code', {}, p.name), ' ', h('span', { class: 'sid' }, p.toolCallId)),
-        h('pre', {}, typeof p.args === 'string' ? p.args : JSON.stringify(p.args, null, 2)),
-        h('div', { class: 'buttons' }, approve, reject, note),
-      );
-    }),
+    ...st.pending.map((p) =>
+      approvalCard(p, session.info.live, (decision) =>
+        request({ ...decision, id: 0, session: session.info.id, toolCallId: p.toolCallId }),
+      ),
+    ),
   );
 }
 

@@ -139,6 +139,12 @@ export function timelineRows(events: readonly BusEvent[]): TimelineRow[] {
         break;
       }
       case 'turn_end':
+        // A call the turn's end left unfinished (an interrupt stops it; no end event comes).
+        for (const row of calls.values()) {
+          if (row.outcome !== 'running') continue;
+          row.outcome = 'error';
+          row.detail = `${row.detail ?? ''} → not finished: the turn ended (${e.terminateReason})`;
+        }
         rows.push({
           ...base,
           category: 'turns',

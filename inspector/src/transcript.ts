@@ -1,3 +1,4 @@
+import { argumentsView } from './arguments.js';
 import { h } from './dom.js';
 
 interface ToolCallPart {
@@ -73,7 +74,7 @@ export function renderTranscript(el: HTMLElement, messages: readonly unknown[], 
                     {},
                     h('code', {}, c.function?.name ?? '?'),
                     ' ',
-                    h('span', { class: 'args' }, c.function?.arguments ?? ''),
+                    h('div', { class: 'args' }, argumentsView(c.function?.arguments ?? '')),
                   ),
                 ),
               )

@@ -1,4 +1,5 @@
 import type { InspectionEvent, Observer } from 'xstate';
+import { looksLikeSecret } from '../events/secret-shape.js';
 
 /** An XState inspection observer, as `createActor(..., { inspect })` takes it. */
 export type InspectionObserver = Observer<InspectionEvent> | ((event: InspectionEvent) => void);
@@ -42,4 +43,18 @@ export function attachInspection(
     return { observer: option.inspect, stop: () => {} };
   }
   return { observer: option as Observer<InspectionEvent>, stop: () => {} };
+}
+
+/**
+ * The strings inspectors must never show: the same rule as the redactor's, known keys only when they
+ * look like keys (a placeholder such as the scripted server's is not a secret), configured secrets as given.
+ */
+export function inspectionSecrets(
+  keys: readonly (string | null | undefined)[],
+  secrets: readonly (string | RegExp)[] = [],
+): string[] {
+  return [
+    ...keys.filter((s): s is string => typeof s === 'string' && looksLikeSecret(s)),
+    ...secrets.filter((s): s is string => typeof s === 'string' && s.length > 0),
+  ];
 }

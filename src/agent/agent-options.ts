@@ -11,12 +11,15 @@ import type { ToolRunHooks } from '../machines/actors/run-tools.js';
 import type { InitializeOutput } from '../machines/agent-effects.js';
 import type { AgentMachine } from '../machines/agent-machine.js';
 import type { TerminateReason } from '../machines/emitted-events.js';
+import type { McpServersConfig } from '../mcp/mcp-config.js';
 import { type AgentDefinition, renderInstructions } from '../prompt/agent-definition.js';
+import type { ContextProvider } from '../prompt/context-blocks.js';
 import type { ContextGuardOptions } from '../prompt/context-guard.js';
 import type { SessionOptions } from '../session/persistent-session.js';
 import type { Tool } from '../tools/define-tool.js';
 import type { ApprovalPolicy } from '../tools/tool-call.js';
 import type { InspectOption } from './agent-inspection.js';
+import type { SkillsOption } from './agent-skills.js';
 
 // The types of the Agent facade's API: what createAgent takes and what a turn gives back.
 
@@ -42,8 +45,29 @@ export interface AgentOptions<TOutput = unknown> extends SessionOptions {
   /** Runs once before the first turn; the messages it returns are added. A throw ends in the Error state. */
   initialize?: () => Promise<InitializeOutput> | InitializeOutput;
   tools?: Tool[];
+  /**
+   * Agent Skills: folders of skills (searched after the project's `.agents/skills` and `.claude/skills`),
+   * or `{ dirs, projectRoot, outputFolder }`. The system prompt gets the catalog (names and
+   * descriptions), the tools `activate_skill`, `read_file` and `save_output` (docs/skills.md).
+   */
+  skills?: SkillsOption;
   /** Add `task_completion`, `ask_question` and `converse` (default true). */
   loopControlTools?: boolean;
+  /**
+   * MCP servers whose tools the agent offers as `<server>__<tool>`, in the shape of an `mcp.json`'s
+   * `mcpServers`: `{ command, args?, env?, cwd? }` (stdio) or `{ url, headers? }` (Streamable HTTP),
+   * each with an optional `approval` ('readonly' by default: tools not annotated read-only ask).
+   * They start with the agent (`ready()` waits until each has listed its tools or failed); `close()`
+   * ends them. See docs/mcp.md.
+   */
+  mcpServers?: McpServersConfig;
+  /** Offer `update_plan`, the plan the agent keeps and the model sees before every call (default true). */
+  planning?: boolean;
+  /**
+   * Context evaluated before every model call and shown after the system prompt like the plan
+   * (retrieved documents, the state of the world); counted in the context window's budget.
+   */
+  contextProviders?: ContextProvider[];
   /** Stream responses (default true). */
   stream?: boolean;
   limits?: Partial<AgentLimits> & { toolTimeoutMs?: number; maxToolResultChars?: number };

@@ -4,28 +4,31 @@ import { createAuditLog } from '../events/audit-log.js';
 import { attachDebugLog, debugFromEnv } from '../events/debug-log.js';
 import { AgentEventBus } from '../events/event-bus.js';
 import { createRedactor, type Redactor } from '../events/redact.js';
-import { looksLikeSecret } from '../events/secret-shape.js';
 import type { Message } from '../llm/message.js';
 import { createOpenAIClient } from '../llm/openai-client.js';
 import { composeToolHooks } from '../machines/actors/compose-tool-hooks.js';
 import type { AgentContext } from '../machines/agent-context.js';
 import { bindAgentEffects } from '../machines/agent-effects.js';
-import type { AgentMachine } from '../machines/agent-machine.js';
-import { agentMachine } from '../machines/agent-machine.js';
+import { type AgentMachine, agentMachine } from '../machines/agent-machine.js';
 import { type AgentStateName, isBusyState } from '../machines/agent-states.js';
 import type { AgentEvent, AgentEventType, ToolCallInfo } from '../machines/emitted-events.js';
 import { pendingApprovals } from '../machines/tool-batch.js';
+import type { McpServerStatus } from '../mcp/mcp-servers.js';
 import type { SessionRecord, SessionStore } from '../session/session-store.js';
 import type { RestoreReport } from '../session/transcript-replay.js';
-import { loopControlTools } from '../tools/loop-control-tools.js';
-import { ToolRegistry } from '../tools/tool-registry.js';
-import { attachInspection, type InspectionAttachment } from './agent-inspection.js';
+import type { SkillDiscovery } from '../skills/skill-discovery.js';
+import type { ToolRegistry } from '../tools/tool-registry.js';
+import type { Plan } from '../tools/update-plan-tool.js';
+import { leftInitializing, machineInput, startWaits } from './actor-input.js';
+import { attachInspection, type InspectionAttachment, inspectionSecrets } from './agent-inspection.js';
 import type { AgentOptions, ExecutionResult } from './agent-options.js';
 import { persistenceFor, TurnSettler } from './agent-persistence.js';
-import { type ApprovalAnswer, approvalEvent, pendingCallFor } from './approval-answer.js';
+import { type AgentSkills, agentSkills } from './agent-skills.js';
+import { type AgentTools, agentTools } from './agent-tools.js';
+import { type ApprovalAnswer, approvalAnswer, approvalEvent, pendingCallFor } from './approval-answer.js';
 import { effectsFromOptions } from './effects-from-options.js';
-import { eventsHeard, relayEvents } from './event-relay.js';
-import { stoppedResult, turnResult } from './turn-result.js';
+import { eventsHeard, listen, relayEvents } from './event-relay.js';
+import { errorText, stoppedResult, turnResult } from './turn-result.js';
 
 export type { AgentStateName } from '../machines/agent-states.js';
 export type { AgentOptions, ExecutionResult } from './agent-options.js';
@@ -50,8 +53,10 @@ export class Agent<TOutput = unknown> {
   #ready: Promise<void>;
   #actor: Actor<AgentMachine> | undefined;
   #stopped = false;
-  /** Why the session could not be loaded (the agent then never starts). */
-  #loadError: unknown;
+  readonly #mcp: AgentTools['mcp'];
+  #closed: Promise<void> = Promise.resolve(); // resolves once the MCP servers are closed (after `stop()`)
+  #loadError: unknown; // why the session could not be loaded (the agent then never starts)
+  readonly #skills: AgentSkills | undefined;
 
   constructor(options: AgentOptions<TOutput>) {
     this.#options = options;
@@ -60,16 +65,11 @@ export class Agent<TOutput = unknown> {
       knownSecrets: [client.apiKey, options.apiKey],
       ...(options.secrets ? { secrets: options.secrets } : {}),
     });
-    // The same rule as the redactor's: known keys only when they look like keys (a placeholder such as
-    // the scripted server's is not a secret), configured secrets as given.
-    this.inspectionSecrets = [
-      ...[client.apiKey, options.apiKey].filter(
-        (s): s is string => typeof s === 'string' && looksLikeSecret(s),
-      ),
-      ...(options.secrets ?? []).filter((s): s is string => typeof s === 'string' && s.length > 0),
-    ];
-    const tools = [...(options.tools ?? []), ...(options.loopControlTools === false ? [] : loopControlTools)];
-    this.registry = new ToolRegistry(tools);
+    this.inspectionSecrets = inspectionSecrets([client.apiKey, options.apiKey], options.secrets);
+    const { skills, tools = [], store } = options;
+    this.#skills = skills ? agentSkills(skills, tools, store) : undefined;
+    const report = (message: string) => this.#publishError(message, 'mcp_server');
+    ({ registry: this.registry, mcp: this.#mcp } = agentTools(options, this.#skills?.tools ?? [], report));
     this.#persistence = persistenceFor(options, this.registry, this.redactor, (error, what) =>
       this.#writeFailed(error, what),
     );
@@ -78,35 +78,47 @@ export class Agent<TOutput = unknown> {
       typeof options.auditLog === 'string'
         ? createAuditLog({ file: options.auditLog, redact: this.redactor })
         : options.auditLog;
-    const hooks = composeToolHooks(this.#persistence?.hooks(), options.toolHooks, audit);
-    const effects = effectsFromOptions(options, client, this.registry, hooks, eventsHeard(this.bus));
+    const effects = effectsFromOptions(options, {
+      client,
+      registry: this.registry,
+      hooks: composeToolHooks(this.#persistence?.hooks(), options.toolHooks, audit),
+      hears: eventsHeard(this.bus),
+      mcp: this.#mcp,
+      report: (message, code) => this.#publishError(message, code),
+    });
     this.#inspection = attachInspection(options.inspect, this.inspectionSecrets);
     attachDebugLog(this.bus, options.debug ?? debugFromEnv(), this.redactor.redact);
     const persistence = this.#persistence;
-    if (!persistence) {
-      this.#ready = this.#start(effects, options.snapshot);
-    } else {
-      if (options.snapshot) throw new Error('createAgent: give either `snapshot` or `session`, not both');
-      this.#ready = persistence
-        .open()
-        .then((snapshot) => (this.#stopped ? undefined : this.#start(effects, snapshot)));
+    if (persistence && options.snapshot)
+      throw new Error('createAgent: give `snapshot` or `session`, not both');
+    const waits = startWaits(persistence?.open(), this.#skills?.setup, this.#mcp?.start());
+    this.#ready = waits
+      ? waits.then(([snapshot, catalog]) =>
+          this.#stopped
+            ? undefined
+            : this.#start(effects, persistence ? snapshot : options.snapshot, catalog),
+        )
+      : this.#start(effects, options.snapshot);
+    if (persistence) {
       this.#ready.catch((error: unknown) => {
         this.#loadError = error;
-        this.#reportError(error, `loading session "${persistence.id}"`);
+        this.#publishError(
+          `loading session "${persistence.id}" failed: ${errorText(error)}`,
+          'session_store',
+        );
       });
     }
   }
 
   /** Creates, binds and starts the actor (from a restored snapshot, if any); resolves once it is past Initializing. */
-  #start(effects: Parameters<typeof bindAgentEffects>[1], snapshot: unknown): Promise<void> {
+  #start(
+    effects: Parameters<typeof bindAgentEffects>[1],
+    snapshot: unknown,
+    catalog?: string,
+  ): Promise<void> {
     const options = this.#options;
-    const messages: Message[] = [];
-    if (options.instructions) messages.push({ role: 'system', content: options.instructions });
-    messages.push(...(options.contextMessages ?? []));
-    const { toolTimeoutMs: _t, maxToolResultChars: _m, ...limits } = options.limits ?? {};
-    const sessionId = this.#persistence?.id ?? options.sessionId;
     const actor = createActor(agentMachine, {
-      input: { ...(sessionId ? { sessionId } : {}), messages, limits },
+      input: machineInput(options, this.#persistence?.id ?? options.sessionId, catalog),
       ...(snapshot ? { snapshot: snapshot as AgentOptions['snapshot'] } : {}),
       ...(this.#inspection ? { inspect: this.#inspection.observer } : {}),
     });
@@ -117,14 +129,7 @@ export class Agent<TOutput = unknown> {
     });
     this.#actor = actor;
     this.#persistence?.attach(actor);
-    const ready = new Promise<void>((resolve) => {
-      const sub = actor.subscribe((s) => {
-        if (!s.matches('Initializing')) {
-          sub.unsubscribe();
-          resolve();
-        }
-      });
-    });
+    const ready = leftInitializing(actor);
     actor.start();
     for (const answer of [...(this.#persistence?.afterStart() ?? []), ...this.#queuedAnswers.splice(0)]) {
       this.#answer(answer);
@@ -145,7 +150,7 @@ export class Agent<TOutput = unknown> {
       const reason = `the agent did not start: its session could not be loaded: ${errorText(this.#loadError)}`;
       throw new Error(reason, { cause: this.#loadError });
     }
-    throw new Error('the agent is still loading its session: await agent.ready() first');
+    throw new Error('the agent is still starting (its session or MCP servers): await agent.ready() first');
   }
 
   /** Where the session is saved (with `store` or `session`). */
@@ -156,6 +161,11 @@ export class Agent<TOutput = unknown> {
   /** What the restore found, when `session` named a saved session. */
   get restoreReport(): RestoreReport | undefined {
     return this.#persistence?.report;
+  }
+
+  /** What `options.skills` found (skills and problems), once `ready()` resolved. */
+  get skills(): SkillDiscovery | undefined {
+    return this.#skills?.discovery;
   }
 
   /** The last saved record of the session (with `store` or `session`). */
@@ -179,10 +189,6 @@ export class Agent<TOutput = unknown> {
   #writeFailed(error: unknown, what: string): void {
     const message = this.redactor.redact(`${what} failed: ${errorText(error)}`);
     if (!this.#settler.endTurn(this.#actor, message)) this.#publishError(message, 'session_store');
-  }
-
-  #reportError(error: unknown, what: string, code = 'session_store'): void {
-    this.#publishError(`${what} failed: ${errorText(error)}`, code);
   }
 
   /** An `error` event the machine does not emit itself (store failures, what a restore found). */
@@ -214,6 +220,16 @@ export class Agent<TOutput = unknown> {
     return this.context.messages;
   }
 
+  /** The agent's plan (`update_plan`), or `null` before it makes one. */
+  get plan(): Plan | null {
+    return this.#actor ? this.context.plan : null;
+  }
+
+  /** The MCP servers (`mcpServers`): each one's state and the names its tools are offered under. */
+  get mcpServers(): McpServerStatus[] {
+    return this.#mcp?.servers ?? [];
+  }
+
   /** Calls waiting for approval. */
   get pendingApprovals(): ToolCallInfo[] {
     return pendingApprovals(this.context.batch);
@@ -234,13 +250,7 @@ export class Agent<TOutput = unknown> {
     type: K,
     listener: (event: K extends AgentEventType ? AgentEvent<K> : AgentEvent) => void,
   ): () => void {
-    const bus = this.bus as unknown as {
-      on(t: string, l: (e: unknown) => void): void;
-      off(t: string, l: (e: unknown) => void): void;
-    };
-    const fn = listener as (e: unknown) => void;
-    bus.on(type, fn);
-    return () => bus.off(type, fn);
+    return listen(this.bus, type, listener as (e: unknown) => void);
   }
 
   /**
@@ -269,22 +279,12 @@ export class Agent<TOutput = unknown> {
    * session. Given while a session is still loading, the answer is applied once it has loaded.
    */
   approve(toolCallId: string, options: { always?: boolean; inbox?: number } = {}): void {
-    this.#answerOrQueue({
-      toolCallId,
-      approved: true,
-      ...(options.always ? { always: true } : {}),
-      ...(options.inbox !== undefined ? { inbox: options.inbox } : {}),
-    });
+    this.#answerOrQueue(approvalAnswer(toolCallId, true, options));
   }
 
   /** Declines a pending call; the model is told the user declined (with the reason). */
   reject(toolCallId: string, reason?: string, options: { inbox?: number } = {}): void {
-    this.#answerOrQueue({
-      toolCallId,
-      approved: false,
-      ...(reason !== undefined ? { reason } : {}),
-      ...(options.inbox !== undefined ? { inbox: options.inbox } : {}),
-    });
+    this.#answerOrQueue(approvalAnswer(toolCallId, false, { reason, inbox: options.inbox }));
   }
 
   #answerOrQueue(answer: ApprovalAnswer): void {
@@ -298,7 +298,7 @@ export class Agent<TOutput = unknown> {
     const call = pendingCallFor(this.pendingApprovals, answer.toolCallId);
     if (call instanceof Error) {
       if (strict) throw call;
-      this.#reportError(call, 'an approval answered while the session loaded', 'approval');
+      this.#publishError(`an approval answered while the session loaded failed: ${call.message}`, 'approval');
       return;
     }
     this.#persistence?.recordApproval(answer, answer.always ? call.name : undefined);
@@ -360,10 +360,20 @@ export class Agent<TOutput = unknown> {
     this.#stopped = true;
     this.#actor?.stop();
     this.#persistence?.close();
+    this.#closed = this.#mcp?.close() ?? Promise.resolve();
     this.#inspection?.stop();
     const result = stoppedResult<TOutput>(this.#actor?.getSnapshot().context);
     for (const resolve of this.#turnWaiters.splice(0)) resolve(result);
     this.#settler.releaseAll(result);
+  }
+
+  /**
+   * Stops the agent (`stop()`) and resolves once everything it started has ended: its MCP servers
+   * closed (their processes gone) and the session's writes durable. Call it before the process exits.
+   */
+  async close(): Promise<void> {
+    this.stop();
+    await Promise.all([this.#closed, this.flush()]);
   }
 
   #assertRunning(): void {
@@ -378,10 +388,6 @@ export class Agent<TOutput = unknown> {
   #nextTurn(): Promise<ExecutionResult<TOutput>> {
     return new Promise((resolve) => this.#turnWaiters.push(resolve));
   }
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /**

@@ -31,3 +31,18 @@ export function approvalEvent(answer: ApprovalAnswer, at: number): AgentInputEve
     ...(answer.reason !== undefined ? { reason: answer.reason } : {}),
   };
 }
+
+/** An answer from `approve` / `reject` arguments, leaving out what was not given. */
+export function approvalAnswer(
+  toolCallId: string,
+  approved: boolean,
+  options: { always?: boolean; reason?: string | undefined; inbox?: number | undefined },
+): ApprovalAnswer {
+  return {
+    toolCallId,
+    approved,
+    ...(options.always ? { always: true } : {}),
+    ...(options.reason !== undefined ? { reason: options.reason } : {}),
+    ...(options.inbox !== undefined ? { inbox: options.inbox } : {}),
+  };
+}

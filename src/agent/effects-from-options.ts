@@ -5,28 +5,39 @@ import type { ToolRunHooks } from '../machines/actors/run-tools.js';
 import { runToolsEffect } from '../machines/actors/run-tools.js';
 import type { AgentEffects } from '../machines/agent-effects.js';
 import type { AgentEventType } from '../machines/emitted-events.js';
+import type { McpServers } from '../mcp/mcp-servers.js';
+import { evaluateContextProviders } from '../prompt/context-blocks.js';
 import { createContextGuard } from '../prompt/context-guard.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { AgentOptions } from './agent-options.js';
 
+/** What the effects need of the agent besides its options. */
+export interface EffectsEnvironment {
+  client: OpenAI;
+  registry: ToolRegistry;
+  hooks: ToolRunHooks;
+  /** Whether anyone listens to an emitted event type. */
+  hears: (type: AgentEventType) => boolean;
+  /** The agent's MCP servers: a tool list they said changed is read again before each model call. */
+  mcp?: McpServers | undefined;
+  /** Reports a failure that does not stop the turn (a context provider that threw) as an `error` event. */
+  report: (message: string, code: string) => void;
+}
+
 /**
  * One agent's effects from its options: the model call over `client` (streaming, retries, context
- * window), the tool runner over `registry` with `hooks` (transcript ledger, audit log, the caller's),
- * and the `initialize` option. `hears` says which emitted events anyone listens to.
+ * window, context providers, MCP tool lists brought up to date first), the tool runner over `registry`
+ * with `hooks` (transcript ledger, audit log, the caller's), and the `initialize` option.
  */
-export function effectsFromOptions(
-  options: AgentOptions<unknown>,
-  client: OpenAI,
-  registry: ToolRegistry,
-  hooks: ToolRunHooks,
-  hears: (type: AgentEventType) => boolean,
-): AgentEffects {
+export function effectsFromOptions(options: AgentOptions<unknown>, env: EffectsEnvironment): AgentEffects {
+  const { client, registry, hooks, hears, mcp } = env;
   const model = options.model ?? DEFAULTS.model;
   const prepareMessages =
     options.prepareMessages ??
     (options.contextWindow === false
       ? undefined
-      : createContextGuard(model, registry.toJSON(), options.contextWindow ?? {}));
+      : createContextGuard(model, () => registry.toJSON(), options.contextWindow ?? {}));
+  const providers = options.contextProviders ?? [];
   const callLlm = callLlmEffect({
     client,
     model,
@@ -38,11 +49,32 @@ export function effectsFromOptions(
     ...(options.request ? { request: options.request } : {}),
     ...(options.retry ? { retry: options.retry } : {}),
     ...(prepareMessages ? { prepareMessages } : {}),
+    ...(providers.length > 0
+      ? {
+          contextBlocks: (input, signal) =>
+            evaluateContextProviders(
+              providers,
+              {
+                sessionId: input.sessionId,
+                turn: input.turn,
+                iteration: input.iteration,
+                messages: input.messages,
+                signal,
+              },
+              (failure) => env.report(failure.message, 'context_provider'),
+            ),
+        }
+      : {}),
   });
   const limits = options.limits ?? {};
   return {
     initialize: async () => (options.initialize ? await options.initialize() : {}),
-    callLlm,
+    callLlm: mcp
+      ? async (input, io) => {
+          await mcp.settle();
+          return callLlm(input, io);
+        }
+      : callLlm,
     runTools: runToolsEffect({
       registry,
       ...(limits.toolTimeoutMs !== undefined ? { toolTimeoutMs: limits.toolTimeoutMs } : {}),

@@ -37,3 +37,13 @@ export function eventsHeard(bus: AgentEventBus): (type: AgentEventType) => boole
     bus.hears(type) ||
     (type !== 'content_chunk' && endsStream(type) && bus.hears('content_chunk'));
 }
+
+/** Listens on the bus for one event type, or `'*'` for all; returns a function that stops listening. */
+export function listen(bus: AgentEventBus, type: string, listener: (event: unknown) => void): () => void {
+  const b = bus as unknown as {
+    on(t: string, l: (e: unknown) => void): void;
+    off(t: string, l: (e: unknown) => void): void;
+  };
+  b.on(type, listener);
+  return () => b.off(type, listener);
+}

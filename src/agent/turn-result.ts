@@ -55,3 +55,8 @@ export function stoppedResult<TOutput>(
     error: 'the agent was stopped (agent.stop()) before the turn ended',
   };
 }
+
+/** The message of any thrown value. */
+export function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

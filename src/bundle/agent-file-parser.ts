@@ -2,11 +2,15 @@ import { parse as parseYaml } from 'yaml';
 import { BundleError } from './bundle-error.js';
 import { child, children, parseXml, textOf, type XmlNode } from './xml-tree.js';
 
-/** `cmds`: `<critical-actions><i>` + `<cmds><c>`; `menu`: `<activation><step>` + `<menu><item>`. */
-export type AgentDialect = 'cmds' | 'menu';
+/**
+ * `cmds`: `<critical-actions><i>` + `<cmds><c>`; `menu`: `<activation><step>` + `<menu><item>`;
+ * `skill`: a BMAD 6.12 agent skill (SKILL.md + customize.toml's `[agent]` block).
+ */
+export type AgentDialect = 'cmds' | 'menu' | 'skill';
 
-/** What a menu item does. `run-workflow` and `workflow` are both `workflow`. */
+/** What a menu item does. `run-workflow` and `workflow` are both `workflow`; `skill` activates a skill. */
 export type MenuKind =
+  | 'skill'
   | 'help'
   | 'exit'
   | 'workflow'

@@ -5,6 +5,7 @@ import { BundleError } from './bundle-error.js';
 import type { YamlMap } from './config-loader.js';
 import { resolveVariables, type VariableScope } from './path-variables.js';
 import type { Sandbox } from './sandbox.js';
+import { isTodo } from './system-prompt.js';
 import { loadWorkflow } from './workflow-loader.js';
 
 /** What the BMAD tools resolve paths against. */
@@ -82,6 +83,16 @@ function executeWorkflowTool(ctx: BmadToolsContext) {
     }),
     idempotent: true,
     execute: async ({ workflow_path, user_input, mode }) => {
+      if (isTodo(workflow_path)) {
+        throw new BundleError(
+          'not-found',
+          'This command is marked "todo" in the agent file: not implemented yet',
+          {
+            file: workflow_path,
+            key: 'workflow_path',
+          },
+        );
+      }
       const target = resolveToolPath(workflow_path, ctx, ctx.scope.projectRoot, 'workflow_path');
       let workflow: Awaited<ReturnType<typeof loadWorkflow>>;
       try {
@@ -128,15 +139,21 @@ function executeWorkflowTool(ctx: BmadToolsContext) {
         config: workflow.config,
         user_input: user_input ?? {},
         warnings: workflow.warnings,
-        next:
-          'Follow the instructions step by step. Show the step number and goal, ask one question at a time, ' +
-          'and save the document with save_output when the instructions say so.',
+        next: workflow.path.endsWith('.md')
+          ? 'Follow the instructions. Step files are listed in steps, not loaded: read each one with read_file ' +
+            'only when the instructions (or the step before it) say to, one at a time; save with save_output.'
+          : 'Follow the instructions step by step. Show the step number and goal, ask one question at a time, ' +
+            'and save the document with save_output when the instructions say so.',
       };
     },
   });
 }
 
-function saveOutputTool(ctx: BmadToolsContext) {
+/**
+ * The `save_output` tool: writes into the output folder only. Also used by the skill tools, which may
+ * give the context as a promise (an agent whose skills are still being discovered).
+ */
+export function saveOutputTool(source: BmadToolsContext | Promise<BmadToolsContext>) {
   return defineTool({
     name: 'save_output',
     description:
@@ -148,6 +165,7 @@ function saveOutputTool(ctx: BmadToolsContext) {
       content: z.string().describe('The full content to write'),
     }),
     execute: async ({ file_path, content }) => {
+      const ctx = await source;
       const slot = TEMPLATE_SLOT.exec(file_path);
       if (slot) {
         throw new BundleError(

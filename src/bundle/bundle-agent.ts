@@ -2,7 +2,9 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { type AgentFile, type MenuItem, parseAgentFile } from './agent-file-parser.js';
 import { buildGreeting } from './agent-greeting.js';
-import { createBmadTools } from './bmad-tools.js';
+import { BMAD_INSTALL_COMMAND, findBmad6Install, refuseBmadSource } from './bmad-install.js';
+import { type BmadToolsContext, createBmadTools } from './bmad-tools.js';
+import { loadBmad6Agent } from './bmad6-agent.js';
 import { type BundleAgentDefinition, compileBundleDefinition } from './bundle-definition.js';
 import { detectTree, listAgentFiles } from './bundle-discovery.js';
 import { BundleError } from './bundle-error.js';
@@ -75,6 +77,13 @@ export interface BundleAgent {
   agentFile: AgentFile;
   /** Non-fatal findings of initialization. */
   warnings: string[];
+  /**
+   * For a user message that is just a menu code or number, the message to send instead (the choice
+   * with the tool call it maps to); undefined for anything else. BMAD 6.12 agents have it.
+   */
+  menuChoice?: (text: string) => string | undefined;
+  /** What the agent's tools resolve paths against (sandbox, variables, config): skills reuse it. */
+  toolsContext: BmadToolsContext;
 }
 
 function matches(agent: AgentFile, wanted: string): boolean {
@@ -131,6 +140,17 @@ async function findAgentFile(
   );
 }
 
+/** The error for a folder with no agents: a BMAD source tree says to install it; anything else says what was looked for. */
+async function refuseEmptyTree(root: string): Promise<never> {
+  await refuseBmadSource(root);
+  throw new BundleError(
+    'unknown-agent',
+    `No agents in ${root}: it holds no BMAD install (_bmad/ of BMAD 6, bmad/ of an alpha tree) and no bundle ` +
+      `(bundle.yaml or agents/*.md). Install BMAD there (${BMAD_INSTALL_COMMAND}) or name a bundle folder`,
+    { file: root },
+  );
+}
+
 /**
  * Loads one agent of a bundle: parses its file, runs its critical actions (reading only what they
  * name, usually config.yaml) and compiles it into an `AgentDefinition` (system prompt, context
@@ -142,7 +162,10 @@ export async function loadBundleAgent(options: LoadBundleAgentOptions): Promise<
   if (!(await stat(given).catch(() => undefined))?.isDirectory()) {
     throw new BundleError('not-found', `Bundle folder not found: ${given}`, { file: given });
   }
+  const install = await findBmad6Install(given);
+  if (install) return loadBmad6Agent(options, install);
   const tree = await detectTree(given);
+  if (tree.bundles.length === 0) await refuseEmptyTree(given);
   const isBundle = tree.bundles.some((b) => b.root === given);
   const bundleRoots = isBundle ? [given] : tree.bundles.filter((b) => !b.isCore).map((b) => b.root);
   if (!isBundle) bundleRoots.push(...tree.bundles.filter((b) => b.isCore).map((b) => b.root));
@@ -186,7 +209,7 @@ export async function loadBundleAgent(options: LoadBundleAgentOptions): Promise<
   const scope = { ...baseScope, variables };
   const fill = (text: string) =>
     fillVariables(text, { ...scope, configSource: critical.config?.path, config: critical.config?.values });
-  const tools = createBmadTools({
+  const toolsContext: BmadToolsContext = {
     sandbox,
     scope,
     outputFolder,
@@ -194,7 +217,8 @@ export async function loadBundleAgent(options: LoadBundleAgentOptions): Promise<
     knownWorkflows: agent.menu.flatMap((m) =>
       m.targets.filter((t) => t.kind === 'workflow').map((t) => t.target),
     ),
-  });
+  };
+  const tools = createBmadTools(toolsContext);
   const definition = compileBundleDefinition({
     agent,
     systemPrompt: buildSystemPrompt({
@@ -228,5 +252,6 @@ export async function loadBundleAgent(options: LoadBundleAgentOptions): Promise<
     outputFolder,
     agentFile: agent,
     warnings: critical.warnings,
+    toolsContext,
   };
 }

@@ -4,8 +4,11 @@ import { type AgentFile, looksLikeAgentFile, parseAgentFile } from './agent-file
 import { BundleError, errorMessage } from './bundle-error.js';
 import { Sandbox } from './sandbox.js';
 
-/** `installed`: a real BMAD tree (`bmad/core`, `bmad/<module>`); `spec`: bundle.yaml + agents/ + workflows/. */
-export type BundleLayout = 'installed' | 'spec';
+/**
+ * `installed`: a real BMAD tree (`bmad/core`, `bmad/<module>`, or BMAD 6.0's `_bmad/`); `spec`:
+ * bundle.yaml + agents/ + workflows/; `bmad6`: a BMAD 6.12 install (`_bmad/config.toml`, agents as skills).
+ */
+export type BundleLayout = 'installed' | 'spec' | 'bmad6';
 
 /** A bundle: a spec-layout bundle root, or a module of an installed tree. */
 export interface BundleInfo {
@@ -53,12 +56,15 @@ async function bundleInfo(root: string, isCore: boolean): Promise<BundleInfo> {
   };
 }
 
-/** The `bmad/` folder above or at `dir`, if `dir` sits in an installed tree. */
+/** Names of an installed tree's folder: `bmad/` (alpha trees) and `_bmad/` (BMAD 6.0 installs). */
+const INSTALL_DIRS = ['bmad', '_bmad'];
+
+/** The `bmad/` (or `_bmad/`) folder above or at `dir`, if `dir` sits in an installed tree. */
 async function findBmadRoot(dir: string): Promise<string | undefined> {
-  if (await isDir(path.join(dir, 'bmad'))) return path.join(dir, 'bmad');
+  for (const name of INSTALL_DIRS) if (await isDir(path.join(dir, name))) return path.join(dir, name);
   for (let current = dir; ; current = path.dirname(current)) {
     if (
-      path.basename(current) === 'bmad' &&
+      INSTALL_DIRS.includes(path.basename(current)) &&
       ((await isDir(path.join(current, 'core'))) || (await isDir(path.join(current, '_cfg'))))
     ) {
       return current;

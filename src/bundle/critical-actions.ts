@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { AgentFile } from './agent-file-parser.js';
 import { BundleError, errorMessage } from './bundle-error.js';
 import { parseYamlMap, scalarEntries, type YamlMap } from './config-loader.js';
@@ -23,7 +24,8 @@ export interface CriticalActionsResult {
 const LOAD_TARGET =
   /\b(?:load|read)\b[^\n]*?((?:\{[A-Za-z_-]+\}|\.{0,2}\/)[^\s`'"<>()[\]]*\.[A-Za-z0-9]+)(?![\w/])/i;
 /** "set variable(s) a, b" / "session variables: {a}, {b}" */
-const SET_VARIABLES = /(?:set variables?|session variables)\s*:?\s*([{}\w,\s]+?)(?:\n|$|\.(?:\s|$)|\band\b)/i;
+const SET_VARIABLES =
+  /(?:set variables?|session variables)\b\s*:?\s*([{}\w,\s]+?)(?:\n|$|\.(?:\s|$)|\band\b)/i;
 
 /** The file a critical action asks to load, if it is a load instruction (raw, variables unresolved). */
 export function findLoadTarget(action: string): string | undefined {
@@ -34,6 +36,47 @@ export function findLoadTarget(action: string): string | undefined {
 export function variablesToSet(action: string): string[] {
   const list = SET_VARIABLES.exec(action)?.[1] ?? '';
   return [...list.matchAll(/\{?([A-Za-z_]\w*)\}?/g)].map((m) => m[1]!).filter((n) => n !== 'and');
+}
+
+/**
+ * Where a file a critical action names may have moved to in an installed tree: a source path
+ * (`{project-root}/src/modules/<module>/...`, `{project-root}/src/core/...`) mapped into the install,
+ * then the same file name in the agent's own module, as workflow instructions fall back next to
+ * their workflow.yaml.
+ */
+export function movedFileCandidates(file: string, scope: VariableScope & { projectRoot: string }): string[] {
+  const candidates: string[] = [];
+  const rel = path.relative(scope.projectRoot, file).split(path.sep);
+  const installRoot = scope.bundleRoot ? path.dirname(scope.bundleRoot) : undefined;
+  if (rel[0] === 'src' && installRoot) {
+    if (rel[1] === 'modules' && rel.length > 3) candidates.push(path.join(installRoot, ...rel.slice(2)));
+    else if (rel[1] === 'core' && scope.coreRoot) candidates.push(path.join(scope.coreRoot, ...rel.slice(2)));
+  }
+  if (scope.bundleRoot) candidates.push(path.join(scope.bundleRoot, path.basename(file)));
+  return candidates.filter((c, i) => c !== file && candidates.indexOf(c) === i);
+}
+
+/** Reads `file`, or when it does not exist the first of its {@link movedFileCandidates} that does (with a warning). */
+async function readMovable(
+  sandbox: Sandbox,
+  file: string,
+  scope: VariableScope & { projectRoot: string },
+  warnings: string[],
+  agentFile: string,
+): Promise<{ path: string; content: string; file: string }> {
+  try {
+    return { ...(await sandbox.readText(file, 'critical-action')), file };
+  } catch (error) {
+    if (!(error instanceof BundleError) || error.code !== 'not-found') throw error;
+    for (const candidate of movedFileCandidates(file, scope)) {
+      if ((await sandbox.status(candidate)) !== 'exists') continue;
+      warnings.push(
+        `A critical action in ${agentFile} names ${file}, which does not exist; loaded ${candidate} instead`,
+      );
+      return { ...(await sandbox.readText(candidate, 'critical-action')), file: candidate };
+    }
+    throw error;
+  }
 }
 
 /**
@@ -66,7 +109,9 @@ export async function runCriticalActions(
         result.messages.push(`[Critical Instruction] ${fillVariables(action, scope())} (already loaded)`);
         continue;
       }
-      const { content } = await sandbox.readText(file, 'critical-action');
+      const read = await readMovable(sandbox, file, baseScope, result.warnings, agent.file);
+      const { content } = read;
+      file = read.file;
       result.loaded.push(file);
       result.messages.push(`[Critical Action] Loaded file: ${file}\n\n${content}`);
       if (/\.ya?ml$/i.test(file) && !result.config) {

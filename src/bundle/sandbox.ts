@@ -21,7 +21,8 @@ export type FileLoadReason =
   | 'config'
   | 'instructions'
   | 'template'
-  | 'validate';
+  | 'validate'
+  | 'skill';
 
 /** One file read through the sandbox. */
 export interface FileLoadEvent {
@@ -119,6 +120,15 @@ export class Sandbox {
   /** The same sandbox with another write root. */
   withWriteRoot(writeRoot: string): Promise<Sandbox> {
     return Sandbox.create({ ...this.options, readRoots: [...this.readRoots], writeRoot });
+  }
+
+  /** The same sandbox with more folders reads may reach (skills folders beside a bundle). */
+  withReadRoots(extra: readonly string[]): Promise<Sandbox> {
+    return Sandbox.create({
+      ...this.options,
+      readRoots: [...this.readRoots, ...extra],
+      ...(this.writeRoot ? { writeRoot: this.writeRoot } : {}),
+    });
   }
 
   /** Throws when `real` lies in a sessions folder. */

@@ -38,12 +38,26 @@ In every conversation:
 - Be warm and conversational, not a form to fill in; paraphrase the user's answer before moving on.
 - When something is unclear, ask a follow-up question before going further.`;
 
+/** A menu target marked "todo": the command exists but does nothing yet. */
+export function isTodo(target: string): boolean {
+  return target.trim().toLowerCase() === 'todo';
+}
+
+/** A workflow file (`workflow.yaml`, `workflow-create-prd.md`): `exec=` of one runs through execute_workflow. */
+export function isWorkflowFile(target: string): boolean {
+  return /(^|\/)workflow[^/]*\.(ya?ml|md)$/i.test(target.trim());
+}
+
 function describeCommand(item: MenuItem, index: number, prompts: Record<string, string>): string {
   const head = `${index + 1}. ${item.cmd} - ${item.label}`;
   const lines = [head];
   for (const t of item.targets) {
-    if (t.target === 'todo') {
-      lines.push('   Not implemented yet: tell the user so.');
+    if (isTodo(t.target)) {
+      lines.push('   Not implemented yet ("todo"): tell the user so; do not call a tool for it.');
+      continue;
+    }
+    if (t.kind === 'exec' && isWorkflowFile(t.target)) {
+      lines.push(`   Runs workflow: execute_workflow({ workflow_path: "${t.target}" })`);
       continue;
     }
     switch (t.kind) {

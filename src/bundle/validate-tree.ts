@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { type AgentFile, type MenuKind, parseAgentFile } from './agent-file-parser.js';
+import { findBmad6Install } from './bmad-install.js';
 import {
   type BundleInfo,
   type BundleLayout,
@@ -14,7 +15,9 @@ import { parseInstructions } from './instructions-parser.js';
 import { fillVariables, type VariableScope } from './path-variables.js';
 import { checkPathReference, checkPromptReference, type ReferenceStatus } from './reference-status.js';
 import { Sandbox } from './sandbox.js';
-import { WORKFLOW_PATH_KEYS, workflowSiblings } from './workflow-loader.js';
+import { validateBmad6 } from './validate-bmad6.js';
+import { checkBundleManifest } from './validate-bundle-manifest.js';
+import { unwrapWorkflow, WORKFLOW_PATH_KEYS, workflowSiblings } from './workflow-loader.js';
 
 /** One target of a menu item, checked. */
 export interface ValidatedTarget {
@@ -230,7 +233,9 @@ async function validateAgent(
     dialect: agent.dialect,
     bundle: bundle.name,
     criticalActions: agent.criticalActions,
-    configFiles: agent.criticalActions.map(findLoadTarget).filter((t): t is string => t !== undefined),
+    configFiles: [
+      ...new Set(agent.criticalActions.map(findLoadTarget).filter((t): t is string => t !== undefined)),
+    ],
     menu,
   };
 }
@@ -251,8 +256,9 @@ async function validateWorkflow(
   bundle: BundleInfo,
   file: string,
 ): Promise<ValidatedWorkflow | undefined> {
-  const raw = await readYaml(ctx, file);
-  if (!raw) return undefined;
+  const loaded = await readYaml(ctx, file);
+  if (!loaded) return undefined;
+  const raw = unwrapWorkflow(loaded);
   const scope: VariableScope & { projectRoot: string } = {
     ...baseScope(ctx, bundle),
     siblings: workflowSiblings(raw),
@@ -315,6 +321,8 @@ async function validateWorkflow(
  * Reads only; problems are collected, not thrown. Throws a {@link BundleError} when `root` is no folder.
  */
 export async function validateTree(root: string): Promise<ValidationReport> {
+  const install = await findBmad6Install(root);
+  if (install) return validateBmad6(install);
   const tree = await detectTree(root);
   const roots = [
     tree.projectRoot,
@@ -338,6 +346,7 @@ export async function validateTree(root: string): Promise<ValidationReport> {
     problems: ctx.problems,
   };
   for (const bundle of tree.bundles) {
+    await checkBundleManifest(ctx.sandbox, bundle.root, ctx.rel, ctx.problems);
     if (bundle.configPath) {
       const values = await readYaml(ctx, bundle.configPath);
       if (values) report.configs.push({ file: ctx.rel(bundle.configPath), keys: Object.keys(values).sort() });

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { BundleError } from './bundle-error.js';
 import { loadYamlFile, type YamlMap } from './config-loader.js';
 import { parseInstructions } from './instructions-parser.js';
-import { resolveVariables, substituteVariables, type VariableScope } from './path-variables.js';
+import { isMarkdownWorkflow, loadMarkdownWorkflow } from './markdown-workflow.js';
+import { issueToError, resolveVariables, substituteVariables, type VariableScope } from './path-variables.js';
 import type { Sandbox } from './sandbox.js';
 
 /** What a workflow is resolved against. */
@@ -53,23 +54,62 @@ export function workflowSiblings(raw: YamlMap): YamlMap {
   return { ...nested, ...raw };
 }
 
+/**
+ * The workflow's own keys: some trees nest them under a `workflow:` root key (`workflow: { name, ... }`),
+ * which then is the workflow, the other top-level keys kept beside it.
+ */
+export function unwrapWorkflow(raw: YamlMap): YamlMap {
+  const inner = raw.workflow;
+  if (!inner || typeof inner !== 'object' || Array.isArray(inner) || 'name' in raw || 'instructions' in raw)
+    return raw;
+  const { workflow: _, ...rest } = raw;
+  return { ...rest, ...(inner as YamlMap) };
+}
+
+/**
+ * Whether a workflow key holds a path (a missing `{config_source}:key` there stops the load): the
+ * path keys, and any key named like one (`*_path`, `*_file`, `*_folder`, `*_dir`, `*_template`).
+ */
+export function isPathKey(key: string): boolean {
+  const top = key.split(/[.[]/)[0] ?? key;
+  return (
+    (WORKFLOW_PATH_KEYS as readonly string[]).includes(top) ||
+    /(?:^|_)(?:path|file|folder|dir|template|output)$/i.test(top)
+  );
+}
+
 /** Makes a resolved value absolute against the project root. */
 export function absolutize(value: string, projectRoot: string): string {
   if (value.startsWith('~') || value.includes('\0')) return value;
   return path.resolve(projectRoot, value);
 }
 
-function resolveDeep(value: unknown, scope: VariableScope, file: string, key: string): unknown {
+/**
+ * Resolves every string of a workflow. A missing `{config_source}:key` in a path key is an error naming
+ * file and key; anywhere else (`communication_language`, ...) it is a warning and the text stays as written.
+ */
+function resolveDeep(
+  value: unknown,
+  scope: VariableScope,
+  file: string,
+  key: string,
+  warnings: string[],
+): unknown {
   if (typeof value === 'string') {
     const { value: out, issues } = substituteVariables(value, scope);
     const missing = issues.find((i) => i.kind === 'missing-config-key' || i.kind === 'no-config');
-    if (missing) resolveVariables(value, scope, { file, key });
+    if (missing) {
+      if (isPathKey(key)) resolveVariables(value, scope, { file, key });
+      warnings.push(`${issueToError(missing, value, { file, key }).message}; left as written`);
+      return value;
+    }
     return out;
   }
-  if (Array.isArray(value)) return value.map((v, i) => resolveDeep(v, scope, file, `${key}[${i}]`));
+  if (Array.isArray(value)) return value.map((v, i) => resolveDeep(v, scope, file, `${key}[${i}]`, warnings));
   if (value && typeof value === 'object') {
     const out: YamlMap = {};
-    for (const [k, v] of Object.entries(value)) out[k] = resolveDeep(v, scope, file, key ? `${key}.${k}` : k);
+    for (const [k, v] of Object.entries(value))
+      out[k] = resolveDeep(v, scope, file, key ? `${key}.${k}` : k, warnings);
     return out;
   }
   return value;
@@ -106,7 +146,16 @@ export async function workflowScope(
       resolveVariables(raw.config_source, base, { file, key: 'config_source' }),
       ctx.projectRoot,
     );
-    config = (await loadYamlFile(ctx.sandbox, configSource, 'config')).values;
+    try {
+      config = (await loadYamlFile(ctx.sandbox, configSource, 'config')).values;
+    } catch (error) {
+      if (!(error instanceof BundleError) || error.code !== 'not-found') throw error;
+      throw new BundleError(
+        'not-found',
+        `Config file not found: ${configSource}, named by key "config_source" (${raw.config_source}) of workflow ${file}`,
+        { file: configSource, key: 'config_source', cause: error },
+      );
+    }
   } else if (ctx.bundleConfig) {
     configSource = ctx.bundleConfig.path;
     config = ctx.bundleConfig.values;
@@ -161,10 +210,12 @@ async function loadPart(
  * naming file and key), then loads its instructions and template. Files go through the sandbox.
  */
 export async function loadWorkflow(workflowPath: string, ctx: WorkflowContext): Promise<LoadedWorkflow> {
-  const { path: file, values: raw } = await loadYamlFile(ctx.sandbox, workflowPath, 'workflow');
+  if (isMarkdownWorkflow(workflowPath)) return loadMarkdownWorkflow(workflowPath, ctx);
+  const { path: file, values: loaded } = await loadYamlFile(ctx.sandbox, workflowPath, 'workflow');
+  const raw = unwrapWorkflow(loaded);
   const { scope, configSource } = await workflowScope(workflowPath, raw, ctx);
-  const config = resolveDeep(raw, scope, workflowPath, '') as YamlMap;
   const warnings: string[] = [];
+  const config = resolveDeep(raw, scope, workflowPath, '', warnings) as YamlMap;
   const instructions = await loadPart(raw, 'instructions', workflowPath, scope, ctx, warnings);
   const template = await loadPart(raw, 'template', workflowPath, scope, ctx, warnings);
   const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);

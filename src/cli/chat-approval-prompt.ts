@@ -1,7 +1,7 @@
 import type { Agent } from '../agent/agent.js';
 import type { ToolCallInfo } from '../machines/emitted-events.js';
 import type { ChatRenderer } from './chat-renderer.js';
-import { oneLine } from './event-printer.js';
+import { displayWidth, preview } from './terminal-layout.js';
 import { terminalSafeValue } from './terminal-safe.js';
 
 /** What the approval prompt uses of the chat it runs in. */
@@ -25,7 +25,10 @@ export async function askApproval(waiting: ToolCallInfo, host: ApprovalPromptHos
   const call = terminalSafeValue(agent.redactor.redactValue(waiting));
   r.pause();
   r.line(`${c.magenta('?')} ${c.bold(call.name)} wants to run:`);
-  for (const line of describeArgs(call.args)) r.line(`    ${line}`);
+  for (const { key, text } of describeArgs(call.args, r.width - 4)) {
+    if (key === undefined) r.hangingLine(`    ${text}`, 4);
+    else r.hangingLine(`    ${key}: ${text}`, Math.min(4 + displayWidth(key) + 2, 24));
+  }
   for (;;) {
     const answer = await host.ask(
       `  ${c.magenta(`Allow? [y]es / [n]o (reason) / [a]lways for ${call.name} ›`)} `,
@@ -56,13 +59,31 @@ export async function askApproval(waiting: ToolCallInfo, host: ApprovalPromptHos
   }
 }
 
-/** The arguments of a call as indented lines: one per field, long values cut with their length. */
-export function describeArgs(args: unknown): string[] {
-  if (typeof args !== 'object' || args === null) return [oneLine(args, 100)];
+/** Rows a value may take before it is shown as a preview. */
+const WHOLE_ROWS = 3;
+
+/**
+ * The arguments of a call, one entry per field: a one-line value that fits in a few rows is shown
+ * whole (a path must be read whole to be approved); longer or multi-line values as a preview of
+ * their first line, ending in one `…`, with their length.
+ */
+export function describeArgs(args: unknown, width: number): { key?: string; text: string }[] {
+  if (typeof args !== 'object' || args === null) {
+    const shown = typeof args === 'string' ? args : JSON.stringify(args);
+    return [{ text: describeValue(shown ?? '', width) }];
+  }
   return Object.entries(args as Record<string, unknown>).map(([key, value]) => {
-    const shown = typeof value === 'string' ? value : JSON.stringify(value);
-    const first = shown.split('\n')[0]!;
-    const more = shown.length > first.length || first.length > 90 ? ` … (${shown.length} chars)` : '';
-    return `${key}: ${oneLine(first, 90)}${more}`;
+    const shown = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
+    return { key, text: describeValue(shown, width - displayWidth(key) - 2) };
   });
+}
+
+function describeValue(shown: string, room: number): string {
+  const lines = shown.split('\n');
+  if (lines.length === 1 && displayWidth(shown) <= Math.max(room, 20) * WHOLE_ROWS) return shown;
+  const size =
+    lines.length > 1 ? ` (${shown.length} chars, ${lines.length} lines)` : ` (${shown.length} chars)`;
+  const first = lines.find((l) => l.trim() !== '') ?? '';
+  // A narrow terminal gives the preview a second row rather than a few characters.
+  return `${preview(first, Math.max(room - size.length, Math.min(room, 48)), true)}${size}`;
 }

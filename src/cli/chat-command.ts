@@ -3,7 +3,6 @@ import { pathToFileURL } from 'node:url';
 import type { Agent } from '../agent/agent.js';
 import { createAgent } from '../agent/agent.js';
 import { toAgentOptions } from '../agent/agent-options.js';
-import { type BundleAgent, loadBundleAgent } from '../bundle/bundle-agent.js';
 import { defineAgent } from '../prompt/agent-definition.js';
 import { FileSessionStore } from '../session/file-session-store.js';
 import { createSessionId, type SessionRecord } from '../session/session-store.js';
@@ -11,19 +10,29 @@ import type { Tool } from '../tools/define-tool.js';
 import { ChatInput, type ChatStreams } from './chat-input.js';
 import { ChatRenderer, chatColors } from './chat-renderer.js';
 import { ChatSession } from './chat-session.js';
+import { type CliAgent, type CliAgentSource, loadCliAgent, projectFolder, SKILLS_FLAG } from './cli-agent.js';
 import { cliApprovalPolicy } from './cli-approvals.js';
 import { parseFlags, UsageError } from './cli-args.js';
 import type { CommandIo } from './command-io.js';
 import { INSPECTOR_FLAGS, INSPECTOR_USAGE, inspectorPort, startCliInspection } from './inspector-flags.js';
+import { MCP_CONFIG_FLAG, type McpFlag, mcpServersFlag } from './mcp-config-flag.js';
 import { connectModel, MODEL_FLAG_OPTIONS, modelFlags, modelOptions } from './model-connection.js';
-import { bundleScenario } from './scripted-model.js';
+import { terminalSafe } from './terminal-safe.js';
 
-export const CHAT_USAGE = `Usage: agentloop chat --bundle <root> --agent <id> [options]
+export const CHAT_USAGE = `Usage: agentloop chat [--project <dir>] --agent <id> [options]
+       agentloop chat --bundle <root> --agent <id> [options]
+       agentloop chat [--skills <dir>]... [options]
        agentloop chat --resume <session-id> [options]
-  --project <dir>       the folder the agent works in (default: current directory); sessions are kept
+  Without --bundle and --agent: a plain assistant with the project's Agent Skills (and --tools, --mcp-config).
+  --project <dir>       the project folder (default: current directory); with --agent and no --bundle its
+                        BMAD install (_bmad/ of BMAD 6, bmad/ of an alpha tree) holds the agent; sessions are kept
                         in <project>/.agentloop/sessions unless AGENTLOOP_HOME or --sessions-dir says otherwise
   --output <dir>        where save_output may write (default: the bundle config's output_folder)
-  --resume <id>         continue a saved session (its bundle and agent are remembered)
+  --skills <dir>        a folder of Agent Skills (repeatable), searched after the project's .agents/skills
+                        and .claude/skills; without --agent, a plain assistant runs with them
+  --mcp-config <file>   an mcp.json ({ "mcpServers": { ... } }): the servers' tools join the agent's
+                        (remembered by the session: --resume starts them again)
+  --resume <id>         continue a saved session (its bundle and agent, skills and MCP config are remembered)
   --session <id>        the id for a new session (default: time + random)
   --sessions-dir <dir>  where sessions are kept
   --tools <module>      an ES module exporting \`tools\` (defineTool results) to add to the agent's tools
@@ -58,10 +67,12 @@ export async function runChatCommand(
       agent: { type: 'string' },
       project: { type: 'string' },
       output: { type: 'string' },
+      ...SKILLS_FLAG,
       resume: { type: 'string' },
       session: { type: 'string' },
       'sessions-dir': { type: 'string' },
       tools: { type: 'string' },
+      ...MCP_CONFIG_FLAG,
       yes: { type: 'boolean', default: false },
       ...MODEL_FLAG_OPTIONS,
       help: { type: 'boolean', short: 'h', default: false },
@@ -72,7 +83,7 @@ export async function runChatCommand(
     io.stdout(CHAT_USAGE);
     return 0;
   }
-  const projectRoot = path.resolve(values.project ?? process.cwd());
+  const projectRoot = projectFolder(values.project);
   const store = new FileSessionStore({
     projectRoot,
     ...(values['sessions-dir'] ? { dir: values['sessions-dir'] } : {}),
@@ -88,25 +99,28 @@ export async function runChatCommand(
     }
   }
   const origin = sessionOrigin(resumed);
-  const bundleRoot = values.bundle ?? origin.bundle;
-  const agentId = values.agent ?? origin.agent;
-  if (!bundleRoot) throw new UsageError('missing --bundle <root> (or --resume <session-id>)');
-  if (!agentId) throw new UsageError('missing --agent <id> (the agent to talk with)');
+  // A resumed session brings its bundle and agent, or (the plain assistant) its skills folders.
+  const source = (from: SessionOrigin): CliAgentSource => ({
+    bundle: values.bundle ?? from.bundle,
+    agent: values.agent ?? from.agent,
+    projectRoot,
+    sessionsDir: store.dir,
+    outputFolder: values.output,
+    skills: values.skills ?? from.skills,
+  });
+  const first = source(origin);
+  if (first.bundle && !first.agent) throw new UsageError('missing --agent <id> (the agent to talk with)');
   inspectorPort(values);
   const extraTools = values.tools ? await loadToolModule(values.tools) : [];
-  const load = (): Promise<BundleAgent> =>
-    loadBundleAgent({
-      bundleRoot,
-      agent: agentId,
-      projectRoot,
-      sessionsDir: store.dir,
-      ...(values.output ? { outputFolder: values.output } : {}),
-    });
-  const bundleAgent = await load();
+  const cliAgent = await loadCliAgent(first);
+  // The MCP servers join whichever agent that is; a resumed session starts its own again.
+  const mcpFor = (from: SessionOrigin) => mcpServersFlag(values['mcp-config'] ?? from.mcpConfig);
+  const firstMcp = await mcpFor(origin);
   // Everything opened is closed on the way out, whatever fails after it.
   const closers: (() => Promise<void> | void)[] = [];
   try {
-    const connection = await connectModel(modelFlags(values), await bundleScenario(bundleAgent));
+    for (const warning of cliAgent.warnings) io.stderr(`${terminalSafe(warning)}\n`);
+    const connection = await connectModel(modelFlags(values), cliAgent.scripted);
     closers.push(() => connection.close());
     // The inspector page answers approvals too: whichever answer comes first wins.
     const inspection = await startCliInspection(values, io);
@@ -117,42 +131,45 @@ export async function runChatCommand(
       },
       terminal: streams.terminal,
       colors: chatColors(streams.terminal),
-      agentLabel: `${bundleAgent.icon ? `${bundleAgent.icon} ` : ''}${bundleAgent.name}`,
+      agentLabel: `${cliAgent.icon ? `${cliAgent.icon} ` : ''}${cliAgent.name}`,
       projectRoot,
       columns: () => streams.output.columns ?? 80,
     });
     const input = new ChatInput(streams);
     closers.push(() => input.close());
-    // The bundle agent's definition, plus the --tools module's tools (defineAgent names a clash).
-    const chatDefinition = (bundle: BundleAgent) =>
+    // The agent's definition, plus the --tools module's tools (defineAgent names a clash).
+    const chatDefinition = (loaded: CliAgent) =>
       extraTools.length === 0
-        ? bundle.definition
-        : defineAgent({ ...bundle.definition, tools: [...bundle.definition.tools, ...extraTools] });
-    const open = (sessionId: string, bundle: BundleAgent): Agent => {
+        ? loaded.definition
+        : defineAgent({ ...loaded.definition, tools: [...loaded.definition.tools, ...extraTools] });
+    const open = (sessionId: string, loaded: CliAgent, mcp: McpFlag): Agent => {
       const inspect = inspection.inspectFor(connection.apiKey);
       const agent = createAgent(
         toAgentOptions(
-          chatDefinition(bundle),
+          chatDefinition(loaded),
           {},
           {
-            name: bundle.name,
+            name: loaded.name,
             ...modelOptions(connection),
             approval: cliApprovalPolicy(values.yes),
             store,
             session: sessionId,
+            mcpServers: mcp.servers,
             sessionInfo: {
-              bundle: bundle.bundleRoot,
+              ...(loaded.bundle ? { bundle: loaded.bundle.root } : {}),
               meta: {
-                agent: bundle.id,
+                ...(loaded.bundle ? { agent: loaded.bundle.agent } : {}),
                 project: projectRoot,
+                ...(values.skills ? { skills: values.skills.map((d) => path.resolve(projectRoot, d)) } : {}),
                 ...(values.tools ? { tools: path.resolve(values.tools) } : {}),
+                ...(mcp.file ? { mcpConfig: mcp.file } : {}),
               },
             },
             ...(inspect ? { inspect } : {}),
           },
         ),
       );
-      inspection.attach(agent as Agent<unknown>, { name: bundle.name, title: sessionId });
+      inspection.attach(agent as Agent<unknown>, { name: loaded.name, title: sessionId });
       return agent;
     };
     const session = new ChatSession({
@@ -171,18 +188,16 @@ export async function runChatCommand(
         const record = await store.load(id);
         const from = sessionOrigin(record);
         // Another bundle's session: load that bundle's agent.
-        const def =
+        const other =
           from.bundle &&
           from.agent &&
-          (path.resolve(from.bundle) !== bundleAgent.bundleRoot || from.agent !== bundleAgent.id)
-            ? await loadBundleAgent({
-                bundleRoot: from.bundle,
-                agent: from.agent,
-                projectRoot,
-                sessionsDir: store.dir,
-              })
-            : bundleAgent;
-        return { agent: open(id, def), bundleAgent: def, record };
+          (path.resolve(from.bundle) !== cliAgent.bundle?.root || from.agent !== cliAgent.bundle?.agent);
+        const loaded = other
+          ? await loadCliAgent({ ...source(from), bundle: from.bundle, agent: from.agent })
+          : cliAgent;
+        const wanted = values['mcp-config'] ?? from.mcpConfig;
+        const mcp = (wanted && path.resolve(wanted)) === firstMcp.file ? firstMcp : await mcpFor(from);
+        return { agent: open(id, loaded, mcp), persona: loaded, record };
       },
     });
     return await session.run(values.resume ?? values.session ?? createSessionId(), !values.resume);
@@ -194,12 +209,27 @@ export async function runChatCommand(
   }
 }
 
-/** The bundle and agent a saved session came from. */
-export function sessionOrigin(record: SessionRecord | undefined): { bundle?: string; agent?: string } {
+/**
+ * Where a saved session's agent came from: its bundle and agent, or the skills folders of the plain
+ * assistant; and its MCP config file.
+ */
+export interface SessionOrigin {
+  bundle?: string;
+  agent?: string;
+  skills?: string[];
+  mcpConfig?: string;
+}
+
+/** The bundle and agent (or skills folders) and the MCP config a saved session came from. */
+export function sessionOrigin(record: SessionRecord | undefined): SessionOrigin {
   const agent = record?.meta?.agent;
+  const skills = record?.meta?.skills;
+  const mcpConfig = record?.meta?.mcpConfig;
   return {
     ...(record?.bundle ? { bundle: record.bundle } : {}),
     ...(typeof agent === 'string' ? { agent } : {}),
+    ...(typeof mcpConfig === 'string' ? { mcpConfig } : {}),
+    ...(Array.isArray(skills) && skills.every((d) => typeof d === 'string') ? { skills } : {}),
   };
 }
 

@@ -1,10 +1,10 @@
 import type { Agent } from '../agent/agent.js';
-import type { BundleAgent } from '../bundle/bundle-agent.js';
 import type { Redactor } from '../events/redact.js';
 import type { Message } from '../llm/message.js';
 import type { SessionRecord } from '../session/session-store.js';
 import type { ChatRenderer } from './chat-renderer.js';
-import { oneLine } from './event-printer.js';
+import type { ChatPersona } from './cli-agent.js';
+import { ellipsize } from './terminal-layout.js';
 import { terminalSafe, terminalSafeValue } from './terminal-safe.js';
 
 /**
@@ -13,7 +13,7 @@ import { terminalSafe, terminalSafeValue } from './terminal-safe.js';
  */
 export function printChatMessage(
   r: ChatRenderer,
-  bundle: BundleAgent,
+  bundle: ChatPersona,
   message: Message,
   redactor: Redactor,
   withTools = false,
@@ -21,9 +21,9 @@ export function printChatMessage(
   const { c } = r;
   const m = terminalSafeValue(redactor.redactValue(message));
   const label = `${bundle.icon ? `${bundle.icon} ` : ''}${bundle.name}`;
-  if (m.role === 'user') r.say(c.bold(c.green('you ›')), 5, messageText(m));
+  if (m.role === 'user') r.say(c.bold(c.green('you ›')), messageText(m));
   else if (m.role === 'assistant') {
-    if (messageText(m)) r.say(c.bold(c.cyan(`${label} ›`)), Array.from(label).length + 2, messageText(m));
+    if (messageText(m)) r.say(c.bold(c.cyan(`${label} ›`)), messageText(m));
     if (withTools) {
       for (const call of m.tool_calls ?? []) {
         if (call.type !== 'function') continue;
@@ -33,11 +33,12 @@ export function printChatMessage(
         } catch {
           // shown as sent
         }
-        r.line(c.dim(`  ↳ ${call.function.name} ${r.mainArgument(args)}`));
+        const name = terminalSafe(call.function.name);
+        r.line(c.dim(`  ↳ ${name} ${r.mainArgument(args, r.width - 5 - name.length)}`));
       }
     }
   } else if (m.role === 'tool' && withTools) {
-    r.line(c.dim(`    → ${oneLine(messageText(m), 70)}`));
+    r.line(c.dim(`    → ${ellipsize(messageText(m), Math.min(100, r.width - 6))}`));
   }
 }
 
@@ -45,7 +46,7 @@ export function printChatMessage(
 export function showResumeSummary(
   r: ChatRenderer,
   agent: Agent,
-  bundle: BundleAgent,
+  bundle: ChatPersona,
   record: SessionRecord,
 ): void {
   const { c } = r;
@@ -71,7 +72,7 @@ export function showResumeSummary(
     (m) => m.role === 'user' || (m.role === 'assistant' && messageText(m)),
   );
   if (recent.length > 0) {
-    const title = record.title ? oneLine(agent.redactor.redact(record.title), 40) : '';
+    const title = record.title ? ellipsize(terminalSafe(agent.redactor.redact(record.title)), 40) : '';
     r.line(c.dim(`… ${title ? `"${title}", ` : ''}last messages:`));
     for (const m of recent.slice(-2)) printChatMessage(r, bundle, m, agent.redactor);
   }

@@ -1,5 +1,9 @@
 import { createInterface, type Interface } from 'node:readline';
 import { Writable } from 'node:stream';
+import { displayWidth, wrapLine } from './terminal-layout.js';
+
+/** Columns a wrapped prompt leaves free on its last row for the answer. */
+const ANSWER_ROOM = 10;
 
 /** The streams a chat reads and writes. */
 export interface ChatStreams {
@@ -14,6 +18,11 @@ export interface ChatStreams {
  * (or piped) while the agent works are answers to the next prompts, in order. While the agent works
  * the echo is muted, so typing never garbles the streamed reply. Ctrl+C calls `onInterrupt` (a key in
  * a terminal, SIGINT otherwise); at a prompt with text on the line it clears the line instead.
+ *
+ * In a terminal, a prompt wider than the terminal is word-wrapped: its rows but the last are printed,
+ * and readline gets only the last one (readline redraws its prompt with relative cursor moves, and
+ * a prompt that wraps leaves it a row off). An answer the terminal wrapped is printed again,
+ * word-wrapped, once entered.
  */
 export class ChatInput {
   /** Called on Ctrl+C (unless it only cleared the line being typed). */
@@ -26,6 +35,8 @@ export class ChatInput {
   #waiter: ((line: string | null) => void) | undefined;
   #closed = false;
   #muted = true;
+  /** The prompt readline shows now (the last row of the one asked). */
+  #shownPrompt = '';
   readonly #onSigint = () => this.onInterrupt();
 
   constructor(streams: ChatStreams) {
@@ -59,6 +70,7 @@ export class ChatInput {
         if (!this.#muted && this.#rl.line.length > 0) {
           this.#clearLine();
           target.write('\n');
+          this.#rl.setPrompt(this.#shownPrompt);
           this.#rl.prompt(true);
           return;
         }
@@ -76,26 +88,58 @@ export class ChatInput {
 
   /** Shows `prompt` and resolves with the next line, or null when input has ended. */
   question(prompt: string): Promise<string | null> {
+    const { terminal, output } = this.#streams;
     const queued = this.#queue.shift();
     if (queued !== undefined) {
       // Typed ahead (hidden) or piped: show it after the prompt as if typed now.
-      this.#streams.output.write(`${prompt}${queued}\n`);
+      output.write(`${terminal ? this.#wrap(`${prompt}${queued}`).join('\n') : `${prompt}${queued}`}\n`);
       return Promise.resolve(queued);
     }
     if (this.#closed) return Promise.resolve(null);
     return new Promise((resolve) => {
       this.#waiter = (line) => {
         this.#muted = true;
-        if (line !== null && !this.#streams.terminal) this.#streams.output.write(`${prompt}${line}\n`);
+        if (line !== null && !terminal) output.write(`${prompt}${line}\n`);
+        if (line !== null && terminal) this.#rewrapAnswer(line);
         resolve(line);
       };
-      if (this.#streams.terminal) {
+      if (terminal) {
+        // Forget the last prompt first: readline moves up as many rows as it drew for it.
+        this.#rl.setPrompt('');
         this.#clearLine();
+        // The last row keeps room for a short answer.
+        const rows = wrapLine(prompt.trimEnd(), this.#width - ANSWER_ROOM);
+        this.#shownPrompt = `${rows.pop()}${prompt.slice(prompt.trimEnd().length)}`;
+        if (rows.length > 0) output.write(`${rows.join('\n')}\n`);
         this.#muted = false;
-        this.#rl.setPrompt(prompt);
+        this.#rl.setPrompt(this.#shownPrompt);
         this.#rl.prompt();
       }
     });
+  }
+
+  /** Columns a line may fill: one short of the terminal's width. */
+  get #width(): number {
+    return Math.max(20, (this.#streams.output.columns ?? 80) - 1);
+  }
+
+  #wrap(text: string): string[] {
+    return wrapLine(text, this.#width);
+  }
+
+  /**
+   * The terminal wrapped the answer just entered wherever the row ended: print it again,
+   * word-wrapped, over the rows readline drew (when they are all still on the screen).
+   */
+  #rewrapAnswer(line: string): void {
+    const echoed = `${this.#shownPrompt}${line}`;
+    const width = displayWidth(echoed);
+    if (width <= this.#width) return;
+    const columns = this.#streams.output.columns ?? 80;
+    const rows = Math.ceil(width / columns);
+    const screenRows = (this.#streams.output as { rows?: number }).rows ?? 24;
+    if (rows >= screenRows) return;
+    this.#streams.output.write(`\x1b[${rows}A\r\x1b[J${this.#wrap(echoed).join('\n')}\n`);
   }
 
   /** Ends the prompt being shown: its `question` resolves with null (Ctrl+C on an empty line). */

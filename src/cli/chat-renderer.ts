@@ -1,9 +1,18 @@
-import path from 'node:path';
 import pc from 'picocolors';
 import type { Redactor } from '../events/redact.js';
 import type { AgentEvent, ToolCallInfo } from '../machines/emitted-events.js';
 import { formatElapsed, Spinner } from './chat-spinner.js';
-import { oneLine, RESET_NOTE, retryNote } from './event-printer.js';
+import {
+  fitArgument,
+  fitToolLine,
+  MAX_ARGUMENT_COLUMNS,
+  mainArgumentText,
+  type PathView,
+  summarize,
+} from './chat-tool-lines.js';
+import { RESET_NOTE, retryNote } from './event-printer.js';
+import { planChecklist } from './plan-checklist.js';
+import { displayWidth, ellipsize, stripColors, wrapLine, wrapText } from './terminal-layout.js';
 import { terminalSafe, terminalSafeEvents } from './terminal-safe.js';
 
 /** picocolors' formatter set, on or off. */
@@ -27,13 +36,11 @@ export interface ChatRendererOptions {
   columns?: () => number;
 }
 
-/** Argument names that usually say what a call is about, in order of preference. */
-const MAIN_ARGS = ['file_path', 'path', 'workflow_path', 'url', 'query', 'command', 'name', 'text'];
-
 /**
  * Draws one chat session's events: the reply streamed as it arrives, a spinner with the tool name,
  * its main argument and the elapsed time while tools run, one line per result, the iteration count
- * once it passes the warning level, warnings and errors.
+ * once it passes the warning level, warnings and errors. In a terminal every line is word-wrapped
+ * to its width (read at each line: resizes count) and tool lines are fitted to one row.
  */
 export class ChatRenderer {
   readonly c: Colors;
@@ -43,11 +50,18 @@ export class ChatRenderer {
   #midLine = false;
   /** Column of the cursor in streamed text (for word wrapping). */
   #column = 0;
+  /** Streamed text not written yet: the word being streamed, and the spaces before it. */
+  #word = '';
+  #space = '';
+  /** How paths in calls are shown (variables filled once a bundle agent is known). */
+  #paths: PathView;
   #replying = false;
   #thinkingSince: number | undefined;
   readonly #running = new Map<string, { call: ToolCallInfo; since: number }>();
   /** The iteration count is shown once the model has been warned that the limit nears. */
   #showIterations = false;
+  /** The plan last drawn (JSON), so that an unchanged plan is not drawn again. */
+  #lastPlan: string | undefined;
   /** Events as printed: without control sequences, redacted once more (see `useRedactor`). */
   #safe = terminalSafeEvents();
 
@@ -55,14 +69,33 @@ export class ChatRenderer {
     this.#o = { ...options, agentLabel: terminalSafe(options.agentLabel) };
     this.c = options.colors;
     this.#spinner = new Spinner((text) => options.write(text), options.terminal);
+    this.#paths = options.projectRoot ? { projectRoot: options.projectRoot } : {};
   }
 
-  /** Writes whole lines, ending any streamed text first. */
+  /** Columns a line may fill: one short of the terminal's width (see terminal-layout.ts). */
+  get width(): number {
+    return Math.max(20, (this.#o.columns?.() ?? 80) - 1);
+  }
+
+  /** Writes whole lines, ending any streamed text first; in a terminal they are word-wrapped. */
   line(text = ''): void {
     this.#spinner.stop();
     this.endLine();
-    this.#o.write(`${text}\n`);
+    this.#o.write(`${this.#o.terminal ? wrapText(text, this.width) : text}\n`);
     this.#resumeSpinner();
+  }
+
+  /** One line wrapped with its continuation rows at `hang` columns (e.g. under a value, after its key). */
+  hangingLine(text: string, hang: number): void {
+    this.line(this.#o.terminal ? wrapLine(text, this.width, hang).join('\n') : text);
+  }
+
+  /** Fills path variables (`{output_folder}`, ...) in the calls shown, as the session's tools do. */
+  usePathVariables(resolve: ((value: string) => string) | undefined): void {
+    this.#paths = {
+      ...(this.#o.projectRoot ? { projectRoot: this.#o.projectRoot } : {}),
+      ...(resolve ? { resolve } : {}),
+    };
   }
 
   /** The current session's redactor: events are redacted again once control characters are gone. */
@@ -71,19 +104,23 @@ export class ChatRenderer {
   }
 
   /** A labelled paragraph (`you ›`, `Iris ›`), word-wrapped like streamed replies; `text` is made terminal-safe. */
-  say(label: string, plainLabelLength: number, text: string): void {
+  say(label: string, text: string): void {
     this.#spinner.stop();
     this.endLine();
     this.#o.write(`${label} `);
-    this.#column = plainLabelLength + 1;
+    this.#column = displayWidth(label) + 1;
+    this.#midLine = true;
     this.#writeWrapped(terminalSafe(text));
     this.endLine();
   }
 
   /** Ends a line of streamed text. */
   endLine(): void {
+    this.#flushWord();
     if (this.#midLine) this.#o.write('\n');
     this.#midLine = false;
+    this.#column = 0;
+    this.#space = '';
   }
 
   /** Stops the spinner before a prompt takes the line. */
@@ -98,24 +135,9 @@ export class ChatRenderer {
     this.#replying = false;
   }
 
-  /** `main argument` of a call for one line: a path relative to the project, a URL, a query... */
-  mainArgument(args: unknown): string {
-    if (typeof args === 'string') return oneLine(args, 50);
-    if (typeof args !== 'object' || args === null) return '';
-    const record = args as Record<string, unknown>;
-    const key =
-      MAIN_ARGS.find((k) => typeof record[k] === 'string') ??
-      Object.keys(record).find((k) => typeof record[k] === 'string');
-    if (!key) return '';
-    let value = String(record[key]);
-    const root = this.#o.projectRoot;
-    if (root && path.isAbsolute(value) && value.startsWith(root + path.sep))
-      value = path.relative(root, value);
-    // Long paths: the last two parts say which file.
-    if (value.length > 40 && /[\\/]/.test(value) && !/\s/.test(value)) {
-      value = `…/${value.split(/[\\/]/).slice(-2).join('/')}`;
-    }
-    return oneLine(value, 50);
+  /** The main argument of a call for one line (a path relative to the project, a URL, a query...), cut to `max` columns. */
+  mainArgument(args: unknown, max = MAX_ARGUMENT_COLUMNS): string {
+    return fitArgument(mainArgumentText(args, this.#paths), max);
   }
 
   /** Draws an event; what the model and tools wrote in it is printed without control sequences. */
@@ -146,7 +168,8 @@ export class ChatRenderer {
         if (!this.#replying) {
           this.endLine();
           this.#o.write(`${c.bold(c.cyan(`${this.#o.agentLabel} ›`))} `);
-          this.#column = Array.from(this.#o.agentLabel).length + 3;
+          this.#column = displayWidth(this.#o.agentLabel) + 3;
+          this.#midLine = true;
           this.#replying = true;
         }
         this.#writeWrapped(event.delta);
@@ -165,29 +188,40 @@ export class ChatRenderer {
         this.#spinner.stop();
         this.endLine();
         this.#replying = false;
-        if (!this.#o.terminal)
-          this.#o.write(`${c.dim('…')} ${event.name} ${this.mainArgument(event.args)}\n`);
+        if (!this.#o.terminal) this.#o.write(`${c.dim('…')} ${this.#toolText(event, '…', '').text}\n`);
         this.#resumeSpinner();
         break;
       case 'tool_call_end': {
         const running = this.#running.get(event.toolCallId);
         this.#running.delete(event.toolCallId);
         const took = formatElapsed(running ? Date.now() - running.since : event.durationMs);
-        const arg = this.mainArgument(event.args);
-        const head = `${event.name}${arg ? ` ${arg}` : ''}`;
-        const room = Math.max(20, (this.#o.columns?.() ?? 80) - Array.from(head).length - took.length - 8);
         if (event.error !== undefined) {
-          this.line(`${c.red('✗')} ${head} ${c.dim(took)} ${c.red(oneLine(event.error, room))}`);
+          const { head, detail } = this.#toolText(event, '✗', ' ', took, event.error);
+          this.line(`${c.red('✗')} ${head} ${c.dim(took)}${detail ? ` ${c.red(detail)}` : ''}`);
         } else if (event.result?.startsWith('The user declined')) {
           const reason = / Reason: (.*?) Do not retry/.exec(event.result)?.[1];
-          this.line(
-            `${c.yellow('⊘')} ${head} ${c.yellow(`declined${reason ? `: ${oneLine(reason, room)}` : ''}`)}`,
+          const { head, detail } = this.#toolText(
+            event,
+            '⊘',
+            ' ',
+            undefined,
+            `declined${reason ? `: ${reason}` : ''}`,
           );
+          this.line(`${c.yellow('⊘')} ${head} ${c.yellow(detail ?? 'declined')}`);
         } else {
-          this.line(
-            `${c.green('✓')} ${head} ${c.dim(took)} ${c.dim('→')} ${oneLine(this.#relative(summarize(event.result)), room)}`,
-          );
+          const argument = mainArgumentText(event.args, this.#paths);
+          const result = summarize(event.result, argument, this.#paths);
+          const { head, detail } = this.#toolText(event, '✓', ' → ', took, result);
+          this.line(`${c.green('✓')} ${head} ${c.dim(took)}${detail ? ` ${c.dim('→')} ${detail}` : ''}`);
         }
+        break;
+      }
+      case 'plan_updated': {
+        // Shown when it changes: a call that sends the same plan again draws nothing.
+        const shown = JSON.stringify(event.plan);
+        if (shown === this.#lastPlan) break;
+        this.#lastPlan = shown;
+        for (const text of planChecklist(event.plan, c)) this.line(text);
         break;
       }
       case 'limit_warning':
@@ -206,10 +240,9 @@ export class ChatRenderer {
         this.#spinner.stop();
         // Calls cut off by an interrupt get no end event of their own.
         for (const { call, since } of this.#running.values()) {
-          const arg = this.mainArgument(call.args);
-          this.line(
-            `${c.red('✗')} ${call.name}${arg ? ` ${arg}` : ''} ${c.dim(formatElapsed(Date.now() - since))} ${c.red('interrupted')}`,
-          );
+          const took = formatElapsed(Date.now() - since);
+          const { head } = this.#toolText(call, '✗', ' ', took, 'interrupted');
+          this.line(`${c.red('✗')} ${head} ${c.dim(took)} ${c.red('interrupted')}`);
         }
         this.#running.clear();
         this.#thinkingSince = undefined;
@@ -220,36 +253,80 @@ export class ChatRenderer {
     }
   }
 
-  /** Paths under the project shown relative to it. */
-  #relative(text: string): string {
-    const root = this.#o.projectRoot;
-    return root ? text.split(root + path.sep).join('') : text;
+  /**
+   * `name argument` of a tool line (terminal-safe), with its detail, fitted to one row: `mark` and
+   * `separator` (before the detail) and the time take their room first.
+   */
+  #toolText(
+    call: Pick<ToolCallInfo, 'name' | 'args'>,
+    mark: string,
+    separator: string,
+    took?: string,
+    detail?: string,
+  ): { head: string; detail: string | undefined; text: string } {
+    const name = terminalSafe(call.name);
+    const fitted = fitToolLine(
+      {
+        name,
+        argument: mainArgumentText(call.args, this.#paths),
+        ...(took ? { took } : {}),
+        ...(detail !== undefined ? { detail: terminalSafe(detail) } : {}),
+        extra: displayWidth(mark) + 1 + (detail !== undefined ? displayWidth(separator) : 0),
+      },
+      this.width,
+    );
+    const head = `${name}${fitted.argument ? ` ${fitted.argument}` : ''}`;
+    return { head, detail: fitted.detail, text: head };
   }
 
-  /** Streams text, breaking lines between words at the terminal width (only in a terminal). */
+  /**
+   * Streams text, breaking lines between words at the terminal width (only in a terminal). A word is
+   * held until it ends (deltas split words anywhere), then written on this row or the next; a word
+   * wider than a row is broken.
+   */
   #writeWrapped(delta: string): void {
     if (!this.#o.terminal) {
       this.#o.write(delta);
       this.#midLine = !delta.endsWith('\n');
       return;
     }
-    const width = (this.#o.columns?.() ?? 80) - 1;
-    for (const part of delta.split(/(\s)/)) {
+    for (const part of delta.split(/([ \t\n])/)) {
       if (part === '') continue;
-      const length = Array.from(part).length;
-      if (part === '\n' || (part === ' ' && this.#column + 1 > width)) {
+      if (part === '\n') {
+        this.#flushWord();
         this.#o.write('\n');
         this.#column = 0;
-        continue;
+        this.#space = '';
+        this.#midLine = false;
+      } else if (part === ' ' || part === '\t') {
+        this.#flushWord();
+        this.#space += ' ';
+      } else {
+        this.#word += part;
+        this.#midLine = true;
       }
-      if (part !== ' ' && this.#column > 0 && this.#column + length > width) {
-        this.#o.write('\n');
-        this.#column = 0;
-      }
-      this.#o.write(part);
-      this.#column += length;
     }
-    this.#midLine = this.#column > 0;
+  }
+
+  /** Writes the word held back, on a new row when it does not fit on this one. */
+  #flushWord(): void {
+    const word = this.#word;
+    if (!word) return;
+    this.#word = '';
+    const width = this.width;
+    let space = this.#space;
+    this.#space = '';
+    if (this.#column > 0 && this.#column + space.length + displayWidth(word) > width) {
+      this.#o.write('\n');
+      this.#column = 0;
+      space = '';
+    }
+    if (this.#column + space.length + displayWidth(word) > width) space = '';
+    const rows = wrapLine(`${' '.repeat(this.#column)}${space}${word}`, width, 0);
+    rows[0] = rows[0]!.slice(this.#column);
+    this.#o.write(rows.join('\n'));
+    this.#column = displayWidth(rows.length > 1 ? rows.at(-1)! : `${' '.repeat(this.#column)}${rows[0]}`);
+    this.#midLine = true;
   }
 
   #resumeSpinner(): void {
@@ -259,40 +336,37 @@ export class ChatRenderer {
 
   #spinnerLabel(): string | undefined {
     const { c } = this;
-    const hint = c.dim('  (Ctrl+C to stop)');
+    const hint = '  (Ctrl+C to stop)';
+    // The frame and its space take two columns.
+    const width = this.width - 2;
     if (this.#running.size > 0) {
       const [first, ...more] = [...this.#running.values()];
-      const arg = this.mainArgument(first!.call.args);
-      const extra = more.length > 0 ? c.dim(` +${more.length} more`) : '';
-      return `${c.cyan(first!.call.name)}${arg ? ` ${arg}` : ''}${extra} ${c.dim(formatElapsed(Date.now() - first!.since))}${hint}`;
+      const name = terminalSafe(first!.call.name);
+      const took = formatElapsed(Date.now() - first!.since);
+      const extra = more.length > 0 ? ` +${more.length} more` : '';
+      const argument = mainArgumentText(first!.call.args, this.#paths);
+      const fitted = (withHint: boolean) =>
+        fitToolLine(
+          { name, argument, took, extra: displayWidth(extra) + (withHint ? hint.length : 0) },
+          width,
+        ).argument;
+      let shown = fitted(true);
+      const withHint = shown === argument || displayWidth(shown) >= 24 || !argument;
+      if (!withHint) shown = fitted(false);
+      return `${c.cyan(name)}${shown ? ` ${shown}` : ''}${c.dim(extra)} ${c.dim(took)}${withHint ? c.dim(hint) : ''}`;
     }
     if (this.#thinkingSince !== undefined) {
-      return `${this.#o.agentLabel} is thinking ${c.dim(formatElapsed(Date.now() - this.#thinkingSince))}${hint}`;
+      const took = formatElapsed(Date.now() - this.#thinkingSince);
+      const text = `${this.#o.agentLabel} is thinking ${took}`;
+      return `${ellipsize(text, width)}${displayWidth(text) + hint.length <= width ? c.dim(hint) : ''}`;
     }
     return undefined;
   }
 
   /** Cuts the spinner line to the terminal width (a wrapped line cannot be erased with `\r`). */
   #fit(text: string): string {
-    const width = (this.#o.columns?.() ?? 80) - 3;
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour codes are measured out.
-    const visible = text.replace(/\x1b\[[0-9;]*m/g, '');
-    if (visible.length <= width) return text;
-    return `${Array.from(visible)
-      .slice(0, width - 1)
-      .join('')}…`;
+    const width = this.width - 2;
+    if (displayWidth(text) <= width) return text;
+    return ellipsize(stripColors(text), width);
   }
-}
-
-/** A tool result for one line: the fields that say most (a saved path, a loaded workflow), else the text. */
-function summarize(result: string | undefined): string {
-  if (!result) return '(no output)';
-  const field = (name: string) => new RegExp(`"${name}":\\s*"([^"]*)"`).exec(result)?.[1];
-  const bytes = /"bytes":\s*(\d+)/.exec(result)?.[1];
-  const workflow = field('workflow_name');
-  if (workflow) return `loaded workflow ${workflow}`;
-  const saved = field('path');
-  if (saved && /"success":\s*true/.test(result)) return `saved ${saved}${bytes ? ` (${bytes} bytes)` : ''}`;
-  if (saved && bytes) return `read ${saved} (${bytes} bytes)`;
-  return result;
 }

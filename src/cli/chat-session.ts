@@ -1,5 +1,4 @@
 import type { Agent } from '../agent/agent.js';
-import type { BundleAgent } from '../bundle/bundle-agent.js';
 import { DEFAULTS } from '../defaults.js';
 import type { AgentEvent, ToolCallInfo } from '../machines/emitted-events.js';
 import type { FileSessionStore } from '../session/file-session-store.js';
@@ -9,6 +8,7 @@ import { showResumeSummary } from './chat-history-view.js';
 import type { ChatInput } from './chat-input.js';
 import type { ChatRenderer } from './chat-renderer.js';
 import { runSlashCommand, type SlashCommandOutcome } from './chat-slash-commands.js';
+import type { ChatPersona } from './cli-agent.js';
 import { terminalSafe } from './terminal-safe.js';
 
 /** What a {@link ChatSession} reads from, draws on, and opens sessions with. */
@@ -19,7 +19,7 @@ export interface ChatSessionOptions {
   /** One line saying which model answers. */
   connection: string;
   /** Opens (restores or creates) a session's agent. */
-  open(id: string): Promise<{ agent: Agent; bundleAgent: BundleAgent; record: SessionRecord | undefined }>;
+  open(id: string): Promise<{ agent: Agent; persona: ChatPersona; record: SessionRecord | undefined }>;
   /** The command that continues a session, for the goodbye line. */
   resumeCommand?: (id: string) => string;
 }
@@ -28,7 +28,7 @@ export interface ChatSessionOptions {
 export class ChatSession {
   readonly #o: ChatSessionOptions;
   #agent!: Agent;
-  #bundle!: BundleAgent;
+  #bundle!: ChatPersona;
   #offs: (() => void)[] = [];
   #busy = false;
   #asking = false;
@@ -71,7 +71,7 @@ export class ChatSession {
         if ((await this.#command(text)) === 'exit') break;
         continue;
       }
-      await this.#turn(() => this.#agent.send(text));
+      await this.#turn(() => this.#agent.send(this.#bundle.menuChoice?.(text) ?? text));
     }
     await this.#close();
     return 0;
@@ -80,7 +80,7 @@ export class ChatSession {
   /** Opens session `id` (restored or new) and makes it current. */
   async #switchTo(id: string): Promise<void> {
     const { c } = this.#r;
-    const { agent, bundleAgent, record } = await this.#o.open(id);
+    const { agent, persona, record } = await this.#o.open(id);
     try {
       await agent.ready();
     } catch (error) {
@@ -89,11 +89,12 @@ export class ChatSession {
     }
     if (this.#agent) await this.#detach();
     this.#agent = agent;
-    this.#bundle = bundleAgent;
+    this.#bundle = persona;
     this.#r.useRedactor(agent.redactor);
+    this.#r.usePathVariables(persona.pathVariables);
     this.#offs.push(agent.on('*', (event: AgentEvent) => this.#r.handle(event)));
     const title = terminalSafe(
-      `${bundleAgent.icon ? `${bundleAgent.icon} ` : ''}${bundleAgent.name}${bundleAgent.title ? `, ${bundleAgent.title}` : ''}`,
+      `${persona.icon ? `${persona.icon} ` : ''}${persona.name}${persona.title ? `, ${persona.title}` : ''}`,
     );
     this.#r.line(`${c.bold('agentloop chat')} · ${title}`);
     this.#r.line(c.dim(`model: ${this.#o.connection}`));
@@ -103,13 +104,13 @@ export class ChatSession {
       ),
     );
     this.#r.line(c.dim('/help for commands · Ctrl+C stops a turn; on an empty line it leaves'));
-    if (record) showResumeSummary(this.#r, agent, bundleAgent, record);
+    if (record) showResumeSummary(this.#r, agent, persona, record);
   }
 
   async #detach(): Promise<void> {
     for (const off of this.#offs.splice(0)) off();
-    await this.#agent.flush();
-    this.#agent.stop();
+    // Its writes made durable and its MCP servers ended.
+    await this.#agent.close();
   }
 
   /** After a restore in WaitingApproval the calls still wait for an answer: ask, then let the turn finish. */

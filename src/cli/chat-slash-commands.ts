@@ -1,10 +1,12 @@
 import type { Agent } from '../agent/agent.js';
-import type { BundleAgent } from '../bundle/bundle-agent.js';
 import type { FileSessionStore } from '../session/file-session-store.js';
 import { printChatMessage } from './chat-history-view.js';
 import type { ChatRenderer } from './chat-renderer.js';
+import type { ChatPersona } from './cli-agent.js';
+import { planChecklist } from './plan-checklist.js';
 import { formatSessionList } from './sessions-command.js';
-import { terminalSafe } from './terminal-safe.js';
+import { terminalSafe, terminalSafeValue } from './terminal-safe.js';
+import { toolList } from './tool-list.js';
 
 /** What `/help` prints. */
 export const CHAT_HELP = `Commands:
@@ -12,6 +14,8 @@ export const CHAT_HELP = `Commands:
   /stop            stop the running turn (type it while the agent works, or press Ctrl+C)
   /continue        let the agent go on with a stopped or failed turn
   /history         the conversation so far
+  /tools           the agent's tools (MCP servers' too) and which ones ask first
+  /plan            the agent's plan
   /usage           tokens and model calls
   /save            save the session now (it is saved at every rest point anyway)
   /sessions        saved sessions
@@ -25,7 +29,7 @@ export type SlashCommandOutcome = 'exit' | undefined;
 /** What the slash commands use of the chat they run in (its current session). */
 export interface SlashCommandHost {
   agent: Agent;
-  bundle: BundleAgent;
+  bundle: ChatPersona;
   renderer: ChatRenderer;
   store: FileSessionStore;
   /** Runs one turn that `start` begins, asking approvals as they come; resolves when the agent rests. */
@@ -64,6 +68,13 @@ export async function runSlashCommand(line: string, host: SlashCommandHost): Pro
       return;
     case 'history':
       for (const m of agent.messages) printChatMessage(r, host.bundle, m, agent.redactor, true);
+      return;
+    case 'tools':
+      for (const text of toolList(agent, c)) r.line(text);
+      return;
+    case 'plan':
+      if (agent.plan) for (const text of planChecklist(terminalSafeValue(agent.plan), c)) r.line(text);
+      else r.line(c.dim('No plan yet: the agent makes one with update_plan for tasks of several steps.'));
       return;
     case 'usage': {
       const ctx = agent.context;

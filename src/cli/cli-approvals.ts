@@ -85,7 +85,10 @@ async function askOnTerminal(
   if (!terminal) return;
   // Under the printer's `? approval needed: <name> <args>` line: the arguments one per line, in full.
   const call = terminalSafeValue(agent.redactor.redactValue(waiting));
-  for (const line of describeArgs(call.args)) options.note(`    ${line}\n`);
+  const columns = (terminal.output as { columns?: number }).columns ?? 100;
+  for (const { key, text } of describeArgs(call.args, columns - 4)) {
+    options.note(`    ${key === undefined ? text : `${key}: ${text}`}\n`);
+  }
   const rl = createInterface({ input: terminal.input, output: terminal.output, terminal: true });
   let answered = false;
   const close = () => rl.close();

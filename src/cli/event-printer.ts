@@ -1,6 +1,7 @@
 import pc from 'picocolors';
 import type { Redactor } from '../events/redact.js';
 import type { AgentEvent } from '../machines/emitted-events.js';
+import { planChecklist } from './plan-checklist.js';
 import { terminalSafe, terminalSafeEvents } from './terminal-safe.js';
 
 /** Where printed lines go. */
@@ -121,6 +122,10 @@ function createPrinter(out: PrintTarget, options: { states?: boolean; text?: Pri
         break;
       case 'approval_resolved':
         line(pc.magenta(`${event.approved ? '✓ approved' : '✗ declined'} ${event.toolCallId}`));
+        break;
+      case 'plan_updated':
+        flushHeld();
+        for (const text of planChecklist(event.plan, pc)) line(text);
         break;
       case 'limit_warning':
         line(pc.yellow(`! ${event.message}`));

@@ -22,6 +22,7 @@ Usage:
   agentloop chat --bundle <root> --agent <id> [options]
                                          talk with a bundle agent; sessions are saved as you go
   agentloop chat --resume <id>           continue a saved session
+  agentloop run|chat --mcp-config <file> without --bundle: a plain assistant with the MCP servers' tools
   agentloop sessions [--json]            list saved sessions
   agentloop validate <root> [--json]     check a bundle or an installed BMAD tree
   agentloop inspect [--inspector-port <port>] [--dir <dir>]

@@ -1,21 +1,28 @@
 import type { Readable, Writable } from 'node:stream';
 import { createAgent } from '../agent/agent.js';
 import { toAgentOptions } from '../agent/agent-options.js';
-import { loadBundleAgent } from '../bundle/bundle-agent.js';
+import { loadCliAgent, SKILLS_FLAG, SKILLS_USAGE } from './cli-agent.js';
 import { answerRunApprovals, cliApprovalPolicy } from './cli-approvals.js';
 import { parseFlags, UsageError } from './cli-args.js';
 import type { CommandIo } from './command-io.js';
 import { createEventPrinter } from './event-printer.js';
 import { INSPECTOR_FLAGS, INSPECTOR_USAGE, inspectorPort, startCliInspection } from './inspector-flags.js';
+import { MCP_CONFIG_FLAG, mcpServersFlag } from './mcp-config-flag.js';
 import { connectModel, MODEL_FLAG_OPTIONS, modelFlags, modelOptions } from './model-connection.js';
-import { bundleScenario } from './scripted-model.js';
 import { terminalSafe, terminalSafeJson } from './terminal-safe.js';
 
-const USAGE = `Usage: agentloop run --bundle <root> --agent <id-or-name> [options] "<message>"
-  One turn with a bundle agent. The answer alone goes to stdout (pipe it); progress goes to stderr.
-  --project <dir>     the folder the agent works in ({project-root}; default: current directory)
-  --output <dir>      where save_output may write (default: the bundle config's output_folder)
-  --json              print the ExecutionResult as JSON on stdout instead of the answer
+const USAGE = `Usage: agentloop run [--project <dir>] --agent <id-or-name> [options] "<message>"
+       agentloop run --bundle <root> --agent <id-or-name> [options] "<message>"
+       agentloop run [--skills <dir>]... [options] "<message>"
+  One turn with a BMAD agent, or without --agent with a plain assistant that has the project's Agent
+  Skills. The answer alone goes to stdout (pipe it); progress goes to stderr.
+  --mcp-config <file> an mcp.json ({ "mcpServers": { ... } }): the servers' tools join the agent's
+  --project <dir>     the project folder ({project-root}; default: current directory); with --agent and
+                      no --bundle its BMAD install (_bmad/ of BMAD 6, bmad/ of an alpha tree) holds the agent
+  --bundle <root>     a bundle folder or an installed BMAD tree elsewhere
+  --output <dir>      where save_output may write (default: the bundle config's output_folder;
+                      <project>/output for the plain assistant)
+${SKILLS_USAGE}  --json              print the ExecutionResult as JSON on stdout instead of the answer
   --yes               approve every tool call; without it, calls that need approval (save_output,
                       tools that ask) are asked on the terminal, and declined when there is none
   --base-url <url> --model <id> --api-key <key> --scenario <file>
@@ -43,8 +50,10 @@ export async function runRunCommand(
       agent: { type: 'string' },
       project: { type: 'string' },
       output: { type: 'string' },
+      ...SKILLS_FLAG,
       json: { type: 'boolean', default: false },
       yes: { type: 'boolean', default: false },
+      ...MCP_CONFIG_FLAG,
       ...MODEL_FLAG_OPTIONS,
       help: { type: 'boolean', short: 'h', default: false },
       ...INSPECTOR_FLAGS,
@@ -55,38 +64,42 @@ export async function runRunCommand(
     return 0;
   }
   const message = positionals.join(' ').trim();
-  if (!values.bundle) throw new UsageError('missing --bundle <root> (the bundle folder)');
-  if (!values.agent) throw new UsageError('missing --agent <id> (the agent to run)');
   if (!message) throw new UsageError('missing the message to send (the last argument, e.g. "*help")');
   inspectorPort(values);
-  const bundleAgent = await loadBundleAgent({
-    bundleRoot: values.bundle,
+  const mcp = await mcpServersFlag(values['mcp-config']);
+  const cliAgent = await loadCliAgent({
+    bundle: values.bundle,
     agent: values.agent,
-    ...(values.project ? { projectRoot: values.project } : {}),
-    ...(values.output ? { outputFolder: values.output } : {}),
+    projectRoot: values.project,
+    outputFolder: values.output,
+    skills: values.skills,
   });
   const progress = io.stderr;
+  for (const warning of cliAgent.warnings) progress(`${terminalSafe(warning)}\n`);
   // Everything opened is closed on the way out, whatever fails after it.
   const closers: (() => Promise<void>)[] = [];
   try {
-    const connection = await connectModel(modelFlags(values), await bundleScenario(bundleAgent));
+    const connection = await connectModel(modelFlags(values), cliAgent.scripted);
     closers.push(() => connection.close());
     progress(`model: ${connection.description}\n`);
     const inspection = await startCliInspection(values, io);
     closers.push(() => inspection.close());
     const agent = createAgent(
       toAgentOptions(
-        bundleAgent.definition,
+        cliAgent.definition,
         {},
         {
-          name: bundleAgent.name,
+          name: cliAgent.name,
           ...modelOptions(connection),
           approval: cliApprovalPolicy(values.yes),
           inspect: inspection.inspectFor(connection.apiKey),
+          mcpServers: mcp.servers,
         },
       ),
     );
-    const detach = inspection.attach(agent, { name: bundleAgent.name, title: message });
+    // The MCP servers end with the command, whatever ends it.
+    closers.push(() => agent.close());
+    const detach = inspection.attach(agent, { name: cliAgent.name, title: message });
     agent.on(
       '*',
       createEventPrinter({ write: progress }, { states: false, redactor: agent.redactor, text: 'progress' }),
@@ -97,8 +110,8 @@ export async function runRunCommand(
       terminal: terminal ? { input: streams.stdin, output: streams.stderr } : undefined,
       pageUrl: inspection.server?.url,
     });
-    const result = await agent.send(message).finally(stopAsking);
-    agent.stop();
+    const result = await agent.send(cliAgent.menuChoice?.(message) ?? message).finally(stopAsking);
+    await agent.close();
     detach();
     // Printed like every other output: redacted (a server's error body may echo the key; the
     // messages hold what the user typed), whatever the field; and with nothing a terminal acts on

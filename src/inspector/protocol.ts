@@ -67,6 +67,12 @@ export interface PendingApproval {
   args: unknown;
 }
 
+/** The agent's plan (`update_plan`), as the page shows it beside the transcript. */
+export interface PlanView {
+  explanation?: string;
+  steps: { step: string; status: 'pending' | 'in_progress' | 'completed' }[];
+}
+
 /** What a session is doing now. */
 export interface SessionStatus {
   /** The full state value (objects for sub-states). */
@@ -84,6 +90,8 @@ export interface SessionStatus {
   terminateReason: string | null;
   error: { message: string; code?: string } | null;
   messageCount: number;
+  /** The agent's plan, `null` before it makes one. */
+  plan: PlanView | null;
 }
 
 /** An agentloop bus event (sanitized): `type`, `sessionId`, `turn`, `iteration`, `timestamp` and its payload. */

@@ -44,15 +44,49 @@ export async function savedSessionView(
     state: record.state,
     updatedAt: record.updatedAt,
   };
-  if (record.title) info.title = record.title;
+  const messages = sanitize(like.context?.messages ?? []) as unknown[];
+  // From the sanitized messages: a secret typed into the first message stays out of the list too.
+  const title = titleOf(messages) ?? (record.title ? String(sanitize(record.title)) : undefined);
+  if (title) info.title = title;
   const parentId = record.meta?.parentSessionId;
   if (typeof parentId === 'string') info.parentId = parentId;
   return {
     info,
     status: statusOf(like, sanitize),
-    messages: sanitize(like.context?.messages ?? []) as unknown[],
+    messages,
     events: events.map((e) => sanitize(e) as SavedSessionView['events'][number]),
   };
+}
+
+/** Longest title sent to the page (the list cuts it further to fit its width). */
+const TITLE_MAX_CHARS = 80;
+
+/**
+ * What a saved session is about: its first user message that says something (a menu pick such as
+ * `2` or `y` says nothing), whitespace collapsed and cut to {@link TITLE_MAX_CHARS}; undefined when
+ * no user message has text.
+ */
+export function titleOf(messages: readonly unknown[] | undefined): string | undefined {
+  const texts: string[] = [];
+  for (const message of messages ?? []) {
+    if (!message || typeof message !== 'object') continue;
+    const { role, content } = message as { role?: unknown; content?: unknown };
+    if (role !== 'user') continue;
+    const text = (typeof content === 'string' ? content : partsText(content)).replace(/\s+/g, ' ').trim();
+    if (text) texts.push(text);
+  }
+  const chosen = texts.find((t) => /\p{L}{3}/u.test(t)) ?? texts[0];
+  if (chosen === undefined) return undefined;
+  const chars = Array.from(chosen);
+  return chars.length > TITLE_MAX_CHARS ? `${chars.slice(0, TITLE_MAX_CHARS - 1).join('')}…` : chosen;
+}
+
+/** The text parts of a message's content array. */
+function partsText(content: unknown): string {
+  if (!Array.isArray(content)) return '';
+  return content
+    .map((part) => (part && typeof part === 'object' && 'text' in part ? String(part.text) : ''))
+    .join(' ');
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { AgentContext } from '../machines/agent-context.js';
 import { EMPTY_BATCH, pendingApprovals } from '../machines/tool-batch.js';
 import type { TranscriptEntry } from '../session/transcript.js';
-import type { BusEvent, PendingApproval, SessionStatus } from './protocol.js';
+import type { BusEvent, PendingApproval, PlanView, SessionStatus } from './protocol.js';
 import type { Sanitizer } from './sanitize.js';
 
 /** The part of an XState snapshot the inspector reads. */
@@ -40,6 +40,7 @@ export function statusOf(snapshot: SnapshotLike, sanitize: Sanitizer): SessionSt
     terminateReason: context.terminateReason ?? null,
     error: (sanitize(context.error ?? null) as SessionStatus['error']) ?? null,
     messageCount: context.messages?.length ?? 0,
+    plan: (sanitize(context.plan ?? null) as PlanView | null) ?? null,
   };
 }
 

@@ -67,6 +67,14 @@ const batch = z.object({
   runners: z.record(z.string(), z.array(z.string())),
 });
 
+/** A saved plan: the shape `update_plan` validated (steps with a known status). */
+const plan = z.looseObject({
+  explanation: z.string().optional(),
+  steps: z.array(
+    z.looseObject({ step: z.string(), status: z.enum(['pending', 'in_progress', 'completed']) }),
+  ),
+});
+
 const limits = z.object({
   maxIterations: z.number(),
   iterationWarningShare: z.number(),
@@ -98,6 +106,7 @@ const contextShape: { [K in keyof AgentContext]-?: ZodType } = {
   repeatedCalls: z.record(z.string(), z.number()),
   consecutiveErrors: count,
   alwaysAllowed: z.array(z.string()),
+  plan: plan.nullable(),
   initialized: z.boolean(),
   lastState: z.enum(AGENT_STATES).nullable(),
 };

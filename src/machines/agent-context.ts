@@ -1,5 +1,6 @@
 import { type AgentLimits, resolveLimits } from '../limits.js';
 import type { Message, Usage } from '../llm/message.js';
+import type { Plan } from '../tools/update-plan-tool.js';
 import type { AgentStateName } from './agent-states.js';
 import type { TerminateReason } from './emitted-events.js';
 import { EMPTY_BATCH, type ToolBatch } from './tool-batch.js';
@@ -47,6 +48,8 @@ export interface AgentContext {
   consecutiveErrors: number;
   /** Tools the user allowed for the rest of the session (`approve(id, { always: true })`). */
   alwaysAllowed: string[];
+  /** The agent's plan (`update_plan`), shown to the model before every call; `null` before the first. */
+  plan: Plan | null;
   /** Initialization finished: a later Error is recoverable by a new message. */
   initialized: boolean;
   /** The last top-level state entered (for `state_change` events). */
@@ -65,6 +68,7 @@ export function initialContext(input: AgentMachineInput): AgentContext {
     ...turnFields(limits, 0, null),
     totalUsage: ZERO_USAGE,
     alwaysAllowed: [],
+    plan: null,
     initialized: false,
     lastState: null,
   };

@@ -26,6 +26,12 @@ export interface EffectIO {
   onAbort(listener: () => void): () => void;
   /** Sends an event to the agent machine; dropped once the actor is stopped or done. */
   send(event: AgentActorEvent): void;
+  /**
+   * The agent's conversation as it stands now (read-only; empty when the effect runs unbound). Tools
+   * see it as `ToolContext.messages`: session state that tool calls recorded (an activated skill) is
+   * read from it, so it is saved and restored with the conversation.
+   */
+  conversation?(): readonly Message[];
 }
 
 /**
@@ -108,6 +114,11 @@ class EffectRun implements EffectIO {
 
   send(event: AgentActorEvent): void {
     if (this.active) this.parent?.send(event);
+  }
+
+  conversation(): readonly Message[] {
+    const snapshot = this.parent?.getSnapshot() as { context?: { messages?: Message[] } } | undefined;
+    return snapshot?.context?.messages ?? [];
   }
 
   /** The actor was stopped: the signal (if made) aborts and the listeners hear it, once. */

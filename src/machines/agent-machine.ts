@@ -129,6 +129,7 @@ export const agentMachine = machineSetup
             turn: context.turn,
             iteration: context.iteration,
             messages: context.messages,
+            plan: context.plan,
             toolsEnabled: context.finalReason === null,
             // The final call after a timeout has its grace deadline; after other limits, none.
             deadline:

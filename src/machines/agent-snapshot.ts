@@ -68,7 +68,7 @@ function firstIssue(error: z.ZodError, root: unknown, prefix: readonly PropertyK
 export function upgradeSnapshot(persisted: PersistedAgentSnapshot): PersistedAgentSnapshot {
   const saved = withoutFinishedRunners(persisted);
   const old = saved.context as AgentContext & Partial<LegacyBatchFields>;
-  if (old.batch !== undefined && old.alwaysAllowed !== undefined) return saved;
+  if (old.batch !== undefined && old.alwaysAllowed !== undefined && old.plan !== undefined) return saved;
   const { calls, results, pending, started, runners, ...rest } = old;
   const batch: ToolBatch = old.batch ?? {
     calls: calls ?? [],

@@ -1,4 +1,5 @@
 import type { Usage } from '../llm/message.js';
+import type { Plan } from '../tools/update-plan-tool.js';
 import type { AgentStateName } from './agent-states.js';
 
 /** Fields every event on the bus carries. */
@@ -74,6 +75,8 @@ export interface AgentEventMap {
   };
   /** The stream was discarded (a retry follows): UIs drop the partial text they showed. */
   stream_reset: { reason: string; attempt: number };
+  /** The agent changed its plan (a successful `update_plan` call): the whole plan as it now stands. */
+  plan_updated: { plan: Plan };
   /** Context pruning replaced old tool results. */
   context_pruned: {
     removedTokens: number;

@@ -31,10 +31,15 @@ const FRAMING_TOKENS = 16;
  */
 export function createContextGuard(
   model: string,
-  tools: readonly ChatCompletionTool[],
+  toolList: readonly ChatCompletionTool[] | (() => readonly ChatCompletionTool[]),
   options: ContextGuardOptions = {},
 ): (messages: Message[]) => GuardedRequest {
   const { contextWindow, encoding } = resolveModelWindow(model, options);
+  // A function gives the tools of each request (the list changes as MCP servers come and go); a new
+  // list (a new array) is measured again.
+  const toolsNow = typeof toolList === 'function' ? toolList : () => toolList;
+  let tools = toolsNow();
+  let toolBytes = Buffer.byteLength(JSON.stringify(tools));
   let window: ContextWindow | undefined;
   const windowFor = () => {
     window ??= new ContextWindow({
@@ -48,11 +53,16 @@ export function createContextGuard(
     return window;
   };
   const bytes = new WeakMap<Message, number>();
-  const toolBytes = Buffer.byteLength(JSON.stringify(tools));
   const share = options.warnShare ?? 0.8;
   // The cheap bound is compared with the lowest level at which the window would act.
   const cheapLimit = Math.floor(contextWindow * Math.min(share, 0.5));
   return (messages) => {
+    const current = toolsNow();
+    if (current !== tools) {
+      tools = current;
+      toolBytes = Buffer.byteLength(JSON.stringify(tools));
+      window = undefined;
+    }
     let bound = toolBytes;
     for (const message of messages) {
       let size = bytes.get(message);

@@ -1,5 +1,6 @@
 import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completions';
 import { type ZodObject, type ZodRawShape, z } from 'zod';
+import type { Message } from '../llm/message.js';
 
 /** What a tool's `execute` receives besides its arguments. */
 export interface ToolContext {
@@ -19,6 +20,12 @@ export interface ToolContext {
   /** Turn and iteration numbers of the call. */
   turn: number;
   iteration: number;
+  /**
+   * The conversation when the call started (read-only; the assistant message holding this call is
+   * the last one with tool calls). Absent when a custom `runTools` effect gives none. What earlier
+   * calls recorded in it (an activated skill) is session state that is saved and restored with it.
+   */
+  messages?: readonly Message[];
 }
 
 /** Decides per call whether a tool needs the user's approval before it runs. */
@@ -49,6 +56,16 @@ export interface Tool<A = any> {
    * model to check (docs/scale-out.md).
    */
   idempotent?: boolean;
+  /**
+   * A successful call's arguments are the agent's new plan (`update_plan`): the machine keeps them in
+   * its context and emits `plan_updated`.
+   */
+  updatesPlan?: boolean;
+  /**
+   * The JSON Schema sent to the model, when it is not the one `parameters` gives (tools whose schema
+   * comes from elsewhere, such as an MCP server's; `parameters` then validates it).
+   */
+  jsonSchema?: Record<string, unknown>;
   /** Cached JSON form sent to the model. */
   readonly json: ChatCompletionFunctionTool;
 }
@@ -63,6 +80,8 @@ export interface ToolSpec<S extends ZodRawShape> {
   timeoutMs?: number;
   loopBreaking?: 'completed' | 'question';
   idempotent?: boolean;
+  updatesPlan?: boolean;
+  jsonSchema?: Record<string, unknown>;
 }
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -80,10 +99,8 @@ export function defineTool<S extends ZodRawShape>(spec: ToolSpec<S>): Tool<z.inf
   if (!(spec.parameters instanceof z.ZodObject)) {
     throw new Error(`defineTool(${spec.name}): parameters must be a zod object schema`);
   }
-  const { $schema: _ignored, ...schema } = z.toJSONSchema(spec.parameters, { io: 'input' }) as Record<
-    string,
-    unknown
-  >;
+  const { $schema: _ignored, ...schema } =
+    spec.jsonSchema ?? (z.toJSONSchema(spec.parameters, { io: 'input' }) as Record<string, unknown>);
   const json: ChatCompletionFunctionTool = {
     type: 'function',
     function: { name: spec.name, description: spec.description, parameters: schema },

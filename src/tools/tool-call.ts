@@ -13,6 +13,8 @@ export interface ToolCallRequest {
   needsApproval: boolean;
   /** Set for `task_completion`, `ask_question`, `converse` and other turn-ending tools. */
   loopBreaking?: 'completed' | 'question';
+  /** Set for `update_plan`: a successful call's arguments become the plan. */
+  updatesPlan?: true;
 }
 
 /** The result of one call, as the model will read it in its `role: 'tool'` message. */
@@ -68,6 +70,7 @@ export function planToolCall(
   };
   if (!tool) return request;
   if (tool.loopBreaking) request.loopBreaking = tool.loopBreaking;
+  if (tool.updatesPlan) request.updatesPlan = true;
   if (args === undefined || policy === 'never') return request;
   let decision: boolean | undefined;
   if (policy === 'always') decision = true;

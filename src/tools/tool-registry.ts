@@ -18,6 +18,13 @@ export class ToolRegistry {
     return this;
   }
 
+  /** Removes a tool (an MCP server's tool that went away); whether it was there. */
+  remove(name: string): boolean {
+    const removed = this.#tools.delete(name);
+    if (removed) this.#json = undefined;
+    return removed;
+  }
+
   get(name: string): Tool | undefined {
     return this.#tools.get(name);
   }
@@ -34,7 +41,12 @@ export class ToolRegistry {
     return this.#tools.size;
   }
 
-  /** The tool list as sent to the model; built once and reused for every request. */
+  /** Every tool, in the order added. */
+  get tools(): Tool[] {
+    return [...this.#tools.values()];
+  }
+
+  /** The tool list as sent to the model; built once per change of the list and reused for every request. */
   toJSON(): ChatCompletionFunctionTool[] {
     this.#json ??= [...this.#tools.values()].map((t) => t.json);
     return this.#json;

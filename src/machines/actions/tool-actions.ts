@@ -4,6 +4,7 @@ import type { ToolResult } from '../../tools/tool-call.js';
 import type { AgentContext } from '../agent-context.js';
 import type { AgentEvent } from '../emitted-events.js';
 import { machineSetup } from '../machine-setup.js';
+import { planChange } from '../plan-update.js';
 import {
   acceptResults,
   answerApproval,
@@ -120,8 +121,10 @@ export const toolFinished = machineSetup.createAction(
     if (ev.type !== 'TOOL.FINISHED') return;
     const { batch, accepted } = acceptResults(context.batch, [ev.result]);
     if (accepted.length === 0) return;
-    enqueue.assign({ batch });
+    const plan = planChange(context, accepted);
+    enqueue.assign({ batch, ...plan.fields });
     for (const end of endEvents(self, context, accepted)) enqueue.emit(end);
+    if (plan.updated) enqueue.emit(event(context, 'plan_updated', { plan: plan.updated }));
   }),
 );
 
@@ -139,8 +142,10 @@ export const runnerDone = machineSetup.createAction(
     const { batch, accepted } = acceptResults(context.batch, results, runner);
     // A finished child stays in the snapshot's children (and every saved snapshot) until stopped.
     enqueue.stopChild(runner);
-    enqueue.assign({ batch });
+    const plan = planChange(context, accepted);
+    enqueue.assign({ batch, ...plan.fields });
     for (const end of endEvents(self, context, accepted)) enqueue.emit(end);
+    if (plan.updated) enqueue.emit(event(context, 'plan_updated', { plan: plan.updated }));
   }),
 );
 
@@ -179,9 +184,11 @@ export const closeBatchWithRunner = machineSetup.createAction(
     const { runner, results } = runnerResults(context.batch, ev);
     const { batch, accepted } = acceptResults(context.batch, results, runner);
     const { fields, notes } = closedBatch(context, batch);
+    const plan = planChange(context, accepted);
     enqueue.stopChild(runner);
-    enqueue.assign(fields);
+    enqueue.assign({ ...fields, ...plan.fields });
     for (const end of endEvents(self, context, accepted)) enqueue.emit(end);
+    if (plan.updated) enqueue.emit(event(context, 'plan_updated', { plan: plan.updated }));
     for (const note of notes) enqueue.emit(event(context, 'limit_warning', note));
   }),
 );

@@ -4,8 +4,10 @@ import type { Message, Usage } from '../../llm/message.js';
 import { callModel, type ModelOptions } from '../../llm/model-call.js';
 import type { ModelToolCall } from '../../llm/model-reply.js';
 import { callIdsIn } from '../../llm/tool-call-ids.js';
+import { type ContextBlock, planBlock, withContextBlocks } from '../../prompt/context-blocks.js';
 import { type ApprovalPolicy, planToolCall, type ToolCallRequest } from '../../tools/tool-call.js';
 import type { ToolRegistry } from '../../tools/tool-registry.js';
+import type { Plan } from '../../tools/update-plan-tool.js';
 import type { EffectIO } from '../agent-effects.js';
 import type { AgentActorEvent } from '../agent-events.js';
 import type { AgentEventMap } from '../emitted-events.js';
@@ -18,6 +20,8 @@ export interface LlmCallInput {
   turn: number;
   iteration: number;
   messages: Message[];
+  /** The agent's plan: shown to the model as a block after the system prompt (none while `null`). */
+  plan?: Plan | null;
   /** `false` for the final answer call at a limit: `tool_choice: 'none'`, calls ignored. */
   toolsEnabled: boolean;
   /** Epoch ms at which the call is aborted with a `deadline_exceeded` error; `null` for none. */
@@ -49,6 +53,11 @@ export interface LlmActorOptions extends ModelOptions {
    * A warning or a prune report it returns is told to the machine (`limit_warning`, `context_pruned`).
    */
   prepareMessages?: (messages: Message[], input: LlmCallInput) => PreparedMessages;
+  /**
+   * More blocks shown after the system prompt for this call (context providers), after the plan's.
+   * They go into the request before `prepareMessages`, so the context window counts them.
+   */
+  contextBlocks?: (input: LlmCallInput, signal: AbortSignal) => Promise<ContextBlock[]> | ContextBlock[];
 }
 
 /** The request view of the conversation, with what the context window noticed. */
@@ -78,9 +87,11 @@ export function callLlmEffect(
     const signal = io.signal;
     const send = (event: AgentActorEvent) => io.send(event);
     const plan = (call: ModelToolCall) => planToolCall(call, registry, options.approval, input.sessionId);
-    let messages = input.messages;
+    const blocks: ContextBlock[] = input.plan?.steps.length ? [planBlock(input.plan)] : [];
+    if (options.contextBlocks) blocks.push(...(await options.contextBlocks(input, signal)));
+    let messages = withContextBlocks(input.messages, blocks);
     if (options.prepareMessages) {
-      const prepared = options.prepareMessages(input.messages, input);
+      const prepared = options.prepareMessages(messages, input);
       messages = prepared.messages;
       if (prepared.warning || prepared.pruned) {
         send({

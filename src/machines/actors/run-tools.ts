@@ -81,7 +81,14 @@ export function runToolsEffect(
           timeoutMs,
           deadline: input.deadline,
           maxResultChars,
-          context: { sessionId: input.sessionId, turn: input.turn, iteration: input.iteration },
+          context: {
+            sessionId: input.sessionId,
+            turn: input.turn,
+            iteration: input.iteration,
+            get messages() {
+              return io.conversation?.() ?? [];
+            },
+          },
         }));
       if (afterRun && !recorded) await afterRun(result, call, input);
       finished(result);

@@ -5,17 +5,17 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { AgentRegistry } from '../src/agent/agent-registry.js';
-import { loadBundleAgent } from '../src/bundle/bundle-agent.js';
-import { discoverAgents } from '../src/bundle/bundle-discovery.js';
-import { BundleError } from '../src/bundle/bundle-error.js';
-import { parseInstructions } from '../src/bundle/instructions-parser.js';
-import type { ValidationReport } from '../src/bundle/validate-tree.js';
-import { runValidateCommand } from '../src/cli/validate-command.js';
-import { defineAgent } from '../src/prompt/agent-definition.js';
+import { AgentRegistry } from '../../src/agent/agent-registry.js';
+import { loadBundleAgent } from '../../src/bundle/bundle-agent.js';
+import { discoverAgents } from '../../src/bundle/bundle-discovery.js';
+import { BundleError } from '../../src/bundle/bundle-error.js';
+import { parseInstructions } from '../../src/bundle/instructions-parser.js';
+import type { ValidationReport } from '../../src/bundle/validate-tree.js';
+import { runValidateCommand } from '../../src/cli/validate-command.js';
+import { defineAgent } from '../../src/prompt/agent-definition.js';
 
 /** The shared corpus sits beside the repository: `../shared/corpus/bmad` from the repo root. */
-const CORPUS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../shared/corpus/bmad');
+const CORPUS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../shared/corpus/bmad');
 const SNAPSHOTS = ['v6-alpha0-e7fcc56', 'v6-alpha-ab05cdc'] as const;
 
 /**

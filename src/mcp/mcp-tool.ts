@@ -1,0 +1,87 @@
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import { z } from 'zod';
+import { defineTool, type Tool } from '../tools/define-tool.js';
+import type { McpApproval } from './mcp-config.js';
+import { mcpToolName } from './mcp-tool-name.js';
+
+/** A tool as an MCP server lists it (`tools/list`), read defensively. */
+export interface McpToolDefinition {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
+  annotations?: { readOnlyHint?: boolean; idempotentHint?: boolean; title?: string };
+}
+
+/** How a listed tool is run: the server connection's call. */
+export type McpCall = (tool: string, args: Record<string, unknown>, signal: AbortSignal) => Promise<string>;
+
+const validators = new AjvJsonSchemaValidator();
+
+/**
+ * A server's tool as one of the agent's tools: named `<server>__<tool>`, the server's JSON Schema
+ * sent as its parameters and checked (with the MCP SDK's Ajv validator) before any call goes out, so a
+ * bad call gets an error result naming it; approval from the server's `approval` setting and the
+ * tool's `readOnlyHint`. Throws when the schema does not compile (the caller reports the tool).
+ */
+export function mcpTool(
+  server: string,
+  definition: McpToolDefinition,
+  approval: McpApproval,
+  call: McpCall,
+): Tool {
+  const schema = objectSchema(definition.inputSchema);
+  const validate = validators.getValidator(schema);
+  const parameters = z.looseObject({}).superRefine((args, ctx) => {
+    const verdict = validate(args);
+    if (!verdict.valid) {
+      const why = (verdict.errorMessage ?? 'does not match the schema').replace(/\bdata\b/g, 'arguments');
+      ctx.addIssue({ code: 'custom', message: why });
+    }
+  });
+  const readOnly = definition.annotations?.readOnlyHint === true;
+  const description =
+    definition.description?.trim() ||
+    definition.title ||
+    definition.annotations?.title ||
+    `The "${definition.name}" tool of the MCP server "${server}".`;
+  return defineTool({
+    name: mcpToolName(server, definition.name),
+    description,
+    parameters,
+    jsonSchema: schema,
+    needsApproval: approval === 'always' ? true : approval === 'never' ? false : !readOnly,
+    // Read-only tools are safe to call again after a crash; so are those the server says are idempotent.
+    idempotent: readOnly || definition.annotations?.idempotentHint === true,
+    execute: (args, ctx) => call(definition.name, args, ctx.signal),
+  });
+}
+
+/** The schema as the API requires a function's parameters: a JSON Schema object (`type: 'object'`). */
+function objectSchema(input: unknown): Record<string, unknown> {
+  const schema =
+    typeof input === 'object' && input !== null && !Array.isArray(input)
+      ? (input as Record<string, unknown>)
+      : {};
+  const { $schema: _ignored, ...rest } = schema;
+  return { ...rest, type: 'object', properties: rest.properties ?? {} };
+}
+
+/** Reads `tools/list` entries, keeping those with a usable name. */
+export function toolDefinitions(listed: readonly unknown[]): McpToolDefinition[] {
+  return listed.flatMap((raw) => {
+    const t = raw as Partial<McpToolDefinition> | null;
+    if (!t || typeof t.name !== 'string' || t.name === '') return [];
+    const annotations =
+      typeof t.annotations === 'object' && t.annotations !== null ? t.annotations : undefined;
+    return [
+      {
+        name: t.name,
+        ...(typeof t.title === 'string' ? { title: t.title } : {}),
+        ...(typeof t.description === 'string' ? { description: t.description } : {}),
+        inputSchema: (t.inputSchema ?? {}) as Record<string, unknown>,
+        ...(annotations ? { annotations } : {}),
+      },
+    ];
+  });
+}
