@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // One throwaway PostgreSQL cluster for the tests that need it (test/support/postgres-cluster.mjs).
+    globalSetup: ['test/support/postgres-global-setup.ts'],
     // Tests of the shared corpus (../shared/corpus) run apart: `npm run test:corpus` (vitest.corpus.config.ts).
     // `npm test` needs nothing beside the repository.
     exclude: ['test/corpus/**', '**/node_modules/**'],

@@ -38,6 +38,11 @@ export const DEFAULTS = {
   completionReserveTokens: 16_384,
   /** The completion reserve never takes more than this share of a (small) context window. */
   completionReserveMaxShare: 0.25,
+  /**
+   * How long a session's lease lasts unless renewed, in ms (renewed every third of it while the agent
+   * holds the session). A crashed owner's sessions go to another worker after this long.
+   */
+  leaseMs: 5_000,
   /** A context block (the plan, a context provider's) longer than this many characters is cut with a note. */
   contextBlockMaxChars: 20_000,
   /** Restart delay of an MCP server after its first failure, in ms; doubles with each failure in a row. */

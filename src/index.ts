@@ -23,16 +23,11 @@ export { type AuditLog, type AuditRecord, createAuditLog } from './events/audit-
 export { createRedactor, REDACTED, type Redactor } from './events/redact.js';
 export type { AgentLimits } from './limits.js';
 export type { Message, Usage } from './llm/message.js';
-export { callLlmEffect, type LlmCallInput, type LlmCallOutput } from './machines/actors/call-llm.js';
+export { callLlmEffect } from './machines/actors/call-llm.js';
 export type { ToolRunHooks } from './machines/actors/run-tools.js';
-export { type RunToolsInput, runToolsEffect } from './machines/actors/run-tools.js';
+export { runToolsEffect } from './machines/actors/run-tools.js';
 export type { AgentContext, AgentMachineInput } from './machines/agent-context.js';
-export {
-  type AgentEffects,
-  bindAgentEffects,
-  type EffectIO,
-  type InitializeOutput,
-} from './machines/agent-effects.js';
+export { type AgentEffects, bindAgentEffects } from './machines/agent-effects.js';
 export type { AgentInputEvent, AgentMachineEvent } from './machines/agent-events.js';
 // The machine, for embedding
 export { type AgentMachine, agentMachine } from './machines/agent-machine.js';
@@ -82,3 +77,6 @@ export {
 } from './tools/loop-control-tools.js';
 export type { ApprovalPolicy, ToolCallRequest, ToolResult } from './tools/tool-call.js';
 export { ToolRegistry } from './tools/tool-registry.js';
+// Many workers, one store (docs/scale-out.md); the Postgres store is agentloop/postgres
+export { createSessionClient, type SessionClient } from './workers/session-client.js';
+export { startWorker, type Worker, type WorkerOptions } from './workers/session-worker.js';

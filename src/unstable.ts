@@ -8,9 +8,15 @@ export { type ClassifiedError, classifyLlmError, type LlmErrorKind } from './llm
 export { type ClientOptions, createOpenAIClient } from './llm/openai-client.js';
 export { LlmCallError, type RetryOptions, type RetryPolicy, withRetry } from './llm/retry-policy.js';
 export { parseXmlToolCalls, toXmlRequestMessages, xmlToolInstructions } from './llm/xml-tool-calls.js';
-export type { LlmActorOptions, PreparedMessages } from './machines/actors/call-llm.js';
+export type {
+  LlmActorOptions,
+  LlmCallInput,
+  LlmCallOutput,
+  PreparedMessages,
+} from './machines/actors/call-llm.js';
 export { composeToolHooks } from './machines/actors/compose-tool-hooks.js';
-export type { ToolRunnerOptions } from './machines/actors/run-tools.js';
+export type { RunToolsInput, ToolRunnerOptions } from './machines/actors/run-tools.js';
+export type { EffectIO, InitializeOutput } from './machines/agent-effects.js';
 export type { AgentActorEvent } from './machines/agent-events.js';
 export {
   checkPersistedSnapshot,
@@ -31,6 +37,20 @@ export {
 export { type ModelWindow, resolveModelWindow } from './prompt/model-windows.js';
 export { TokenCounter, tokenCounterFor } from './prompt/token-counter.js';
 export { type PersistenceErrorHandler, SessionPersistence } from './session/persistent-session.js';
+export {
+  appliedInboxSeqs,
+  hasInbox,
+  type InboxInput,
+  type InboxItem,
+  type SessionInboxStore,
+} from './session/session-inbox.js';
+export {
+  hasOwnership,
+  type LeaseRequest,
+  type SessionLease,
+  type SessionOwnership,
+  type WriteOptions,
+} from './session/session-lease.js';
 export { createSessionId, type SessionFiles } from './session/session-store.js';
 export { type ResumeDecision, resumeDecisions, toolCallLedger } from './session/transcript.js';
 export {
@@ -40,4 +60,6 @@ export {
   type ReplayPlan,
 } from './session/transcript-replay.js';
 export { executeToolCall } from './tools/execute-tool-call.js';
+export { idempotencyKeyFor } from './tools/idempotency-key.js';
 export { planToolCall } from './tools/tool-call.js';
+export type { InboxSessionStore, SessionView } from './workers/session-client.js';

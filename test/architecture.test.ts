@@ -12,6 +12,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['inspector'],
   ['workers'],
   ['agent'],
+  ['postgres'],
   ['session'],
   ['events'],
   ['machines'],

@@ -307,6 +307,7 @@ describe('session persistence', () => {
     ]);
     // The restore's decisions are in the transcript, so a second crash decides nothing twice.
     await second.flush();
+    second.stop();
     const third = agentOn(server, { store: inner, session: 'crash-1', tools: tools() });
     await third.ready();
     expect(third.state).toBe('Completed');
@@ -363,6 +364,7 @@ describe('session persistence', () => {
     await expect(bad.ready()).rejects.toBeInstanceOf(SessionStoreError);
     await expect(bad.send('y')).rejects.toThrow(/bad-1.*snapshot\.json/);
     expect(errors[0]).toMatch(/loading session "bad-1" failed: .*snapshot\.json/);
+    good.stop();
     const again = agentOn(server, { store, session: 'good-1' });
     expect((await again.send('y')).response).toBe('ok again');
     const list = await store.list();

@@ -115,6 +115,7 @@ describe('a transcript that lost entries', () => {
       data: { transcript: { status: 'missing' } },
     });
     expect(entries.flatMap((e) => (e.kind === 'message' ? [e.message] : []))).toEqual(next.messages);
+    agent.stop();
     const third = agentOn('lost-1').agent;
     await third.ready();
     expect(third.state).toBe('Completed');

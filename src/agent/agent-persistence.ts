@@ -1,8 +1,11 @@
 import type { Actor } from 'xstate';
+import { DEFAULTS } from '../defaults.js';
 import type { Redactor } from '../events/redact.js';
 import type { AgentMachine } from '../machines/agent-machine.js';
 import { isBusyState } from '../machines/agent-states.js';
 import { type PersistenceErrorHandler, SessionPersistence } from '../session/persistent-session.js';
+import { executeToolCall, type StopNotice } from '../tools/execute-tool-call.js';
+import { parseToolArgs } from '../tools/tool-call.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { AgentOptions } from './agent-options.js';
 
@@ -24,13 +27,36 @@ export function persistenceFor(
   ) {
     throw new Error(`createAgent: session "${options.session}" and sessionId "${options.sessionId}" differ`);
   }
+  const sessionId = options.session ?? options.sessionId;
+  const limits = options.limits ?? {};
   return new SessionPersistence(
-    { ...options, session: options.session ?? options.sessionId, agentName: options.name },
+    { ...options, session: sessionId, agentName: options.name },
     (name) => registry.get(name)?.idempotent === true,
     onError,
     (value) => redactor.redactValue(value),
+    (call) =>
+      executeToolCall(
+        registry,
+        {
+          id: call.toolCallId,
+          name: call.name,
+          args: typeof call.args === 'string' ? parseToolArgs(call.args) : call.args,
+          argsText: typeof call.args === 'string' ? call.args : JSON.stringify(call.args ?? {}),
+          needsApproval: false,
+        },
+        {
+          stop: NEVER_STOPPED,
+          timeoutMs: limits.toolTimeoutMs ?? DEFAULTS.toolTimeoutMs,
+          deadline: null,
+          maxResultChars: limits.maxToolResultChars ?? DEFAULTS.maxToolResultChars,
+          context: { sessionId: sessionId ?? '', turn: 0, iteration: 0 },
+        },
+      ),
   );
 }
+
+/** A re-run during a restore is not interrupted (the agent has not started yet; its tool timeout applies). */
+const NEVER_STOPPED: StopNotice = { aborted: false, reason: undefined, onAbort: () => () => {} };
 
 /** Resolves a turn's `send()` / `resume()` callers with its result. */
 type TurnWaiter<R> = (result: R) => void;

@@ -25,7 +25,7 @@ import type { AgentOptions, ExecutionResult } from './agent-options.js';
 import { persistenceFor, TurnSettler } from './agent-persistence.js';
 import { type AgentSkills, agentSkills } from './agent-skills.js';
 import { type AgentTools, agentTools } from './agent-tools.js';
-import { type ApprovalAnswer, approvalEvent, pendingCallFor } from './approval-answer.js';
+import { type ApprovalAnswer, approvalAnswer, approvalEvent, pendingCallFor } from './approval-answer.js';
 import { effectsFromOptions } from './effects-from-options.js';
 import { eventsHeard, listen, relayEvents } from './event-relay.js';
 import { errorText, stoppedResult, turnResult } from './turn-result.js';
@@ -256,8 +256,9 @@ export class Agent<TOutput = unknown> {
   /**
    * Sends a user message and resolves when the turn comes to rest (Completed, Interrupted or Error).
    * Approvals are answered meanwhile through `approve` / `reject` (listen for `approval_requested`).
+   * `inbox`: the session inbox item the message comes from (workers), recorded with it.
    */
-  async send(text: string): Promise<ExecutionResult<TOutput>> {
+  async send(text: string, options: { inbox?: number } = {}): Promise<ExecutionResult<TOutput>> {
     this.#assertRunning();
     await this.#ready;
     this.#assertRunning();
@@ -268,6 +269,7 @@ export class Agent<TOutput = unknown> {
     if (isBusyState(this.state))
       throw new Error(`agent is busy (${this.state}); wait for the turn to end or interrupt it`);
     const result = this.#nextTurn();
+    this.#persistence?.tagNextUserMessage(options.inbox);
     this.actor.send({ type: 'USER_MESSAGE', text, at: Date.now() });
     return result;
   }
@@ -276,13 +278,13 @@ export class Agent<TOutput = unknown> {
    * Approves a pending call; with `always`, every call of that tool is approved for the rest of the
    * session. Given while a session is still loading, the answer is applied once it has loaded.
    */
-  approve(toolCallId: string, options: { always?: boolean } = {}): void {
-    this.#answerOrQueue({ toolCallId, approved: true, ...(options.always ? { always: true } : {}) });
+  approve(toolCallId: string, options: { always?: boolean; inbox?: number } = {}): void {
+    this.#answerOrQueue(approvalAnswer(toolCallId, true, options));
   }
 
   /** Declines a pending call; the model is told the user declined (with the reason). */
-  reject(toolCallId: string, reason?: string): void {
-    this.#answerOrQueue({ toolCallId, approved: false, ...(reason !== undefined ? { reason } : {}) });
+  reject(toolCallId: string, reason?: string, options: { inbox?: number } = {}): void {
+    this.#answerOrQueue(approvalAnswer(toolCallId, false, { reason, inbox: options.inbox }));
   }
 
   #answerOrQueue(answer: ApprovalAnswer): void {
@@ -357,6 +359,7 @@ export class Agent<TOutput = unknown> {
     if (this.#stopped) return;
     this.#stopped = true;
     this.#actor?.stop();
+    this.#persistence?.close();
     this.#closed = this.#mcp?.close() ?? Promise.resolve();
     this.#inspection?.stop();
     const result = stoppedResult<TOutput>(this.#actor?.getSnapshot().context);

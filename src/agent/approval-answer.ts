@@ -7,6 +7,8 @@ export interface ApprovalAnswer {
   approved: boolean;
   reason?: string;
   always?: boolean;
+  /** The inbox item the answer came from (a worker applies it); recorded with the answer. */
+  inbox?: number;
 }
 
 /** The pending call an answer is for, or an error listing the pending ids. */
@@ -27,5 +29,20 @@ export function approvalEvent(answer: ApprovalAnswer, at: number): AgentInputEve
     toolCallId: answer.toolCallId,
     at,
     ...(answer.reason !== undefined ? { reason: answer.reason } : {}),
+  };
+}
+
+/** An answer from `approve` / `reject` arguments, leaving out what was not given. */
+export function approvalAnswer(
+  toolCallId: string,
+  approved: boolean,
+  options: { always?: boolean; reason?: string | undefined; inbox?: number | undefined },
+): ApprovalAnswer {
+  return {
+    toolCallId,
+    approved,
+    ...(options.always ? { always: true } : {}),
+    ...(options.reason !== undefined ? { reason: options.reason } : {}),
+    ...(options.inbox !== undefined ? { inbox: options.inbox } : {}),
   };
 }

@@ -121,6 +121,11 @@ export interface TranscriptTail {
   iteration: number;
   /** Tools the user allowed for the session, as recorded. */
   alwaysAllowed: readonly string[];
+  /**
+   * Set when the conversation ends in the model's final answer (no tool calls): the turn had finished
+   * when the process died, so it rests in Completed with this response (resuming would ask again).
+   */
+  finalResponse?: string;
 }
 
 /**
@@ -135,7 +140,8 @@ export function interruptedSnapshot(
   tail: TranscriptTail,
   error?: { message: string; code: string },
 ): PersistedAgentSnapshot {
-  const state = error ? 'Error' : 'Interrupted';
+  const final = error ? undefined : tail.finalResponse;
+  const state = error ? 'Error' : final !== undefined ? 'Completed' : 'Interrupted';
   const context = saved.context;
   const alwaysAllowed = [...new Set([...context.alwaysAllowed, ...tail.alwaysAllowed])];
   const turnStart = tail.newTurns > 0 ? newTurnFields(context, context.turn + tail.newTurns, 0) : {};
@@ -146,9 +152,9 @@ export function interruptedSnapshot(
     turn: context.turn + tail.newTurns,
     iteration: tail.iteration,
     deadline: null,
-    response: '',
+    response: final ?? '',
     error: error ?? null,
-    ...endedTurnFields(error ? 'error' : 'interrupted'),
+    ...endedTurnFields(error ? 'error' : final !== undefined ? 'completed' : 'interrupted'),
     alwaysAllowed,
     lastState: state,
   };

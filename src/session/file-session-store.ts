@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { mkdirDurable, removeAtomicWriteLeftovers, writeFileAtomic } from './durable-write.js';
+import { LEASE_FILE, LeaseFile } from './lease-file.js';
 import { isMissing, readIfExists } from './read-if-exists.js';
+import type { LeaseRequest, SessionLease, SessionOwnership, WriteOptions } from './session-lease.js';
 import {
   assertValidSessionId,
   compareListEntries,
@@ -30,6 +32,7 @@ import {
 import type { TranscriptEntryInput } from './transcript.js';
 import { readTranscriptFile, TRANSCRIPT_FILE, TranscriptAppender } from './transcript-file.js';
 
+export { LEASE_FILE } from './lease-file.js';
 export { SNAPSHOT_FILE, SNAPSHOT_FORMAT_VERSION } from './snapshot-file.js';
 export { TRANSCRIPT_FILE } from './transcript-file.js';
 
@@ -62,6 +65,8 @@ export function resolveSessionsDir(
 
 /** Appends that arrived while earlier work for the session was running; written by one write. */
 interface AppendBatch {
+  /** Appends join a batch only with the same key (the same lease). */
+  key: string;
   bodies: string[];
   done: Promise<void>;
 }
@@ -77,6 +82,8 @@ interface Lane {
   saved: SavedTimes | undefined;
   /** Whether leftover temp files of crashed saves have been removed. */
   swept: boolean;
+  /** The session's lease (lock) file. */
+  lease: LeaseFile;
 }
 
 const LIST_CONCURRENCY = 16;
@@ -86,9 +93,10 @@ const noop = () => {};
  * The default session store: one folder per session under {@link resolveSessionsDir}, holding
  * `snapshot.json` (replaced atomically: temp file, fsync, rename) and `transcript.jsonl`
  * (append-only). Writes for one session are queued in call order; appends that pile up while a
- * write runs go out together in one write. One process writes a given session at a time.
+ * write runs go out together in one write. One owner writes a given session at a time: `lease.json`
+ * (the lock file) says who, and writes that carry a lease taken over since are refused.
  */
-export class FileSessionStore implements SessionStore {
+export class FileSessionStore implements SessionStore, SessionOwnership {
   /** The sessions folder. */
   readonly dir: string;
   private readonly fsync: boolean;
@@ -115,11 +123,12 @@ export class FileSessionStore implements SessionStore {
     return { snapshot: path.join(dir, SNAPSHOT_FILE), transcript: path.join(dir, TRANSCRIPT_FILE) };
   }
 
-  async save(input: SessionRecordInput): Promise<SessionRecord> {
+  async save(input: SessionRecordInput, options: WriteOptions = {}): Promise<SessionRecord> {
     const body = recordBodyJson(input);
     const id = input.id;
     const lane = this.lane(id);
     return this.enqueue(lane, async () => {
+      await lane.lease.check(options);
       const transcriptSeq = await lane.transcript.lastSeq();
       const file = this.file(id, SNAPSHOT_FILE);
       const previous = lane.saved ?? (await readSavedTimes(file, id, this.now));
@@ -177,17 +186,23 @@ export class FileSessionStore implements SessionStore {
     });
   }
 
-  async appendTranscript(id: string, entries: readonly TranscriptEntryInput[]): Promise<void> {
+  async appendTranscript(
+    id: string,
+    entries: readonly TranscriptEntryInput[],
+    options: WriteOptions = {},
+  ): Promise<void> {
     assertValidSessionId(id);
     const now = this.now();
     const bodies = entries.map((entry) => transcriptEntryJson(id, entry, now));
     if (bodies.length === 0) return;
     const lane = this.lane(id);
-    let batch = lane.batch;
+    const key = options.lease ? `${options.lease.owner}#${options.lease.token}` : '';
+    let batch = lane.batch?.key === key ? lane.batch : undefined;
     if (!batch) {
-      const fresh: AppendBatch = { bodies: [], done: Promise.resolve() };
-      fresh.done = this.enqueue(lane, () => {
-        lane.batch = undefined;
+      const fresh: AppendBatch = { key, bodies: [], done: Promise.resolve() };
+      fresh.done = this.enqueue(lane, async () => {
+        if (lane.batch === fresh) lane.batch = undefined;
+        await lane.lease.check(options);
         return lane.transcript.append(fresh.bodies);
       });
       lane.batch = fresh;
@@ -201,6 +216,22 @@ export class FileSessionStore implements SessionStore {
     assertValidSessionId(id);
     await this.lanes.get(id)?.tail;
     return readTranscriptFile(this.file(id, TRANSCRIPT_FILE), id);
+  }
+
+  async acquireLease(id: string, request: LeaseRequest): Promise<SessionLease> {
+    assertValidSessionId(id);
+    const lane = this.lane(id);
+    return this.enqueue(lane, () => lane.lease.acquire(request));
+  }
+
+  async renewLease(lease: SessionLease, leaseMs: number): Promise<SessionLease> {
+    const lane = this.lane(lease.sessionId);
+    return this.enqueue(lane, () => lane.lease.renew(lease, leaseMs));
+  }
+
+  async releaseLease(lease: SessionLease): Promise<void> {
+    const lane = this.lane(lease.sessionId);
+    return this.enqueue(lane, () => lane.lease.release(lease));
   }
 
   private file(id: string, name: string): string {
@@ -217,12 +248,13 @@ export class FileSessionStore implements SessionStore {
   }
 
   /** What the store knows about a session's files before it has looked at them. */
-  private freshLaneState(id: string): Pick<Lane, 'transcript' | 'saved' | 'swept'> {
+  private freshLaneState(id: string): Pick<Lane, 'transcript' | 'saved' | 'swept' | 'lease'> {
     const transcript = new TranscriptAppender(this.file(id, TRANSCRIPT_FILE), id, {
       fsync: this.fsync,
       now: this.now,
     });
-    return { transcript, saved: undefined, swept: false };
+    const lease = new LeaseFile(this.sessionDir(id), this.file(id, LEASE_FILE), id, this.fsync);
+    return { transcript, saved: undefined, swept: false, lease };
   }
 
   /** Runs `task` after everything queued before it for the session, whatever their outcome. */

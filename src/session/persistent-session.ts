@@ -1,11 +1,15 @@
 import type { Actor } from 'xstate';
+import { DEFAULTS } from '../defaults.js';
 import type { ToolRunHooks } from '../machines/actors/run-tools.js';
 import type { AgentMachine } from '../machines/agent-machine.js';
 import { checkPersistedSnapshot } from '../machines/agent-snapshot.js';
 import { isRestState } from '../machines/agent-states.js';
 import type { AgentEvent } from '../machines/emitted-events.js';
-import type { ToolResult } from '../tools/tool-call.js';
 import { FileSessionStore } from './file-session-store.js';
+import { type IdempotentRerun, rerunIdempotentCalls } from './idempotent-rerun.js';
+import { LeaseKeeper } from './lease-keeper.js';
+import { ledgerHooks } from './ledger-hooks.js';
+import type { SessionLease } from './session-lease.js';
 import {
   assertValidSessionId,
   corruptRecordError,
@@ -13,7 +17,8 @@ import {
   type SessionRecord,
   type SessionStore,
 } from './session-store.js';
-import type { ResumeDecision, TranscriptEntry, TranscriptEntryInput } from './transcript.js';
+import type { ResumeDecision, TranscriptEntryInput } from './transcript.js';
+import { transcriptLoss } from './transcript-loss.js';
 import {
   ALWAYS_ALLOW_EVENT,
   APPROVAL_EVENT,
@@ -24,7 +29,6 @@ import {
   type RecordedApproval,
   type RestoreReport,
   SESSION_STARTED_EVENT,
-  type TranscriptLoss,
 } from './transcript-replay.js';
 import { OrderedTranscriptWriter } from './transcript-writer.js';
 
@@ -42,6 +46,14 @@ export interface SessionOptions {
   session?: string;
   /** What session lists show besides the agent's name: where it came from and free-form JSON. */
   sessionInfo?: { bundle?: string; meta?: Record<string, unknown> };
+  /**
+   * How long the session's lease lasts unless renewed (default `DEFAULTS.leaseMs`): the agent holds
+   * the session from `ready()` to `stop()`, renewing every third of it; another process gets
+   * "session in use by pid N" meanwhile (docs/scale-out.md).
+   */
+  leaseMs?: number;
+  /** A lease already held for this session (a worker's claim): used, renewed and released instead of taking one. */
+  lease?: SessionLease;
 }
 
 /**
@@ -83,13 +95,20 @@ export class SessionPersistence {
   readonly #writer: OrderedTranscriptWriter;
   /** Why the last save failed, until one succeeds. */
   #saveFailure: unknown;
+  /** The session's lease while this agent holds it (stores with ownership). */
+  readonly #leases: LeaseKeeper;
+  readonly #rerun: IdempotentRerun | undefined;
+  /** The inbox item the next user message comes from. */
+  #inboxTag: number | undefined;
 
   constructor(
     options: SessionOptions & { agentName?: string | undefined },
     isIdempotent: (name: string) => boolean,
     onError: PersistenceErrorHandler,
     redact: <T>(value: T) => T = (value) => value,
+    rerun?: IdempotentRerun,
   ) {
+    this.#rerun = rerun;
     this.store = options.store ?? new FileSessionStore();
     this.id = options.session ?? createSessionId();
     assertValidSessionId(this.id);
@@ -98,8 +117,15 @@ export class SessionPersistence {
     this.#isIdempotent = isIdempotent;
     this.#onError = onError;
     this.#redact = redact;
+    this.#leases = new LeaseKeeper(
+      this.store,
+      this.id,
+      options.leaseMs ?? DEFAULTS.leaseMs,
+      options.lease,
+      (error) => onError(error, `renewing the lease of session "${this.id}"`),
+    );
     this.#writer = new OrderedTranscriptWriter(
-      (entries) => this.store.appendTranscript(this.id, entries),
+      (entries) => this.store.appendTranscript(this.id, entries, { lease: this.#leases.lease }),
       (error, count) =>
         onError(error, `appending ${count} entr${count === 1 ? 'y' : 'ies'} to ${this.#where('transcript')}`),
     );
@@ -121,6 +147,26 @@ export class SessionPersistence {
    * `corrupt` one naming the file and the field when its snapshot does not fit the machine.
    */
   async open(): Promise<PersistedAgentSnapshot | undefined> {
+    await this.#leases.take();
+    try {
+      return await this.#load();
+    } catch (error) {
+      this.close();
+      throw error;
+    }
+  }
+
+  /** The lease this agent holds, if the store hands them out. */
+  get lease(): SessionLease | undefined {
+    return this.#leases.lease;
+  }
+
+  /** Lets the session go: stops renewing the lease and releases it once the writes so far have settled. */
+  close(): void {
+    this.#leases.close(this.flush());
+  }
+
+  async #load(): Promise<PersistedAgentSnapshot | undefined> {
     const record = await this.store.load(this.id);
     const saved = record === undefined ? undefined : this.#check(record.snapshot);
     const { entries } = await this.store.readTranscript(this.id);
@@ -131,10 +177,19 @@ export class SessionPersistence {
       return undefined;
     }
     this.#record = record;
-    const current = currentEntries(entries);
-    const plan = planRestore(saved, current, this.#isIdempotent, {
-      lost: this.#lostEntries(record, entries),
-    });
+    let current = currentEntries(entries);
+    const lost = transcriptLoss(record.transcriptSeq, entries, this.#where('transcript'));
+    let plan = planRestore(saved, current, this.#isIdempotent, { lost });
+    if (this.#rerun) {
+      // Idempotent calls cut off by a crash run again (same key); the plan is made again with their results.
+      const rerun = await rerunIdempotentCalls(plan, current, this.#isIdempotent, this.#rerun);
+      if (rerun.finished.length > 0) {
+        await this.#append(rerun.finished);
+        current = currentEntries((await this.store.readTranscript(this.id)).entries);
+        plan = planRestore(saved, current, this.#isIdempotent, { lost });
+        for (const call of plan.report.calls) if (rerun.ids.has(call.toolCallId)) call.outcome = 'rerun';
+      }
+    }
     this.#recordedMessages = current.filter((e) => e.kind === 'message').length;
     this.#decisions = plan.decisions;
     this.#approvals = plan.approvals;
@@ -145,14 +200,6 @@ export class SessionPersistence {
     ];
     await this.#append(append);
     return plan.snapshot;
-  }
-
-  /** Set when the transcript lacks entries the record says it had (deleted, truncated or replaced). */
-  #lostEntries(record: SessionRecord, entries: readonly TranscriptEntry[]): TranscriptLoss | undefined {
-    const foundSeq = entries.reduce((last, e) => Math.max(last, e.seq), 0);
-    if (record.transcriptSeq <= foundSeq) return undefined;
-    const status = entries.length === 0 ? 'missing' : 'truncated';
-    return { status, file: this.#where('transcript'), expectedSeq: record.transcriptSeq, foundSeq };
   }
 
   /** The saved snapshot, upgraded and checked; throws `corrupt` naming the file and the field. */
@@ -185,62 +232,17 @@ export class SessionPersistence {
    * The tool hooks that keep the ledger: start before the run, result after it. `inner` hooks (the caller's) run after ours: their `beforeRun` only when the ledger lets the call run.
    */
   hooks(inner?: ToolRunHooks): ToolRunHooks {
-    return {
-      beforeRun: async (call, input) => {
-        const decision = this.#decisions.get(call.id);
-        if (decision) {
-          this.#decisions.delete(call.id);
-          if (decision.action === 'use-recorded') {
-            return recorded(call.id, decision.name, decision.result, decision.isError);
-          }
-          if (decision.action === 'report-interrupted') {
-            await this.#track(
-              this.#append([
-                {
-                  kind: 'tool_call_finished',
-                  toolCallId: call.id,
-                  name: decision.name,
-                  result: decision.result,
-                  isError: true,
-                  durationMs: 0,
-                },
-              ]),
-            );
-            return recorded(call.id, decision.name, decision.result, true);
-          }
-        }
-        // Durable first: a call whose start cannot be written does not run (and its start is dropped).
-        await this.#track(
-          this.#append(
-            [
-              {
-                kind: 'tool_call_started',
-                toolCallId: call.id,
-                name: call.name,
-                args: call.args ?? call.argsText,
-              },
-            ],
-            { discard: true },
-          ),
-        );
-        return inner?.beforeRun?.(call, input);
+    return ledgerHooks(
+      {
+        takeDecision: (id) => {
+          const decision = this.#decisions.get(id);
+          this.#decisions.delete(id);
+          return decision;
+        },
+        append: (entries, options) => this.#track(this.#append(entries, options)),
       },
-      afterRun: async (result, call, input) => {
-        await this.#track(
-          this.#append([
-            {
-              kind: 'tool_call_finished',
-              toolCallId: result.toolCallId,
-              name: result.name,
-              result: result.content,
-              isError: result.isError,
-              durationMs: result.durationMs,
-            },
-          ]),
-        );
-        await inner?.afterRun?.(result, call, input);
-      },
-    };
+      inner,
+    );
   }
 
   /**
@@ -309,7 +311,21 @@ export class SessionPersistence {
     if (messages.length <= this.#recordedMessages) return;
     const fresh = messages.slice(this.#recordedMessages);
     this.#recordedMessages = messages.length;
-    this.#background(this.#append(fresh.map((message) => ({ kind: 'message' as const, message }))));
+    const entries = fresh.map((message) => {
+      const inbox = message.role === 'user' ? this.#inboxTag : undefined;
+      if (inbox === undefined) return { kind: 'message' as const, message };
+      this.#inboxTag = undefined;
+      return { kind: 'message' as const, message, inbox };
+    });
+    this.#background(this.#append(entries));
+  }
+
+  /**
+   * The next user message came from inbox item `seq` (a worker applies it): its transcript line says
+   * so, in the same write, so that a new owner after a crash does not apply the item again.
+   */
+  tagNextUserMessage(seq: number | undefined): void {
+    this.#inboxTag = seq;
   }
 
   /**
@@ -330,16 +346,19 @@ export class SessionPersistence {
           continue;
         }
         try {
-          this.#record = await this.store.save({
-            id: this.id,
-            state: String(persisted.value),
-            snapshot: persisted,
-            ...(this.#agentName !== undefined ? { agentName: this.#agentName } : {}),
-            ...(this.#info?.bundle !== undefined ? { bundle: this.#info.bundle } : {}),
-            ...(this.#info?.meta !== undefined ? { meta: this.#info.meta } : {}),
-            ...titleOf(snapshot),
-            turns: snapshot.context.turn,
-          });
+          this.#record = await this.store.save(
+            {
+              id: this.id,
+              state: String(persisted.value),
+              snapshot: persisted,
+              ...(this.#agentName !== undefined ? { agentName: this.#agentName } : {}),
+              ...(this.#info?.bundle !== undefined ? { bundle: this.#info.bundle } : {}),
+              ...(this.#info?.meta !== undefined ? { meta: this.#info.meta } : {}),
+              ...titleOf(snapshot),
+              turns: snapshot.context.turn,
+            },
+            { lease: this.#leases.lease },
+          );
           this.#lastSaved = snapshot;
           this.#saveFailure = undefined;
         } catch (error) {
@@ -367,10 +386,6 @@ export class SessionPersistence {
   #background(promise: Promise<void>): void {
     void this.#track(promise).catch(() => {});
   }
-}
-
-function recorded(toolCallId: string, name: string, content: string, isError: boolean): ToolResult {
-  return { toolCallId, name, content, isError, durationMs: 0 };
 }
 
 function titleOf(snapshot: Snapshot): { title?: string } {

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { WriteOptions } from './session-lease.js';
 import type { TranscriptEntry, TranscriptEntryInput } from './transcript.js';
 
 /** One saved session: the persisted machine snapshot plus what lists and UIs show about it. */
@@ -90,8 +91,12 @@ export interface SessionFiles {
  * Calls for one session take effect in call order; a store has one writer per session at a time.
  */
 export interface SessionStore {
-  /** Saves (replaces) the session's record atomically and returns it as `load` will return it. */
-  save(record: SessionRecordInput): Promise<SessionRecord>;
+  /**
+   * Saves (replaces) the session's record atomically and returns it as `load` will return it. With
+   * `options.lease` (stores with {@link SessionOwnership}), refused (`stale_lease`) unless that lease
+   * still holds the session.
+   */
+  save(record: SessionRecordInput, options?: WriteOptions): Promise<SessionRecord>;
   /** The saved record, or undefined when there is none. Throws {@link SessionStoreError} when unreadable. */
   load(id: string): Promise<SessionRecord | undefined>;
   /**
@@ -102,7 +107,11 @@ export interface SessionStore {
   /** Removes the record and the transcript; false when there was nothing to remove. */
   delete(id: string): Promise<boolean>;
   /** Appends entries in order, assigning consecutive `seq` numbers; durable when the promise resolves. */
-  appendTranscript(id: string, entries: readonly TranscriptEntryInput[]): Promise<void>;
+  appendTranscript(
+    id: string,
+    entries: readonly TranscriptEntryInput[],
+    options?: WriteOptions,
+  ): Promise<void>;
   /** All entries in append order (none for an unknown session). Throws when a line other than the last is corrupt. */
   readTranscript(id: string): Promise<TranscriptRead>;
   /**
@@ -124,7 +133,11 @@ export type SessionStoreErrorCode =
   /** The caller's value cannot be stored as JSON (BigInt, a cycle). */
   | 'not_serializable'
   /** The file system refused (only in `list` rows; other calls throw the system error itself). */
-  | 'io';
+  | 'io'
+  /** Another owner (process, worker) holds the session's lease. */
+  | 'in_use'
+  /** The caller's lease was taken over by another owner: its write was refused (fencing). */
+  | 'stale_lease';
 
 /** A store failure that names the session and, for files, the file (and line). */
 export class SessionStoreError extends Error {

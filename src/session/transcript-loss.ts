@@ -16,6 +16,22 @@ export interface TranscriptLoss {
   foundSeq: number;
 }
 
+/** Set when the transcript lacks entries the record says it had (deleted, truncated or replaced). */
+export function transcriptLoss(
+  transcriptSeq: number,
+  entries: readonly { seq: number }[],
+  file: string,
+): TranscriptLoss | undefined {
+  const foundSeq = entries.reduce((last, e) => Math.max(last, e.seq), 0);
+  if (transcriptSeq <= foundSeq) return undefined;
+  return {
+    status: entries.length === 0 ? 'missing' : 'truncated',
+    file,
+    expectedSeq: transcriptSeq,
+    foundSeq,
+  };
+}
+
 /**
  * The plan when the transcript lost entries the record says it had: the snapshot is all there is.
  * The agent rests in Error with a message naming the file, rather than carrying on as if nothing had

@@ -266,11 +266,25 @@ export function planRestore(
       ? messages.slice(lastUser + 1).filter((m) => m.role === 'assistant').length
       : context.iteration +
         messages.slice(context.messages.length).filter((m) => m.role === 'assistant').length;
+  // The transcript ends in the model's final answer, past the save: the turn had finished.
+  const last = messages.at(-1);
+  const finalResponse =
+    calls.length === 0 &&
+    tail.length > 0 &&
+    last?.role === 'assistant' &&
+    !last.tool_calls?.length &&
+    typeof last.content === 'string'
+      ? last.content
+      : undefined;
+  const tailFields = { messages, newTurns, iteration, alwaysAllowed };
   return {
-    snapshot: interruptedSnapshot(saved, { messages, newTurns, iteration, alwaysAllowed }),
+    snapshot: interruptedSnapshot(
+      saved,
+      finalResponse === undefined ? tailFields : { ...tailFields, finalResponse },
+    ),
     report: {
       savedState,
-      state: 'Interrupted',
+      state: finalResponse === undefined ? 'Interrupted' : 'Completed',
       replayedMessages: tail.length + (orphans.length > 0 ? 1 : 0),
       calls,
       replayedApprovals: 0,

@@ -12,6 +12,8 @@ interface TranscriptEntryBase {
 export interface TranscriptMessageEntry extends TranscriptEntryBase {
   kind: 'message';
   message: ChatCompletionMessageParam;
+  /** The inbox item (its `seq`) this user message came from, when a worker applied one. */
+  inbox?: number;
 }
 
 /** Written before a tool call runs: if no matching `tool_call_finished` follows, the call was cut off. */
@@ -20,6 +22,8 @@ export interface ToolCallStartedEntry extends TranscriptEntryBase {
   toolCallId: string;
   name: string;
   args: unknown;
+  /** The key the tool got (`ToolContext.idempotencyKey`): the same on every run of this call. */
+  idempotencyKey?: string;
 }
 
 /** Written after a tool call ends (success, failure, timeout, rejection or a reported interruption). */
@@ -111,11 +115,14 @@ export type ResumeDecision =
   /** Run the call: it never started, or it started without a result and its tool is idempotent. */
   | { toolCallId: string; action: 'run'; reason: 'not-started' | 'idempotent-rerun' };
 
-/** The tool result the model gets for a call that was cut off by a stop or a crash. */
+/**
+ * The "outcome unknown" tool result: what the model gets for a call that was cut off by a stop or a
+ * crash before its result was recorded (and that is not run again: only `idempotent` tools are).
+ */
 export function interruptedToolResult(name: string): string {
   return (
-    `Tool call "${name}" was interrupted: the agent stopped while it ran and no result was recorded. ` +
-    'It may or may not have taken effect; check before calling it again.'
+    `Outcome unknown: tool call "${name}" was interrupted: the agent stopped while it ran and no result was recorded. ` +
+    'It may or may not have taken effect; check (look the effect up) before calling it again.'
   );
 }
 

@@ -8,6 +8,13 @@ export interface ToolContext {
   signal: AbortSignal;
   /** The `tool_call_id` the model gave this call. */
   toolCallId: string;
+  /**
+   * `<session id>:<tool call id>`: the same on every run of this call (a retry, a re-run of an
+   * `idempotent` tool after a crash, a restore on another worker) and never given to another call.
+   * Hand it to the service the tool changes (an `Idempotency-Key` header, a unique column) so that a
+   * second run is recognised there.
+   */
+  idempotencyKey: string;
   /** The session the call belongs to. */
   sessionId: string;
   /** Turn and iteration numbers of the call. */
@@ -43,7 +50,11 @@ export interface Tool<A = any> {
    * (`task_completion`, `ask_question`, `converse`). Other calls of the same batch still get results.
    */
   loopBreaking?: 'completed' | 'question';
-  /** Safe to run again after a crash when no result was recorded (see docs/persistence.md). */
+  /**
+   * Safe to run again after a crash when no result was recorded: it runs again with the same
+   * `idempotencyKey`. Any other tool cut off by a crash gets an "outcome unknown" result telling the
+   * model to check (docs/scale-out.md).
+   */
   idempotent?: boolean;
   /**
    * A successful call's arguments are the agent's new plan (`update_plan`): the machine keeps them in

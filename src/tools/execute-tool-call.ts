@@ -1,4 +1,5 @@
 import type { ToolContext } from './define-tool.js';
+import { idempotencyKeyFor } from './idempotency-key.js';
 import type { ToolCallRequest, ToolResult } from './tool-call.js';
 import type { ToolRegistry } from './tool-registry.js';
 
@@ -39,7 +40,7 @@ export interface ExecuteToolCallOptions {
   deadline: number | null;
   /** Results longer than this are truncated with a note saying how much was cut. */
   maxResultChars: number;
-  context: Omit<ToolContext, 'signal' | 'toolCallId'>;
+  context: Omit<ToolContext, 'signal' | 'toolCallId' | 'idempotencyKey'>;
 }
 
 class ToolTimeoutError extends Error {
@@ -107,6 +108,7 @@ export async function executeToolCall(
   const context = {
     ...options.context,
     toolCallId: call.id,
+    idempotencyKey: idempotencyKeyFor(options.context.sessionId, call.id),
     get signal() {
       if (!controller) {
         controller = new AbortController();

@@ -8,6 +8,7 @@ import {
   TITLE_MAX_CHARS,
 } from '../../src/session/session-store.js';
 import type { TranscriptEntryInput } from '../../src/session/transcript.js';
+import { ownershipConformance } from './session-ownership-conformance.js';
 
 /**
  * Registers the tests every {@link SessionStore} must pass (like LangGraph's checkpoint-validation).
@@ -389,6 +390,8 @@ export function describeSessionStoreConformance(
         }
       });
     });
+
+    describe('ownership and inbox', () => ownershipConformance(() => store));
 
     describe('files (optional)', () => {
       it('names two different places per session, one session apart from another, and checks the id', () => {

@@ -1,0 +1,106 @@
+import { hasInbox, type InboxItem, type SessionInboxStore } from '../session/session-inbox.js';
+import { assertValidSessionId, type SessionStore } from '../session/session-store.js';
+import { type SessionView, sessionView } from './session-view.js';
+
+export type { SessionView } from './session-view.js';
+
+/** What a client talks to: a store that holds inboxes (the memory and Postgres stores). */
+export type InboxSessionStore = SessionStore & SessionInboxStore;
+
+/** Posts inputs to sessions' inboxes and reads their state; workers apply the inputs (docs/scale-out.md). */
+export interface SessionClient {
+  /** Posts a user message; to an unknown id, the session is created by the worker that takes it. */
+  send(sessionId: string, text: string): Promise<InboxItem>;
+  /**
+   * Answers a pending approval. False (and nothing posted) when the call is not pending or was
+   * answered already: two browsers, two clicks, one answer.
+   */
+  approve(sessionId: string, toolCallId: string, options?: { always?: boolean }): Promise<boolean>;
+  /** Declines a pending approval; false as for `approve`. */
+  reject(sessionId: string, toolCallId: string, reason?: string): Promise<boolean>;
+  /** Asks the worker carrying the session to stop the running turn. */
+  interrupt(sessionId: string): Promise<void>;
+  /** The session as last saved, or undefined when it has no record yet. */
+  get(sessionId: string): Promise<SessionView | undefined>;
+  /**
+   * Resolves with the session once it rests in one of `states` with its inbox applied (default:
+   * `AwaitingInput`, `Completed`, `WaitingApproval`, `Interrupted`, `Error`); rejects after `timeoutMs`.
+   */
+  waitFor(
+    sessionId: string,
+    options?: { states?: readonly string[]; timeoutMs?: number },
+  ): Promise<SessionView>;
+}
+
+const SETTLED = ['AwaitingInput', 'Completed', 'WaitingApproval', 'Interrupted', 'Error'];
+
+/** A client of the sessions in `store` (any process: the inputs travel through the store). */
+export function createSessionClient(options: { store: SessionStore; pollMs?: number }): SessionClient {
+  const store = options.store;
+  if (!hasInbox(store)) {
+    throw new Error(
+      'createSessionClient: this store holds no inboxes (use a PostgresSessionStore, or a MemorySessionStore in one process; the file store has none yet)',
+    );
+  }
+  const pollMs = options.pollMs ?? 50;
+  const get = async (sessionId: string) => {
+    assertValidSessionId(sessionId);
+    const [record, inbox] = await Promise.all([store.load(sessionId), store.readInbox(sessionId)]);
+    return record ? sessionView(record, inbox.length, store.files?.(sessionId).snapshot) : undefined;
+  };
+  const answer = async (
+    sessionId: string,
+    toolCallId: string,
+    item: Parameters<typeof store.postInbox>[1],
+  ) => {
+    const view = await get(sessionId);
+    if (!view?.pendingApprovals.some((p) => p.toolCallId === toolCallId)) return false;
+    return (await store.postInbox(sessionId, item)) !== undefined;
+  };
+  return {
+    async send(sessionId, text) {
+      assertValidSessionId(sessionId);
+      if (typeof text !== 'string')
+        throw new TypeError(`send(${JSON.stringify(sessionId)}): text must be a string`);
+      const item = await store.postInbox(sessionId, { kind: 'message', text });
+      if (!item) throw new Error(`session "${sessionId}": the message was not posted`);
+      return item;
+    },
+    approve(sessionId, toolCallId, opts = {}) {
+      return answer(sessionId, toolCallId, {
+        kind: 'approval',
+        toolCallId,
+        approved: true,
+        ...(opts.always ? { always: true } : {}),
+      });
+    },
+    reject(sessionId, toolCallId, reason) {
+      return answer(sessionId, toolCallId, {
+        kind: 'approval',
+        toolCallId,
+        approved: false,
+        ...(reason !== undefined ? { reason } : {}),
+      });
+    },
+    async interrupt(sessionId) {
+      assertValidSessionId(sessionId);
+      await store.postInbox(sessionId, { kind: 'interrupt' });
+    },
+    get,
+    async waitFor(sessionId, opts = {}) {
+      const states = opts.states ?? SETTLED;
+      const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
+      for (;;) {
+        const view = await get(sessionId);
+        if (view && view.inbox === 0 && states.includes(view.state)) return view;
+        if (Date.now() >= deadline) {
+          const now = view ? `${view.state} with ${view.inbox} input(s) waiting` : 'not saved yet';
+          throw new Error(
+            `session "${sessionId}" did not reach ${states.join(' or ')} in time (it is ${now})`,
+          );
+        }
+        await new Promise((resolve) => setTimeout(resolve, pollMs));
+      }
+    },
+  };
+}

@@ -1,0 +1,110 @@
+import type { AgentOptions } from '../agent/agent-options.js';
+import { DEFAULTS } from '../defaults.js';
+import { hasInbox } from '../session/session-inbox.js';
+import { hasOwnership, newOwnerName } from '../session/session-lease.js';
+import type { SessionRecord, SessionStore } from '../session/session-store.js';
+import { carrySession } from './carry-session.js';
+
+/** Options of {@link startWorker}. */
+export interface WorkerOptions {
+  /** Where sessions and their inboxes are (a PostgresSessionStore for many machines). */
+  store: SessionStore;
+  /** The agent options for a session (its saved record, or undefined for a new one); store and session are set by the worker. */
+  agent: (record: SessionRecord | undefined) => AgentOptions | Promise<AgentOptions>;
+  /** Sessions carried at once (default 4). */
+  concurrency?: number;
+  /** Lease length (default `DEFAULTS.leaseMs`): a crashed worker's sessions go to another after this long. */
+  leaseMs?: number;
+  /** How often to look for work when no wakeup came (default 500 ms), and for interrupts during a turn. */
+  pollMs?: number;
+  /** Hears what went wrong with one session (the worker goes on with the others). Default: stderr. */
+  onError?: (error: unknown, sessionId: string) => void;
+}
+
+/** A running worker. */
+export interface Worker {
+  /** Stops claiming; resolves once the sessions it carries have come to rest and were let go. */
+  stop(): Promise<void>;
+  /** Sessions being carried now. */
+  readonly active: number;
+}
+
+/**
+ * Starts a worker: it claims sessions whose inbox has inputs (`FOR UPDATE SKIP LOCKED` on
+ * PostgreSQL), up to `concurrency` at a time, carries each with today's restore rules until its
+ * inbox is applied, and lets it go. Woken by LISTEN/NOTIFY (PostgreSQL) or in-process posts (memory
+ * store); polls as a fallback. See docs/scale-out.md.
+ */
+export function startWorker(options: WorkerOptions): Worker {
+  const store = options.store;
+  if (!hasInbox(store) || !hasOwnership(store)) {
+    throw new Error(
+      'startWorker: this store has no inboxes or leases (use a PostgresSessionStore, or a MemorySessionStore in one process; the file store has no inbox yet)',
+    );
+  }
+  const concurrency = options.concurrency ?? 4;
+  const leaseMs = options.leaseMs ?? DEFAULTS.leaseMs;
+  const pollMs = options.pollMs ?? 500;
+  const owner = newOwnerName();
+  const onError =
+    options.onError ??
+    ((error: unknown, id: string) =>
+      process.stderr.write(`agentloop worker: session "${id}": ${String(error)}\n`));
+  const carried = new Map<string, Promise<void>>();
+  let stopping = false;
+  let wake: (() => void) | undefined;
+  const nudge = () => wake?.();
+  const unwatch = store.watchInbox?.(nudge).catch(() => undefined);
+
+  const loop = (async () => {
+    while (!stopping) {
+      const free = concurrency - carried.size;
+      if (free > 0) {
+        let leases: Awaited<ReturnType<typeof store.claimSessions>> = [];
+        try {
+          leases = await store.claimSessions({ owner, leaseMs, limit: free });
+        } catch (error) {
+          onError(error, '(claim)');
+        }
+        for (const lease of leases) {
+          const run = carrySession({
+            store,
+            lease,
+            leaseMs,
+            pollMs: Math.min(pollMs, 100),
+            agent: options.agent,
+            stopping: () => stopping,
+          })
+            .catch((error: unknown) => onError(error, lease.sessionId))
+            .finally(() => {
+              carried.delete(lease.sessionId);
+              nudge();
+            });
+          carried.set(lease.sessionId, run);
+        }
+        if (leases.length > 0 && leases.length === free) continue;
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, pollMs);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      wake = undefined;
+    }
+  })();
+
+  return {
+    get active() {
+      return carried.size;
+    },
+    async stop() {
+      stopping = true;
+      nudge();
+      await loop;
+      await Promise.all(carried.values());
+      (await unwatch)?.();
+    },
+  };
+}

@@ -1,0 +1,196 @@
+// The chaos run (docs/scale-out.md): worker processes on one PostgreSQL, sessions with parallel tool
+// batches and approvals answered twice at once from a separate client process, a worker SIGKILLed at
+// random moments and restarted, until every session completed. Counted from what the tools wrote and
+// what the store holds; prints one JSON line of counts. Needs dist/ (npm run build).
+// node test/chaos/run-chaos.mjs --workers=4 --sessions=200 [--url=postgres://...]
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createSessionClient } from '../../dist/index.js';
+import { PostgresSessionStore } from '../../dist/postgres/index.js';
+import { startScriptedServer } from '../../dist/testing/index.js';
+import { startPostgresCluster } from '../support/postgres-cluster.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')));
+const workers = Number(args.workers ?? 4);
+const sessions = Number(args.sessions ?? 200);
+const timeoutMs = Number(args.timeoutMs ?? 600_000);
+const killMinMs = Number(args.killMinMs ?? 700);
+const killMaxMs = Number(args.killMaxMs ?? 2_000);
+
+const started = Date.now();
+const cluster = args.url ? undefined : await startPostgresCluster({ durable: false });
+const url = args.url ?? cluster.url;
+const schema = `chaos_${process.pid}`;
+const work = await mkdtemp(path.join(tmpdir(), 'agentloop-chaos-'));
+const counter = path.join(work, 'tool-runs.jsonl');
+const approvals = path.join(work, 'approvals.jsonl');
+const server = await startScriptedServer({
+  latencyMs: 10,
+  record: false,
+  scenario: {
+    turns: [
+      {
+        toolCalls: [
+          { name: 'lookup', arguments: { item: 'order' } },
+          { name: 'write_note', arguments: { item: 'note' } },
+          { name: 'lookup', arguments: { item: 'customer' } },
+        ],
+      },
+      {
+        toolCalls: [
+          { name: 'charge', arguments: { item: 'card' } },
+          { name: 'write_note', arguments: { item: 'receipt' } },
+        ],
+      },
+      { content: 'All done.' },
+    ],
+  },
+});
+const store = new PostgresSessionStore({ connectionString: url, max: 4 }, { schema });
+await store.migrate();
+const config = { url, schema, counter, approvals, baseURL: server.url, concurrency: 8, leaseMs: 1_000 };
+
+const spawnNode = (script) => {
+  const child = spawn(process.execPath, [path.join(here, script), JSON.stringify(config)], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  child.stderr.on('data', (d) => {
+    if (process.env.CHAOS_DEBUG) process.stderr.write(d);
+  });
+  return child;
+};
+const pool = Array.from({ length: workers }, () => spawnNode('chaos-worker.mjs'));
+const approver = spawnNode('chaos-approver.mjs');
+// Interrupted by hand: take the children and the cluster down too.
+process.on('SIGINT', () => {
+  for (const child of [...pool, approver]) child.kill('SIGKILL');
+  void (cluster?.stop() ?? Promise.resolve()).then(() => process.exit(130));
+});
+const client = createSessionClient({ store });
+const ids = Array.from({ length: sessions }, (_, i) => `chaos-${i}`);
+for (const id of ids) await client.send(id, 'process the order');
+
+let kills = 0;
+let killing = true;
+const killLoop = (async () => {
+  while (killing) {
+    await new Promise((r) => setTimeout(r, killMinMs + Math.random() * (killMaxMs - killMinMs)));
+    if (!killing) break;
+    const i = Math.floor(Math.random() * pool.length);
+    pool[i].kill('SIGKILL');
+    kills++;
+    pool[i] = spawnNode('chaos-worker.mjs');
+  }
+})();
+
+const pending = new Set(ids);
+while (pending.size > 0 && Date.now() - started < timeoutMs) {
+  for (const id of [...pending]) {
+    const view = await client.get(id).catch(() => undefined);
+    if (view?.state === 'Completed' && view.inbox === 0) pending.delete(id);
+  }
+  if (pending.size > 0) await new Promise((r) => setTimeout(r, 300));
+}
+killing = false;
+await killLoop;
+approver.kill('SIGTERM');
+for (const child of pool) child.kill('SIGKILL');
+await new Promise((r) => setTimeout(r, 300));
+
+// Count.
+const runs = (await readFile(counter, 'utf8').catch(() => ''))
+  .split('\n')
+  .filter(Boolean)
+  .map((l) => JSON.parse(l));
+const answers = (await readFile(approvals, 'utf8').catch(() => ''))
+  .split('\n')
+  .filter(Boolean)
+  .map((l) => JSON.parse(l));
+const result = {
+  workers,
+  sessions,
+  completed: sessions - pending.size,
+  kills,
+  seconds: Math.round((Date.now() - started) / 100) / 10,
+  toolRuns: runs.filter((r) => r.phase === 'start').length,
+  recordedThenRunAgain: 0,
+  nonIdempotentRunTwice: 0,
+  idempotentReruns: 0,
+  outcomeUnknown: 0,
+  approvalsAccepted: answers.filter((a) => a.accepted).length,
+  approvalsRefused: answers.filter((a) => !a.accepted).length,
+  approvalsDoubled: 0,
+  approvalsLost: 0,
+  transcriptGaps: 0,
+  duplicateSeqs: 0,
+  unansweredCalls: 0,
+};
+const startsByKey = new Map();
+for (const r of runs.filter((r) => r.phase === 'start')) {
+  const list = startsByKey.get(r.key) ?? [];
+  list.push(r);
+  startsByKey.set(r.key, list);
+}
+for (const list of startsByKey.values()) {
+  if (list.length < 2) continue;
+  if (list[0].tool === 'lookup') result.idempotentReruns += list.length - 1;
+  else result.nonIdempotentRunTwice++;
+}
+const acceptedByCall = new Map();
+for (const a of answers.filter((a) => a.accepted)) {
+  const key = `${a.session}:${a.toolCallId}`;
+  acceptedByCall.set(key, (acceptedByCall.get(key) ?? 0) + 1);
+}
+for (const n of acceptedByCall.values()) if (n > 1) result.approvalsDoubled++;
+for (const id of ids) {
+  const { entries } = await store.readTranscript(id);
+  const seqs = entries.map((e) => e.seq);
+  if (new Set(seqs).size !== seqs.length) result.duplicateSeqs++;
+  if (seqs.some((s, i) => s !== i + 1)) result.transcriptGaps++;
+  const recordedAt = new Map();
+  const approvalEvents = new Map();
+  for (const e of entries) {
+    if (e.kind === 'tool_call_finished' && !recordedAt.has(e.toolCallId)) {
+      recordedAt.set(e.toolCallId, Date.parse(e.at));
+      if (e.result.startsWith('Outcome unknown')) result.outcomeUnknown++;
+    }
+    if (e.kind === 'event' && e.event === 'approval_resolved') {
+      // A restore replays an answer given after the last save and records it again (same inbox item):
+      // one answer. Two inbox items (or an answer without one) for one call would be two answers.
+      const seen = approvalEvents.get(e.data.toolCallId) ?? new Set();
+      seen.add(e.data.inbox ?? `untagged-${e.seq}`);
+      approvalEvents.set(e.data.toolCallId, seen);
+    }
+  }
+  for (const [callId, at] of recordedAt) {
+    const later = (startsByKey.get(`${id}:${callId}`) ?? []).filter((r) => r.t > at);
+    result.recordedThenRunAgain += later.length;
+  }
+  for (const answers of approvalEvents.values()) if (answers.size > 1) result.approvalsDoubled++;
+  const record = await store.load(id);
+  const messages = record?.snapshot?.context?.messages ?? [];
+  const answered = new Set(messages.filter((m) => m.role === 'tool').map((m) => m.tool_call_id));
+  for (const m of messages) {
+    for (const call of m.role === 'assistant' ? (m.tool_calls ?? []) : []) {
+      if (!answered.has(call.id)) result.unansweredCalls++;
+      if (call.function.name === 'charge' && !approvalEvents.has(call.id)) {
+        // A charge the client approved (accepted) whose answer never reached the session.
+        if (acceptedByCall.has(`${id}:${call.id}`)) result.approvalsLost++;
+      }
+    }
+  }
+}
+result.stuck = [];
+for (const id of [...pending].slice(0, 5)) {
+  const view = await client.get(id).catch((e) => ({ state: String(e) }));
+  result.stuck.push({ id, state: view?.state, inbox: view?.inbox, pending: view?.pendingApprovals?.length });
+}
+process.stdout.write(`${JSON.stringify(result)}\n`);
+await store.close();
+await server.close();
+await cluster?.stop();
+await rm(work, { recursive: true, force: true });

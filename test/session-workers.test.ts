@@ -1,0 +1,167 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { FileSessionStore } from '../src/session/file-session-store.js';
+import { MemorySessionStore } from '../src/session/memory-session-store.js';
+import type { SessionStore } from '../src/session/session-store.js';
+import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
+import { defineTool } from '../src/tools/define-tool.js';
+import { createSessionClient } from '../src/workers/session-client.js';
+import { startWorker, type Worker } from '../src/workers/session-worker.js';
+import { assertToolCallsAnswered } from './support/harness.js';
+import { dropSchema, freshSchema, postgresStore } from './support/postgres.js';
+
+const servers: ScriptedServer[] = [];
+const workers: Worker[] = [];
+const cleanups: (() => Promise<void>)[] = [];
+
+afterAll(async () => {
+  await Promise.all(workers.map((w) => w.stop()));
+  await Promise.all(servers.map((s) => s.close()));
+  for (const step of cleanups) await step();
+});
+
+/** Tools that count their runs per session (what the tools themselves saw). */
+function countingTools(runs: Map<string, number>) {
+  const count = (name: string, sessionId: string) =>
+    runs.set(`${sessionId}/${name}`, (runs.get(`${sessionId}/${name}`) ?? 0) + 1);
+  return [
+    defineTool({
+      name: 'lookup',
+      description: 'reads',
+      parameters: z.object({ q: z.string() }),
+      execute: async ({ q }, ctx) => {
+        count('lookup', ctx.sessionId);
+        return `found ${q}`;
+      },
+    }),
+    defineTool({
+      name: 'deploy',
+      description: 'changes the world',
+      parameters: z.object({ env: z.string() }),
+      needsApproval: true,
+      execute: async ({ env }, ctx) => {
+        count('deploy', ctx.sessionId);
+        return `deployed to ${env}`;
+      },
+    }),
+  ];
+}
+
+const stores: [string, () => Promise<SessionStore>][] = [
+  ['MemorySessionStore', async () => new MemorySessionStore()],
+  [
+    'PostgresSessionStore',
+    async () => {
+      const schema = freshSchema('work');
+      const store = postgresStore(schema);
+      cleanups.push(async () => {
+        await store.close();
+        await dropSchema(schema);
+      });
+      return store;
+    },
+  ],
+];
+
+describe.each(stores)('workers and inboxes on %s', (_name, makeStore) => {
+  it('send creates the session; approvals answered twice apply once; the tool runs once; interrupts reach the turn', async () => {
+    const server = await startScriptedServer({
+      scenario: {
+        turns: [
+          {
+            toolCalls: [
+              { name: 'lookup', arguments: { q: 'build' } },
+              { name: 'deploy', arguments: { env: 'prod' } },
+            ],
+          },
+          { content: 'Deployed.' },
+        ],
+      },
+    });
+    servers.push(server);
+    const store = await makeStore();
+    const runs = new Map<string, number>();
+    const agent = () => ({ baseURL: server.url, apiKey: 'k', tools: countingTools(runs) });
+    // Two workers on one store: any of them may carry the session at any step.
+    workers.push(startWorker({ store, agent, concurrency: 2, pollMs: 50, leaseMs: 2_000 }));
+    workers.push(startWorker({ store, agent, concurrency: 2, pollMs: 50, leaseMs: 2_000 }));
+    const client = createSessionClient({ store, pollMs: 20 });
+    expect(await client.get('w-1')).toBeUndefined();
+
+    await client.send('w-1', 'deploy the build');
+    const waiting = await client.waitFor('w-1', { states: ['WaitingApproval'], timeoutMs: 20_000 });
+    expect(waiting.pendingApprovals.map((p) => p.name)).toEqual(['deploy']);
+    const id = waiting.pendingApprovals[0]!.toolCallId;
+    // Two browsers answer at once: one answer is taken, the other is a no-op.
+    const answers = await Promise.all([client.approve('w-1', id), client.approve('w-1', id)]);
+    expect(answers.filter(Boolean)).toHaveLength(1);
+    const done = await client.waitFor('w-1', { states: ['Completed'], timeoutMs: 20_000 });
+    expect(done.lastResult.response).toBe('Deployed.');
+    assertToolCallsAnswered(done.messages);
+    expect(done.messages.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual([
+      'found build',
+      'deployed to prod',
+    ]);
+    // Too late: the call is not pending any more.
+    expect(await client.approve('w-1', id)).toBe(false);
+    expect(await client.reject('w-1', id, 'no')).toBe(false);
+    expect(Object.fromEntries(runs)).toEqual({ 'w-1/lookup': 1, 'w-1/deploy': 1 });
+
+    // The transcript: consecutive seq, the user message tagged with the inbox item it came from.
+    const { entries } = await store.readTranscript('w-1');
+    expect(entries.map((e) => e.seq)).toEqual(entries.map((_, i) => i + 1));
+    const user = entries.find((e) => e.kind === 'message' && e.message.role === 'user');
+    expect(user && user.kind === 'message' && user.inbox).toBe(1);
+    const approvals = entries.filter((e) => e.kind === 'event' && e.event === 'approval_resolved');
+    expect(approvals).toHaveLength(1);
+  });
+
+  it('interrupt stops a running turn through the inbox', async () => {
+    const server = await startScriptedServer({
+      scenario: { turns: [{ toolCalls: [{ name: 'wait_long', arguments: {} }] }, { content: 'never' }] },
+    });
+    servers.push(server);
+    const store = await makeStore();
+    let started = 0;
+    const waitLong = defineTool({
+      name: 'wait_long',
+      description: 'takes its time',
+      parameters: z.object({}),
+      execute: (_args, ctx) =>
+        new Promise((_resolve, reject) => {
+          started++;
+          ctx.signal.addEventListener('abort', () => reject(new Error('aborted')));
+        }),
+    });
+    workers.push(
+      startWorker({
+        store,
+        agent: () => ({ baseURL: server.url, apiKey: 'k', tools: [waitLong] }),
+        pollMs: 30,
+      }),
+    );
+    const client = createSessionClient({ store, pollMs: 20 });
+    await client.send('w-2', 'wait');
+    while (started === 0) await new Promise((r) => setTimeout(r, 10));
+    await client.interrupt('w-2');
+    const view = await client.waitFor('w-2', { states: ['Interrupted'], timeoutMs: 20_000 });
+    expect(view.lastResult.terminateReason).toBe('interrupted');
+    assertToolCallsAnswered(view.messages);
+  });
+});
+
+describe('createSessionClient', () => {
+  it('refuses a store without inboxes, saying which stores have them', () => {
+    const store = new FileSessionStore({ dir: '/nonexistent/agentloop-sessions' });
+    expect(() => createSessionClient({ store })).toThrow(/PostgresSessionStore, or a MemorySessionStore/);
+    expect(() => startWorker({ store, agent: () => ({}) })).toThrow(/the file store has no inbox yet/);
+  });
+
+  it('waitFor names the state it saw when it gives up', async () => {
+    const client = createSessionClient({ store: new MemorySessionStore() });
+    await client.send('nobody-works', 'hello');
+    await expect(client.waitFor('nobody-works', { timeoutMs: 100 })).rejects.toThrow(
+      'session "nobody-works" did not reach AwaitingInput or Completed or WaitingApproval or Interrupted or Error in time (it is not saved yet)',
+    );
+  });
+});
