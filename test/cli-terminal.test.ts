@@ -42,16 +42,17 @@ async function folder(name: string): Promise<string> {
 /** Columns for checks of whole lines: the chat word-wraps to the terminal's width, and these stay on one row. */
 const WIDE = 250;
 
+/** The argv of `run` or `chat` with the example bundle's facilitator in `dir`, then `rest`. */
+function facilitatorArgs(command: 'run' | 'chat', dir: string, ...rest: string[]): string[] {
+  return [command, '--bundle', BUNDLE, '--agent', 'intake-facilitator', '--project', dir, ...rest];
+}
+
 describe('which model answers', () => {
   it('chat --scenario: the header names the scenario file, not "built-in scripted model"', async () => {
     const dir = await folder('scenario');
     const scenario = path.join(dir, 'hello.yaml');
     await writeFile(scenario, 'turns:\n  - content: Hello from the scenario.\n');
-    tmux.start(
-      'scenario',
-      ['chat', '--bundle', BUNDLE, '--agent', 'intake-facilitator', '--project', dir, '--scenario', scenario],
-      { cwd: dir, columns: WIDE },
-    );
+    tmux.start('scenario', facilitatorArgs('chat', dir, '--scenario', scenario), { cwd: dir, columns: WIDE });
     const text = await tmux.waitFor('scenario', /you ›/);
     expect(text).toContain(`model: scenario ${scenario} on the scripted server at http://127.0.0.1:`);
     expect(text).not.toMatch(/built-in scripted model/);
@@ -88,23 +89,10 @@ describe('a model server that is not there', () => {
     const { port } = listener.address() as { port: number };
     await new Promise((resolve) => listener.close(resolve));
     const url = `http://127.0.0.1:${port}/v1`;
-    tmux.start(
-      'refused',
-      [
-        'chat',
-        '--bundle',
-        BUNDLE,
-        '--agent',
-        'intake-facilitator',
-        '--project',
-        dir,
-        '--base-url',
-        url,
-        '--api-key',
-        'k',
-      ],
-      { cwd: dir, columns: WIDE },
-    );
+    tmux.start('refused', facilitatorArgs('chat', dir, '--base-url', url, '--api-key', 'k'), {
+      cwd: dir,
+      columns: WIDE,
+    });
     await tmux.waitFor('refused', /you ›/);
     tmux.type('refused', 'hello');
     const text = await tmux.waitFor('refused', /The turn failed/, 15_000);
@@ -123,22 +111,7 @@ describe('one approval rule for run and chat', () => {
     const dir = await folder('run-asks');
     const scenario = path.join(dir, 'save.yaml');
     await writeFile(scenario, SAVE_SCENARIO);
-    tmux.start(
-      'run-asks',
-      [
-        'run',
-        '--bundle',
-        BUNDLE,
-        '--agent',
-        'intake-facilitator',
-        '--project',
-        dir,
-        '--scenario',
-        scenario,
-        'save it',
-      ],
-      { cwd: dir },
-    );
+    tmux.start('run-asks', facilitatorArgs('run', dir, '--scenario', scenario, 'save it'), { cwd: dir });
     const text = await tmux.waitFor('run-asks', /Allow\? \[y\]es \/ \[n\]o \(reason\) ›/);
     expect(text).toMatch(
       /\? approval needed: save_output .*\n\s+file_path: \{output_folder\}\/note\.md\n\s+content: # Note\n\s+Allow\?/,
@@ -153,23 +126,9 @@ describe('one approval rule for run and chat', () => {
     const dir = await folder('run-declines');
     const scenario = path.join(dir, 'save.yaml');
     await writeFile(scenario, SAVE_SCENARIO);
-    tmux.start(
-      'run-declines',
-      [
-        'run',
-        '--bundle',
-        BUNDLE,
-        '--agent',
-        'intake-facilitator',
-        '--project',
-        dir,
-        '--scenario',
-        scenario,
-        '--json',
-        'save it',
-      ],
-      { cwd: dir },
-    );
+    tmux.start('run-declines', facilitatorArgs('run', dir, '--scenario', scenario, '--json', 'save it'), {
+      cwd: dir,
+    });
     await tmux.waitFor('run-declines', /Allow\?/);
     tmux.type('run-declines', 'n not today');
     const text = await tmux.waitFor('run-declines', /\[exit 0\]/);
@@ -181,21 +140,10 @@ describe('one approval rule for run and chat', () => {
     const dir = await folder('chat-yes');
     const scenario = path.join(dir, 'save.yaml');
     await writeFile(scenario, SAVE_SCENARIO);
-    const result = await runCli(
-      [
-        'chat',
-        '--bundle',
-        BUNDLE,
-        '--agent',
-        'intake-facilitator',
-        '--project',
-        dir,
-        '--scenario',
-        scenario,
-        '--yes',
-      ],
-      { cwd: dir, input: 'save it\n/exit\n' },
-    );
+    const result = await runCli(facilitatorArgs('chat', dir, '--scenario', scenario, '--yes'), {
+      cwd: dir,
+      input: 'save it\n/exit\n',
+    });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).not.toMatch(/Allow\?/);
     expect(result.stdout).toContain('Done: the note is handled.');
