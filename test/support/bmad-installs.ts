@@ -1,9 +1,10 @@
 import { execFile } from 'node:child_process';
-import { cp, mkdir, mkdtemp, readFile, realpath, rename, rm, rmdir, stat } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, realpath, rename, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { repoRoot } from './build-dist.js';
+import { withLock } from './folder-lock.js';
 
 /**
  * The BMAD releases the tests install, each pinned in package.json's devDependencies (6.0 under an
@@ -21,30 +22,6 @@ export const BMAD_TEST_USER = 'Tess';
 
 async function exists(p: string): Promise<boolean> {
   return (await stat(p).catch(() => undefined)) !== undefined;
-}
-
-/** One caller at a time across vitest workers: a lock folder, taken over when older than 2 minutes. */
-async function withLock<T>(lock: string, run: () => Promise<T>): Promise<T> {
-  const started = Date.now();
-  for (;;) {
-    try {
-      await mkdir(lock);
-      break;
-    } catch {
-      const age = await stat(lock).then(
-        (s) => Date.now() - s.mtimeMs,
-        () => 0,
-      );
-      if (age > 120_000) await rmdir(lock).catch(() => {});
-      if (Date.now() - started > 180_000) throw new Error(`waited 3 minutes for ${lock}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-  try {
-    return await run();
-  } finally {
-    await rmdir(lock).catch(() => {});
-  }
 }
 
 /**

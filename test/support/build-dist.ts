@@ -1,8 +1,9 @@
 import { execFile } from 'node:child_process';
-import { mkdir, readdir, readFile, rmdir, stat, writeFile } from 'node:fs/promises';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { withLock } from './folder-lock.js';
 
 /** The repository root. */
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -17,23 +18,7 @@ export const cliPath = path.join(repoRoot, 'dist', 'cli', 'main.js');
  */
 export async function buildDist(): Promise<void> {
   const lock = path.join(repoRoot, 'dist.build-lock');
-  const started = Date.now();
-  for (;;) {
-    try {
-      await mkdir(lock);
-      break;
-    } catch {
-      // A lock older than two minutes belongs to a build that died.
-      const age = await stat(lock).then(
-        (s) => Date.now() - s.mtimeMs,
-        () => 0,
-      );
-      if (age > 120_000) await rmdir(lock).catch(() => {});
-      if (Date.now() - started > 180_000) throw new Error(`waited 3 minutes for ${lock}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-  try {
+  await withLock(lock, async () => {
     const stamp = path.join(repoRoot, 'dist', '.build-started');
     // A build made outside the tests (`npm run build`, as .ci/run does first) counts too: rebuilding
     // it here would rewrite dist/ while other test files' child processes import from it.
@@ -49,9 +34,7 @@ export async function buildDist(): Promise<void> {
     );
     await stat(cliPath);
     await writeFile(stamp, String(startedBuild));
-  } finally {
-    await rmdir(lock).catch(() => {});
-  }
+  });
 }
 
 /** The latest modification time of the sources a build reads. */
