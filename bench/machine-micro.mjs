@@ -29,6 +29,7 @@ async function agentSession() {
     tools: [lookup],
     stream: false,
     loopControlTools: false,
+    planning: false,
     contextWindow: false,
   });
   await agent.send('u');

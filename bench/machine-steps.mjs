@@ -26,6 +26,7 @@ const agent = m.createAgent({
   tools: [lookup],
   stream: false,
   loopControlTools: false,
+  planning: false,
   contextWindow: false,
   inspect: a.inspect,
 });

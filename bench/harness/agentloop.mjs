@@ -25,6 +25,8 @@ export async function createHarness({ baseURL, stream, fetch, onToolStart }) {
     tools: [tool],
     stream,
     loopControlTools: false,
+    // update_plan (on by default) would add its schema to every request: the other harnesses send one tool.
+    planning: false,
     contextWindow: false,
   };
   return {
