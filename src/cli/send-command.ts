@@ -1,10 +1,9 @@
 import { createRedactor } from '../events/redact.js';
 import { createSessionClient, type SessionView } from '../workers/session-client.js';
-import { parseFlags, UsageError } from './cli-args.js';
+import { parseFlags, positiveInteger, UsageError } from './cli-args.js';
 import type { CommandIo } from './command-io.js';
 import { openCliStore, STORE_FLAG_OPTIONS, STORE_USAGE } from './store-flag.js';
 import { terminalSafe } from './terminal-safe.js';
-import { positiveInteger } from './worker-command.js';
 
 /** Exit codes of `agentloop send` (besides 0, 1 and 2 for bad flags). */
 export const SEND_EXIT = { waitingApproval: 3, timeout: 4 } as const;

@@ -3,7 +3,7 @@ import { createRedactor } from '../events/redact.js';
 import { startWorker } from '../workers/session-worker.js';
 import { loadCliAgent, projectFolder, SKILLS_FLAG, SKILLS_USAGE } from './cli-agent.js';
 import { cliApprovalPolicy } from './cli-approvals.js';
-import { parseFlags, UsageError } from './cli-args.js';
+import { parseFlags, positiveInteger, UsageError } from './cli-args.js';
 import type { CommandIo } from './command-io.js';
 import { connectModel, MODEL_FLAG_OPTIONS, modelFlags, modelOptions } from './model-connection.js';
 import { openCliStore, STORE_FLAG_OPTIONS, STORE_USAGE } from './store-flag.js';
@@ -111,13 +111,4 @@ export async function runWorkerCommand(args: string[], io: CommandIo, signal?: A
   } finally {
     for (const close of closers.reverse()) await close().catch(() => {});
   }
-}
-
-/** A flag's positive integer value (`fallback` without the flag). */
-export function positiveInteger(text: string | undefined, flag: string, fallback: number): number {
-  if (text === undefined) return fallback;
-  const n = /^\d+$/.test(text.trim()) ? Number(text) : Number.NaN;
-  if (!Number.isSafeInteger(n) || n < 1)
-    throw new UsageError(`${flag} needs a whole number above 0, got "${text}"`);
-  return n;
 }

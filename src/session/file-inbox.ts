@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { type FSWatcher, watch } from 'node:fs';
-import { open, readdir, rm, stat } from 'node:fs/promises';
+import { open, readdir, rm, stat, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { createFileExclusive, fsyncDir, mkdirDurable } from './durable-write.js';
 import { isMissing, readIfExists } from './read-if-exists.js';
@@ -155,7 +155,11 @@ export class FileInbox {
   async #markPending(id: string): Promise<void> {
     const dir = path.join(this.#root, PENDING_DIR);
     await mkdirDurable(dir, this.#fsync);
-    await (await open(path.join(dir, id), 'a')).close();
+    const marker = path.join(dir, id);
+    await (await open(marker, 'a')).close();
+    // A marker that was there already is touched, so that watchers hear of the new item too.
+    const now = new Date();
+    await utimes(marker, now, now).catch(() => {});
   }
 
   async #markDone(dir: string, seq: number, fsync = this.#fsync): Promise<void> {
