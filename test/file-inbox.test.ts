@@ -148,6 +148,27 @@ describe('FileSessionStore inbox', () => {
     expect(errors[0]).toContain(`bad: Session "bad": ${path.join(inbox, '2.json')} is corrupt`);
   });
 
+  it('wakes a worker through fs.watch when an item is posted (no polling needed)', async () => {
+    const store = new FileSessionStore({ dir: path.join(work, 'watched'), fsync: false });
+    const server = await startScriptedServer({ scenario: { turns: [{ content: 'Woken.' }] } });
+    servers.push(server);
+    // Polls once a minute: only the watch can bring the session in time.
+    const worker = startWorker({
+      store,
+      agent: () => ({ baseURL: server.url, apiKey: 'k' }),
+      pollMs: 60_000,
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    const posted = Date.now();
+    await store.postInbox('w1', { kind: 'message', text: 'wake up' });
+    while ((await store.load('w1'))?.state !== 'Completed' && Date.now() - posted < 5_000)
+      await new Promise((r) => setTimeout(r, 20));
+    const stopped = worker.stop();
+    expect((await store.load('w1'))?.state).toBe('Completed');
+    expect(Date.now() - posted).toBeLessThan(5_000);
+    await stopped;
+  });
+
   it('two processes: an approval answered from both at once is taken once; a session is claimed by one of them', async () => {
     const dir = path.join(work, 'race');
     const store = new FileSessionStore({ dir, fsync: false });

@@ -156,10 +156,17 @@ export class FileInbox {
     const dir = path.join(this.#root, PENDING_DIR);
     await mkdirDurable(dir, this.#fsync);
     const marker = path.join(dir, id);
-    await (await open(marker, 'a')).close();
-    // A marker that was there already is touched, so that watchers hear of the new item too.
-    const now = new Date();
-    await utimes(marker, now, now).catch(() => {});
+    try {
+      await (await open(marker, 'wx')).close();
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      // A marker that was there already is touched, so that watchers hear of the new item too.
+      const now = new Date();
+      await utimes(marker, now, now).catch(() => {});
+      return;
+    }
+    // Durable, or a power loss could leave open items that no worker looks for.
+    if (this.#fsync) await fsyncDir(dir);
   }
 
   async #markDone(dir: string, seq: number, fsync = this.#fsync): Promise<void> {
