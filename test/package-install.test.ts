@@ -161,13 +161,31 @@ describe('the packed package', { timeout: 180_000 }, () => {
     expect(top.code, explain(top)).toBe(0);
     const commands = [...new Set([...top.stdout.matchAll(/^ {2}agentloop ([a-z]+)/gm)].map((m) => m[1]!))];
     expect(commands).toEqual(
-      expect.arrayContaining(['demo', 'run', 'chat', 'sessions', 'validate', 'inspect']),
+      expect.arrayContaining(['demo', 'run', 'chat', 'sessions', 'validate', 'inspect', 'worker', 'send']),
     );
     for (const command of commands.filter((c) => c !== 'help')) {
       const help = await run('npx', ['--no', '--', 'agentloop', command, '--help'], app);
       expect(help.code, `${command} --help: ${explain(help)}`).toBe(0);
       expect(help.stdout, `${command} --help printed no usage`).toContain('agentloop');
     }
+  });
+
+  it('says how to install pg when --store is a postgres:// URL without it (pg is an optional peer)', async () => {
+    const url = 'postgres://app:pw-no-pg-5@127.0.0.1:1/app';
+    const send = await run(
+      'npx',
+      ['--no', '--', 'agentloop', 'send', '--store', url, '--session', 's1', 'hi'],
+      app,
+    );
+    expect(send.code, explain(send)).toBe(1);
+    expect(send.stderr).toContain('npm install pg');
+    expect(send.stderr).toContain('postgres://app:***@127.0.0.1:1/app');
+    expect(send.stderr).not.toContain('pw-no-pg-5');
+    // One line of ours (npx may add its own warnings about the user's npm config).
+    const ours = send.stderr.split('\n').filter((line) => line && !line.startsWith('npm warn'));
+    expect(ours, explain(send)).toEqual([
+      'agentloop send: --store postgres://app:***@127.0.0.1:1/app: PostgresSessionStore needs the `pg` package (8.x): npm install pg',
+    ]);
   });
 
   it('runs an ESM consumer against the scripted server from agentloop/testing', async () => {

@@ -1,3 +1,6 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { FileSessionStore } from '../src/session/file-session-store.js';
@@ -49,6 +52,14 @@ function countingTools(runs: Map<string, number>) {
 
 const stores: [string, () => Promise<SessionStore>][] = [
   ['MemorySessionStore', async () => new MemorySessionStore()],
+  [
+    'FileSessionStore',
+    async () => {
+      const dir = await mkdtemp(path.join(tmpdir(), 'agentloop-workers-'));
+      cleanups.push(() => rm(dir, { recursive: true, force: true }));
+      return new FileSessionStore({ dir, fsync: false });
+    },
+  ],
   [
     'PostgresSessionStore',
     async () => {
@@ -152,9 +163,20 @@ describe.each(stores)('workers and inboxes on %s', (_name, makeStore) => {
 
 describe('createSessionClient', () => {
   it('refuses a store without inboxes, saying which stores have them', () => {
-    const store = new FileSessionStore({ dir: '/nonexistent/agentloop-sessions' });
-    expect(() => createSessionClient({ store })).toThrow(/PostgresSessionStore, or a MemorySessionStore/);
-    expect(() => startWorker({ store, agent: () => ({}) })).toThrow(/the file store has no inbox yet/);
+    // A store of one's own that implements only the SessionStore interface.
+    const memory = new MemorySessionStore();
+    const store: SessionStore = {
+      save: (input, options) => memory.save(input, options),
+      load: (id) => memory.load(id),
+      list: () => memory.list(),
+      delete: (id) => memory.delete(id),
+      appendTranscript: (id, entries, options) => memory.appendTranscript(id, entries, options),
+      readTranscript: (id) => memory.readTranscript(id),
+    };
+    const stores =
+      /PostgresSessionStore, a FileSessionStore for processes on one machine, or a MemorySessionStore/;
+    expect(() => createSessionClient({ store })).toThrow(stores);
+    expect(() => startWorker({ store, agent: () => ({}) })).toThrow(stores);
   });
 
   it('waitFor names the state it saw when it gives up', async () => {

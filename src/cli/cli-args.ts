@@ -38,3 +38,12 @@ export function usageErrorOf(error: unknown): UsageError | undefined {
       return new UsageError(message.split('.')[0] ?? message);
   }
 }
+
+/** A flag's positive integer value (`fallback` without the flag). */
+export function positiveInteger(text: string | undefined, flag: string, fallback: number): number {
+  if (text === undefined) return fallback;
+  const n = /^\d+$/.test(text.trim()) ? Number(text) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < 1)
+    throw new UsageError(`${flag} needs a whole number above 0, got "${text}"`);
+  return n;
+}

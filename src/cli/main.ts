@@ -9,9 +9,11 @@ import type { CommandIo } from './command-io.js';
 import { packageRoot, runDemoCommand } from './demo-command.js';
 import { runInspectCommand } from './inspect-command.js';
 import { runRunCommand } from './run-command.js';
+import { runSendCommand } from './send-command.js';
 import { runSessionsCommand } from './sessions-command.js';
 import { terminalSafe } from './terminal-safe.js';
 import { runValidateCommand } from './validate-command.js';
+import { runWorkerCommand } from './worker-command.js';
 
 const HELP = `agentloop: run tool-using LLM agents
 
@@ -27,6 +29,10 @@ Usage:
   agentloop validate <root> [--json]     check a bundle or an installed BMAD tree
   agentloop inspect [--inspector-port <port>] [--dir <dir>]
                                          the inspector page for sessions saved on disk
+  agentloop worker --store <url-or-dir> --bundle <root> --agent <id> [--concurrency <n>]
+                                         carry the sessions of a store (PostgreSQL or a folder); start several
+  agentloop send --store <url-or-dir> --session <id> "<message>" [--wait]
+                                         post to a session's inbox (also --approve/--reject <call>, --interrupt)
   agentloop help [<command>]             this text, or a command's options (also: <command> --help)
   agentloop --version                    the installed version
 
@@ -51,6 +57,8 @@ const COMMANDS: Record<string, Command> = {
   sessions: runSessionsCommand,
   validate: runValidateCommand,
   inspect: runInspectCommand,
+  worker: (args, io) => runWorkerCommand(args, io),
+  send: runSendCommand,
 };
 
 /** The version in the package's package.json. */

@@ -38,8 +38,13 @@ import { SessionQueue } from './session-queue.js';
 export type { PgPool, PgPoolClient, PgQueryable, PgResult } from './pg-types.js';
 export { SCHEMA_VERSION } from './schema-migrations.js';
 
-/** Where the store connects: a connection string (the store makes and ends its pool) or your `pg.Pool`. */
-export type PostgresConnection = { connectionString: string; max?: number } | { pool: PgPool };
+/**
+ * Where the store connects: a connection string (the store makes and ends its pool; `max` connections,
+ * `connectionTimeoutMillis` to give up on an unreachable server, default: wait) or your `pg.Pool`.
+ */
+export type PostgresConnection =
+  | { connectionString: string; max?: number; connectionTimeoutMillis?: number }
+  | { pool: PgPool };
 
 /** Options of {@link PostgresSessionStore}. */
 export interface PostgresSessionStoreOptions {
@@ -329,15 +334,19 @@ export class PostgresSessionStore implements SessionStore, SessionOwnership, Ses
   #db(): Promise<PgPool> {
     this.#pool ??= (async () => {
       if ('pool' in this.#connection) return this.#connection.pool;
-      const { connectionString, max } = this.#connection;
-      return createPool(connectionString, max);
+      const { connectionString, max, connectionTimeoutMillis } = this.#connection;
+      return createPool(connectionString, max, connectionTimeoutMillis);
     })();
     return this.#pool;
   }
 }
 
 /** A `pg.Pool` for the connection string; says how to install `pg` when it is missing. */
-async function createPool(connectionString: string, max = 10): Promise<PgPool> {
+async function createPool(
+  connectionString: string,
+  max = 10,
+  connectionTimeoutMillis?: number,
+): Promise<PgPool> {
   let pg: { default?: { Pool: new (options: object) => PgPool }; Pool?: new (options: object) => PgPool };
   try {
     pg = (await import('pg')) as typeof pg;
@@ -346,7 +355,11 @@ async function createPool(connectionString: string, max = 10): Promise<PgPool> {
   }
   const Pool = pg.default?.Pool ?? pg.Pool;
   if (!Pool) throw new Error('PostgresSessionStore: the installed `pg` package has no Pool');
-  const pool = new Pool({ connectionString, max });
+  const pool = new Pool({
+    connectionString,
+    max,
+    ...(connectionTimeoutMillis ? { connectionTimeoutMillis } : {}),
+  });
   // An idle connection that breaks (a restarted server) is replaced by the pool: not a crash.
   (pool as unknown as { on(event: 'error', listener: () => void): void }).on('error', () => {});
   return pool;

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { type FileHandle, mkdir, open, readdir, rename, rm } from 'node:fs/promises';
+import { type FileHandle, link, mkdir, open, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 
 const noop = () => {};
@@ -63,4 +63,32 @@ export async function fsyncDir(dir: string): Promise<void> {
   } finally {
     await handle?.close();
   }
+}
+
+/**
+ * Creates `file` with `data` unless it exists (then false): written to a temp file and flushed first,
+ * then hard-linked to its name, so that of two processes creating one name at once exactly one
+ * succeeds and no reader ever sees it half written. With `fsync` the folder is flushed too.
+ */
+export async function createFileExclusive(file: string, data: string, fsync: boolean): Promise<boolean> {
+  const temp = `${file}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(temp, 'wx');
+    await handle.writeFile(data);
+    if (fsync) await handle.sync();
+    await handle.close();
+    handle = undefined;
+    try {
+      await link(temp, file);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw error;
+    }
+  } finally {
+    await handle?.close().catch(noop);
+    await rm(temp, { force: true }).catch(noop);
+  }
+  if (fsync) await fsyncDir(path.dirname(file));
+  return true;
 }

@@ -2,8 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { mkdirDurable, removeAtomicWriteLeftovers, writeFileAtomic } from './durable-write.js';
-import { LEASE_FILE, LeaseFile } from './lease-file.js';
+import { FileInbox } from './file-inbox.js';
+import { isLive, LEASE_FILE, LeaseFile } from './lease-file.js';
 import { isMissing, readIfExists } from './read-if-exists.js';
+import type { InboxInput, InboxItem, SessionInboxStore } from './session-inbox.js';
 import type { LeaseRequest, SessionLease, SessionOwnership, WriteOptions } from './session-lease.js';
 import {
   assertValidSessionId,
@@ -32,6 +34,7 @@ import {
 import type { TranscriptEntryInput } from './transcript.js';
 import { readTranscriptFile, TRANSCRIPT_FILE, TranscriptAppender } from './transcript-file.js';
 
+export { INBOX_DIR, PENDING_DIR } from './file-inbox.js';
 export { LEASE_FILE } from './lease-file.js';
 export { SNAPSHOT_FILE, SNAPSHOT_FORMAT_VERSION } from './snapshot-file.js';
 export { TRANSCRIPT_FILE } from './transcript-file.js';
@@ -94,21 +97,25 @@ const noop = () => {};
  * `snapshot.json` (replaced atomically: temp file, fsync, rename) and `transcript.jsonl`
  * (append-only). Writes for one session are queued in call order; appends that pile up while a
  * write runs go out together in one write. One owner writes a given session at a time: `lease.json`
- * (the lock file) says who, and writes that carry a lease taken over since are refused.
+ * (the lock file) says who, and writes that carry a lease taken over since are refused. Inboxes
+ * (`inbox/`, see {@link FileInbox}) let workers and clients in several processes of one machine share
+ * the sessions.
  */
-export class FileSessionStore implements SessionStore, SessionOwnership {
+export class FileSessionStore implements SessionStore, SessionOwnership, SessionInboxStore {
   /** The sessions folder. */
   readonly dir: string;
   private readonly fsync: boolean;
   private readonly now: () => Date;
   private readonly saveClock: () => Date;
   private readonly lanes = new Map<string, Lane>();
+  private readonly inbox: FileInbox;
 
   constructor(options: FileSessionStoreOptions = {}) {
     this.dir = resolveSessionsDir(options);
     this.fsync = options.fsync ?? true;
     this.now = options.now ?? (() => new Date());
     this.saveClock = monotonicClock(this.now);
+    this.inbox = new FileInbox(this.dir, this.fsync);
   }
 
   /** The folder of one session. */
@@ -232,6 +239,60 @@ export class FileSessionStore implements SessionStore, SessionOwnership {
   async releaseLease(lease: SessionLease): Promise<void> {
     const lane = this.lane(lease.sessionId);
     return this.enqueue(lane, () => lane.lease.release(lease));
+  }
+
+  async postInbox(id: string, input: InboxInput): Promise<InboxItem | undefined> {
+    assertValidSessionId(id);
+    return this.inbox.post(id, input, this.now());
+  }
+
+  async readInbox(id: string): Promise<InboxItem[]> {
+    assertValidSessionId(id);
+    return this.inbox.read(id);
+  }
+
+  async completeInbox(id: string, seqs: readonly number[], options: WriteOptions = {}): Promise<void> {
+    assertValidSessionId(id);
+    const lane = this.lane(id);
+    return this.enqueue(lane, async () => {
+      await lane.lease.check(options);
+      await this.inbox.complete(id, seqs);
+    });
+  }
+
+  /** Takes sessions with open items whose lease is free; of two processes claiming one session, one gets it. */
+  async claimSessions(request: LeaseRequest & { limit: number }): Promise<SessionLease[]> {
+    const claimed: SessionLease[] = [];
+    let failure: unknown;
+    for (const id of await this.inbox.pendingSessions()) {
+      if (claimed.length >= request.limit) break;
+      if (!isValidSessionId(id)) continue;
+      const lane = this.lane(id);
+      const lease = await this.enqueue(lane, async () => {
+        const current = await lane.lease.read();
+        if (current && isLive(current)) return undefined;
+        if (!(await this.inbox.hasWork(id))) {
+          await this.inbox.settlePending(id);
+          return undefined;
+        }
+        return lane.lease.acquire(request, { ifFree: true }).catch((error: unknown) => {
+          if ((error as { code?: unknown }).code === 'in_use') return undefined;
+          throw error;
+        });
+      }).catch((error: unknown) => {
+        failure ??= error;
+        return undefined;
+      });
+      if (lease) claimed.push(lease);
+    }
+    // One session that cannot be read does not keep the others from being claimed.
+    if (claimed.length === 0 && failure !== undefined) throw failure;
+    return claimed;
+  }
+
+  /** Wakes `listener` when a session gets inbox items (fs.watch; workers poll as well). */
+  watchInbox(listener: () => void): Promise<() => void> {
+    return this.inbox.watch(listener);
   }
 
   private file(id: string, name: string): string {

@@ -1,5 +1,7 @@
+import { readdir, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { mkdirDurable, writeFileAtomic } from './durable-write.js';
+import path from 'node:path';
+import { createFileExclusive, mkdirDurable, writeFileAtomic } from './durable-write.js';
 import { readIfExists } from './read-if-exists.js';
 import {
   type LeaseRequest,
@@ -44,26 +46,88 @@ export class LeaseFile {
     }
   }
 
-  async acquire(request: LeaseRequest): Promise<SessionLease> {
-    const current = await this.read();
-    if (current && current.owner !== request.owner && isLive(current))
-      throw sessionInUseError(this.#id, current);
-    const lease: SessionLease = {
-      sessionId: this.#id,
-      owner: request.owner,
-      pid: process.pid,
-      host: hostname(),
-      token: (current?.token ?? 0) + 1,
-      expiresAt: Date.now() + request.leaseMs,
-    };
+  /**
+   * Takes the session for `request.owner`: refused with `in_use` while another owner (with `ifFree`:
+   * any owner) holds a live lease. The next token is reserved first by creating `lease.json.<token>.claim`
+   * exclusively, so that of two processes taking the session at once exactly one gets it.
+   */
+  async acquire(request: LeaseRequest, options: { ifFree?: boolean } = {}): Promise<SessionLease> {
     await mkdirDurable(this.#dir, this.#fsync);
-    await writeFileAtomic(this.#file, JSON.stringify(lease), this.#fsync);
-    // Two processes may both have found the lease free: the last rename wins, the other backs off.
-    const written = await this.read();
-    if (written?.owner !== lease.owner || written.token !== lease.token) {
-      throw sessionInUseError(this.#id, written ?? lease);
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const current = await this.read();
+      if (current && isLive(current) && (options.ifFree || current.owner !== request.owner))
+        throw sessionInUseError(this.#id, current);
+      const token = await this.#reserve((current?.token ?? 0) + 1);
+      if (token === undefined) continue;
+      const lease: SessionLease = {
+        sessionId: this.#id,
+        owner: request.owner,
+        pid: process.pid,
+        host: hostname(),
+        token,
+        expiresAt: Date.now() + request.leaseMs,
+      };
+      try {
+        await writeFileAtomic(this.#file, JSON.stringify(lease), this.#fsync);
+      } catch (error) {
+        await rm(this.#claimFile(token), { force: true }).catch(() => {});
+        throw error;
+      }
+      // A reservation given up as abandoned by another process (a pause of ten seconds) shows here.
+      const written = await this.read();
+      if (written?.owner !== lease.owner || written.token !== lease.token) {
+        throw sessionInUseError(this.#id, written ?? lease);
+      }
+      await this.#sweepClaims(token);
+      return lease;
     }
-    return lease;
+    throw sessionInUseError(this.#id, { pid: 0, host: hostname(), expiresAt: Date.now() });
+  }
+
+  /**
+   * Reserves `token`, or the first one above it whose reservation was abandoned (its process gone, or
+   * older than {@link RESERVATION_MS}). Throws `in_use` while another process's reservation is under
+   * way; undefined when the lease moved on meanwhile (read it again).
+   */
+  async #reserve(first: number): Promise<number | undefined> {
+    for (let token = first; token < first + MAX_ATTEMPTS; token++) {
+      const claim = JSON.stringify({ pid: process.pid, host: hostname(), at: Date.now() });
+      if (await createFileExclusive(this.#claimFile(token), claim, false)) return token;
+      const other = await this.#readClaim(token);
+      if (other && !abandoned(other))
+        throw sessionInUseError(this.#id, { ...other, expiresAt: other.at + RESERVATION_MS });
+      const now = await this.read();
+      if (now && now.token >= token) return undefined;
+    }
+    return undefined;
+  }
+
+  #claimFile(token: number): string {
+    return `${this.#file}.${token}.claim`;
+  }
+
+  async #readClaim(token: number): Promise<Claim | undefined> {
+    const text = await readIfExists(this.#claimFile(token), 'utf8').catch(() => undefined);
+    try {
+      const claim = JSON.parse(text ?? '') as Claim;
+      const ok =
+        Number.isSafeInteger(claim.pid) && typeof claim.host === 'string' && Number.isFinite(claim.at);
+      return ok ? claim : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Removes the reservations of tokens below `token` (their leases were written or given up). */
+  async #sweepClaims(token: number): Promise<void> {
+    const prefix = `${path.basename(this.#file)}.`;
+    const names = await readdir(this.#dir).catch(() => [] as string[]);
+    const old = names.filter((name) => {
+      const n =
+        name.startsWith(prefix) && name.endsWith('.claim') ? Number(name.slice(prefix.length, -6)) : NaN;
+      return Number.isSafeInteger(n) && n < token;
+    });
+    await Promise.all(old.map((name) => rm(path.join(this.#dir, name), { force: true }).catch(() => {})));
   }
 
   async renew(lease: SessionLease, leaseMs: number): Promise<SessionLease> {
@@ -90,8 +154,26 @@ export class LeaseFile {
   }
 }
 
+/** A token reservation: who is writing the lease of that token, since when. */
+interface Claim {
+  pid: number;
+  host: string;
+  at: number;
+}
+
+/** Tokens tried (and lease reads repeated) before an acquisition gives up as `in_use`. */
+const MAX_ATTEMPTS = 50;
+
+/** How long a live process's reservation may wait for its lease write before others count it abandoned. */
+const RESERVATION_MS = 10_000;
+
+function abandoned(claim: Claim): boolean {
+  if (claim.at + RESERVATION_MS <= Date.now()) return true;
+  return claim.host === hostname() && claim.pid !== process.pid && !processAlive(claim.pid);
+}
+
 /** A lease that still binds: not lapsed, and not held by a process of this host that is gone. */
-function isLive(lease: SessionLease): boolean {
+export function isLive(lease: SessionLease): boolean {
   if (lease.expiresAt <= Date.now()) return false;
   if (lease.host === hostname() && lease.pid !== process.pid && !processAlive(lease.pid)) return false;
   return true;

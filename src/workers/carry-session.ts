@@ -25,9 +25,10 @@ export interface CarryOptions {
  * Carries one claimed session: restores it (today's restore rules; a turn cut off by a crash is
  * resumed), applies its inbox in order until it is empty, and completes each item once its effect
  * rested and was saved. Items the transcript says were applied (a crash before their completion) are
- * completed without applying them again. The lease is released when the agent stops.
+ * completed without applying them again. The lease is released when the agent stops. Resolves with
+ * the state the session rests in.
  */
-export async function carrySession(options: CarryOptions): Promise<void> {
+export async function carrySession(options: CarryOptions): Promise<string> {
   const { store, lease } = options;
   const id = lease.sessionId;
   const record = await store.load(id);
@@ -57,6 +58,7 @@ export async function carrySession(options: CarryOptions): Promise<void> {
       }
       await store.completeInbox(id, done, { lease });
     }
+    return agent.state;
   } finally {
     agent.stop();
   }

@@ -4,7 +4,7 @@ import { type SessionView, sessionView } from './session-view.js';
 
 export type { SessionView } from './session-view.js';
 
-/** What a client talks to: a store that holds inboxes (the memory and Postgres stores). */
+/** What a client talks to: a store that holds inboxes (the file, memory and Postgres stores). */
 export type InboxSessionStore = SessionStore & SessionInboxStore;
 
 /** Posts inputs to sessions' inboxes and reads their state; workers apply the inputs (docs/scale-out.md). */
@@ -39,7 +39,7 @@ export function createSessionClient(options: { store: SessionStore; pollMs?: num
   const store = options.store;
   if (!hasInbox(store)) {
     throw new Error(
-      'createSessionClient: this store holds no inboxes (use a PostgresSessionStore, or a MemorySessionStore in one process; the file store has none yet)',
+      'createSessionClient: this store holds no inboxes (use a PostgresSessionStore, a FileSessionStore for processes on one machine, or a MemorySessionStore in one process)',
     );
   }
   const pollMs = options.pollMs ?? 50;

@@ -17,6 +17,10 @@ export interface WorkerOptions {
   leaseMs?: number;
   /** How often to look for work when no wakeup came (default 500 ms), and for interrupts during a turn. */
   pollMs?: number;
+  /** Hears when the worker takes a session and when it lets it go (with the state it rests in). */
+  onSession?: (
+    event: { sessionId: string; phase: 'claimed' } | { sessionId: string; phase: 'released'; state: string },
+  ) => void;
   /** Hears what went wrong with one session (the worker goes on with the others). Default: stderr. */
   onError?: (error: unknown, sessionId: string) => void;
 }
@@ -39,7 +43,7 @@ export function startWorker(options: WorkerOptions): Worker {
   const store = options.store;
   if (!hasInbox(store) || !hasOwnership(store)) {
     throw new Error(
-      'startWorker: this store has no inboxes or leases (use a PostgresSessionStore, or a MemorySessionStore in one process; the file store has no inbox yet)',
+      'startWorker: this store has no inboxes or leases (use a PostgresSessionStore, a FileSessionStore for processes on one machine, or a MemorySessionStore in one process)',
     );
   }
   const concurrency = options.concurrency ?? 4;
@@ -67,6 +71,7 @@ export function startWorker(options: WorkerOptions): Worker {
           onError(error, '(claim)');
         }
         for (const lease of leases) {
+          options.onSession?.({ sessionId: lease.sessionId, phase: 'claimed' });
           const run = carrySession({
             store,
             lease,
@@ -75,6 +80,7 @@ export function startWorker(options: WorkerOptions): Worker {
             agent: options.agent,
             stopping: () => stopping,
           })
+            .then((state) => options.onSession?.({ sessionId: lease.sessionId, phase: 'released', state }))
             .catch((error: unknown) => onError(error, lease.sessionId))
             .finally(() => {
               carried.delete(lease.sessionId);
