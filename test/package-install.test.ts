@@ -108,13 +108,15 @@ describe('the packed package', { timeout: 180_000 }, () => {
     );
   });
 
-  it('installs without the optional Stately bridge and without @types/node', () => {
+  it('installs without the optional Stately bridge, the MCP SDK and @types/node', () => {
     const installed = (name: string) => existsSync(path.join(app, 'node_modules', name, 'package.json'));
     expect(installed('agentloop')).toBe(true);
     expect(installed('gpt-tokenizer')).toBe(true);
     expect(installed('zod')).toBe(true);
     expect(installed('@statelyai/inspect')).toBe(false);
     expect(installed('superjson')).toBe(false);
+    expect(installed('@modelcontextprotocol/sdk')).toBe(false);
+    expect(installed('express')).toBe(false);
     expect(installed('@types/node')).toBe(false);
   });
 
@@ -188,6 +190,19 @@ describe('the packed package', { timeout: 180_000 }, () => {
     ]);
   });
 
+  it('says how to install the MCP SDK when an agent has MCP servers without it (an optional peer)', async () => {
+    await writeFile(path.join(app, 'mcp.mjs'), MCP_WITHOUT_SDK);
+    const r = await run(process.execPath, ['mcp.mjs'], app, 60_000);
+    expect(r.code, explain(r)).toBe(0);
+    const report = JSON.parse(r.stdout) as { answer: string; servers: unknown; errors: string[] };
+    // The agent still answers; the server is failed with the reason, reported once as an error event.
+    expect(report.answer).toBe('Fine without notes.');
+    expect(report.servers).toMatchObject([{ name: 'notes', state: 'failed' }]);
+    expect(report.errors).toEqual([
+      'MCP server "notes" failed to start: MCP servers need the optional dependency @modelcontextprotocol/sdk: npm install @modelcontextprotocol/sdk',
+    ]);
+  });
+
   it('runs an ESM consumer against the scripted server from agentloop/testing', async () => {
     await writeFile(path.join(app, 'esm.mjs'), ESM_CONSUMER);
     const esm = await run(process.execPath, ['esm.mjs'], app);
@@ -239,6 +254,28 @@ describe('the packed package', { timeout: 180_000 }, () => {
     expect(listed.stdout).not.toContain('@types/node');
   });
 });
+
+const MCP_WITHOUT_SDK = `
+import { createAgent } from 'agentloop';
+import { startScriptedServer } from 'agentloop/testing';
+
+const server = await startScriptedServer({ scenario: { turns: [{ content: 'Fine without notes.' }] } });
+try {
+  const agent = createAgent({
+    baseURL: server.url, apiKey: 'test', model: 'gpt-4o', loopControlTools: false,
+    mcpServers: { notes: { command: process.execPath, args: ['-e', ''] } },
+  });
+  const errors = [];
+  agent.on('error', (e) => errors.push(e.message));
+  await agent.ready();
+  const result = await agent.send('Anything in my notes?');
+  const servers = agent.mcpServers;
+  await agent.close();
+  console.log(JSON.stringify({ answer: result.response, servers, errors }));
+} finally {
+  await server.close();
+}
+`;
 
 const ESM_CONSUMER = `
 import { createRequire } from 'node:module';

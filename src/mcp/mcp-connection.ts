@@ -1,12 +1,10 @@
 import { createRequire } from 'node:module';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { DEFAULTS } from '../defaults.js';
 import { isHttpServer, type McpServerConfig } from './mcp-config.js';
 import { mcpResultText } from './mcp-result.js';
+import { loadMcpSdk, mcpSdk } from './mcp-sdk.js';
 import { type McpToolDefinition, toolDefinitions } from './mcp-tool.js';
 
 /** Where a server stands: starting, ready, down (it stopped; started again on next use), failed, closed. */
@@ -93,6 +91,15 @@ export class McpServerConnection {
   async #connect(): Promise<void> {
     if (this.#state === 'closed') throw new Error(`MCP server "${this.name}" is closed`);
     this.#state = 'starting';
+    let sdk: Awaited<ReturnType<typeof loadMcpSdk>>;
+    try {
+      sdk = await loadMcpSdk();
+    } catch (error) {
+      if ((this.#state as McpServerState) !== 'closed') this.#state = 'failed';
+      this.#failed();
+      throw new Error(`MCP server "${this.name}" failed to start: ${text(error)}`);
+    }
+    const { Client, ToolListChangedNotificationSchema } = sdk;
     const transport = this.#makeTransport();
     const client = new Client({ name: 'agentloop', version }, { capabilities: {} });
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
@@ -130,6 +137,7 @@ export class McpServerConnection {
   }
 
   #makeTransport(): Transport {
+    const { StdioClientTransport, StreamableHTTPClientTransport } = mcpSdk();
     const config = this.config;
     if (isHttpServer(config)) {
       return new StreamableHTTPClientTransport(new URL(config.url), {
@@ -220,6 +228,7 @@ export class McpServerConnection {
       })) as Parameters<typeof mcpResultText>[0];
     } catch (error) {
       if (signal.aborted) throw signal.reason ?? error;
+      const { McpError, ErrorCode } = mcpSdk();
       const closed = error instanceof McpError && error.code === ErrorCode.ConnectionClosed;
       if (closed || this.#client !== client) {
         if (this.#client === client) this.#markDown('its connection closed');
@@ -245,12 +254,14 @@ export class McpServerConnection {
     const transport = this.#transport;
     this.#client = undefined;
     this.#transport = undefined;
-    if (transport instanceof StreamableHTTPClientTransport) {
+    // A transport exists only once the SDK was loaded.
+    const sdk = transport ? mcpSdk() : undefined;
+    if (sdk && transport instanceof sdk.StreamableHTTPClientTransport) {
       await withTimeout(transport.terminateSession(), 2_000).catch(() => {});
     }
     // The SDK closes stdin and waits 2 s before SIGTERM; a server that has not exited half a second
     // after its stdin closed gets SIGTERM then (the MCP spec's shutdown, with a shorter wait).
-    const pid = transport instanceof StdioClientTransport ? transport.pid : null;
+    const pid = sdk && transport instanceof sdk.StdioClientTransport ? transport.pid : null;
     let closed = false;
     const closing = (client?.close() ?? Promise.resolve())
       .catch(() => {})

@@ -1,7 +1,7 @@
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { z } from 'zod';
 import { defineTool, type Tool } from '../tools/define-tool.js';
 import type { McpApproval } from './mcp-config.js';
+import { mcpSdk } from './mcp-sdk.js';
 import { mcpToolName } from './mcp-tool-name.js';
 
 /** A tool as an MCP server lists it (`tools/list`), read defensively. */
@@ -16,8 +16,6 @@ export interface McpToolDefinition {
 /** How a listed tool is run: the server connection's call. */
 export type McpCall = (tool: string, args: Record<string, unknown>, signal: AbortSignal) => Promise<string>;
 
-const validators = new AjvJsonSchemaValidator();
-
 /**
  * A server's tool as one of the agent's tools: named `<server>__<tool>`, the server's JSON Schema
  * sent as its parameters and checked (with the MCP SDK's Ajv validator) before any call goes out, so a
@@ -31,7 +29,8 @@ export function mcpTool(
   call: McpCall,
 ): Tool {
   const schema = objectSchema(definition.inputSchema);
-  const validate = validators.getValidator(schema);
+  // Tools are listed by a running server, so the SDK is loaded.
+  const validate = mcpSdk().validators.getValidator(schema);
   const parameters = z.looseObject({}).superRefine((args, ctx) => {
     const verdict = validate(args);
     if (!verdict.valid) {
