@@ -175,15 +175,15 @@ describe.each([60, 200])('agentloop chat at %i columns', (columns) => {
       expect(greeting).toMatch(
         /^2\. \*intake-workflow - Run a requirements intake and save\n {3}the intake document$/m,
       );
-      expect(approval).toMatch(
-        /^ {4}file_path: \{output_folder\}\/intake-support-agents-lose-\n {15}\S+\.md$/m,
-      );
+      expect(approval).toMatch(/^ {4}file_path: docs\/requirements\/\S+\n {15}\S+\.md$/m);
       expect(saved).toMatch(
         /^ {2}Allow\? \[y\]es \/ \[n\]o \(reason\) \/ \[a\]lways for\n {2}save_output › y$/m,
       );
     }
-    // 3. Tool lines show the path a call writes, its variables filled, relative to the project.
+    // 3. Tool lines and the approval show the path a call writes, its variables filled, relative to
+    // the project: what is approved is the real target.
     expect(whole).not.toMatch(/…\/\{output_folder\}/);
+    expect(approval).not.toContain('{output_folder}');
     expect(whole).toMatch(/^✓ save_output \S*intake-sup\S*\.md \d+\.\ds → saved \(\d+ bytes\)$/m);
     // 4. A preview ends in one ellipsis: none twice in a row (`… …`) or within one word (`…/x/y…`).
     expect(rowsOf(whole).filter((row) => /…\s*…|…\S*…/.test(row))).toEqual([]);

@@ -91,7 +91,7 @@ describe('agentloop chat in a terminal', () => {
       await waitFor('flow', i < ANSWERS.length - 1 ? new RegExp(`Step ${i + 2} of 5`) : /wants to run/);
     }
     let text = await waitFor('flow', /Allow\? \[y\]es \/ \[n\]o \(reason\) \/ \[a\]lways for save_output ›/);
-    expect(text).toMatch(/file_path: \{output_folder\}\/intake-support-agents-lose-\d{4}-\d\d-\d\d\.md/);
+    expect(text).toMatch(/file_path: docs\/requirements\/intake-support-agents-lose-\d{4}-\d\d-\d\d\.md/);
     type('flow', 'n keep it as a draft for now');
     expect(await waitFor('flow', /I did not save it/)).toMatch(
       /⊘ save_output .* declined: keep it as a draft for now/,

@@ -1,6 +1,7 @@
 import type { Agent } from '../agent/agent.js';
 import type { ToolCallInfo } from '../machines/emitted-events.js';
 import type { ChatRenderer } from './chat-renderer.js';
+import { type PathView, shownPath } from './chat-tool-lines.js';
 import { displayWidth, preview } from './terminal-layout.js';
 import { terminalSafeValue } from './terminal-safe.js';
 
@@ -25,7 +26,11 @@ export async function askApproval(waiting: ToolCallInfo, host: ApprovalPromptHos
   const call = terminalSafeValue(agent.redactor.redactValue(waiting));
   r.pause();
   r.line(`${c.magenta('?')} ${c.bold(call.name)} wants to run:`);
-  for (const { key, text } of describeArgs(call.args, r.width - 4)) {
+  // Paths as the tool will use them (`{output_folder}/x.md` -> `docs/requirements/x.md`): what is approved is the real target.
+  for (const { key, text } of describeArgs(
+    shownPaths(call.args, (value) => r.shownPath(value)),
+    r.width - 4,
+  )) {
     if (key === undefined) r.hangingLine(`    ${text}`, 4);
     else r.hangingLine(`    ${key}: ${text}`, Math.min(4 + displayWidth(key) + 2, 24));
   }
@@ -57,6 +62,18 @@ export async function askApproval(waiting: ToolCallInfo, host: ApprovalPromptHos
     }
     r.line(c.dim('  Answer y, n (optionally with a reason, e.g. "n wrong folder") or a.'));
   }
+}
+
+/** The arguments with each string value that is a path shown as a user reads it (variables filled, relative to the project). */
+export function shownPaths(args: unknown, view: PathView | ((value: string) => string)): unknown {
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) return args;
+  const show = typeof view === 'function' ? view : (value: string) => shownPath(value, view);
+  return Object.fromEntries(
+    Object.entries(args as Record<string, unknown>).map(([key, value]) => [
+      key,
+      typeof value === 'string' ? show(value) : value,
+    ]),
+  );
 }
 
 /** Rows a value may take before it is shown as a preview. */

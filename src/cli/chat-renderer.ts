@@ -8,6 +8,7 @@ import {
   MAX_ARGUMENT_COLUMNS,
   mainArgumentText,
   type PathView,
+  shownPath,
   summarize,
 } from './chat-tool-lines.js';
 import { RESET_NOTE, retryNote } from './event-printer.js';
@@ -96,6 +97,11 @@ export class ChatRenderer {
       ...(this.#o.projectRoot ? { projectRoot: this.#o.projectRoot } : {}),
       ...(resolve ? { resolve } : {}),
     };
+  }
+
+  /** A value as a tool will use it: path variables filled and relative to the project (other values as they are). */
+  shownPath(value: string): string {
+    return shownPath(value, this.#paths);
   }
 
   /** The current session's redactor: events are redacted again once control characters are gone. */

@@ -43,6 +43,11 @@ export function showPath(value: string, view: PathView): string {
   return shown;
 }
 
+/** A value as the user should read it when it is a path (see `showPath`); other values as they are. */
+export function shownPath(value: string, view: PathView): string {
+  return looksLikePath(value) ? showPath(value, view) : value;
+}
+
 /** The argument that says what a call is about (`file_path`, `url`, `query`, ...), whole and on one line. */
 export function mainArgumentText(args: unknown, view: PathView): string {
   if (typeof args === 'string') return terminalSafe(args);

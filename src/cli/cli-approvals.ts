@@ -3,7 +3,8 @@ import type { Readable, Writable } from 'node:stream';
 import type { Agent } from '../agent/agent.js';
 import type { ToolCallInfo } from '../machines/emitted-events.js';
 import type { ApprovalPolicy } from '../tools/tool-call.js';
-import { describeArgs } from './chat-approval-prompt.js';
+import { describeArgs, shownPaths } from './chat-approval-prompt.js';
+import type { PathView } from './chat-tool-lines.js';
 import { terminalSafe, terminalSafeValue } from './terminal-safe.js';
 
 /**
@@ -28,6 +29,8 @@ export interface RunApprovalOptions {
   terminal?: { input: Readable; output: Writable } | undefined;
   /** The inspector page's address, when it answers approvals. */
   pageUrl?: string | undefined;
+  /** How paths are shown (a bundle agent's variables filled): what is approved is the real target. */
+  paths?: PathView;
 }
 
 /**
@@ -86,7 +89,8 @@ async function askOnTerminal(
   // Under the printer's `? approval needed: <name> <args>` line: the arguments one per line, in full.
   const call = terminalSafeValue(agent.redactor.redactValue(waiting));
   const columns = (terminal.output as { columns?: number }).columns ?? 100;
-  for (const { key, text } of describeArgs(call.args, columns - 4)) {
+  const args = options.paths ? shownPaths(call.args, options.paths) : call.args;
+  for (const { key, text } of describeArgs(args, columns - 4)) {
     options.note(`    ${key === undefined ? text : `${key}: ${text}`}\n`);
   }
   const rl = createInterface({ input: terminal.input, output: terminal.output, terminal: true });

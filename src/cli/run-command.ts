@@ -1,7 +1,7 @@
 import type { Readable, Writable } from 'node:stream';
 import { createAgent } from '../agent/agent.js';
 import { toAgentOptions } from '../agent/agent-options.js';
-import { loadCliAgent, SKILLS_FLAG, SKILLS_USAGE } from './cli-agent.js';
+import { loadCliAgent, projectFolder, SKILLS_FLAG, SKILLS_USAGE } from './cli-agent.js';
 import { answerRunApprovals, cliApprovalPolicy } from './cli-approvals.js';
 import { parseFlags, UsageError } from './cli-args.js';
 import type { CommandIo } from './command-io.js';
@@ -109,6 +109,9 @@ export async function runRunCommand(
       note: progress,
       terminal: terminal ? { input: streams.stdin, output: streams.stderr } : undefined,
       pageUrl: inspection.server?.url,
+      ...(cliAgent.pathVariables
+        ? { paths: { resolve: cliAgent.pathVariables, projectRoot: projectFolder(values.project) } }
+        : {}),
     });
     const result = await agent.send(cliAgent.menuChoice?.(message) ?? message).finally(stopAsking);
     await agent.close();
