@@ -161,6 +161,8 @@ export const tools = [defineTool({
     // The spinner: tool name, main argument, elapsed time.
     await waitFor('stop', /⠋|⠙|⠹|⠸|⠼|⠴|⠦|⠧|⠇|⠏/);
     await waitFor('stop', /crunch_numbers sales-2025\.csv \d+\.\ds/);
+    // Typed while the tool runs, no Enter yet: hidden now, finished at the next prompt.
+    tmux('send-keys', '-t', 'stop', '-l', '/contin');
     await new Promise((r) => setTimeout(r, 400));
     const pressed = Date.now();
     tmux('send-keys', '-t', 'stop', 'C-c');
@@ -171,8 +173,13 @@ export const tools = [defineTool({
       await readFile(path.join(project, '.agentloop', 'sessions', 'stop-1', 'snapshot.json'), 'utf8'),
     );
     expect(saved.state).toBe('Interrupted');
-    type('stop', '/continue');
-    await waitFor('stop', /Stopped the crunching as you asked\. What next\?\s*\n\s*you ›\s*$/);
+    expect(text).not.toMatch(/crunch_numbers.*\/contin/); // the echo was muted while the tool ran
+    await waitFor('stop', /Stopped\. The session is saved[\s\S]*you › \/contin\s*$/);
+    type('stop', 'ue');
+    await waitFor(
+      'stop',
+      /you › \/continue\n[\s\S]*Stopped the crunching as you asked\. What next\?\s*\n\s*you ›\s*$/,
+    );
     // Ctrl+C on an empty prompt leaves.
     tmux('send-keys', '-t', 'stop', 'C-c');
     await waitFor('stop', /Session stop-1 is saved[\s\S]*\[exit 0\]/);

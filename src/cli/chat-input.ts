@@ -16,7 +16,8 @@ export interface ChatStreams {
 /**
  * Line input for the chat, on node:readline. Every line entered goes into a queue, so lines typed
  * (or piped) while the agent works are answers to the next prompts, in order. While the agent works
- * the echo is muted, so typing never garbles the streamed reply. Ctrl+C calls `onInterrupt` (a key in
+ * the echo is muted, so typing never garbles the streamed reply; text typed then without Enter
+ * appears after the next prompt, to be finished there. Ctrl+C calls `onInterrupt` (a key in
  * a terminal, SIGINT otherwise); at a prompt with text on the line it clears the line instead.
  *
  * In a terminal, a prompt wider than the terminal is word-wrapped: its rows but the last are printed,
@@ -104,6 +105,8 @@ export class ChatInput {
         resolve(line);
       };
       if (terminal) {
+        // Text typed (hidden) while the agent worked, without Enter yet: shown after the prompt, to go on.
+        const typed = this.#rl.line;
         // Forget the last prompt first: readline moves up as many rows as it drew for it.
         this.#rl.setPrompt('');
         this.#clearLine();
@@ -114,6 +117,7 @@ export class ChatInput {
         this.#muted = false;
         this.#rl.setPrompt(this.#shownPrompt);
         this.#rl.prompt();
+        if (typed) this.#rl.write(typed);
       }
     });
   }
@@ -177,7 +181,7 @@ export class ChatInput {
     this.onLineWhileBusy();
   }
 
-  /** Drops text typed (hidden) without Enter, so it does not reappear at the next prompt. */
+  /** Empties readline's line (the caller keeps what it needs of it). */
   #clearLine(): void {
     const muted = this.#muted;
     this.#muted = true;
