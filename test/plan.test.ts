@@ -217,6 +217,37 @@ describe('context providers', () => {
     expect(blocksOf(server.requests[0]!)).toEqual(['## Docs\n\ndoc text']);
   });
 
+  it('a provider that does not answer in time is left out and told to stop; the call goes on', async () => {
+    let stopped: unknown;
+    const { agent, events, server } = await agentOn(
+      { turns: [{ content: 'fine' }] },
+      {
+        instructions: 'Answer.',
+        contextProviderTimeoutMs: 150,
+        contextProviders: [
+          () => ({ title: 'Docs', text: 'doc text' }),
+          ({ signal }) =>
+            new Promise(() => {
+              signal.addEventListener('abort', () => {
+                stopped = signal.reason;
+              });
+            }),
+        ],
+      },
+    );
+    const result = await agent.send('hi');
+    expect(result.response).toBe('fine');
+    const errors = events.filter((e): e is AgentEvent<'error'> => e.type === 'error');
+    expect(errors.map((e) => [e.code, e.message])).toEqual([
+      [
+        'context_provider',
+        'context provider 1 failed: it did not answer within 150 ms; the call went on without it',
+      ],
+    ]);
+    expect(stopped).toBeInstanceOf(Error);
+    expect(blocksOf(server.requests[0]!)).toEqual(['## Docs\n\ndoc text']);
+  });
+
   it("counts their size in the context window's budget", async () => {
     const big = () => ({ title: 'Retrieved', text: 'lorem '.repeat(3_000) });
     const run = async (providers: (() => { title: string; text: string })[]) => {

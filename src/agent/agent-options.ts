@@ -68,6 +68,8 @@ export interface AgentOptions<TOutput = unknown> extends SessionOptions {
    * (retrieved documents, the state of the world); counted in the context window's budget.
    */
   contextProviders?: ContextProvider[];
+  /** Time each context provider has before a model call (default `DEFAULTS.contextProviderTimeoutMs`); a late one is left out and reported. */
+  contextProviderTimeoutMs?: number;
   /** Stream responses (default true). */
   stream?: boolean;
   limits?: Partial<AgentLimits> & { toolTimeoutMs?: number; maxToolResultChars?: number };

@@ -62,6 +62,7 @@ export function effectsFromOptions(options: AgentOptions<unknown>, env: EffectsE
                 signal,
               },
               (failure) => env.report(failure.message, 'context_provider'),
+              options.contextProviderTimeoutMs,
             ),
         }
       : {}),

@@ -77,14 +77,16 @@ export interface ContextProviderFailure {
 
 /**
  * Runs every provider for one model call, in parallel. Blocks come back in provider order; a provider
- * that throws, rejects or returns a malformed block is left out and reported through `onFailure`.
+ * that throws, rejects, returns a malformed block or does not answer within `timeoutMs` is left out
+ * and reported through `onFailure` (a late one's signal is aborted, so it can stop its work).
  */
 export async function evaluateContextProviders(
   providers: readonly ContextProvider[],
   turn: ContextTurn,
   onFailure: (failure: ContextProviderFailure) => void,
+  timeoutMs: number = DEFAULTS.contextProviderTimeoutMs,
 ): Promise<ContextBlock[]> {
-  const settled = await Promise.allSettled(providers.map(async (provide) => provide(turn)));
+  const settled = await Promise.allSettled(providers.map((provide) => withinTime(provide, turn, timeoutMs)));
   const blocks: ContextBlock[] = [];
   settled.forEach((outcome, index) => {
     if (outcome.status === 'rejected') {
@@ -104,4 +106,27 @@ export async function evaluateContextProviders(
     if (value.text.trim() !== '') blocks.push({ title: value.title, text: value.text });
   });
   return blocks;
+}
+
+class ProviderTimeout extends Error {}
+
+/** One provider's answer, or a rejection once `timeoutMs` passed (its own signal then aborts). */
+async function withinTime(provide: ContextProvider, turn: ContextTurn, timeoutMs: number) {
+  const late = new AbortController();
+  const signal = AbortSignal.any([turn.signal, late.signal]);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const error = new ProviderTimeout(
+        `it did not answer within ${timeoutMs} ms; the call went on without it`,
+      );
+      late.abort(error);
+      reject(error);
+    }, timeoutMs);
+  });
+  try {
+    return await Promise.race([Promise.resolve().then(() => provide({ ...turn, signal })), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
