@@ -196,3 +196,61 @@ describe('planRestore never rebuilds a conversation the API refuses', () => {
     );
   });
 });
+
+describe('planRestore after a crash between rest points', () => {
+  const planCall = (id: string, steps: { step: string; status: string }[]): Message => ({
+    role: 'assistant',
+    content: null,
+    tool_calls: [
+      { id, type: 'function', function: { name: 'update_plan', arguments: JSON.stringify({ steps }) } },
+    ],
+  });
+  const planResult = (id: string, isError: boolean): EntryInput => ({
+    kind: 'tool_call_finished',
+    toolCallId: id,
+    name: 'update_plan',
+    result: isError ? 'Error: invalid arguments' : 'Plan updated',
+    isError,
+    durationMs: 1,
+  });
+
+  it('sets the plan the replayed update_plan calls made; one that failed sets nothing', () => {
+    const first = [{ step: 'Read the notes', status: 'in_progress' }];
+    const second = [
+      { step: 'Read the notes', status: 'completed' },
+      { step: 'Write the summary', status: 'in_progress' },
+    ];
+    const bad = [{ step: 'Bad', status: 'done?' }];
+    const entries = numbered([
+      msg(sys),
+      msg(user('go')),
+      msg(planCall('p1', first)),
+      planResult('p1', false),
+      msg(tool('p1', 'Plan updated')),
+      msg(planCall('p2', second)),
+      planResult('p2', false),
+      msg(tool('p2', 'Plan updated')),
+      msg(planCall('p3', bad)),
+      planResult('p3', true),
+      msg(tool('p3', 'Error: invalid arguments')),
+    ]);
+    // Saved before the turn: the transcript is ahead of the snapshot, whose plan is still none.
+    const plan = planRestore(savedAt([sys]), entries, () => false);
+    expect(plan.report.state).toBe('Interrupted');
+    expect(plan.snapshot.context.plan).toEqual({ steps: second });
+  });
+
+  it('keeps the saved plan when the replayed messages set none', () => {
+    const saved = savedAt([sys, user('go'), answer('ok')]);
+    saved.context.plan = { steps: [{ step: 'Saved step', status: 'pending' }] };
+    const entries = numbered([
+      msg(sys),
+      msg(user('go')),
+      msg(answer('ok')),
+      msg(user('more')),
+      msg(calls('c1')),
+    ]);
+    const plan = planRestore(saved, entries, () => false);
+    expect(plan.snapshot.context.plan).toEqual({ steps: [{ step: 'Saved step', status: 'pending' }] });
+  });
+});

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { Message } from '../llm/message.js';
 import type { ToolCallRequest, ToolResult } from '../tools/tool-call.js';
+import type { Plan } from '../tools/update-plan-tool.js';
 import { type AgentContext, endedTurnFields, initialContext, newTurnFields } from './agent-context.js';
 import { agentContextSchema, persistedSnapshotEnvelope } from './agent-context-schema.js';
 import type { ToolBatch } from './tool-batch.js';
@@ -126,6 +127,8 @@ export interface TranscriptTail {
    * when the process died, so it rests in Completed with this response (resuming would ask again).
    */
   finalResponse?: string;
+  /** The plan the replayed `update_plan` calls set, when they set one. */
+  plan?: Plan;
 }
 
 /**
@@ -156,6 +159,7 @@ export function interruptedSnapshot(
     error: error ?? null,
     ...endedTurnFields(error ? 'error' : final !== undefined ? 'completed' : 'interrupted'),
     alwaysAllowed,
+    plan: tail.plan ?? context.plan,
     lastState: state,
   };
   return { ...saved, value: state, context: rebuilt, children: {} };

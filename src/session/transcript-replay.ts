@@ -5,6 +5,7 @@ import {
   upgradeSnapshot,
   withAlwaysAllowed,
 } from '../machines/agent-snapshot.js';
+import { type Plan, planFromArgs, UPDATE_PLAN_TOOL } from '../tools/update-plan-tool.js';
 import {
   type ConversationRepair,
   notRunToolResult,
@@ -276,7 +277,8 @@ export function planRestore(
     typeof last.content === 'string'
       ? last.content
       : undefined;
-  const tailFields = { messages, newTurns, iteration, alwaysAllowed };
+  const plan = planFromTail(messages.slice(context.messages.length), entries);
+  const tailFields = { messages, newTurns, iteration, alwaysAllowed, ...(plan ? { plan } : {}) };
   return {
     snapshot: interruptedSnapshot(
       saved,
@@ -294,6 +296,34 @@ export function planRestore(
     decisions: new Map(),
     approvals: [],
   };
+}
+
+/**
+ * The plan the replayed messages set: the arguments of their last `update_plan` call the transcript
+ * records as answered without error (what the machine would have set, had it seen the results).
+ */
+function planFromTail(replayed: readonly Message[], entries: readonly TranscriptEntry[]): Plan | undefined {
+  const succeeded = new Set(
+    entries.flatMap((e) => (e.kind === 'tool_call_finished' && !e.isError ? [e.toolCallId] : [])),
+  );
+  let plan: Plan | undefined;
+  for (const message of replayed) {
+    if (message.role !== 'assistant') continue;
+    for (const call of message.tool_calls ?? []) {
+      if (call.type !== 'function' || call.function.name !== UPDATE_PLAN_TOOL || !succeeded.has(call.id))
+        continue;
+      plan = planFromArgs(parseJson(call.function.arguments)) ?? plan;
+    }
+  }
+  return plan;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 function outcomeOf(decision: ResumeDecision): RecoveredCall['outcome'] {
