@@ -100,6 +100,8 @@ describe('chat with MCP servers and a plan', () => {
     tmux.type('flow', '/tools');
     let text = await tmux.waitFor('flow', /MCP server guarded \(ready, \d+ tools\)[\s\S]*you ›\s*$/);
     expect(text).toMatch(/update_plan runs /);
+    // By the chat's own rule (save_output asks unless --yes), not only the tool's.
+    expect(text).toMatch(/save_output asks /);
     expect(text).toMatch(/MCP server everything \(ready, \d+ tools\)/);
     expect(text).toMatch(/everything__echo runs Echoes back the input string/);
     expect(text).toMatch(/everything__toggle-simulated-logging asks /);

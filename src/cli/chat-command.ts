@@ -176,6 +176,7 @@ export async function runChatCommand(
       input,
       renderer,
       store,
+      approval: cliApprovalPolicy(values.yes),
       connection: connection.description,
       resumeCommand: (id) =>
         [

@@ -3,6 +3,7 @@ import { DEFAULTS } from '../defaults.js';
 import type { AgentEvent, ToolCallInfo } from '../machines/emitted-events.js';
 import type { FileSessionStore } from '../session/file-session-store.js';
 import type { SessionRecord } from '../session/session-store.js';
+import type { ApprovalPolicy } from '../tools/tool-call.js';
 import { askApproval } from './chat-approval-prompt.js';
 import { showResumeSummary } from './chat-history-view.js';
 import type { ChatInput } from './chat-input.js';
@@ -22,6 +23,8 @@ export interface ChatSessionOptions {
   open(id: string): Promise<{ agent: Agent; persona: ChatPersona; record: SessionRecord | undefined }>;
   /** The command that continues a session, for the goodbye line. */
   resumeCommand?: (id: string) => string;
+  /** The approval policy the agents are made with (`/tools` says which tools ask by it). */
+  approval?: ApprovalPolicy;
 }
 
 /** One chat: the prompt loop over a session's agent, with approvals, interrupts and slash commands. */
@@ -245,6 +248,7 @@ export class ChatSession {
       turn: (start) => this.#turn(start),
       switchTo: (id) => this.#switchTo(id),
       continuePending: () => this.#continuePending(),
+      ...(this.#o.approval ? { approval: this.#o.approval } : {}),
     });
   }
 

@@ -1,5 +1,6 @@
 import type { Agent } from '../agent/agent.js';
 import type { FileSessionStore } from '../session/file-session-store.js';
+import type { ApprovalPolicy } from '../tools/tool-call.js';
 import { printChatMessage } from './chat-history-view.js';
 import type { ChatRenderer } from './chat-renderer.js';
 import type { ChatPersona } from './cli-agent.js';
@@ -38,6 +39,8 @@ export interface SlashCommandHost {
   switchTo(id: string): Promise<void>;
   /** Asks the approvals the current session was waiting for when it was saved, and finishes that turn. */
   continuePending(): Promise<void>;
+  /** The approval policy the agent was made with, for `/tools`. */
+  approval?: ApprovalPolicy;
 }
 
 /** Runs one slash command line (`/name args`) typed at the chat prompt. */
@@ -70,7 +73,7 @@ export async function runSlashCommand(line: string, host: SlashCommandHost): Pro
       for (const m of agent.messages) printChatMessage(r, host.bundle, m, agent.redactor, true);
       return;
     case 'tools':
-      for (const text of toolList(agent, c)) r.line(text);
+      for (const text of toolList(agent, c, host.approval)) r.line(text);
       return;
     case 'plan':
       if (agent.plan) for (const text of planChecklist(terminalSafeValue(agent.plan), c)) r.line(text);

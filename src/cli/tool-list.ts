@@ -1,6 +1,6 @@
 import type pc from 'picocolors';
 import type { Agent } from '../agent/agent.js';
-import { planToolCall } from '../tools/tool-call.js';
+import { type ApprovalPolicy, planToolCall } from '../tools/tool-call.js';
 import { oneLine } from './event-printer.js';
 import { terminalSafe } from './terminal-safe.js';
 
@@ -8,17 +8,17 @@ type Colors = ReturnType<typeof pc.createColors>;
 
 /**
  * `/tools`: the agent's tools, its own first, then each MCP server's (with the server's state), one
- * line each: the name, whether a call asks first (`asks`; by the tool's own rule, before the chat's
- * policy and what the user allowed for the session) and the description's first line.
+ * line each: the name, whether a call asks first (`asks`, by `policy` as the agent applies it, or
+ * `allowed` for the rest of the session) and the description's first line.
  */
-export function toolList(agent: Agent, c: Colors): string[] {
+export function toolList(agent: Agent, c: Colors, policy?: ApprovalPolicy): string[] {
   const servers = agent.mcpServers;
   const fromServer = new Set(servers.flatMap((s) => s.tools));
   const describe = (name: string) => {
     const tool = agent.registry.get(name);
     if (!tool) return undefined;
-    // The tool's own rule, as planToolCall applies it to a call with no arguments.
-    const asks = planToolCall({ id: 'list', name, argsText: '{}' }, agent.registry).needsApproval;
+    // The rule as planToolCall applies it to a call with no arguments.
+    const asks = planToolCall({ id: 'list', name, argsText: '{}' }, agent.registry, policy).needsApproval;
     const allowed = agent.alwaysAllowed.has(name);
     const mark = allowed ? c.green('allowed') : asks ? c.yellow('asks') : c.dim('runs');
     const text = oneLine(terminalSafe(tool.description.split('\n')[0] ?? ''), 70);
