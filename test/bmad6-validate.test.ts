@@ -102,6 +102,45 @@ describe('validate a BMAD 6.0 install, a source tree and bundle.yaml', () => {
     expect(john.menu.find((m) => m.cmd.startsWith('CP'))?.status).toBe('exists');
   }, 180_000);
 
+  it("a 6.0 tree's markdown workflows are listed with their steps; a front matter file that is gone is a problem", async () => {
+    const project = await freshBmadProject('6.0');
+    try {
+      const prd = path.join(project, '_bmad/bmm/workflows/2-plan-workflows/create-prd');
+      let json = await report(project);
+      const listed = (name: string) => json.workflows.find((w) => w.name === name);
+      expect(listed('create-prd')).toMatchObject({
+        file: '_bmad/bmm/workflows/2-plan-workflows/create-prd/workflow-create-prd.md',
+        paths: { nextStep: { status: 'exists' }, main_config: { status: 'exists' } },
+      });
+      expect(listed('create-prd')!.steps).toBeGreaterThan(0);
+      expect(listed('party-mode')?.file).toBe('_bmad/core/workflows/party-mode/workflow.md');
+      expect(json.problems.filter((p) => p.file.endsWith('.md') && p.file.includes('/workflows/'))).toEqual(
+        [],
+      );
+
+      await rm(path.join(prd, 'steps-c', 'step-01-init.md'));
+      json = await report(project);
+      expect(
+        json.problems
+          .filter((p) => p.file.endsWith('workflow-create-prd.md'))
+          .map((p) => `${p.key} ${p.status} ${p.message}`),
+      ).toEqual([
+        'nextStep missing nextStep: _bmad/bmm/workflows/2-plan-workflows/create-prd/steps-c/step-01-init.md does not exist',
+      ]);
+      const { stdout } = await cli(['validate', '--project', project]);
+      // Menu items by their code and label, not the matching rule the agent file gives them.
+      expect(stdout).toMatch(
+        /^ {6}CP {25}exec {2}exists {2}Create PRD: Expert led facilitation to produce your Product…$/m,
+      );
+      expect(stdout).not.toContain('fuzzy match');
+      expect(stdout).toMatch(
+        /^ {2}! create-prd {2}\[_bmad\/bmm\/workflows\/2-plan-workflows\/create-prd\/workflow-create-prd\.md\], \d+ steps$/m,
+      );
+    } finally {
+      await rm(path.dirname(project), { recursive: true, force: true });
+    }
+  }, 180_000);
+
   it('a BMAD source tree says to install it, with the command', async () => {
     // bmad-method's 6.0 package is its source tree (src/*/agents/*.agent.yaml); it ships its own dev skills.
     const { code, stderr } = await cli(['validate', path.join(repoRoot, 'node_modules', 'bmad-method-6-0')]);

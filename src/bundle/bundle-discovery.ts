@@ -142,6 +142,11 @@ export function listWorkflowFiles(bundleRoot: string): Promise<string[]> {
   );
 }
 
+/** Every steps-based markdown workflow (`workflow.md`, `workflow-<name>.md`) under a bundle's `workflows/`. No reads. */
+export function listMarkdownWorkflowFiles(bundleRoot: string): Promise<string[]> {
+  return walk(path.join(bundleRoot, 'workflows'), (name) => /^workflow(-[^/]+)?\.md$/i.test(name));
+}
+
 /** An agent file found by {@link discoverAgents}: parsed, or the error that stopped it. */
 export type DiscoveredAgent =
   | { file: string; bundle: BundleInfo; agent: AgentFile; error?: undefined }

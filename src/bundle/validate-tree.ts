@@ -6,6 +6,7 @@ import {
   type BundleLayout,
   detectTree,
   listAgentFiles,
+  listMarkdownWorkflowFiles,
   listWorkflowFiles,
 } from './bundle-discovery.js';
 import { BundleError, errorMessage } from './bundle-error.js';
@@ -17,6 +18,7 @@ import { checkPathReference, checkPromptReference, type ReferenceStatus } from '
 import { Sandbox } from './sandbox.js';
 import { validateBmad6 } from './validate-bmad6.js';
 import { checkBundleManifest } from './validate-bundle-manifest.js';
+import { validateMarkdownWorkflow } from './validate-markdown-workflow.js';
 import { unwrapWorkflow, WORKFLOW_PATH_KEYS, workflowSiblings } from './workflow-loader.js';
 
 /** One target of a menu item, checked. */
@@ -317,7 +319,8 @@ async function validateWorkflow(
 
 /**
  * Checks a whole tree (a project folder holding `bmad/`, a `bmad/` folder, or spec-layout bundles):
- * every agent and its menu targets, every workflow.yaml's paths and config references, every config.
+ * every agent and its menu targets, every workflow.yaml's paths and config references, every
+ * markdown workflow's front matter files, every config.
  * Reads only; problems are collected, not thrown. Throws a {@link BundleError} when `root` is no folder.
  */
 export async function validateTree(root: string): Promise<ValidationReport> {
@@ -357,6 +360,18 @@ export async function validateTree(root: string): Promise<ValidationReport> {
     }
     for (const file of await listWorkflowFiles(bundle.root)) {
       const workflow = await validateWorkflow(ctx, bundle, file);
+      if (workflow) report.workflows.push(workflow);
+    }
+    for (const file of await listMarkdownWorkflowFiles(bundle.root)) {
+      const workflow = await validateMarkdownWorkflow(file, {
+        sandbox: ctx.sandbox,
+        projectRoot: ctx.projectRoot,
+        bundleRoot: bundle.root,
+        bundleName: bundle.name,
+        ...(ctx.coreRoot ? { coreRoot: ctx.coreRoot } : {}),
+        rel: ctx.rel,
+        problem: (p) => ctx.problems.push(p),
+      });
       if (workflow) report.workflows.push(workflow);
     }
   }

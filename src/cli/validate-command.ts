@@ -54,6 +54,12 @@ function skillLines(validation: SkillValidation): string[] {
   return lines;
 }
 
+/** A menu item's label without its `[CODE]` prefix, cut to one short line. */
+function menuLabel(label: string): string {
+  const text = label.replace(/^\[[^\]]*\]\s*/, '').replace(/\s+/g, ' ');
+  return text.length > 60 ? `${text.slice(0, 59)}…` : text;
+}
+
 function summary(report: ValidationReport, skills: SkillValidation): string {
   const lines = [`Validated ${report.root} (${report.layout} layout)`, ''];
   lines.push(`Agents (${report.agents.length}):`);
@@ -61,7 +67,10 @@ function summary(report: ValidationReport, skills: SkillValidation): string {
     lines.push(`  ${agent.icon} ${agent.name} - ${agent.title}  [${agent.file}]`);
     for (const item of agent.menu) {
       const status = item.status ? `  ${item.status}` : '';
-      lines.push(`      ${item.cmd.padEnd(26)} ${item.kind}${status}`);
+      // BMAD 6.0 items say how to match them (`CP or fuzzy match on create-prd`): the code, and the label.
+      const code = item.cmd.split(/\s+/)[0] ?? item.cmd;
+      const label = code === item.cmd ? '' : `  ${menuLabel(item.label)}`;
+      lines.push(`      ${code.padEnd(26)} ${item.kind}${status}${label}`);
     }
   }
   lines.push('', `Workflows (${report.workflows.length}):`);
