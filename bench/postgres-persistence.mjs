@@ -1,7 +1,9 @@
 // Persistence cost on PostgreSQL (issue 14): per rest point (the record save) and per tool call (its
 // two transcript lines, each awaited as the agent does), p50 and p99, on a throwaway cluster with
 // PostgreSQL's durable defaults (fsync on). Then sessions per second with 1, 2 and 4 worker processes
-// on the bench task shape (one tool call per model turn, 50 ms model latency).
+// on the bench task shape (one tool call per model turn, 50 ms model latency), with a profile of each
+// run: statements by kind and commits per session, WAL flushes, CPU of the workers, of this process
+// (the scripted model server and the client) and of PostgreSQL.
 // npm run build && node bench/postgres-persistence.mjs [--rounds=400] [--sessions=60]
 import { spawn } from 'node:child_process';
 import path from 'node:path';
@@ -10,6 +12,8 @@ import { createSessionClient } from '../dist/index.js';
 import { PostgresSessionStore } from '../dist/postgres/index.js';
 import { startScriptedServer } from '../dist/testing/index.js';
 import { startPostgresCluster } from '../test/support/postgres-cluster.mjs';
+import { countingPool } from './lib/counting-pool.mjs';
+import { clusterCpuMs, cpuMsOf } from './lib/process-cpu.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')));
@@ -19,11 +23,22 @@ const pct = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);
   return Math.round(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] * 100) / 100;
 };
+const per = (n, d) => Math.round((n / d) * 10) / 10;
 
 const cluster = await startPostgresCluster({ durable: true });
 const out = {};
+const profile = {};
+/** Commits and WAL flushes of the whole cluster so far. */
+const walCounters = async (pool) => {
+  const { rows } = await pool.query(
+    `SELECT (SELECT sum(xact_commit) FROM pg_stat_database)::float8 AS commits, wal_sync::float8 AS syncs FROM pg_stat_wal`,
+  );
+  return rows[0];
+};
 try {
-  const store = new PostgresSessionStore({ connectionString: cluster.url }, { schema: 'bench' });
+  const counts = {};
+  const pool = countingPool(cluster.url, 4, counts);
+  const store = new PostgresSessionStore({ pool }, { schema: 'bench' });
   await store.migrate();
   const lease = await store.acquireLease('b1', { owner: 'bench', leaseMs: 60_000 });
   const snapshot = {
@@ -35,11 +50,17 @@ try {
   };
   const saves = [];
   const calls = [];
+  const count = () => Object.values(counts).reduce((a, b) => a + b, 0);
+  let saveStatements = 0;
+  let callStatements = 0;
   for (let i = 0; i < rounds; i++) {
     let t = performance.now();
+    let n = count();
     await store.save({ id: 'b1', state: 'AwaitingInput', snapshot, turns: i }, { lease });
     saves.push(performance.now() - t);
+    saveStatements += count() - n;
     t = performance.now();
+    n = count();
     await store.appendTranscript(
       'b1',
       [{ kind: 'tool_call_started', toolCallId: `c${i}`, name: 'lookup', args: { q: i } }],
@@ -60,10 +81,15 @@ try {
       { lease },
     );
     calls.push(performance.now() - t);
+    callStatements += count() - n;
   }
   out.restPointMs = { p50: pct(saves, 50), p99: pct(saves, 99) };
   out.toolCallMs = { p50: pct(calls, 50), p99: pct(calls, 99) };
+  profile.statementsPerRestPoint = per(saveStatements, rounds);
+  profile.statementsPerToolCall = per(callStatements, rounds);
+  profile.snapshotJsonBytes = JSON.stringify(snapshot).length;
   await store.close();
+  await pool.end();
 
   const server = await startScriptedServer({
     latencyMs: 50,
@@ -78,9 +104,12 @@ try {
     },
   });
   out.sessionsPerSecond = {};
+  const admin = countingPool(cluster.url, 1, {});
   for (const workers of [1, 2, 4]) {
     const schema = `bench_w${workers}`;
-    const s = new PostgresSessionStore({ connectionString: cluster.url }, { schema });
+    const clientCounts = {};
+    const clientPool = countingPool(cluster.url, 10, clientCounts);
+    const s = new PostgresSessionStore({ pool: clientPool }, { schema });
     await s.migrate();
     const config = JSON.stringify({ url: cluster.url, schema, baseURL: server.url });
     const children = Array.from({ length: workers }, () =>
@@ -90,6 +119,7 @@ try {
     );
     await Promise.all(children.map((c) => new Promise((r) => c.stdout.once('data', r))));
     const client = createSessionClient({ store: s, pollMs: 20 });
+    const before = { wal: await walCounters(admin), pg: clusterCpuMs(cluster.dir), self: cpuMsOf(process.pid) };
     const t = performance.now();
     await Promise.all(Array.from({ length: sessions }, (_, i) => client.send(`s${i}`, 'go')));
     await Promise.all(
@@ -97,13 +127,52 @@ try {
         client.waitFor(`s${i}`, { states: ['Completed'], timeoutMs: 300_000 }),
       ),
     );
-    out.sessionsPerSecond[workers] = Math.round((sessions / ((performance.now() - t) / 1000)) * 10) / 10;
-    for (const c of children) c.kill('SIGKILL');
+    const wallMs = performance.now() - t;
+    out.sessionsPerSecond[workers] = Math.round((sessions / (wallMs / 1000)) * 10) / 10;
+    const after = { wal: await walCounters(admin), pg: clusterCpuMs(cluster.dir), self: cpuMsOf(process.pid) };
+    const reports = await Promise.all(
+      children.map(
+        (c) =>
+          new Promise((resolve) => {
+            let text = '';
+            c.stdout.on('data', (d) => {
+              text += d;
+            });
+            c.once('exit', () => resolve(JSON.parse(text.trim().split('\n').at(-1) ?? '{}')));
+            c.kill('SIGTERM');
+          }),
+      ),
+    );
+    const workerCounts = {};
+    for (const r of reports)
+      for (const [k, v] of Object.entries(r.counts ?? {})) workerCounts[k] = (workerCounts[k] ?? 0) + v;
+    profile[`workers${workers}`] = {
+      wallMs: Math.round(wallMs),
+      commitsPerSession: per(after.wal.commits - before.wal.commits, sessions),
+      walFlushesPerSession: per(after.wal.syncs - before.wal.syncs, sessions),
+      workerStatementsPerSession: Object.fromEntries(
+        Object.entries(workerCounts).map(([k, v]) => [k, per(v, sessions)]),
+      ),
+      clientStatementsPerSession: Object.fromEntries(
+        Object.entries(clientCounts).map(([k, v]) => [k, per(v, sessions)]),
+      ),
+      cpuMsPerSession: {
+        workers: per(
+          reports.reduce((a, r) => a + (r.cpuMs ?? 0), 0),
+          sessions,
+        ),
+        serverAndClient: per(after.self - before.self, sessions),
+        postgres: per(after.pg - before.pg, sessions),
+      },
+    };
     await s.close();
+    await clientPool.end();
   }
+  await admin.end();
   out.speedup4v1 = Math.round((out.sessionsPerSecond[4] / out.sessionsPerSecond[1]) * 100) / 100;
   await server.close();
 } finally {
   await cluster.stop();
 }
 process.stdout.write(`${JSON.stringify(out)}\n`);
+if ('profile' in args) process.stdout.write(`${JSON.stringify(profile, null, 2)}\n`);

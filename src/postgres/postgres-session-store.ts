@@ -17,10 +17,7 @@ import {
   type SessionStore,
   SessionStoreError,
   type SessionSummary,
-  saveTimes,
   storedEntryJson,
-  storedRecordJson,
-  summarizeSession,
   type TranscriptRead,
   transcriptEntryJson,
 } from '../session/session-store.js';
@@ -32,6 +29,7 @@ import {
 import { inTransaction, type PgPool } from './pg-types.js';
 import { PostgresInbox } from './postgres-inbox.js';
 import { holderOf, leaseOf, PostgresLeases } from './postgres-leases.js';
+import { type SavedStamps, savedRecord, saveStatement } from './save-statement.js';
 import { migrate, type Tables, tablesOf } from './schema-migrations.js';
 import { SessionQueue } from './session-queue.js';
 
@@ -95,40 +93,15 @@ export class PostgresSessionStore implements SessionStore, SessionOwnership, Ses
     const body = recordBodyJson(input);
     const id = input.id;
     const pool = await this.#ready();
-    const t = this.#tables;
-    return this.#queue.run(id, () =>
-      inTransaction(pool, async (client) => {
-        const { rows } = await client.query<{
-          record: string | null;
-          transcript_seq: string;
-          lease_owner: string | null;
-          lease_token: string;
-          lease_pid: number | null;
-        }>(
-          `SELECT record, transcript_seq, lease_owner, lease_token, lease_pid FROM ${t.sessions} WHERE id = $1 FOR UPDATE`,
-          [id],
-        );
-        const row = rows[0];
-        const lease = options.lease;
-        if (lease && (row?.lease_owner !== lease.owner || Number(row.lease_token) !== lease.token)) {
-          throw staleLeaseError(
-            lease,
-            row ? { pid: row.lease_pid ?? 0, token: Number(row.lease_token) } : undefined,
-          );
-        }
-        const previous = row?.record ? (JSON.parse(row.record) as SessionRecord) : undefined;
-        const times = saveTimes(input, previous, this.#saveClock());
-        const transcriptSeq = Number(row?.transcript_seq ?? 0);
-        const json = storedRecordJson({ id, state: input.state, ...times, transcriptSeq }, body);
-        const record = JSON.parse(json) as SessionRecord;
-        await client.query(
-          `INSERT INTO ${t.sessions} (id, record, summary, updated_at) VALUES ($1, $2, $3, $4)
-           ON CONFLICT (id) DO UPDATE SET record = $2, summary = $3, updated_at = $4`,
-          [id, json, JSON.stringify(summarizeSession(record)), times.updatedAt],
-        );
-        return record;
-      }),
-    );
+    const lease = options.lease;
+    return this.#queue.run(id, async () => {
+      // One statement, one round trip: the fencing check, the stamps and the write (save-statement.ts).
+      const statement = saveStatement(this.#tables, input, body, this.#saveClock().toISOString(), lease);
+      const { rows } = await pool.query<SavedStamps>(statement.text, statement.values);
+      const stamps = rows[0];
+      if (!stamps) throw staleLeaseError(lease!, await holderOf(pool, this.#tables, id));
+      return savedRecord(input, body, stamps);
+    });
   }
 
   async load(id: string): Promise<SessionRecord | undefined> {
