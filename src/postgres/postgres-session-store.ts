@@ -247,8 +247,12 @@ export class PostgresSessionStore implements SessionStore, SessionOwnership, Ses
     );
   }
 
-  watchInbox(listener: () => void): Promise<() => void> {
+  watchInbox(listener: (sessionId?: string) => void): Promise<() => void> {
     return this.#inboxStore().then((inbox) => inbox.watch(listener));
+  }
+
+  watchSaves(listener: (sessionId?: string) => void): Promise<() => void> {
+    return this.#inboxStore().then((inbox) => inbox.watch(listener, this.#tables.savedChannel));
   }
 
   async #inboxStore(): Promise<PostgresInbox> {

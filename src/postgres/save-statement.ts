@@ -36,6 +36,7 @@ const summaryJson = (created: string, updated: string) =>
  * previous one, `transcriptSeq` from the row) are computed by the statement from the row it updates,
  * so no transaction and no read before the write is needed. With a lease the statement is an UPDATE
  * fenced by the lease's owner and token: a stale lease updates no row (the caller reports it).
+ * The statement also notifies the schema's saves channel (clients' `waitFor` listen to it).
  * `body` is `recordBodyJson(input)`; `now` the save clock's ISO time.
  */
 export function saveStatement(
@@ -66,27 +67,30 @@ export function saveStatement(
     input.id,
   ];
   const returning = 'RETURNING s.created_json, s.updated_at, s.transcript_seq';
+  const notify = (write: string) =>
+    `WITH saved AS (${write}) SELECT saved.*, pg_notify($${values.length}, $7) FROM saved`;
   if (lease) {
-    values.push(lease.owner, lease.token);
+    values.push(lease.owner, lease.token, t.savedChannel.slice(1, -1));
     const created = `coalesce(s.created_json, $5::text, '"' || ${updatedAt('s.updated_at')} || '"')`;
     const updated = updatedAt('s.updated_at');
     return {
-      text: `UPDATE ${t.sessions} s SET record = ${recordJson(created, updated, 's.transcript_seq')},
+      text: notify(`UPDATE ${t.sessions} s SET record = ${recordJson(created, updated, 's.transcript_seq')},
                summary = ${summaryJson(created, updated)}, updated_at = ${updated}, created_json = ${created}
-             WHERE s.id = $7 AND s.lease_owner = $8 AND s.lease_token = $9 ${returning}`,
+             WHERE s.id = $7 AND s.lease_owner = $8 AND s.lease_token = $9 ${returning}`),
       values,
     };
   }
+  values.push(t.savedChannel.slice(1, -1));
   const created = `coalesce(s.created_json, $5::text, '"' || ${updatedAt('s.updated_at')} || '"')`;
   const updated = updatedAt('s.updated_at');
   const fresh = `coalesce($5::text, '"' || ${updatedAt('NULL')} || '"')`;
   const freshUpdated = updatedAt('NULL');
   return {
-    text: `INSERT INTO ${t.sessions} AS s (id, record, summary, updated_at, created_json)
+    text: notify(`INSERT INTO ${t.sessions} AS s (id, record, summary, updated_at, created_json)
            VALUES ($7, ${recordJson(fresh, freshUpdated, '0')}, ${summaryJson(fresh, freshUpdated)}, ${freshUpdated}, ${fresh})
            ON CONFLICT (id) DO UPDATE SET record = ${recordJson(created, updated, 's.transcript_seq')},
              summary = ${summaryJson(created, updated)}, updated_at = ${updated}, created_json = ${created}
-           ${returning}`,
+           ${returning}`),
     values,
   };
 }

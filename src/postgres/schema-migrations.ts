@@ -10,6 +10,8 @@ export interface Tables {
   tokens: string;
   /** The LISTEN/NOTIFY channel of the schema's inboxes. */
   channel: string;
+  /** The LISTEN/NOTIFY channel of the schema's saves (payload: the session id). */
+  savedChannel: string;
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -30,6 +32,7 @@ export function tablesOf(schema: string): Tables {
     migrations: q('migrations'),
     tokens: q('fencing_tokens'),
     channel: `"${schema}_inbox"`,
+    savedChannel: `"${schema}_saved"`,
   };
 }
 
