@@ -4,7 +4,9 @@
 // on the bench task shape (one tool call per model turn, 50 ms model latency), with a profile of each
 // run: statements by kind and commits per session, WAL flushes, CPU of the workers, of this process
 // (the scripted model server and the client) and of PostgreSQL.
-// npm run build && node bench/postgres-persistence.mjs [--rounds=400] [--sessions=60]
+// Each worker count starts with `warmup` sessions per worker that are not timed (JIT warm-up); then
+// `repeat` timed runs of `sessions` per count, alternating between the counts; medians reported.
+// npm run build && node bench/postgres-persistence.mjs [--rounds=400] [--sessions=60] [--warmup=16] [--repeat=5] [--profile]
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,13 +14,15 @@ import { createSessionClient } from '../dist/index.js';
 import { PostgresSessionStore } from '../dist/postgres/index.js';
 import { startScriptedServer } from '../dist/testing/index.js';
 import { startPostgresCluster } from '../test/support/postgres-cluster.mjs';
-import { countingPool } from './lib/counting-pool.mjs';
+import { countingPool, countsByKind } from './lib/counting-pool.mjs';
 import { clusterCpuMs, cpuMsOf } from './lib/process-cpu.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')));
 const rounds = Number(args.rounds ?? 400);
 const sessions = Number(args.sessions ?? 60);
+const warmup = Number(args.warmup ?? 16);
+const repeat = Number(args.repeat ?? 5);
 const pct = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);
   return Math.round(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] * 100) / 100;
@@ -105,6 +109,10 @@ try {
   });
   out.sessionsPerSecond = {};
   const admin = countingPool(cluster.url, 1, {});
+  // One set of worker processes per count, each on a schema of its own, started and warmed up
+  // together; then the timed runs alternate (1, 2, 4, 1, 2, 4, ...) so that a change in the load of
+  // the shared machine hits every count alike. Each figure is the median of `repeat` runs.
+  const sets = [];
   for (const workers of [1, 2, 4]) {
     const schema = `bench_w${workers}`;
     const clientCounts = {};
@@ -119,17 +127,60 @@ try {
     );
     await Promise.all(children.map((c) => new Promise((r) => c.stdout.once('data', r))));
     const client = createSessionClient({ store: s, pollMs: 20 });
-    const before = { wal: await walCounters(admin), pg: clusterCpuMs(cluster.dir), self: cpuMsOf(process.pid) };
-    const t = performance.now();
-    await Promise.all(Array.from({ length: sessions }, (_, i) => client.send(`s${i}`, 'go')));
-    await Promise.all(
-      Array.from({ length: sessions }, (_, i) =>
-        client.waitFor(`s${i}`, { states: ['Completed'], timeoutMs: 300_000 }),
-      ),
-    );
-    const wallMs = performance.now() - t;
-    out.sessionsPerSecond[workers] = Math.round((sessions / (wallMs / 1000)) * 10) / 10;
-    const after = { wal: await walCounters(admin), pg: clusterCpuMs(cluster.dir), self: cpuMsOf(process.pid) };
+    const run = async (prefix, n) => {
+      await Promise.all(Array.from({ length: n }, (_, i) => client.send(`${prefix}${i}`, 'go')));
+      await Promise.all(
+        Array.from({ length: n }, (_, i) =>
+          client.waitFor(`${prefix}${i}`, { states: ['Completed'], timeoutMs: 300_000 }),
+        ),
+      );
+    };
+    // Warm-up, not timed: workers are long-lived processes, and a fresh one spends its first
+    // sessions compiling (JIT); timing that would measure process start-up, 4 times over with 4.
+    await run('warm', warmup * workers);
+    sets.push({
+      workers,
+      children,
+      clientCounts,
+      clientPool,
+      s,
+      run,
+      rates: [],
+      wallMs: 0,
+      cpu: { self: 0, pg: 0 },
+      wal: { commits: 0, syncs: 0 },
+    });
+  }
+  for (const set of sets) for (const c of set.children) c.kill('SIGUSR2');
+  for (const set of sets) for (const key of Object.keys(set.clientCounts)) delete set.clientCounts[key];
+  await new Promise((r) => setTimeout(r, 100));
+  for (let round = 0; round < repeat; round++) {
+    for (const set of sets) {
+      const before = {
+        wal: await walCounters(admin),
+        pg: clusterCpuMs(cluster.dir),
+        self: cpuMsOf(process.pid),
+      };
+      const t = performance.now();
+      await set.run(`r${round}s`, sessions);
+      const wallMs = performance.now() - t;
+      const after = {
+        wal: await walCounters(admin),
+        pg: clusterCpuMs(cluster.dir),
+        self: cpuMsOf(process.pid),
+      };
+      set.rates.push(sessions / (wallMs / 1000));
+      set.wallMs += wallMs;
+      set.cpu.self += after.self - before.self;
+      set.cpu.pg += after.pg - before.pg;
+      set.wal.commits += after.wal.commits - before.wal.commits;
+      set.wal.syncs += after.wal.syncs - before.wal.syncs;
+    }
+  }
+  for (const set of sets) {
+    const { workers, children } = set;
+    const timed = sessions * repeat;
+    out.sessionsPerSecond[workers] = Math.round(pct(set.rates, 50) * 10) / 10;
     const reports = await Promise.all(
       children.map(
         (c) =>
@@ -147,26 +198,27 @@ try {
     for (const r of reports)
       for (const [k, v] of Object.entries(r.counts ?? {})) workerCounts[k] = (workerCounts[k] ?? 0) + v;
     profile[`workers${workers}`] = {
-      wallMs: Math.round(wallMs),
-      commitsPerSession: per(after.wal.commits - before.wal.commits, sessions),
-      walFlushesPerSession: per(after.wal.syncs - before.wal.syncs, sessions),
+      runs: set.rates.map((r) => Math.round(r * 10) / 10),
+      wallMsPerRun: Math.round(set.wallMs / repeat),
+      commitsPerSession: per(set.wal.commits, timed),
+      walFlushesPerSession: per(set.wal.syncs, timed),
       workerStatementsPerSession: Object.fromEntries(
-        Object.entries(workerCounts).map(([k, v]) => [k, per(v, sessions)]),
+        Object.entries(workerCounts).map(([k, v]) => [k, per(v, timed)]),
       ),
       clientStatementsPerSession: Object.fromEntries(
-        Object.entries(clientCounts).map(([k, v]) => [k, per(v, sessions)]),
+        Object.entries(countsByKind(set.clientCounts)).map(([k, v]) => [k, per(v, timed)]),
       ),
       cpuMsPerSession: {
         workers: per(
           reports.reduce((a, r) => a + (r.cpuMs ?? 0), 0),
-          sessions,
+          timed,
         ),
-        serverAndClient: per(after.self - before.self, sessions),
-        postgres: per(after.pg - before.pg, sessions),
+        serverAndClient: per(set.cpu.self, timed),
+        postgres: per(set.cpu.pg, timed),
       },
     };
-    await s.close();
-    await clientPool.end();
+    await set.s.close();
+    await set.clientPool.end();
   }
   await admin.end();
   out.speedup4v1 = Math.round((out.sessionsPerSecond[4] / out.sessionsPerSecond[1]) * 100) / 100;

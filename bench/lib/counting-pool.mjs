@@ -7,26 +7,36 @@ export function statementKind(text) {
   const sql = text.replace(/\s+/g, ' ').trim();
   const verb = sql.split(' ')[0].toUpperCase();
   const table = /"(sessions|transcript|inbox|migrations)"/.exec(sql)?.[1] ?? '';
-  if (verb === 'WITH') return `WITH ${table}${/INSERT INTO "?\w*"?\."?transcript/.test(sql) ? '>transcript' : ''}`;
+  if (verb === 'WITH')
+    return `WITH ${table}${/INSERT INTO "?\w*"?\."?transcript/.test(sql) ? '>transcript' : ''}`;
   if (verb === 'BEGIN' || verb === 'COMMIT' || verb === 'ROLLBACK' || verb === 'LISTEN') return verb;
   return `${verb} ${table}`.trim();
 }
 
-/** A pool counting its statements into `counts` (kind -> number). */
+/** A pool counting its statements into `counts` (SQL text -> number; see {@link countsByKind}). */
 export function countingPool(connectionString, max, counts) {
   const pool = new pg.Pool({ connectionString, max });
   pool.on('error', () => {});
-  const count = (text) => {
-    const kind = statementKind(typeof text === 'string' ? text : text.text);
-    counts[kind] = (counts[kind] ?? 0) + 1;
-  };
-  // Every statement, pool.query's included, goes through a client's query.
+  // Every statement, pool.query's included, goes through a client's query. Counted by text (cheap:
+  // the texts are the store's constants); classified when reported.
   pool.on('connect', (client) => {
     const query = client.query.bind(client);
     client.query = (text, ...rest) => {
-      count(text);
+      const key = typeof text === 'string' ? text : text.text;
+      counts[key] = (counts[key] ?? 0) + 1;
       return query(text, ...rest);
     };
   });
   return pool;
+}
+
+/** Counts by SQL text summed by {@link statementKind}. */
+export function countsByKind(...countsList) {
+  const kinds = {};
+  for (const counts of countsList)
+    for (const [text, n] of Object.entries(counts)) {
+      const kind = statementKind(text);
+      kinds[kind] = (kinds[kind] ?? 0) + n;
+    }
+  return kinds;
 }

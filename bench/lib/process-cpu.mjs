@@ -10,7 +10,11 @@ function stat(pid) {
     const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
     // fields after the name: state(0) ppid(1) ... utime(11) stime(12) cutime(13) cstime(14)
-    return { ppid: Number(f[1]), own: Number(f[11]) + Number(f[12]), children: Number(f[13]) + Number(f[14]) };
+    return {
+      ppid: Number(f[1]),
+      own: Number(f[11]) + Number(f[12]),
+      children: Number(f[13]) + Number(f[14]),
+    };
   } catch {
     return undefined;
   }
