@@ -100,6 +100,38 @@ describe('PostgresSessionStore: a save is one statement', () => {
     expect(await store.load('c1')).toEqual(b);
   });
 
+  it('a save notifies the saves channel with the session id, unless notifySaves is false', async () => {
+    const heard = async (notifySaves: boolean) => {
+      const schema = freshSchema('notify');
+      const store = new PostgresSessionStore(
+        { connectionString: postgresUrl(), max: 2 },
+        { schema, notifySaves },
+      );
+      cleanup.push(async () => {
+        await store.close();
+        await dropSchema(schema);
+      });
+      await store.migrate();
+      const listener = new pg.Client(postgresUrl());
+      await listener.connect();
+      const ids: string[] = [];
+      listener.on('notification', (m) => ids.push(`${m.channel}:${m.payload}`));
+      await listener.query(`LISTEN "${schema}_saved"`);
+      await store.save({ id: 'n1', state: 'AwaitingInput', snapshot: null });
+      const lease = await store.acquireLease('n1', { owner: 'o', leaseMs: 60_000 });
+      await store.save({ id: 'n1', state: 'Completed', snapshot: null }, { lease });
+      // A round trip on the listening connection delivers what was sent before it.
+      await new Promise((r) => setTimeout(r, 100));
+      await listener.query('SELECT 1');
+      await listener.end();
+      return ids;
+    };
+    const on = await heard(true);
+    expect(on).toHaveLength(2);
+    expect(on[0]).toMatch(/_saved:n1$/);
+    expect(await heard(false)).toEqual([]);
+  });
+
   it('the migration to version 2 takes createdAt from records saved before it', async () => {
     const { store, schema, pool } = await open();
     const old = await store.save({ id: 'm1', state: 'say "x" \\ ok', snapshot: { s: '"createdAt":"no"' } });

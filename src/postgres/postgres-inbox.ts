@@ -23,9 +23,12 @@ export class PostgresInbox {
   /** Listeners by channel (quoted, as in LISTEN). */
   readonly #listeners = new Map<string, Set<(sessionId?: string) => void>>();
 
-  constructor(pool: PgPool, tables: Tables) {
+  readonly #notifySaves: boolean;
+
+  constructor(pool: PgPool, tables: Tables, notifySaves = true) {
     this.#pool = pool;
     this.#t = tables;
+    this.#notifySaves = notifySaves;
   }
 
   async post(id: string, input: InboxInput, now: Date): Promise<InboxItem | undefined> {
@@ -72,10 +75,16 @@ export class PostgresInbox {
          WHERE session_id = $1 AND seq = ANY($2::bigint[]) AND done_at IS NULL AND EXISTS (SELECT 1 FROM held)
          RETURNING 1)
        -- Clients waiting for the session to rest with its inbox applied hear it (the saves' channel).
-       , notified AS (SELECT pg_notify($5, $1) FROM (SELECT 1 FROM done LIMIT 1) d)
+       , notified AS (SELECT pg_notify($5, $1) FROM (SELECT 1 FROM done LIMIT 1) d WHERE $5::text IS NOT NULL)
        SELECT EXISTS (SELECT 1 FROM held) AS held, (SELECT count(*) FROM done) AS done,
          (SELECT count(*) FROM notified) AS notified`,
-      [id, seqs, lease?.owner ?? null, lease?.token ?? 0, t.savedChannel.slice(1, -1)],
+      [
+        id,
+        seqs,
+        lease?.owner ?? null,
+        lease?.token ?? 0,
+        this.#notifySaves ? t.savedChannel.slice(1, -1) : null,
+      ],
     );
     if (lease && !rows[0]?.held) throw staleLeaseError(lease);
   }

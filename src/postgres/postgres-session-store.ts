@@ -45,6 +45,13 @@ export interface PostgresSessionStoreOptions {
   schema?: string;
   /** Clock for `createdAt`, `updatedAt` and transcript `at`; defaults to the system clock. */
   now?: () => Date;
+  /**
+   * Whether saves and inbox completions `NOTIFY` the schema's saves channel, so that clients'
+   * `waitFor` need not poll (default true). PostgreSQL serializes the commits of notifying
+   * transactions (a lock held through the commit's WAL flush), so at thousands of saves a second
+   * turn it off: `waitFor` then polls every `pollMs`.
+   */
+  notifySaves?: boolean;
 }
 
 /**
@@ -59,6 +66,7 @@ export class PostgresSessionStore implements SessionStore, SessionOwnership, Ses
   readonly #connection: PostgresConnection;
   readonly #now: () => Date;
   readonly #saveClock: () => Date;
+  readonly #notifySaves: boolean;
   readonly #queue = new SessionQueue();
   #pool: Promise<PgPool> | undefined;
   #migrated: Promise<number> | undefined;
@@ -71,6 +79,7 @@ export class PostgresSessionStore implements SessionStore, SessionOwnership, Ses
     this.#connection = connection;
     this.#now = options.now ?? (() => new Date());
     this.#saveClock = monotonicClock(this.#now);
+    this.#notifySaves = options.notifySaves ?? true;
   }
 
   /** Creates or upgrades the tables (idempotent; many processes may call it at once). Resolves with the schema version. */
@@ -96,7 +105,8 @@ export class PostgresSessionStore implements SessionStore, SessionOwnership, Ses
     const lease = options.lease;
     return this.#queue.run(id, async () => {
       // One statement, one round trip: the fencing check, the stamps and the write (save-statement.ts).
-      const statement = saveStatement(this.#tables, input, body, this.#saveClock().toISOString(), lease);
+      const now = this.#saveClock().toISOString();
+      const statement = saveStatement(this.#tables, input, body, now, lease, this.#notifySaves);
       const { rows } = await pool.query<SavedStamps>(statement.text, statement.values);
       const stamps = rows[0];
       if (!stamps) throw staleLeaseError(lease!, await holderOf(pool, this.#tables, id));
@@ -252,12 +262,14 @@ export class PostgresSessionStore implements SessionStore, SessionOwnership, Ses
   }
 
   watchSaves(listener: (sessionId?: string) => void): Promise<() => void> {
+    if (!this.#notifySaves)
+      return Promise.reject(new Error('this store does not notify saves (notifySaves: false)'));
     return this.#inboxStore().then((inbox) => inbox.watch(listener, this.#tables.savedChannel));
   }
 
   async #inboxStore(): Promise<PostgresInbox> {
     const pool = await this.#ready();
-    this.#inbox ??= new PostgresInbox(pool, this.#tables);
+    this.#inbox ??= new PostgresInbox(pool, this.#tables, this.#notifySaves);
     return this.#inbox;
   }
 

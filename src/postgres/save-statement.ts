@@ -36,7 +36,7 @@ const summaryJson = (created: string, updated: string) =>
  * previous one, `transcriptSeq` from the row) are computed by the statement from the row it updates,
  * so no transaction and no read before the write is needed. With a lease the statement is an UPDATE
  * fenced by the lease's owner and token: a stale lease updates no row (the caller reports it).
- * The statement also notifies the schema's saves channel (clients' `waitFor` listen to it).
+ * With `notifySaves` the statement also notifies the schema's saves channel (clients' `waitFor` listen to it).
  * `body` is `recordBodyJson(input)`; `now` the save clock's ISO time.
  */
 export function saveStatement(
@@ -45,6 +45,7 @@ export function saveStatement(
   body: string,
   now: string,
   lease: SessionLease | undefined,
+  notifySaves = true,
 ): SaveStatement {
   const {
     id: _id,
@@ -68,9 +69,12 @@ export function saveStatement(
   ];
   const returning = 'RETURNING s.created_json, s.updated_at, s.transcript_seq';
   const notify = (write: string) =>
-    `WITH saved AS (${write}) SELECT saved.*, pg_notify($${values.length}, $7) FROM saved`;
+    notifySaves
+      ? `WITH saved AS (${write}) SELECT saved.*, pg_notify($${values.length}, $7) FROM saved`
+      : write;
   if (lease) {
-    values.push(lease.owner, lease.token, t.savedChannel.slice(1, -1));
+    values.push(lease.owner, lease.token);
+    if (notifySaves) values.push(t.savedChannel.slice(1, -1));
     const created = `coalesce(s.created_json, $5::text, '"' || ${updatedAt('s.updated_at')} || '"')`;
     const updated = updatedAt('s.updated_at');
     return {
@@ -80,7 +84,7 @@ export function saveStatement(
       values,
     };
   }
-  values.push(t.savedChannel.slice(1, -1));
+  if (notifySaves) values.push(t.savedChannel.slice(1, -1));
   const created = `coalesce(s.created_json, $5::text, '"' || ${updatedAt('s.updated_at')} || '"')`;
   const updated = updatedAt('s.updated_at');
   const fresh = `coalesce($5::text, '"' || ${updatedAt('NULL')} || '"')`;
