@@ -20,11 +20,15 @@ export class PostgresInbox {
   readonly #pool: PgPool;
   readonly #t: Tables;
   #listener: Promise<PgPoolClient> | undefined;
-  readonly #listeners = new Set<() => void>();
+  /** Listeners by channel (quoted, as in LISTEN). */
+  readonly #listeners = new Map<string, Set<(sessionId?: string) => void>>();
 
-  constructor(pool: PgPool, tables: Tables) {
+  readonly #notifySaves: boolean;
+
+  constructor(pool: PgPool, tables: Tables, notifySaves = true) {
     this.#pool = pool;
     this.#t = tables;
+    this.#notifySaves = notifySaves;
   }
 
   async post(id: string, input: InboxInput, now: Date): Promise<InboxItem | undefined> {
@@ -35,15 +39,17 @@ export class PostgresInbox {
       `WITH s AS (
          INSERT INTO ${t.sessions} AS s (id, inbox_seq) VALUES ($1, 1)
          ON CONFLICT (id) DO UPDATE SET inbox_seq = s.inbox_seq + 1 RETURNING inbox_seq)
-       INSERT INTO ${t.inbox} (session_id, seq, item, approval_of, posted_at)
-       SELECT $1, s.inbox_seq, $2, $3, $4 FROM s
-       ON CONFLICT (session_id, approval_of) WHERE approval_of IS NOT NULL DO NOTHING
-       RETURNING seq`,
-      [id, JSON.stringify(input), approvalOf, at],
+       , posted AS (
+         INSERT INTO ${t.inbox} (session_id, seq, item, approval_of, posted_at)
+         SELECT $1, s.inbox_seq, $2, $3, $4 FROM s
+         ON CONFLICT (session_id, approval_of) WHERE approval_of IS NOT NULL DO NOTHING
+         RETURNING seq)
+       -- The wakeup goes with the post (one round trip; delivered at its commit).
+       SELECT seq, pg_notify($5, $1) FROM posted`,
+      [id, JSON.stringify(input), approvalOf, at, this.#t.channel.slice(1, -1)],
     );
     const row = rows[0];
     if (!row) return undefined;
-    await this.#pool.query('SELECT pg_notify($1, $2)', [this.#t.channel.slice(1, -1), id]);
     return { ...input, seq: Number(row.seq), at };
   }
 
@@ -68,8 +74,17 @@ export class PostgresInbox {
          UPDATE ${t.inbox} SET done_at = now()
          WHERE session_id = $1 AND seq = ANY($2::bigint[]) AND done_at IS NULL AND EXISTS (SELECT 1 FROM held)
          RETURNING 1)
-       SELECT EXISTS (SELECT 1 FROM held) AS held, (SELECT count(*) FROM done) AS done`,
-      [id, seqs, lease?.owner ?? null, lease?.token ?? 0],
+       -- Clients waiting for the session to rest with its inbox applied hear it (the saves' channel).
+       , notified AS (SELECT pg_notify($5, $1) FROM (SELECT 1 FROM done LIMIT 1) d WHERE $5::text IS NOT NULL)
+       SELECT EXISTS (SELECT 1 FROM held) AS held, (SELECT count(*) FROM done) AS done,
+         (SELECT count(*) FROM notified) AS notified`,
+      [
+        id,
+        seqs,
+        lease?.owner ?? null,
+        lease?.token ?? 0,
+        this.#notifySaves ? t.savedChannel.slice(1, -1) : null,
+      ],
     );
     if (lease && !rows[0]?.held) throw staleLeaseError(lease);
   }
@@ -96,22 +111,32 @@ export class PostgresInbox {
     return rows.map(toLease);
   }
 
-  /** LISTEN on one dedicated connection, shared by every watcher of this store. */
-  async watch(listener: () => void): Promise<() => void> {
-    this.#listeners.add(listener);
+  /**
+   * LISTEN on one dedicated connection, shared by every watcher of this store: `channel` is the
+   * inbox's (the default) or the saves' (`Tables.savedChannel`).
+   */
+  async watch(listener: (sessionId?: string) => void, channel = this.#t.channel): Promise<() => void> {
+    let listeners = this.#listeners.get(channel);
+    const first = !listeners;
+    if (!listeners) {
+      listeners = new Set();
+      this.#listeners.set(channel, listeners);
+    }
+    listeners.add(listener);
     this.#listener ??= (async () => {
       const client = await this.#pool.connect();
-      client.on('notification', () => {
-        for (const l of this.#listeners) l();
+      client.on('notification', (message) => {
+        const set = this.#listeners.get(`"${message.channel}"`);
+        for (const l of set ?? []) l(message.payload || undefined);
       });
-      // A lost connection only ends the wakeups: workers poll as well.
+      // A lost connection only ends the wakeups: workers and clients poll as well.
       client.on('error', () => {});
-      await client.query(`LISTEN ${this.#t.channel}`);
       return client;
     })();
-    await this.#listener;
+    const client = await this.#listener;
+    if (first) await client.query(`LISTEN ${channel}`);
     return () => {
-      this.#listeners.delete(listener);
+      listeners.delete(listener);
     };
   }
 

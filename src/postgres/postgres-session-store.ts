@@ -17,10 +17,7 @@ import {
   type SessionStore,
   SessionStoreError,
   type SessionSummary,
-  saveTimes,
   storedEntryJson,
-  storedRecordJson,
-  summarizeSession,
   type TranscriptRead,
   transcriptEntryJson,
 } from '../session/session-store.js';
@@ -32,6 +29,7 @@ import {
 import { inTransaction, type PgPool } from './pg-types.js';
 import { PostgresInbox } from './postgres-inbox.js';
 import { holderOf, leaseOf, PostgresLeases } from './postgres-leases.js';
+import { type SavedStamps, savedRecord, saveStatement } from './save-statement.js';
 import { migrate, type Tables, tablesOf } from './schema-migrations.js';
 import { SessionQueue } from './session-queue.js';
 
@@ -52,6 +50,13 @@ export interface PostgresSessionStoreOptions {
   schema?: string;
   /** Clock for `createdAt`, `updatedAt` and transcript `at`; defaults to the system clock. */
   now?: () => Date;
+  /**
+   * Whether saves and inbox completions `NOTIFY` the schema's saves channel, so that clients'
+   * `waitFor` need not poll (default true). PostgreSQL serializes the commits of notifying
+   * transactions (a lock held through the commit's WAL flush), so at thousands of saves a second
+   * turn it off: `waitFor` then polls every `pollMs`.
+   */
+  notifySaves?: boolean;
 }
 
 /**
@@ -66,6 +71,7 @@ export class PostgresSessionStore implements SessionStore, SessionOwnership, Ses
   readonly #connection: PostgresConnection;
   readonly #now: () => Date;
   readonly #saveClock: () => Date;
+  readonly #notifySaves: boolean;
   readonly #queue = new SessionQueue();
   #pool: Promise<PgPool> | undefined;
   #migrated: Promise<number> | undefined;
@@ -78,6 +84,7 @@ export class PostgresSessionStore implements SessionStore, SessionOwnership, Ses
     this.#connection = connection;
     this.#now = options.now ?? (() => new Date());
     this.#saveClock = monotonicClock(this.#now);
+    this.#notifySaves = options.notifySaves ?? true;
   }
 
   /** Creates or upgrades the tables (idempotent; many processes may call it at once). Resolves with the schema version. */
@@ -100,40 +107,16 @@ export class PostgresSessionStore implements SessionStore, SessionOwnership, Ses
     const body = recordBodyJson(input);
     const id = input.id;
     const pool = await this.#ready();
-    const t = this.#tables;
-    return this.#queue.run(id, () =>
-      inTransaction(pool, async (client) => {
-        const { rows } = await client.query<{
-          record: string | null;
-          transcript_seq: string;
-          lease_owner: string | null;
-          lease_token: string;
-          lease_pid: number | null;
-        }>(
-          `SELECT record, transcript_seq, lease_owner, lease_token, lease_pid FROM ${t.sessions} WHERE id = $1 FOR UPDATE`,
-          [id],
-        );
-        const row = rows[0];
-        const lease = options.lease;
-        if (lease && (row?.lease_owner !== lease.owner || Number(row.lease_token) !== lease.token)) {
-          throw staleLeaseError(
-            lease,
-            row ? { pid: row.lease_pid ?? 0, token: Number(row.lease_token) } : undefined,
-          );
-        }
-        const previous = row?.record ? (JSON.parse(row.record) as SessionRecord) : undefined;
-        const times = saveTimes(input, previous, this.#saveClock());
-        const transcriptSeq = Number(row?.transcript_seq ?? 0);
-        const json = storedRecordJson({ id, state: input.state, ...times, transcriptSeq }, body);
-        const record = JSON.parse(json) as SessionRecord;
-        await client.query(
-          `INSERT INTO ${t.sessions} (id, record, summary, updated_at) VALUES ($1, $2, $3, $4)
-           ON CONFLICT (id) DO UPDATE SET record = $2, summary = $3, updated_at = $4`,
-          [id, json, JSON.stringify(summarizeSession(record)), times.updatedAt],
-        );
-        return record;
-      }),
-    );
+    const lease = options.lease;
+    return this.#queue.run(id, async () => {
+      // One statement, one round trip: the fencing check, the stamps and the write (save-statement.ts).
+      const now = this.#saveClock().toISOString();
+      const statement = saveStatement(this.#tables, input, body, now, lease, this.#notifySaves);
+      const { rows } = await pool.query<SavedStamps>(statement.text, statement.values);
+      const stamps = rows[0];
+      if (!stamps) throw staleLeaseError(lease!, await holderOf(pool, this.#tables, id));
+      return savedRecord(input, body, stamps);
+    });
   }
 
   async load(id: string): Promise<SessionRecord | undefined> {
@@ -279,13 +262,19 @@ export class PostgresSessionStore implements SessionStore, SessionOwnership, Ses
     );
   }
 
-  watchInbox(listener: () => void): Promise<() => void> {
+  watchInbox(listener: (sessionId?: string) => void): Promise<() => void> {
     return this.#inboxStore().then((inbox) => inbox.watch(listener));
+  }
+
+  watchSaves(listener: (sessionId?: string) => void): Promise<() => void> {
+    if (!this.#notifySaves)
+      return Promise.reject(new Error('this store does not notify saves (notifySaves: false)'));
+    return this.#inboxStore().then((inbox) => inbox.watch(listener, this.#tables.savedChannel));
   }
 
   async #inboxStore(): Promise<PostgresInbox> {
     const pool = await this.#ready();
-    this.#inbox ??= new PostgresInbox(pool, this.#tables);
+    this.#inbox ??= new PostgresInbox(pool, this.#tables, this.#notifySaves);
     return this.#inbox;
   }
 

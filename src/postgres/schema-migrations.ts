@@ -10,6 +10,8 @@ export interface Tables {
   tokens: string;
   /** The LISTEN/NOTIFY channel of the schema's inboxes. */
   channel: string;
+  /** The LISTEN/NOTIFY channel of the schema's saves (payload: the session id). */
+  savedChannel: string;
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -30,6 +32,7 @@ export function tablesOf(schema: string): Tables {
     migrations: q('migrations'),
     tokens: q('fencing_tokens'),
     channel: `"${schema}_inbox"`,
+    savedChannel: `"${schema}_saved"`,
   };
 }
 
@@ -71,6 +74,13 @@ const MIGRATIONS: readonly ((t: Tables) => string)[] = [
     );
     CREATE UNIQUE INDEX ON ${t.inbox} (session_id, approval_of) WHERE approval_of IS NOT NULL;
     CREATE INDEX ON ${t.inbox} (session_id) WHERE done_at IS NULL;
+  `,
+  // The record's createdAt as a JSON string beside it, so that a save is one statement (save-statement.ts).
+  (t) => `
+    ALTER TABLE ${t.sessions} ADD COLUMN created_json text;
+    UPDATE ${t.sessions} SET created_json =
+      substring(record from '^\\{"id":"(?:[^"\\\\]|\\\\.)*","state":"(?:[^"\\\\]|\\\\.)*","createdAt":("[^"\\\\]*")')
+    WHERE record IS NOT NULL;
   `,
 ];
 

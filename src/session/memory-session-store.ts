@@ -47,7 +47,7 @@ export class MemorySessionStore implements SessionStore, SessionOwnership, Sessi
     string,
     { items: (InboxItem & { done: boolean })[]; answered: Set<string> }
   >();
-  private readonly inboxListeners = new Set<() => void>();
+  private readonly inboxListeners = new Set<(sessionId?: string) => void>();
   private readonly now: () => Date;
   private readonly saveClock: () => Date;
 
@@ -149,7 +149,7 @@ export class MemorySessionStore implements SessionStore, SessionOwnership, Sessi
     }
     const item = { ...structuredClone(input), seq: inbox.items.length + 1, at: this.now().toISOString() };
     inbox.items.push({ ...item, done: false });
-    for (const listener of this.inboxListeners) queueMicrotask(listener);
+    for (const listener of this.inboxListeners) queueMicrotask(() => listener(id));
     return item;
   }
 
@@ -178,7 +178,7 @@ export class MemorySessionStore implements SessionStore, SessionOwnership, Sessi
     return claimed;
   }
 
-  async watchInbox(listener: () => void): Promise<() => void> {
+  async watchInbox(listener: (sessionId?: string) => void): Promise<() => void> {
     this.inboxListeners.add(listener);
     return () => this.inboxListeners.delete(listener);
   }

@@ -40,10 +40,17 @@ export interface SessionInboxStore {
    */
   claimSessions(request: LeaseRequest & { limit: number }): Promise<SessionLease[]>;
   /**
-   * Calls `listener` when items may have been posted (LISTEN/NOTIFY on PostgreSQL, in-process for the
-   * memory store); returns a function that stops listening. Optional: workers poll as well.
+   * Calls `listener` with the session's id when items may have been posted to its inbox (LISTEN/NOTIFY
+   * on PostgreSQL, in-process for the memory store; no id: any session may have some); returns a
+   * function that stops listening. Optional: workers poll as well.
    */
-  watchInbox?(listener: () => void): Promise<() => void>;
+  watchInbox?(listener: (sessionId?: string) => void): Promise<() => void>;
+  /**
+   * Calls `listener` with the session's id when it was saved (a rest point), so that clients waiting
+   * for a state need not poll (LISTEN/NOTIFY on PostgreSQL); returns a function that stops listening.
+   * Optional: clients poll as well.
+   */
+  watchSaves?(listener: (sessionId?: string) => void): Promise<() => void>;
 }
 
 /** Whether a store holds inboxes. */

@@ -17,6 +17,8 @@ export interface CarryOptions {
   pollMs: number;
   /** The agent's options for the session (model, tools, instructions); store and session are set here. */
   agent: (record: SessionRecord | undefined) => AgentOptions | Promise<AgentOptions>;
+  /** Registers the listener for posts to the session's inbox (the store's wakeups); returns its removal. */
+  onPosted?: (listener: () => void) => () => void;
   /** Set when the worker stops: finish the current step, then let the session go. */
   stopping: () => boolean;
 }
@@ -77,10 +79,10 @@ function interruptedByUser(entries: readonly TranscriptEntry[]): boolean {
   return false;
 }
 
-/** Waits for the agent to settle, applying interrupts posted meanwhile. */
+/** Waits for the agent to settle, applying interrupts posted meanwhile (looked for when woken, and every `pollMs`). */
 function settle(agent: Agent<unknown>, options: CarryOptions): Promise<void> {
   let looking = false;
-  return untilSettled(agent, options.pollMs, () => {
+  const look = () => {
     if (looking || !isBusyState(agent.state)) return;
     looking = true;
     void options.store
@@ -93,7 +95,9 @@ function settle(agent: Agent<unknown>, options: CarryOptions): Promise<void> {
       .finally(() => {
         looking = false;
       });
-  });
+  };
+  const off = options.onPosted?.(look);
+  return untilSettled(agent, options.pollMs, look).finally(() => off?.());
 }
 
 /** Applies one inbox item to a settled agent (what does not apply, such as an answer to a call no longer pending, is a no-op). */

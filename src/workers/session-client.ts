@@ -34,7 +34,11 @@ export interface SessionClient {
 
 const SETTLED = ['AwaitingInput', 'Completed', 'WaitingApproval', 'Interrupted', 'Error'];
 
-/** A client of the sessions in `store` (any process: the inputs travel through the store). */
+/**
+ * A client of the sessions in `store` (any process: the inputs travel through the store). `waitFor`
+ * looks again when the store says the session was saved (`watchSaves`: LISTEN/NOTIFY on PostgreSQL),
+ * and every `pollMs` (default 50) as well; with wakeups, the fallback look is at most once a second.
+ */
 export function createSessionClient(options: { store: SessionStore; pollMs?: number }): SessionClient {
   const store = options.store;
   if (!hasInbox(store)) {
@@ -43,6 +47,22 @@ export function createSessionClient(options: { store: SessionStore; pollMs?: num
     );
   }
   const pollMs = options.pollMs ?? 50;
+  /** Wakeups of the waiting `waitFor` calls, by session id. */
+  const waiting = new Map<string, Set<() => void>>();
+  let watched: Promise<boolean> | undefined;
+  const watchSaves = () => {
+    watched ??= (
+      store.watchSaves?.((id) => {
+        const wakes =
+          id === undefined ? [...waiting.values()].flatMap((s) => [...s]) : [...(waiting.get(id) ?? [])];
+        for (const wake of wakes) wake();
+      }) ?? Promise.reject(new Error('no wakeups'))
+    ).then(
+      () => true,
+      () => false,
+    );
+    return watched;
+  };
   const get = async (sessionId: string) => {
     assertValidSessionId(sessionId);
     const [record, inbox] = await Promise.all([store.load(sessionId), store.readInbox(sessionId)]);
@@ -90,16 +110,43 @@ export function createSessionClient(options: { store: SessionStore; pollMs?: num
     async waitFor(sessionId, opts = {}) {
       const states = opts.states ?? SETTLED;
       const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
-      for (;;) {
-        const view = await get(sessionId);
-        if (view && view.inbox === 0 && states.includes(view.state)) return view;
-        if (Date.now() >= deadline) {
-          const now = view ? `${view.state} with ${view.inbox} input(s) waiting` : 'not saved yet';
-          throw new Error(
-            `session "${sessionId}" did not reach ${states.join(' or ')} in time (it is ${now})`,
-          );
+      const interval = (await watchSaves()) ? Math.max(pollMs, 1000) : pollMs;
+      let wake = () => {};
+      let woken = false;
+      const onSave = () => {
+        woken = true;
+        wake();
+      };
+      const wakes = waiting.get(sessionId) ?? new Set<() => void>();
+      waiting.set(sessionId, wakes);
+      wakes.add(onSave);
+      try {
+        return await poll();
+      } finally {
+        wakes.delete(onSave);
+        if (wakes.size === 0) waiting.delete(sessionId);
+      }
+      async function poll(): Promise<SessionView> {
+        for (;;) {
+          woken = false;
+          const view = await get(sessionId);
+          if (view && view.inbox === 0 && states.includes(view.state)) return view;
+          if (Date.now() >= deadline) {
+            const now = view ? `${view.state} with ${view.inbox} input(s) waiting` : 'not saved yet';
+            throw new Error(
+              `session "${sessionId}" did not reach ${states.join(' or ')} in time (it is ${now})`,
+            );
+          }
+          if (woken) continue;
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, Math.min(interval, Math.max(0, deadline - Date.now())));
+            wake = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+          wake = () => {};
         }
-        await new Promise((resolve) => setTimeout(resolve, pollMs));
       }
     },
   };

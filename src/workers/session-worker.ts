@@ -58,7 +58,20 @@ export function startWorker(options: WorkerOptions): Worker {
   let stopping = false;
   let wake: (() => void) | undefined;
   const nudge = () => wake?.();
-  const unwatch = store.watchInbox?.(nudge).catch(() => undefined);
+  /** The carried sessions' listeners for posts to their inbox (an interrupt during a turn). */
+  const posted = new Map<string, () => void>();
+  let watching = false;
+  const unwatch = store
+    .watchInbox?.((id) => {
+      nudge();
+      if (id !== undefined) posted.get(id)?.();
+      else for (const listener of posted.values()) listener();
+    })
+    .then((stop) => {
+      watching = true;
+      return stop;
+    })
+    .catch(() => undefined);
 
   const loop = (async () => {
     while (!stopping) {
@@ -76,7 +89,12 @@ export function startWorker(options: WorkerOptions): Worker {
             store,
             lease,
             leaseMs,
-            pollMs: Math.min(pollMs, 100),
+            // Woken by the store when something is posted: polling is the fallback only.
+            pollMs: watching ? pollMs : Math.min(pollMs, 100),
+            onPosted: (listener) => {
+              posted.set(lease.sessionId, listener);
+              return () => posted.delete(lease.sessionId);
+            },
             agent: options.agent,
             stopping: () => stopping,
           })

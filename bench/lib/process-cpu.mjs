@@ -1,0 +1,40 @@
+// CPU time of processes from /proc (Linux), for the Postgres bench's profile: the cluster (postmaster,
+// its live backends and the ones that ended) and any pid.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+
+const TICK_MS = 10; // USER_HZ is 100 on Linux
+
+function stat(pid) {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    // fields after the name: state(0) ppid(1) ... utime(11) stime(12) cutime(13) cstime(14)
+    return {
+      ppid: Number(f[1]),
+      own: Number(f[11]) + Number(f[12]),
+      children: Number(f[13]) + Number(f[14]),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU milliseconds used so far by a process (its own, not its children's). */
+export function cpuMsOf(pid) {
+  return (stat(pid)?.own ?? 0) * TICK_MS;
+}
+
+/** CPU milliseconds used so far by the cluster in `dir` (startPostgresCluster's): every process of it. */
+export function clusterCpuMs(dir) {
+  const pid = Number(readFileSync(path.join(dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const main = stat(pid);
+  if (!main) return 0;
+  let ticks = main.own + main.children;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const s = stat(entry);
+    if (s?.ppid === pid) ticks += s.own;
+  }
+  return ticks * TICK_MS;
+}
