@@ -35,10 +35,14 @@ describe('chaos: worker processes on one PostgreSQL, SIGKILLed at random moments
       transcriptGaps: 0,
       duplicateSeqs: 0,
       unansweredCalls: 0,
+      // A call answered with a tool's own result was run (no result made up for a call cut off).
+      resultsWithoutRun: [],
     });
     // The run did what it says: workers were killed, tools ran, each approval was accepted once.
     expect(result.kills).toBeGreaterThan(0);
-    expect(result.toolRuns).toBeGreaterThanOrEqual(30 * 5);
+    // Tools ran (a kill between a call's intent and its start answers it "outcome unknown" or "not
+    // run" instead, so there may be fewer runs than the 150 calls).
+    expect(result.toolRuns).toBeGreaterThan(0);
     // One accepted answer per approval asked (a crash before a WaitingApproval save answers the call "not run" instead).
     expect(result.approvalsAccepted).toBeGreaterThan(0);
     expect(result.approvalsAccepted).toBeLessThanOrEqual(30);

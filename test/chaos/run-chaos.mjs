@@ -121,6 +121,9 @@ const result = {
   nonIdempotentRunTwice: 0,
   idempotentReruns: 0,
   outcomeUnknown: 0,
+  notRun: 0,
+  otherResults: [],
+  resultsWithoutRun: [],
   approvalsAccepted: answers.filter((a) => a.accepted).length,
   approvalsRefused: answers.filter((a) => !a.accepted).length,
   approvalsDoubled: 0,
@@ -157,6 +160,11 @@ for (const id of ids) {
     if (e.kind === 'tool_call_finished' && !recordedAt.has(e.toolCallId)) {
       recordedAt.set(e.toolCallId, Date.parse(e.at));
       if (e.result.startsWith('Outcome unknown')) result.outcomeUnknown++;
+      if (/^Tool call "[^"]+" was not run:/.test(e.result)) result.notRun++;
+      else if (!/^(looked up|wrote|charged|Outcome unknown) /.test(e.result))
+        result.otherResults.push(e.result.slice(0, 160));
+      else if (/^(looked up|wrote|charged) /.test(e.result) && !startsByKey.has(`${id}:${e.toolCallId}`))
+        result.resultsWithoutRun.push({ session: id, call: e.toolCallId, seq: e.seq, result: e.result });
     }
     if (e.kind === 'event' && e.event === 'approval_resolved') {
       // A restore replays an answer given after the last save and records it again (same inbox item):
