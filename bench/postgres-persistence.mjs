@@ -121,7 +121,7 @@ try {
     await s.migrate();
     const config = JSON.stringify({ url: cluster.url, schema, baseURL: server.url });
     const children = Array.from({ length: workers }, () =>
-      spawn(process.execPath, [path.join(here, 'lib', 'postgres-bench-worker.mjs'), config], {
+      spawn(process.execPath, [...(process.env.BENCH_WORKER_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.BENCH_WORKER_PROF] : []), path.join(here, 'lib', 'postgres-bench-worker.mjs'), config], {
         stdio: ['ignore', 'pipe', 'inherit'],
       }),
     );
