@@ -121,9 +121,19 @@ try {
     await s.migrate();
     const config = JSON.stringify({ url: cluster.url, schema, baseURL: server.url });
     const children = Array.from({ length: workers }, () =>
-      spawn(process.execPath, [...(process.env.BENCH_WORKER_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.BENCH_WORKER_PROF] : []), path.join(here, 'lib', 'postgres-bench-worker.mjs'), config], {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      }),
+      spawn(
+        process.execPath,
+        [
+          ...(process.env.BENCH_WORKER_PROF
+            ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_WORKER_PROF}`]
+            : []),
+          path.join(here, 'lib', 'postgres-bench-worker.mjs'),
+          config,
+        ],
+        {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        },
+      ),
     );
     await Promise.all(children.map((c) => new Promise((r) => c.stdout.once('data', r))));
     const client = createSessionClient({ store: s, pollMs: 20 });
