@@ -106,7 +106,13 @@ describe('validate a BMAD 6.0 install, a source tree and bundle.yaml', () => {
     const project = await freshBmadProject('6.0');
     try {
       const prd = path.join(project, '_bmad/bmm/workflows/2-plan-workflows/create-prd');
+      // A guide named like a workflow, without front matter, is no workflow.
+      await writeFile(
+        path.join(prd, 'workflow-guide.md'),
+        '# How to write a PRD\n\n---\n\nname: not front matter\n',
+      );
       let json = await report(project);
+      expect(json.workflows.map((w) => w.file).filter((f) => f.endsWith('workflow-guide.md'))).toEqual([]);
       const listed = (name: string) => json.workflows.find((w) => w.name === name);
       expect(listed('create-prd')).toMatchObject({
         file: '_bmad/bmm/workflows/2-plan-workflows/create-prd/workflow-create-prd.md',

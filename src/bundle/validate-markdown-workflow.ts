@@ -16,12 +16,15 @@ export interface MarkdownWorkflowCheck {
   problem(problem: ValidationProblem): void;
 }
 
+/** Front matter with a `name:` or `description:` key at its top level. */
+const WORKFLOW_FRONT_MATTER = /(?<![\s\S])\uFEFF?---\r?\n(?:(?!---\r?\n)[\s\S])*?^(name|description):/m;
+
 /** A front matter value that names a file (resolved by the loader): checked like a workflow.yaml's paths. */
 const FILE_VALUE = /\.(md|ya?ml|xml|csv|json|txt)$/i;
 
 /**
- * Checks a BMAD 6.0 steps-based workflow (`workflow.md`, `workflow-<name>.md`) as the loader reads
- * it: its front matter parses, `main_config` loads, and every file its front matter names (the first
+ * Checks a BMAD 6.0 steps-based workflow (`workflow.md`, `workflow-<name>.md` with front matter; a
+ * file of that name without it is not one, and is skipped) as the loader reads it: its front matter parses, `main_config` loads, and every file its front matter names (the first
  * step, checkpoint handlers, ...) exists inside the roots. Its steps are the step files beside it.
  */
 export async function validateMarkdownWorkflow(
@@ -30,6 +33,10 @@ export async function validateMarkdownWorkflow(
 ): Promise<ValidatedWorkflow | undefined> {
   const problem = (key: string, value: string, status: ValidationProblem['status'], message: string) =>
     check.problem({ file: check.rel(file), key, value, status, message });
+  // A workflow opens with front matter naming or describing it; a guide beside one (a
+  // `workflow-creation-guide.md`) does not, and is no workflow.
+  const { content } = await check.sandbox.readText(file, 'validate');
+  if (!WORKFLOW_FRONT_MATTER.test(content)) return undefined;
   let loaded: Awaited<ReturnType<typeof loadMarkdownWorkflow>>;
   try {
     loaded = await loadMarkdownWorkflow(file, {
