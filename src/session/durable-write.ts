@@ -10,6 +10,18 @@ const noop = () => {};
  * is flushed too, so that the rename survives a power loss.
  */
 export async function writeFileAtomic(file: string, data: string, fsync: boolean): Promise<void> {
+  const temp = await writeTemp(file, data, fsync);
+  try {
+    await rename(temp, file);
+  } catch (error) {
+    await rm(temp, { force: true }).catch(noop);
+    throw error;
+  }
+  if (fsync) await fsyncDir(path.dirname(file));
+}
+
+/** `data` in a new temp file beside `file` (`<file>.<pid>-<random>.tmp`), flushed with `fsync`; its path. Removed on failure. */
+async function writeTemp(file: string, data: string, fsync: boolean): Promise<string> {
   const temp = `${file}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
   let handle: FileHandle | undefined;
   try {
@@ -17,14 +29,12 @@ export async function writeFileAtomic(file: string, data: string, fsync: boolean
     await handle.writeFile(data);
     if (fsync) await handle.sync();
     await handle.close();
-    handle = undefined;
-    await rename(temp, file);
+    return temp;
   } catch (error) {
     await handle?.close().catch(noop);
     await rm(temp, { force: true }).catch(noop);
     throw error;
   }
-  if (fsync) await fsyncDir(path.dirname(file));
 }
 
 /** Removes the temp files that {@link writeFileAtomic} calls for `file` left when they crashed before their rename. */
@@ -71,22 +81,13 @@ export async function fsyncDir(dir: string): Promise<void> {
  * succeeds and no reader ever sees it half written. With `fsync` the folder is flushed too.
  */
 export async function createFileExclusive(file: string, data: string, fsync: boolean): Promise<boolean> {
-  const temp = `${file}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
-  let handle: FileHandle | undefined;
+  const temp = await writeTemp(file, data, fsync);
   try {
-    handle = await open(temp, 'wx');
-    await handle.writeFile(data);
-    if (fsync) await handle.sync();
-    await handle.close();
-    handle = undefined;
-    try {
-      await link(temp, file);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
-      throw error;
-    }
+    await link(temp, file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
   } finally {
-    await handle?.close().catch(noop);
     await rm(temp, { force: true }).catch(noop);
   }
   if (fsync) await fsyncDir(path.dirname(file));
