@@ -12,6 +12,7 @@ import { createSessionClient } from '../src/workers/session-client.js';
 import { startWorker, type Worker } from '../src/workers/session-worker.js';
 import { assertToolCallsAnswered } from './support/harness.js';
 import { dropSchema, freshSchema, postgresStore } from './support/postgres.js';
+import { waitingTurn } from './support/waiting-tool.js';
 
 const servers: ScriptedServer[] = [];
 const workers: Worker[] = [];
@@ -128,22 +129,9 @@ describe.each(stores)('workers and inboxes on %s', (_name, makeStore) => {
   });
 
   it('interrupt stops a running turn through the inbox', async () => {
-    const server = await startScriptedServer({
-      scenario: { turns: [{ toolCalls: [{ name: 'wait_long', arguments: {} }] }, { content: 'never' }] },
-    });
+    const { server, tool: waitLong, started } = await waitingTurn();
     servers.push(server);
     const store = await makeStore();
-    let started = 0;
-    const waitLong = defineTool({
-      name: 'wait_long',
-      description: 'takes its time',
-      parameters: z.object({}),
-      execute: (_args, ctx) =>
-        new Promise((_resolve, reject) => {
-          started++;
-          ctx.signal.addEventListener('abort', () => reject(new Error('aborted')));
-        }),
-    });
     workers.push(
       startWorker({
         store,
@@ -153,7 +141,7 @@ describe.each(stores)('workers and inboxes on %s', (_name, makeStore) => {
     );
     const client = createSessionClient({ store, pollMs: 20 });
     await client.send('w-2', 'wait');
-    while (started === 0) await new Promise((r) => setTimeout(r, 10));
+    while (started() === 0) await new Promise((r) => setTimeout(r, 10));
     await client.interrupt('w-2');
     const view = await client.waitFor('w-2', { states: ['Interrupted'], timeoutMs: 20_000 });
     expect(view.lastResult.terminateReason).toBe('interrupted');

@@ -1,12 +1,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { MemorySessionStore } from '../src/session/memory-session-store.js';
 import type { SessionStore } from '../src/session/session-store.js';
-import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
-import { defineTool } from '../src/tools/define-tool.js';
+import type { ScriptedServer } from '../src/testing/index.js';
 import { createSessionClient } from '../src/workers/session-client.js';
 import { startWorker, type Worker } from '../src/workers/session-worker.js';
 import { dropSchema, freshSchema, postgresStore } from './support/postgres.js';
+import { waitingTurn } from './support/waiting-tool.js';
 
 // Polling every 10 s: what happens within a few seconds happened through the store's wakeups.
 const SLOW_POLL_MS = 10_000;
@@ -39,22 +38,9 @@ const stores: [string, () => Promise<SessionStore>, boolean][] = [
 
 describe.each(stores)('wakeups on %s', (_name, makeStore, wakesClients) => {
   it('a worker claims a posted session and an interrupt reaches the running turn without waiting for a poll', async () => {
-    const server = await startScriptedServer({
-      scenario: { turns: [{ toolCalls: [{ name: 'wait_long', arguments: {} }] }, { content: 'never' }] },
-    });
+    const { server, tool: waitLong, started } = await waitingTurn();
     servers.push(server);
     const store = await makeStore();
-    let started = 0;
-    const waitLong = defineTool({
-      name: 'wait_long',
-      description: 'takes its time',
-      parameters: z.object({}),
-      execute: (_args, ctx) =>
-        new Promise((_resolve, reject) => {
-          started++;
-          ctx.signal.addEventListener('abort', () => reject(new Error('aborted')));
-        }),
-    });
     const worker = startWorker({
       store,
       agent: () => ({ baseURL: server.url, apiKey: 'k', tools: [waitLong] }),
@@ -67,8 +53,8 @@ describe.each(stores)('wakeups on %s', (_name, makeStore, wakesClients) => {
     await new Promise((r) => setTimeout(r, 300));
     const t0 = Date.now();
     await client.send('wake-1', 'wait');
-    while (started === 0 && Date.now() - t0 < 5_000) await new Promise((r) => setTimeout(r, 10));
-    expect(started).toBe(1);
+    while (started() === 0 && Date.now() - t0 < 5_000) await new Promise((r) => setTimeout(r, 10));
+    expect(started()).toBe(1);
     const t1 = Date.now();
     await client.interrupt('wake-1');
     const view = await client.waitFor('wake-1', { states: ['Interrupted'], timeoutMs: 20_000 });
