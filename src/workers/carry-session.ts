@@ -33,6 +33,7 @@ export interface CarryOptions {
 export async function carrySession(options: CarryOptions): Promise<string> {
   const { store, lease } = options;
   const id = lease.sessionId;
+  const inbox = new InboxWatch(store, id, options);
   const record = await store.load(id);
   const agentOptions = await options.agent(record);
   const agent = createAgent({ ...agentOptions, store, session: id, lease, leaseMs: options.leaseMs });
@@ -44,16 +45,20 @@ export async function carrySession(options: CarryOptions): Promise<string> {
       // An owner before died mid-turn (maybe twice): go on with the turn as the user would with /continue.
       void agent.resume().catch(() => {});
     }
-    await settle(agent, options);
+    await inbox.settle(agent);
     while (!options.stopping()) {
-      const items = await store.readInbox(id);
+      const items = await inbox.read();
       if (items.length === 0) break;
       const done: number[] = [];
-      for (const item of items) {
+      for (const [index, item] of items.entries()) {
         if (!applied.has(item.seq)) {
           apply(agent, item);
           applied.add(item.seq);
-          await settle(agent, options);
+          // An interrupt posted after this item (and read with it) stops the turn the item starts.
+          await inbox.settle(
+            agent,
+            items.slice(index + 1).some((later) => later.kind === 'interrupt'),
+          );
         }
         done.push(item.seq);
         if (options.stopping()) break;
@@ -62,6 +67,7 @@ export async function carrySession(options: CarryOptions): Promise<string> {
     }
     return agent.state;
   } finally {
+    inbox.close();
     agent.stop();
   }
 }
@@ -79,25 +85,79 @@ function interruptedByUser(entries: readonly TranscriptEntry[]): boolean {
   return false;
 }
 
-/** Waits for the agent to settle, applying interrupts posted meanwhile (looked for when woken, and every `pollMs`). */
-function settle(agent: Agent<unknown>, options: CarryOptions): Promise<void> {
-  let looking = false;
-  const look = () => {
-    if (looking || !isBusyState(agent.state)) return;
-    looking = true;
-    void options.store
-      .readInbox(options.lease.sessionId)
-      .then((items) => {
-        if (items.some((i) => i.kind === 'interrupt'))
-          agent.interrupt('interrupted through the session inbox');
-      })
-      .catch(() => {})
-      .finally(() => {
-        looking = false;
-      });
-  };
-  const off = options.onPosted?.(look);
-  return untilSettled(agent, options.pollMs, look).finally(() => off?.());
+/**
+ * The session's inbox while a worker carries it: reads, and the store's wakeups for posts to it
+ * (heard from the claim on, so a post between two reads is never missed). While a turn runs, a
+ * wakeup makes it look for an interrupt; the poll every `pollMs` is the fallback.
+ */
+class InboxWatch {
+  readonly #store: InboxSessionStore;
+  readonly #id: string;
+  readonly #pollMs: number;
+  readonly #off: (() => void) | undefined;
+  /** A post was heard since the last read began (that read may not hold it). */
+  #heard = false;
+  /** What a wakeup does now: look for an interrupt while a turn runs. */
+  #onPost: (() => void) | undefined;
+
+  constructor(store: InboxSessionStore, id: string, options: Pick<CarryOptions, 'pollMs' | 'onPosted'>) {
+    this.#store = store;
+    this.#id = id;
+    this.#pollMs = options.pollMs;
+    this.#off = options.onPosted?.(() => {
+      this.#heard = true;
+      this.#onPost?.();
+    });
+  }
+
+  read(): Promise<InboxItem[]> {
+    this.#heard = false;
+    return this.#store.readInbox(this.#id);
+  }
+
+  /**
+   * Waits for the agent to settle, applying interrupts posted meanwhile (looked for when woken, and
+   * every `pollMs`). With `interruptPosted` (an interrupt was read after the item just applied), the
+   * turn that item starts is stopped as soon as it runs.
+   */
+  settle(agent: Agent<unknown>, interruptPosted = false): Promise<void> {
+    // An interrupt read before the turn it stops has begun (`send` hands the message over a tick
+    // later) waits for it: it applies to this settle's turn only.
+    let wanted = false;
+    const interrupt = () => {
+      wanted = !isBusyState(agent.state);
+      if (!wanted) agent.interrupt('interrupted through the session inbox');
+    };
+    let looking = false;
+    const look = () => {
+      if (looking) return;
+      looking = true;
+      void this.read()
+        .then((items) => {
+          if (items.some((i) => i.kind === 'interrupt')) interrupt();
+        })
+        .catch(() => {})
+        .finally(() => {
+          looking = false;
+          // Heard during the read: the read may predate that post.
+          if (this.#heard) look();
+        });
+    };
+    const sub = agent.actor.subscribe(() => {
+      if (wanted && isBusyState(agent.state)) interrupt();
+    });
+    this.#onPost = look;
+    if (interruptPosted) interrupt();
+    if (this.#heard) look();
+    return untilSettled(agent, this.#pollMs, look).finally(() => {
+      sub.unsubscribe();
+      this.#onPost = undefined;
+    });
+  }
+
+  close(): void {
+    this.#off?.();
+  }
 }
 
 /** Applies one inbox item to a settled agent (what does not apply, such as an answer to a call no longer pending, is a no-op). */

@@ -57,7 +57,12 @@ export function startWorker(options: WorkerOptions): Worker {
   const carried = new Map<string, Promise<void>>();
   let stopping = false;
   let wake: (() => void) | undefined;
-  const nudge = () => wake?.();
+  /** Set by a wakeup that came while the loop was not waiting (during a claim): it looks again at once. */
+  let nudged = false;
+  const nudge = () => {
+    nudged = true;
+    wake?.();
+  };
   /** The carried sessions' listeners for posts to their inbox (an interrupt during a turn). */
   const posted = new Map<string, () => void>();
   let watching = false;
@@ -75,6 +80,7 @@ export function startWorker(options: WorkerOptions): Worker {
 
   const loop = (async () => {
     while (!stopping) {
+      nudged = false;
       const free = concurrency - carried.size;
       if (free > 0) {
         let leases: Awaited<ReturnType<typeof store.claimSessions>> = [];
@@ -108,6 +114,8 @@ export function startWorker(options: WorkerOptions): Worker {
         }
         if (leases.length > 0 && leases.length === free) continue;
       }
+      // A post or a finished session heard during the claim may not be in what the claim saw.
+      if (nudged) continue;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, pollMs);
         wake = () => {
