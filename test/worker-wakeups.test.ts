@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { MemorySessionStore } from '../src/session/memory-session-store.js';
 import type { SessionInboxStore } from '../src/session/session-inbox.js';
 import type { SessionStore } from '../src/session/session-store.js';
-import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
+import type { ScriptedServer } from '../src/testing/index.js';
 import { createSessionClient } from '../src/workers/session-client.js';
 import { startWorker, type Worker } from '../src/workers/session-worker.js';
 import { dropSchema, freshSchema, postgresStore } from './support/postgres.js';
