@@ -6,7 +6,9 @@
 // (the scripted model server and the client) and of PostgreSQL.
 // Each worker count starts with `warmup` sessions per worker that are not timed (JIT warm-up); then
 // `repeat` timed runs of `sessions` per count, alternating between the counts; medians reported.
-// npm run build && node bench/postgres-persistence.mjs [--rounds=400] [--sessions=60] [--warmup=16] [--repeat=5] [--profile]
+// `--concurrency` is each worker's (default 8). The profile also gives the cores the run kept busy (all
+// CPU counted, over the wall time): what a worker count can add is bounded by the cores left idle.
+// npm run build && node bench/postgres-persistence.mjs [--rounds=400] [--sessions=60] [--warmup=16] [--repeat=5] [--concurrency=8] [--profile]
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,6 +25,7 @@ const rounds = Number(args.rounds ?? 400);
 const sessions = Number(args.sessions ?? 60);
 const warmup = Number(args.warmup ?? 16);
 const repeat = Number(args.repeat ?? 5);
+const concurrency = Number(args.concurrency ?? 8);
 const pct = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);
   return Math.round(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] * 100) / 100;
@@ -119,7 +122,7 @@ try {
     const clientPool = countingPool(cluster.url, 10, clientCounts);
     const s = new PostgresSessionStore({ pool: clientPool }, { schema });
     await s.migrate();
-    const config = JSON.stringify({ url: cluster.url, schema, baseURL: server.url });
+    const config = JSON.stringify({ url: cluster.url, schema, baseURL: server.url, concurrency });
     const children = Array.from({ length: workers }, () =>
       spawn(
         process.execPath,
@@ -204,6 +207,7 @@ try {
           }),
       ),
     );
+    const workerCpuMs = reports.reduce((a, r) => a + (r.cpuMs ?? 0), 0);
     const workerCounts = {};
     for (const r of reports)
       for (const [k, v] of Object.entries(r.counts ?? {})) workerCounts[k] = (workerCounts[k] ?? 0) + v;
@@ -219,18 +223,17 @@ try {
         Object.entries(countsByKind(set.clientCounts)).map(([k, v]) => [k, per(v, timed)]),
       ),
       cpuMsPerSession: {
-        workers: per(
-          reports.reduce((a, r) => a + (r.cpuMs ?? 0), 0),
-          timed,
-        ),
+        workers: per(workerCpuMs, timed),
         serverAndClient: per(set.cpu.self, timed),
         postgres: per(set.cpu.pg, timed),
       },
+      coresBusy: Math.round(((workerCpuMs + set.cpu.self + set.cpu.pg) / set.wallMs) * 100) / 100,
     };
     await set.s.close();
     await set.clientPool.end();
   }
   await admin.end();
+  out.concurrency = concurrency;
   out.speedup4v1 = Math.round((out.sessionsPerSecond[4] / out.sessionsPerSecond[1]) * 100) / 100;
   await server.close();
 } finally {

@@ -1,4 +1,4 @@
-// A worker process for bench/postgres-persistence.mjs: one instant tool, concurrency 8, the default
+// A worker process for bench/postgres-persistence.mjs: one instant tool, the bench's concurrency, the default
 // poll interval (wakeups come by LISTEN/NOTIFY). Prints `ready`, and on SIGTERM its statement counts
 // and CPU time since ready (or since SIGUSR2) as one JSON line, then exits.
 import { z } from 'zod';
@@ -18,7 +18,7 @@ const lookup = defineTool({
 });
 startWorker({
   store,
-  concurrency: 8,
+  concurrency: config.concurrency ?? 8,
   agent: () => ({ baseURL: config.baseURL, apiKey: 'bench', tools: [lookup], loopControlTools: false }),
 });
 let atReady;
