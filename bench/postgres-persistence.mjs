@@ -6,9 +6,10 @@
 // (the scripted model server and the client) and of PostgreSQL.
 // Each worker count starts with `warmup` sessions per worker that are not timed (JIT warm-up); then
 // `repeat` timed runs of `sessions` per count, alternating between the counts; medians reported.
-// `--concurrency` is each worker's (default 8). The profile also gives the cores the run kept busy (all
-// CPU counted, over the wall time): what a worker count can add is bounded by the cores left idle.
-// npm run build && node bench/postgres-persistence.mjs [--rounds=400] [--sessions=60] [--warmup=16] [--repeat=5] [--concurrency=8] [--profile]
+// `--concurrency` is each worker's (default: startWorker's own). The profile also gives the cores the
+// run kept busy (all CPU counted, over the wall time): what a worker count can add is bounded by the
+// cores left idle.
+// npm run build && node bench/postgres-persistence.mjs [--rounds=400] [--sessions=60] [--warmup=16] [--repeat=5] [--concurrency=N] [--profile]
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,7 +26,8 @@ const rounds = Number(args.rounds ?? 400);
 const sessions = Number(args.sessions ?? 60);
 const warmup = Number(args.warmup ?? 16);
 const repeat = Number(args.repeat ?? 5);
-const concurrency = Number(args.concurrency ?? 8);
+/** Each worker's concurrency; undefined: startWorker's default. */
+const concurrency = args.concurrency === undefined ? undefined : Number(args.concurrency);
 const pct = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);
   return Math.round(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] * 100) / 100;
@@ -233,7 +235,7 @@ try {
     await set.clientPool.end();
   }
   await admin.end();
-  out.concurrency = concurrency;
+  out.concurrency = concurrency ?? 'startWorker default';
   out.speedup4v1 = Math.round((out.sessionsPerSecond[4] / out.sessionsPerSecond[1]) * 100) / 100;
   await server.close();
 } finally {

@@ -18,7 +18,7 @@ const lookup = defineTool({
 });
 startWorker({
   store,
-  concurrency: config.concurrency ?? 8,
+  ...(config.concurrency === undefined ? {} : { concurrency: config.concurrency }),
   agent: () => ({ baseURL: config.baseURL, apiKey: 'bench', tools: [lookup], loopControlTools: false }),
 });
 let atReady;
