@@ -31,10 +31,12 @@ if (mode === 'answer') {
   for (let round = 0; round < 5; round++) {
     for (const lease of await store.claimSessions({ owner, leaseMs: 60_000, limit: 100 })) got.push(lease.sessionId);
   }
-  // Alive until every child is done: a lease of a process that is gone is free at once.
-  while (Date.now() < go + 4000) await new Promise((r) => setTimeout(r, 20));
 }
 process.stdout.write(JSON.stringify({ owner, got }) + '\\n');
+// Alive until the parent has every child's answer (it closes stdin then): a lease of a process that
+// is gone is free at once, so a child that exited early would hand its sessions to a slower one.
+process.stdin.resume();
+process.stdin.on('end', () => process.exit(0));
 `;
 
 let work: string;
@@ -53,23 +55,38 @@ afterAll(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
-/** Runs `count` children at once on `dir`; resolves with what each printed. */
+/**
+ * Runs `count` children at once on `dir`; resolves with what each printed, once all have printed
+ * (each stays alive until then, holding its leases) and exited.
+ */
 async function race(count: number, config: object): Promise<{ owner: string; got: string[] }[]> {
   const go = Date.now() + 700;
-  const runs = Array.from({ length: count }, (_, i) => {
+  const children = Array.from({ length: count }, (_, i) => {
     const owner = `child-${i}-${i % 2 ? 'a' : 'r'}`;
-    return new Promise<{ owner: string; got: string[] }>((resolve, reject) => {
-      const child = spawn(process.execPath, [script, JSON.stringify({ ...config, go, owner })]);
-      let out = '';
-      let err = '';
-      child.stdout.on('data', (d) => (out += d));
-      child.stderr.on('data', (d) => (err += d));
+    const child = spawn(process.execPath, [script, JSON.stringify({ ...config, go, owner })]);
+    let out = '';
+    let err = '';
+    child.stderr.on('data', (d) => (err += d));
+    const exited = new Promise<void>((resolve, reject) =>
       child.on('exit', (code) =>
-        code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`child exited ${code}: ${err}`)),
-      );
+        code === 0 ? resolve() : reject(new Error(`child exited ${code}: ${err}`)),
+      ),
+    );
+    const answer = new Promise<{ owner: string; got: string[] }>((resolve, reject) => {
+      child.stdout.on('data', (d) => {
+        out += d;
+        if (out.includes('\n')) resolve(JSON.parse(out));
+      });
+      exited.then(() => reject(new Error(`child ${owner} exited without an answer`)), reject);
     });
+    return { child, answer, exited };
   });
-  return Promise.all(runs);
+  try {
+    return await Promise.all(children.map((c) => c.answer));
+  } finally {
+    for (const { child } of children) child.stdin.end();
+    await Promise.allSettled(children.map((c) => c.exited));
+  }
 }
 
 describe('FileSessionStore inbox', () => {
