@@ -56,7 +56,9 @@ export class OrderedTranscriptWriter {
   write(entries: readonly TranscriptEntryInput[], options: { discard?: boolean } = {}): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.#waiting.push({ entries, discard: options.discard === true, resolve, reject });
-      this.#running ??= this.#run();
+      // Started a microtask later, so that the entries of one machine step (an assistant message and
+      // its calls' starts) go out in one store call.
+      this.#running ??= Promise.resolve().then(() => this.#run());
     });
   }
 
