@@ -175,3 +175,30 @@ describe('createSessionClient', () => {
     );
   });
 });
+
+describe('a session whose first save never landed', () => {
+  it('is started again with its message, even when the new start reaches the transcript late', async () => {
+    // A slow disk: appends land 100 ms after they are asked for.
+    class SlowAppends extends MemorySessionStore {
+      override async appendTranscript(...args: Parameters<MemorySessionStore['appendTranscript']>) {
+        await new Promise((r) => setTimeout(r, 100));
+        return super.appendTranscript(...args);
+      }
+    }
+    const store = new SlowAppends();
+    const server = await startScriptedServer({ scenario: { turns: [{ content: 'done' }] } });
+    servers.push(server);
+    // An owner applied inbox item 1 and died before the session's first save: its transcript holds the
+    // start and the message, the store no record, the item is still open.
+    const client = createSessionClient({ store, pollMs: 20 });
+    const item = await client.send('lost-start', 'hello');
+    await store.appendTranscript('lost-start', [
+      { kind: 'event', event: 'session_started', data: {} },
+      { kind: 'message', message: { role: 'user', content: 'hello' }, inbox: item.seq },
+    ]);
+    workers.push(startWorker({ store, agent: () => ({ baseURL: server.url, apiKey: 'k' }), pollMs: 50 }));
+    const view = await client.waitFor('lost-start', { timeoutMs: 20_000 });
+    expect(view.messages.map((m) => m.role)).toEqual(['user', 'assistant']);
+    expect(view.lastResult.response).toBe('done');
+  });
+});

@@ -39,7 +39,9 @@ export async function carrySession(options: CarryOptions): Promise<string> {
   const agent = createAgent({ ...agentOptions, store, session: id, lease, leaseMs: options.leaseMs });
   try {
     await agent.ready();
-    const entries = currentEntries((await store.readTranscript(id)).entries);
+    // Without a record the agent started the session anew (its `session_started` line may still be
+    // on its way): nothing in the transcript was applied to it.
+    const entries = record ? currentEntries((await store.readTranscript(id)).entries) : [];
     const applied = appliedInboxSeqs(entries);
     if (agent.state === 'Interrupted' && !interruptedByUser(entries)) {
       // An owner before died mid-turn (maybe twice): go on with the turn as the user would with /continue.
