@@ -11,7 +11,7 @@ import { defineTool } from '../src/tools/define-tool.js';
 import { createSessionClient } from '../src/workers/session-client.js';
 import { startWorker, type Worker } from '../src/workers/session-worker.js';
 import { assertToolCallsAnswered } from './support/harness.js';
-import { dropSchema, freshSchema, postgresStore } from './support/postgres.js';
+import { disposablePostgresStore } from './support/postgres.js';
 import { waitingTurn } from './support/waiting-tool.js';
 
 const servers: ScriptedServer[] = [];
@@ -61,18 +61,7 @@ const stores: [string, () => Promise<SessionStore>][] = [
       return new FileSessionStore({ dir, fsync: false });
     },
   ],
-  [
-    'PostgresSessionStore',
-    async () => {
-      const schema = freshSchema('work');
-      const store = postgresStore(schema);
-      cleanups.push(async () => {
-        await store.close();
-        await dropSchema(schema);
-      });
-      return store;
-    },
-  ],
+  ['PostgresSessionStore', async () => disposablePostgresStore('work', cleanups)],
 ];
 
 describe.each(stores)('workers and inboxes on %s', (_name, makeStore) => {

@@ -5,7 +5,7 @@ import type { SessionStore } from '../src/session/session-store.js';
 import type { ScriptedServer } from '../src/testing/index.js';
 import { createSessionClient } from '../src/workers/session-client.js';
 import { startWorker, type Worker } from '../src/workers/session-worker.js';
-import { dropSchema, freshSchema, postgresStore } from './support/postgres.js';
+import { disposablePostgresStore } from './support/postgres.js';
 import { waitingTurn } from './support/waiting-tool.js';
 
 // Polling every 10 s: what happens within a few seconds happened through the store's wakeups.
@@ -22,19 +22,7 @@ afterAll(async () => {
 
 const stores: [string, () => Promise<SessionStore>, boolean][] = [
   ['MemorySessionStore', async () => new MemorySessionStore(), false],
-  [
-    'PostgresSessionStore',
-    async () => {
-      const schema = freshSchema('wake');
-      const store = postgresStore(schema);
-      cleanups.push(async () => {
-        await store.close();
-        await dropSchema(schema);
-      });
-      return store;
-    },
-    true,
-  ],
+  ['PostgresSessionStore', async () => disposablePostgresStore('wake', cleanups), true],
 ];
 
 describe.each(stores)('wakeups on %s', (_name, makeStore, wakesClients) => {

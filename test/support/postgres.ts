@@ -31,3 +31,17 @@ export async function dropSchema(schema: string): Promise<void> {
     await client.end();
   }
 }
+
+/** A store on a fresh schema whose closing and dropping is pushed onto `cleanups` (run them in afterAll). */
+export function disposablePostgresStore(
+  prefix: string,
+  cleanups: (() => Promise<void>)[],
+): PostgresSessionStore {
+  const schema = freshSchema(prefix);
+  const store = postgresStore(schema);
+  cleanups.push(async () => {
+    await store.close();
+    await dropSchema(schema);
+  });
+  return store;
+}
