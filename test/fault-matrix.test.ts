@@ -12,7 +12,7 @@
 import { mkdtemp, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   type Agent,
@@ -31,6 +31,7 @@ import {
 } from '../src/index.js';
 import { type ScriptedServer, type ScriptedTurn, startScriptedServer } from '../src/testing/index.js';
 import { toolCallLedger } from '../src/unstable.js';
+import { watchCrashes } from './support/crash-watch.js';
 import { DiskFullStore } from './support/disk-full-store.js';
 import { assertToolCallsAnswered } from './support/harness.js';
 
@@ -347,19 +348,8 @@ const MODES = [
   { label: 'non-stream', stream: false },
 ] as const;
 
-// Any unhandled rejection or uncaught exception during a cell fails that cell.
-const crashes: unknown[] = [];
-const onCrash = (reason: unknown) => {
-  crashes.push(reason);
-};
-beforeAll(() => {
-  process.on('unhandledRejection', onCrash);
-  process.on('uncaughtException', onCrash);
-});
-afterAll(() => {
-  process.off('unhandledRejection', onCrash);
-  process.off('uncaughtException', onCrash);
-});
+// Any unhandled rejection or uncaught exception during a cell (one a test) fails that cell.
+const crashes = watchCrashes();
 
 const open: { agents: Agent<unknown>[]; servers: ScriptedServer[]; dirs: string[] } = {
   agents: [],
@@ -398,7 +388,6 @@ async function sessionsDir(): Promise<string> {
 }
 
 async function runCell(cell: Cell, stream: boolean): Promise<Observation> {
-  crashes.length = 0;
   const server = await startScriptedServer({
     respond: (request, index) =>
       isFollowUp(request.messages as Message[])
@@ -619,7 +608,6 @@ const LOAD_CELLS: LoadCell[] = [
 ];
 
 async function runLoadCell(cell: LoadCell, stream: boolean): Promise<LoadObservation> {
-  crashes.length = 0;
   const server = await startScriptedServer({
     respond: (request) => (isFollowUp(request.messages as Message[]) ? ok(FOLLOW_UP_ANSWER) : ok('saved')),
   });

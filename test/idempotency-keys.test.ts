@@ -2,40 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent } from '../src/agent/agent.js';
 import { MemorySessionStore } from '../src/session/memory-session-store.js';
-import type { SessionRecordInput, SessionStore } from '../src/session/session-store.js';
-import type { TranscriptEntryInput } from '../src/session/transcript.js';
 import { startScriptedServer } from '../src/testing/index.js';
 import { defineTool } from '../src/tools/define-tool.js';
+import { CrashableStore } from './support/crashable-store.js';
 import { assertToolCallsAnswered, deferred } from './support/harness.js';
-
-/** A store whose writes stop (never resolve) once `crash()` is called: the process died there. */
-class CrashableStore implements SessionStore {
-  crashed = false;
-  /** Saves stop, appends still go through: the process died between the last line and the save. */
-  savesStopped = false;
-  constructor(readonly inner: SessionStore) {}
-  crash() {
-    this.crashed = true;
-  }
-  save(record: SessionRecordInput) {
-    return this.crashed || this.savesStopped ? new Promise<never>(() => {}) : this.inner.save(record);
-  }
-  load(id: string) {
-    return this.inner.load(id);
-  }
-  list() {
-    return this.inner.list();
-  }
-  delete(id: string) {
-    return this.inner.delete(id);
-  }
-  appendTranscript(id: string, entries: readonly TranscriptEntryInput[]) {
-    return this.crashed ? new Promise<never>(() => {}) : this.inner.appendTranscript(id, entries);
-  }
-  readTranscript(id: string) {
-    return this.inner.readTranscript(id);
-  }
-}
 
 describe('idempotency keys and outcome unknown', () => {
   it('after a crash mid-batch: the idempotent tool runs again with the same key, the other is answered "outcome unknown"', async () => {

@@ -15,6 +15,7 @@ import {
 } from '../src/index.js';
 import { type ScriptedServer, type ScriptedTurn, startScriptedServer } from '../src/testing/index.js';
 import { toolCallLedger } from '../src/unstable.js';
+import { watchCrashes } from './support/crash-watch.js';
 import { DiskFullStore } from './support/disk-full-store.js';
 import { assertToolCallsAnswered } from './support/harness.js';
 
@@ -25,10 +26,7 @@ import { assertToolCallsAnswered } from './support/harness.js';
 let dir: string;
 let server: ScriptedServer;
 const agents: Agent[] = [];
-const crashes: unknown[] = [];
-const onCrash = (reason: unknown) => {
-  crashes.push(reason);
-};
+const crashes = watchCrashes();
 
 /** The model: a tool call for "go" or "fill", an answer after a tool result, else an echo of the text. */
 function reply(messages: readonly Message[]): ScriptedTurn {
@@ -42,17 +40,12 @@ function reply(messages: readonly Message[]): ScriptedTurn {
 
 beforeAll(async () => {
   server = await startScriptedServer({ respond: (request) => reply(request.messages as Message[]) });
-  process.on('unhandledRejection', onCrash);
-  process.on('uncaughtException', onCrash);
 });
 afterAll(async () => {
-  process.off('unhandledRejection', onCrash);
-  process.off('uncaughtException', onCrash);
   await server.close();
 });
 beforeEach(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'agentloop-disk-full-'));
-  crashes.length = 0;
 });
 afterEach(async () => {
   for (const agent of agents.splice(0)) agent.stop();

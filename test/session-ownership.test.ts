@@ -1,15 +1,14 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAgent } from '../src/agent/agent.js';
 import { PostgresSessionStore } from '../src/postgres/postgres-session-store.js';
 import { FileSessionStore } from '../src/session/file-session-store.js';
 import { SessionStoreError } from '../src/session/session-store.js';
-import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
-import { buildDist, repoRoot } from './support/build-dist.js';
+import { repoRoot } from './support/build-dist.js';
+import { serve } from './support/harness.js';
 import { dropSchema, freshSchema, postgresUrl } from './support/postgres.js';
+import { scriptChildren } from './support/script-child.js';
 
 const dist = (file: string) => JSON.stringify(pathToFileURL(path.join(repoRoot, 'dist', file)).href);
 
@@ -51,57 +50,13 @@ if (mode === 'hold') {
 }
 `;
 
-let work: string;
-let script: string;
-const children: ChildProcess[] = [];
-const servers: ScriptedServer[] = [];
-
-beforeAll(async () => {
-  await buildDist();
-  await mkdir(path.join(repoRoot, 'test-artifacts'), { recursive: true });
-  work = await mkdtemp(path.join(repoRoot, 'test-artifacts', 'ownership-'));
-  script = path.join(work, 'child.mjs');
-  await writeFile(script, CHILD);
-}, 120_000);
-
-afterAll(async () => {
-  for (const child of children) child.kill('SIGKILL');
-  await Promise.all(servers.map((s) => s.close()));
-  await rm(work, { recursive: true, force: true, maxRetries: 5 });
-});
-
-function runChild(mode: 'hold' | 'block', config: object, until: (line: Record<string, unknown>) => boolean) {
-  const child = spawn(process.execPath, [script, mode, JSON.stringify(config)], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  const lines: Record<string, unknown>[] = [];
-  let stderr = '';
-  child.stderr!.on('data', (d) => {
-    stderr += d;
-  });
-  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
-  const reached = new Promise<Record<string, unknown>[]>((resolve, reject) => {
-    let buffer = '';
-    child.stdout!.on('data', (d) => {
-      buffer += d;
-      for (let i = buffer.indexOf('\n'); i >= 0; i = buffer.indexOf('\n')) {
-        lines.push(JSON.parse(buffer.slice(0, i)) as Record<string, unknown>);
-        buffer = buffer.slice(i + 1);
-        if (until(lines.at(-1)!)) resolve(lines);
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`child ${mode} exited (${code}) early: ${stderr}`)));
-  });
-  return { child, lines, reached, exited };
-}
+const children = scriptChildren<'hold' | 'block'>('ownership-', CHILD);
 
 describe('one owner per session', () => {
   it('file store: a second process gets "session in use by pid N" from ready() and send(); after a SIGKILL the session is free at once', async () => {
-    const server = await startScriptedServer({ scenario: { turns: [{ content: 'mine now' }] } });
-    servers.push(server);
-    const sessions = path.join(work, 'sessions');
-    const holder = runChild(
+    const server = await serve({ turns: [{ content: 'mine now' }] });
+    const sessions = path.join(children.work(), 'sessions');
+    const holder = children.run(
       'hold',
       { baseURL: server.url, sessions, session: 'shared-1' },
       (l) => l.ready === true,
@@ -126,12 +81,9 @@ describe('one owner per session', () => {
   });
 
   it('postgres: a paused owner whose lease lapsed and was taken cannot overwrite the newer state (fencing)', async () => {
-    const server = await startScriptedServer({
-      scenario: {
-        turns: [{ toolCalls: [{ name: 'freeze', arguments: {} }] }, { content: 'should never be saved' }],
-      },
+    const server = await serve({
+      turns: [{ toolCalls: [{ name: 'freeze', arguments: {} }] }, { content: 'should never be saved' }],
     });
-    servers.push(server);
     const schema = freshSchema('fence');
     const config = {
       baseURL: server.url,
@@ -141,7 +93,7 @@ describe('one owner per session', () => {
       leaseMs: 300,
       blockMs: 1_500,
     };
-    const paused = runChild('block', config, (l) => l.done === true);
+    const paused = children.run('block', config, (l) => l.done === true);
     await new Promise<void>((resolve) => {
       const check = setInterval(() => {
         if (paused.lines.some((l) => l.blocking)) {

@@ -1,10 +1,11 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Scenario, type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
-import { buildDist, repoRoot } from './support/build-dist.js';
+import { describe, expect, it } from 'vitest';
+import type { Scenario } from '../src/testing/index.js';
+import { repoRoot } from './support/build-dist.js';
+import { serve } from './support/harness.js';
+import { scriptChildren } from './support/script-child.js';
 
 /**
  * The child: an agent with counting tools on a file store. `first` starts the turn and says READY
@@ -68,55 +69,7 @@ if (mode === 'first') {
 }
 `;
 
-let work: string;
-let script: string;
-const children: ChildProcess[] = [];
-const servers: ScriptedServer[] = [];
-
-beforeAll(async () => {
-  await buildDist();
-  // Inside the repository (git-ignored) so that the script resolves 'zod' from node_modules.
-  await mkdir(path.join(repoRoot, 'test-artifacts'), { recursive: true });
-  work = await mkdtemp(path.join(repoRoot, 'test-artifacts', 'crash-'));
-  script = path.join(work, 'child.mjs');
-  await writeFile(script, CHILD);
-}, 120_000);
-
-afterAll(async () => {
-  for (const child of children) child.kill('SIGKILL');
-  await Promise.all(servers.map((s) => s.close()));
-  await rm(work, { recursive: true, force: true, maxRetries: 5 });
-});
-
-/** Runs the child; resolves with its JSON lines once `until` matches one (or it exits). */
-function runChild(
-  mode: 'first' | 'resume',
-  config: object,
-  until: (line: Record<string, unknown>) => boolean,
-) {
-  const child = spawn(process.execPath, [script, mode, JSON.stringify(config)], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  const lines: Record<string, unknown>[] = [];
-  let stderr = '';
-  child.stderr!.on('data', (d) => {
-    stderr += d;
-  });
-  return new Promise<{ child: ChildProcess; lines: Record<string, unknown>[] }>((resolve, reject) => {
-    let buffer = '';
-    child.stdout!.on('data', (d) => {
-      buffer += d;
-      for (let i = buffer.indexOf('\n'); i >= 0; i = buffer.indexOf('\n')) {
-        const line = JSON.parse(buffer.slice(0, i)) as Record<string, unknown>;
-        buffer = buffer.slice(i + 1);
-        lines.push(line);
-        if (until(line)) resolve({ child, lines });
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`child ${mode} exited (${code}) early: ${stderr}`)));
-  });
-}
+const children = scriptChildren<'first' | 'resume'>('crash-', CHILD);
 
 async function counts(file: string): Promise<Record<string, number>> {
   const text = await readFile(file, 'utf8').catch(() => '');
@@ -128,23 +81,39 @@ async function counts(file: string): Promise<Record<string, number>> {
   return tally;
 }
 
+/** The batch of every scenario below: two calls that finish, then `send_mail`, which runs until the kill. */
+const BATCH = [
+  { name: 'write_note', arguments: { text: 'a' } },
+  { name: 'fetch_page', arguments: { text: 'b' } },
+  { name: 'send_mail', arguments: { text: 'c' } },
+];
+
+/** The counter as the killed child leaves it: write_note and fetch_page done, send_mail started. */
+const KILLED_IN_SEND_MAIL = {
+  'write_note:start': 1,
+  'write_note:end': 1,
+  'fetch_page:start': 1,
+  'fetch_page:end': 1,
+  'send_mail:start': 1,
+};
+
 async function crashAndResume(name: string, scenario: Scenario, approval: boolean) {
-  const server = await startScriptedServer({ scenario });
-  servers.push(server);
+  const server = await serve(scenario);
   const config = {
     baseURL: server.url,
-    sessions: path.join(work, 'sessions'),
+    sessions: path.join(children.work(), 'sessions'),
     session: name,
-    counter: path.join(work, `${name}.counter.jsonl`),
+    counter: path.join(children.work(), `${name}.counter.jsonl`),
     approval,
   };
-  const first = await runChild('first', config, (l) => l.ready === true);
+  const first = children.run('first', config, (l) => l.ready === true);
+  await first.reached;
   const killed = new Promise((r) => first.child.on('exit', (_code, signal) => r(signal)));
   first.child.kill('SIGKILL');
   expect(await killed).toBe('SIGKILL');
   const before = await counts(config.counter);
-  const resumed = await runChild('resume', config, (l) => 'final' in l);
-  return { server, first: first.lines, resumed: resumed.lines, before, after: await counts(config.counter) };
+  const resumed = await children.run('resume', config, (l) => 'final' in l).reached;
+  return { server, first: first.lines, resumed, before, after: await counts(config.counter) };
 }
 
 describe('resume after SIGKILL', () => {
@@ -152,26 +121,11 @@ describe('resume after SIGKILL', () => {
     const run = await crashAndResume(
       'kill-mid-batch',
       {
-        turns: [
-          {
-            toolCalls: [
-              { name: 'write_note', arguments: { text: 'a' } },
-              { name: 'fetch_page', arguments: { text: 'b' } },
-              { name: 'send_mail', arguments: { text: 'c' } },
-            ],
-          },
-          { content: 'Wrote the note; the mail may not have gone out.' },
-        ],
+        turns: [{ toolCalls: BATCH }, { content: 'Wrote the note; the mail may not have gone out.' }],
       },
       false,
     );
-    expect(run.before).toEqual({
-      'write_note:start': 1,
-      'write_note:end': 1,
-      'fetch_page:start': 1,
-      'fetch_page:end': 1,
-      'send_mail:start': 1,
-    });
+    expect(run.before).toEqual(KILLED_IN_SEND_MAIL);
     // Nothing ran in the new process: the counter is as the killed one left it.
     expect(run.after).toEqual(run.before);
     const [restored, final] = [run.resumed[0]!, run.resumed.at(-1)!];
@@ -206,26 +160,13 @@ describe('resume after SIGKILL', () => {
       'kill-waiting-approval',
       {
         turns: [
-          {
-            toolCalls: [
-              { name: 'write_note', arguments: { text: 'a' } },
-              { name: 'fetch_page', arguments: { text: 'b' } },
-              { name: 'send_mail', arguments: { text: 'c' } },
-              { name: 'deploy', arguments: { text: 'd' } },
-            ],
-          },
+          { toolCalls: [...BATCH, { name: 'deploy', arguments: { text: 'd' } }] },
           { content: 'Deployed.' },
         ],
       },
       true,
     );
-    expect(run.before).toEqual({
-      'write_note:start': 1,
-      'write_note:end': 1,
-      'fetch_page:start': 1,
-      'fetch_page:end': 1,
-      'send_mail:start': 1,
-    });
+    expect(run.before).toEqual(KILLED_IN_SEND_MAIL);
     // Only the approved deploy ran in the new process.
     expect(run.after).toEqual({ ...run.before, 'deploy:start': 1, 'deploy:end': 1 });
     expect(run.resumed[0]).toMatchObject({ state: 'WaitingApproval', pending: ['deploy'] });

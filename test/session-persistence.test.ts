@@ -1,48 +1,17 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { waitFor } from 'xstate';
 import { z } from 'zod';
-import {
-  type Agent,
-  type AgentOptions,
-  createAgent,
-  defineTool,
-  FileSessionStore,
-  MemorySessionStore,
-  type SessionRecordInput,
-  type SessionStore,
-  SessionStoreError,
-  type TranscriptEntryInput,
-} from '../src/index.js';
-import { type Scenario, type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
-import { assertToolCallsAnswered, deferred } from './support/harness.js';
+import { defineTool, FileSessionStore, MemorySessionStore, SessionStoreError } from '../src/index.js';
+import { CrashableStore } from './support/crashable-store.js';
+import { agentAt, assertToolCallsAnswered, deferred, serve, testDir } from './support/harness.js';
 
 let dir: string;
-const servers: ScriptedServer[] = [];
-const agents: Agent[] = [];
 
 beforeEach(async () => {
-  dir = await mkdtemp(path.join(tmpdir(), 'agentloop-persist-'));
+  dir = await testDir('agentloop-persist-');
 });
-afterEach(async () => {
-  for (const agent of agents.splice(0)) agent.stop();
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-  await rm(dir, { recursive: true, force: true, maxRetries: 5 });
-});
-
-async function serve(scenario: Scenario): Promise<ScriptedServer> {
-  const server = await startScriptedServer({ scenario });
-  servers.push(server);
-  return server;
-}
-
-function agentOn(server: ScriptedServer, options: AgentOptions): Agent {
-  const agent = createAgent({ baseURL: server.url, apiKey: 'test-key', ...options });
-  agents.push(agent);
-  return agent;
-}
 
 /** A tool that counts its runs; `gate` holds it until the test lets it finish. */
 function countingTool(
@@ -64,40 +33,13 @@ function countingTool(
   });
 }
 
-/** A store that stops writing when `crash()` is called: what a killed process leaves behind. */
-class CrashableStore implements SessionStore {
-  crashed = false;
-  constructor(readonly inner: SessionStore) {}
-  crash() {
-    this.crashed = true;
-  }
-  save(record: SessionRecordInput) {
-    return this.crashed ? new Promise<never>(() => {}) : this.inner.save(record);
-  }
-  load(id: string) {
-    return this.inner.load(id);
-  }
-  list() {
-    return this.inner.list();
-  }
-  delete(id: string) {
-    return this.inner.delete(id);
-  }
-  appendTranscript(id: string, entries: readonly TranscriptEntryInput[]) {
-    return this.crashed ? new Promise<never>(() => {}) : this.inner.appendTranscript(id, entries);
-  }
-  readTranscript(id: string) {
-    return this.inner.readTranscript(id);
-  }
-}
-
 describe('session persistence', () => {
   it('saves at rest points and continues the conversation in a new agent', async () => {
     const server = await serve({
       turns: [{ content: 'Hello! What is your name?' }, { content: 'Nice to meet you, Ada.' }],
     });
     const store = new FileSessionStore({ dir });
-    const first = agentOn(server, { store, session: 'chat-1', name: 'greeter', instructions: 'Be brief.' });
+    const first = agentAt(server, { store, session: 'chat-1', name: 'greeter', instructions: 'Be brief.' });
     expect(first.sessionId).toBe('chat-1');
     const r1 = await first.send('hi');
     expect(r1.response).toBe('Hello! What is your name?');
@@ -117,7 +59,7 @@ describe('session persistence', () => {
       entries.filter((e) => e.kind === 'message').map((e) => e.kind === 'message' && e.message.role),
     ).toEqual(['system', 'user', 'assistant']);
 
-    const second = agentOn(server, {
+    const second = agentAt(server, {
       store,
       session: 'chat-1',
       instructions: 'ignored: the session has its own',
@@ -143,7 +85,7 @@ describe('session persistence', () => {
 
   it('creates the session under the given id when the store has none, with the file store by default', async () => {
     const server = await serve({ turns: [{ content: 'ok' }] });
-    const agent = agentOn(server, { session: 'fresh-1', store: new FileSessionStore({ projectRoot: dir }) });
+    const agent = agentAt(server, { session: 'fresh-1', store: new FileSessionStore({ projectRoot: dir }) });
     await agent.send('x');
     await agent.flush();
     const text = await readFile(path.join(dir, '.agentloop', 'sessions', 'fresh-1', 'snapshot.json'), 'utf8');
@@ -165,7 +107,7 @@ describe('session persistence', () => {
     });
     const tools = () => [countingTool('lookup', runs), countingTool('deploy', runs, { needsApproval: true })];
     const store = new FileSessionStore({ dir });
-    const first = agentOn(server, { store, session: 'approve-1', tools: tools() });
+    const first = agentAt(server, { store, session: 'approve-1', tools: tools() });
     await first.ready();
     void first.send('deploy it');
     await waitFor(
@@ -176,7 +118,7 @@ describe('session persistence', () => {
     first.stop();
     expect((await store.load('approve-1'))!.state).toBe('WaitingApproval');
 
-    const second = agentOn(server, { store, session: 'approve-1', tools: tools() });
+    const second = agentAt(server, { store, session: 'approve-1', tools: tools() });
     await second.ready();
     expect(second.state).toBe('WaitingApproval');
     expect(second.pendingApprovals.map((p) => p.name)).toEqual(['deploy']);
@@ -214,7 +156,7 @@ describe('session persistence', () => {
     ];
     const inner = new FileSessionStore({ dir });
     const store = new CrashableStore(inner);
-    const first = agentOn(server, {
+    const first = agentAt(server, {
       store,
       session: 'batch-1',
       tools: tools({ fast: release.promise, hold: hold.promise }),
@@ -233,7 +175,7 @@ describe('session persistence', () => {
     // The saved snapshot still has fast running: XState will start it again on restore.
     expect(JSON.stringify((saved!.snapshot as { children: object }).children)).toContain('"name":"fast"');
 
-    const second = agentOn(server, { store: inner, session: 'batch-1', tools: tools() });
+    const second = agentAt(server, { store: inner, session: 'batch-1', tools: tools() });
     await second.ready();
     expect(second.restoreReport!.calls.map((c) => `${c.name}:${c.outcome}`).sort()).toEqual([
       'deploy:rerun',
@@ -271,7 +213,7 @@ describe('session persistence', () => {
     ];
     const inner = new MemorySessionStore();
     const store = new CrashableStore(inner);
-    const first = agentOn(server, { store, session: 'crash-1', tools: tools(hold.promise) });
+    const first = agentAt(server, { store, session: 'crash-1', tools: tools(hold.promise) });
     await first.ready();
     await first.ready();
     void first.send('go');
@@ -284,7 +226,7 @@ describe('session persistence', () => {
     first.stop();
     expect((await inner.load('crash-1'))!.state).toBe('AwaitingInput');
 
-    const second = agentOn(server, { store: inner, session: 'crash-1', tools: tools() });
+    const second = agentAt(server, { store: inner, session: 'crash-1', tools: tools() });
     await second.ready();
     expect(second.state).toBe('Interrupted');
     expect(second.restoreReport).toMatchObject({
@@ -308,7 +250,7 @@ describe('session persistence', () => {
     // The restore's decisions are in the transcript, so a second crash decides nothing twice.
     await second.flush();
     second.stop();
-    const third = agentOn(server, { store: inner, session: 'crash-1', tools: tools() });
+    const third = agentAt(server, { store: inner, session: 'crash-1', tools: tools() });
     await third.ready();
     expect(third.state).toBe('Completed');
     expect(third.messages).toEqual(second.messages);
@@ -325,7 +267,7 @@ describe('session persistence', () => {
       ],
     });
     const store = new MemorySessionStore();
-    const first = agentOn(server, {
+    const first = agentAt(server, {
       store,
       session: 'always-1',
       tools: [countingTool('deploy', runs, { needsApproval: true })],
@@ -334,7 +276,7 @@ describe('session persistence', () => {
     await first.send('deploy 1');
     await first.flush();
     first.stop();
-    const second = agentOn(server, {
+    const second = agentAt(server, {
       store,
       session: 'always-1',
       tools: [countingTool('deploy', runs, { needsApproval: true })],
@@ -352,20 +294,20 @@ describe('session persistence', () => {
   it('refuses a corrupt session with an error naming the file, and leaves the others alone', async () => {
     const server = await serve({ turns: [{ content: 'ok' }, { content: 'ok again' }] });
     const store = new FileSessionStore({ dir });
-    const good = agentOn(server, { store, session: 'good-1' });
+    const good = agentAt(server, { store, session: 'good-1' });
     await good.send('x');
     await good.flush();
     // A save torn by hand: what a disk error or an editor could leave.
     await mkdir(path.join(dir, 'bad-1'));
     await writeFile(path.join(dir, 'bad-1', 'snapshot.json'), '{"formatVersion":1,');
     const errors: string[] = [];
-    const bad = agentOn(server, { store, session: 'bad-1' });
+    const bad = agentAt(server, { store, session: 'bad-1' });
     bad.on('error', (e) => errors.push(e.message));
     await expect(bad.ready()).rejects.toBeInstanceOf(SessionStoreError);
     await expect(bad.send('y')).rejects.toThrow(/bad-1.*snapshot\.json/);
     expect(errors[0]).toMatch(/loading session "bad-1" failed: .*snapshot\.json/);
     good.stop();
-    const again = agentOn(server, { store, session: 'good-1' });
+    const again = agentAt(server, { store, session: 'good-1' });
     expect((await again.send('y')).response).toBe('ok again');
     const list = await store.list();
     expect(list.map((r) => [r.id, r.error === undefined])).toEqual(

@@ -12,6 +12,7 @@ import {
 } from '../src/index.js';
 import { initialContext } from '../src/machines/agent-context.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
+import { watchCrashes } from './support/crash-watch.js';
 
 // A snapshot.json that parses and has the store's fields but whose persisted machine snapshot does
 // not fit the machine (a later version renamed a state, a context that is null, messages that are a
@@ -20,24 +21,16 @@ import { type ScriptedServer, startScriptedServer } from '../src/testing/index.j
 let dir: string;
 let server: ScriptedServer;
 const agents: Agent[] = [];
-const crashes: unknown[] = [];
-const onCrash = (reason: unknown) => {
-  crashes.push(reason);
-};
+const crashes = watchCrashes();
 
 beforeAll(async () => {
   server = await startScriptedServer({ respond: () => ({ content: 'ok' }) });
-  process.on('unhandledRejection', onCrash);
-  process.on('uncaughtException', onCrash);
 });
 afterAll(async () => {
-  process.off('unhandledRejection', onCrash);
-  process.off('uncaughtException', onCrash);
   await server.close();
 });
 beforeEach(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'agentloop-validate-'));
-  crashes.length = 0;
 });
 afterEach(async () => {
   for (const agent of agents.splice(0)) agent.stop();

@@ -1,45 +1,16 @@
 import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { waitFor } from 'xstate';
 import { z } from 'zod';
-import {
-  type Agent,
-  type AgentOptions,
-  createAgent,
-  defineTool,
-  FileSessionStore,
-  MemorySessionStore,
-  type SessionRecordInput,
-  type SessionStore,
-  type TranscriptEntryInput,
-} from '../src/index.js';
-import { type Scenario, type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
-import { assertToolCallsAnswered } from './support/harness.js';
+import { type Agent, defineTool, FileSessionStore, MemorySessionStore } from '../src/index.js';
+import { CrashableStore } from './support/crashable-store.js';
+import { agentAt, assertToolCallsAnswered, serve } from './support/harness.js';
 import { testServer } from './support/mcp-servers.js';
 import { skillText, tempDir, writeSkill } from './support/skill-tree.js';
 
 // Skills through the whole runtime: the real openai SDK over HTTP to the scripted server, real skill
 // folders in temp dirs, the file session store for the resume.
-
-const servers: ScriptedServer[] = [];
-const agents: Agent[] = [];
-afterEach(async () => {
-  for (const agent of agents.splice(0)) agent.stop();
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
-
-async function serve(scenario: Scenario): Promise<ScriptedServer> {
-  const server = await startScriptedServer({ scenario });
-  servers.push(server);
-  return server;
-}
-
-function agentOn(server: ScriptedServer, options: AgentOptions): Agent {
-  const agent = createAgent({ baseURL: server.url, apiKey: 'test-key', ...options });
-  agents.push(agent);
-  return agent;
-}
 
 /** A project with one skill whose `references/style.md` shadows the project's own file of that name. */
 async function project() {
@@ -62,33 +33,6 @@ async function project() {
   await mkdir(path.join(root, 'notes'));
   await writeFile(path.join(root, 'notes', 'report-writer.md'), 'NOTES FOR THE SKILL');
   return { root, skillDir, outside };
-}
-
-/** A store that stops writing at `crash()`: what a killed process leaves behind. */
-class CrashingStore implements SessionStore {
-  #crashed = false;
-  constructor(readonly inner: SessionStore) {}
-  crash() {
-    this.#crashed = true;
-  }
-  save(record: SessionRecordInput) {
-    return this.#crashed ? new Promise<never>(() => {}) : this.inner.save(record);
-  }
-  load(id: string) {
-    return this.inner.load(id);
-  }
-  list() {
-    return this.inner.list();
-  }
-  delete(id: string) {
-    return this.inner.delete(id);
-  }
-  appendTranscript(id: string, entries: readonly TranscriptEntryInput[]) {
-    return this.#crashed ? new Promise<never>(() => {}) : this.inner.appendTranscript(id, entries);
-  }
-  readTranscript(id: string) {
-    return this.inner.readTranscript(id);
-  }
 }
 
 const read = (file_path: string) => ({ name: 'read_file', arguments: { file_path } });
@@ -127,7 +71,7 @@ describe('an agent with skills', () => {
         { content: 'Done.' },
       ],
     });
-    const agent = agentOn(server, { instructions: 'You help.', skills: { projectRoot: root } });
+    const agent = agentAt(server, { instructions: 'You help.', skills: { projectRoot: root } });
     const result = await agent.send('write a report');
     expect(result.response).toBe('Done.');
     assertToolCallsAnswered(agent.messages);
@@ -177,7 +121,7 @@ describe('an agent with skills', () => {
     const server = await serve({
       turns: [{ toolCalls: [{ id: 'r', ...read('{skill-root}/references/style.md') }] }, { content: 'ok' }],
     });
-    const agent = agentOn(server, { skills: { projectRoot: root } });
+    const agent = agentAt(server, { skills: { projectRoot: root } });
     await agent.send('go');
     expect(toolResults(agent).get('r')).toMatch(
       /uses \{skill-root\} but no skill is active; call activate_skill first/,
@@ -193,7 +137,7 @@ describe('an agent with skills', () => {
         { content: 'Activated.' },
       ],
     });
-    const before = agentOn(first, { store, session: 'skills-1', skills: { projectRoot: root } });
+    const before = agentAt(first, { store, session: 'skills-1', skills: { projectRoot: root } });
     expect((await before.send('use the report skill')).response).toBe('Activated.');
     await before.flush();
     before.stop();
@@ -207,7 +151,7 @@ describe('an agent with skills', () => {
         { content: 'Read it.' },
       ],
     });
-    const after = agentOn(second, { store, session: 'skills-1', skills: { projectRoot: root } });
+    const after = agentAt(second, { store, session: 'skills-1', skills: { projectRoot: root } });
     expect((await after.send('now read the style')).response).toBe('Read it.');
     expect(JSON.parse(toolResults(after).get('again')!).content).toBe('SKILL STYLE');
     // The conversation came back from the store: the activation is in it, not made again.
@@ -239,8 +183,8 @@ describe('an agent with skills', () => {
       execute: () => new Promise<never>(() => {}),
     });
     const inner = new MemorySessionStore();
-    const store = new CrashingStore(inner);
-    const first = agentOn(server, {
+    const store = new CrashableStore(inner);
+    const first = agentAt(server, {
       store,
       session: 'crash-1',
       tools: [hold],
@@ -256,7 +200,7 @@ describe('an agent with skills', () => {
     // The last save is from before the turn: the activation is only in the transcript.
     expect(JSON.stringify((await inner.load('crash-1'))!.snapshot)).not.toContain('"activated"');
 
-    const second = agentOn(server, {
+    const second = agentAt(server, {
       store: inner,
       session: 'crash-1',
       tools: [hold],
@@ -272,7 +216,7 @@ describe('an agent with skills', () => {
     const root = await tempDir('agentloop-skills-broken-');
     await writeSkill(path.join(root, '.claude/skills'), 'bad', '---\nname: [\n---\n');
     const server = await serve({ turns: [{ content: 'Hello.' }] });
-    const agent = agentOn(server, { instructions: 'Plain.', skills: { projectRoot: root } });
+    const agent = agentAt(server, { instructions: 'Plain.', skills: { projectRoot: root } });
     expect((await agent.send('hi')).response).toBe('Hello.');
     expect(agent.skills?.problems.map((p) => [p.kind, p.key])).toEqual([['frontmatter', 'frontmatter']]);
     expect(String(server.requests[0]!.messages[0]!.content)).toBe('Plain.');
@@ -289,7 +233,7 @@ describe('an agent with skills', () => {
         { content: 'Both.' },
       ],
     });
-    const agent = agentOn(server, {
+    const agent = agentAt(server, {
       instructions: 'You help.',
       skills: { projectRoot: root },
       mcpServers: { test: testServer(log) },

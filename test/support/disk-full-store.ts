@@ -1,10 +1,6 @@
 import { writeFile } from 'node:fs/promises';
-import type {
-  FileSessionStore,
-  SessionRecordInput,
-  SessionStore,
-  TranscriptEntryInput,
-} from '../../src/index.js';
+import type { FileSessionStore, SessionRecordInput, TranscriptEntryInput } from '../../src/index.js';
+import { ForwardingStore } from './forwarding-store.js';
 
 /**
  * A real ENOSPC from the kernel: `/dev/full` refuses every write with it. (Where there is no
@@ -28,47 +24,29 @@ export async function enospc(): Promise<NodeJS.ErrnoException> {
  * (real files in a temp dir), except that while `full` is set, transcript appends and saves (as
  * `fails` selects) reject with a real ENOSPC error without reaching it, as on a full disk.
  */
-export class DiskFullStore implements SessionStore {
+export class DiskFullStore extends ForwardingStore<FileSessionStore> {
   full = false;
   fails: { appends: boolean; saves: boolean } = { appends: true, saves: true };
   /** Writes refused so far. */
   refused: { kind: 'append' | 'save'; entries?: number }[] = [];
 
-  constructor(readonly inner: FileSessionStore) {}
-
   files(id: string) {
     return this.inner.files(id);
   }
 
-  async save(record: SessionRecordInput) {
+  override async save(record: SessionRecordInput) {
     if (this.full && this.fails.saves) {
       this.refused.push({ kind: 'save' });
       throw await enospc();
     }
-    return this.inner.save(record);
+    return super.save(record);
   }
 
-  async appendTranscript(id: string, entries: readonly TranscriptEntryInput[]) {
+  override async appendTranscript(id: string, entries: readonly TranscriptEntryInput[]) {
     if (this.full && this.fails.appends) {
       this.refused.push({ kind: 'append', entries: entries.length });
       throw await enospc();
     }
-    return this.inner.appendTranscript(id, entries);
-  }
-
-  load(id: string) {
-    return this.inner.load(id);
-  }
-
-  list() {
-    return this.inner.list();
-  }
-
-  delete(id: string) {
-    return this.inner.delete(id);
-  }
-
-  readTranscript(id: string) {
-    return this.inner.readTranscript(id);
+    return super.appendTranscript(id, entries);
   }
 }

@@ -1,27 +1,57 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterEach } from 'vitest';
 import type { Agent, AgentEvent, AgentOptions } from '../../src/index.js';
 import { createAgent } from '../../src/index.js';
 import { type Scenario, type ScriptedServer, startScriptedServer } from '../../src/testing/index.js';
 
-const open: { servers: ScriptedServer[]; agents: Agent<unknown>[] } = { servers: [], agents: [] };
+const open: { servers: ScriptedServer[]; agents: Agent<unknown>[]; dirs: string[] } = {
+  servers: [],
+  agents: [],
+  dirs: [],
+};
 
 afterEach(async () => {
   for (const agent of open.agents.splice(0)) agent.stop();
   await Promise.all(open.servers.splice(0).map((s) => s.close()));
+  await Promise.all(open.dirs.splice(0).map((d) => rm(d, { recursive: true, force: true, maxRetries: 5 })));
 });
+
+/** Starts a scripted server; it is closed after the test. */
+export async function serve(scenario: Scenario): Promise<ScriptedServer> {
+  const server = await startScriptedServer({ scenario });
+  open.servers.push(server);
+  return server;
+}
+
+/** An agent on `server` through the real SDK; it is stopped after the test. */
+export function agentAt(
+  server: ScriptedServer,
+  options: Omit<AgentOptions, 'baseURL' | 'apiKey'> = {},
+): Agent {
+  const agent = createAgent({ baseURL: server.url, apiKey: 'test-key', ...options }) as Agent<unknown>;
+  open.agents.push(agent);
+  return agent;
+}
+
+/** A fresh temp folder; it is removed after the test, once the test's agents have stopped. */
+export async function testDir(prefix: string): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), prefix));
+  open.dirs.push(dir);
+  return dir;
+}
 
 /** Starts a scripted server and an agent on it through the real SDK; both are closed after the test. */
 export async function agentOn(
   scenario: Scenario,
   options: Omit<AgentOptions, 'baseURL' | 'apiKey'> = {},
 ): Promise<{ agent: Agent<unknown>; server: ScriptedServer; events: AgentEvent[] }> {
-  const server = await startScriptedServer({ scenario });
-  open.servers.push(server);
-  const agent = createAgent({ baseURL: server.url, apiKey: 'test-key', ...options });
-  open.agents.push(agent as Agent<unknown>);
+  const server = await serve(scenario);
+  const agent = agentAt(server, options);
   const events: AgentEvent[] = [];
   agent.on('*', (e) => events.push(e));
-  return { agent: agent as Agent<unknown>, server, events };
+  return { agent, server, events };
 }
 
 /** A promise with its resolve function, for tools whose completion a test controls. */

@@ -5,7 +5,7 @@ import { type Agent, createAgent } from '../../../src/agent/agent.js';
 import type { Message } from '../../../src/llm/message.js';
 import type { LlmCallOutput } from '../../../src/machines/actors/call-llm.js';
 import { MemorySessionStore } from '../../../src/session/memory-session-store.js';
-import type { SessionRecordInput, SessionStore } from '../../../src/session/session-store.js';
+import type { SessionRecordInput } from '../../../src/session/session-store.js';
 import type { TranscriptEntryInput } from '../../../src/session/transcript.js';
 import {
   type ScriptedFinishReason,
@@ -16,6 +16,7 @@ import {
 import { defineTool } from '../../../src/tools/define-tool.js';
 import type { ToolResult } from '../../../src/tools/tool-call.js';
 import { enospc } from '../disk-full-store.js';
+import { ForwardingStore } from '../forwarding-store.js';
 import {
   abstractState,
   CONTROLLED_TOOLS,
@@ -120,11 +121,14 @@ function requestIndexes(steps: ReturnType<typeof modelSteps>): number[] {
  * The store of paths where a write fails: a memory store whose appends and saves, when called while
  * the agent is in `holdIn`, wait until the test fails them (with a real ENOSPC) at the WRITE_FAILED step.
  */
-class HeldWriteStore implements SessionStore {
-  readonly inner = new MemorySessionStore();
+class HeldWriteStore extends ForwardingStore<MemorySessionStore> {
   holdIn: string | undefined;
   readonly held: Deferred<void>[] = [];
   stateOf: () => string = () => '';
+
+  constructor() {
+    super(new MemorySessionStore());
+  }
 
   fail(error: unknown): void {
     this.holdIn = undefined;
@@ -136,23 +140,11 @@ class HeldWriteStore implements SessionStore {
     this.held.push(gate);
     return gate.promise.then(write);
   }
-  save(record: SessionRecordInput) {
-    return this.#gate(() => this.inner.save(record));
+  override save(record: SessionRecordInput) {
+    return this.#gate(() => super.save(record));
   }
-  appendTranscript(id: string, entries: readonly TranscriptEntryInput[]) {
-    return this.#gate(() => this.inner.appendTranscript(id, entries));
-  }
-  load(id: string) {
-    return this.inner.load(id);
-  }
-  list() {
-    return this.inner.list();
-  }
-  delete(id: string) {
-    return this.inner.delete(id);
-  }
-  readTranscript(id: string) {
-    return this.inner.readTranscript(id);
+  override appendTranscript(id: string, entries: readonly TranscriptEntryInput[]) {
+    return this.#gate(() => super.appendTranscript(id, entries));
   }
 }
 
