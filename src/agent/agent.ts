@@ -85,9 +85,9 @@ export class Agent<TOutput = unknown> {
       hears: eventsHeard(this.bus),
       mcp: this.#mcp,
       report: (message, code) => this.#publishError(message, code),
+      debug: attachDebugLog(this.bus, options.debug ?? debugFromEnv(), this.redactor.redact),
     });
     this.#inspection = attachInspection(options.inspect, this.inspectionSecrets);
-    attachDebugLog(this.bus, options.debug ?? debugFromEnv(), this.redactor.redact);
     const persistence = this.#persistence;
     if (persistence && options.snapshot)
       throw new Error('createAgent: give `snapshot` or `session`, not both');

@@ -1,6 +1,17 @@
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
-import type { CompletionUsage } from 'openai/resources/completions';
 import type { Completion, ModelToolCall } from './model-reply.js';
+import {
+  argumentsField,
+  finishReasonField,
+  isRecord,
+  type ReplyNotice,
+  ReplyShapeError,
+  readContent,
+  reasoningField,
+  textField,
+  type UsageCounts,
+  usageField,
+} from './reply-fields.js';
 import { type CallIdScope, settleCallId } from './tool-call-ids.js';
 
 type ToolCallDelta = ChatCompletionChunk.Choice.Delta.ToolCall;
@@ -34,9 +45,10 @@ interface StreamingCall {
 export class CompletionAssembler {
   /** The stream's `finish_reason`; `null` until a chunk carries one. */
   finishReason: string | null = null;
-  usage: CompletionUsage | null | undefined = null;
+  usage: UsageCounts | null = null;
   readonly #content: string[] = [];
   readonly #reasoning: string[] = [];
+  readonly #refusal: string[] = [];
   readonly #calls: StreamingCall[] = [];
   /** How many calls are settled: always a prefix of `#calls`. */
   #settled = 0;
@@ -45,38 +57,75 @@ export class CompletionAssembler {
   readonly #scope: CallIdScope;
   readonly #onText: ((text: string) => void) | undefined;
   readonly #onReady: ((call: ModelToolCall) => void) | undefined;
+  readonly #notice: ReplyNotice | undefined;
 
   /**
    * `scope` checks and makes the calls' ids. `onText` hears each text delta, `onReady` each call once
-   * it is ready; a chunk's text is told before the calls it makes ready.
+   * it is ready; a chunk's text is told before the calls it makes ready. `notice` hears content parts
+   * left out of the answer.
    */
-  constructor(scope: CallIdScope, onText?: (text: string) => void, onReady?: (call: ModelToolCall) => void) {
+  constructor(
+    scope: CallIdScope,
+    onText?: (text: string) => void,
+    onReady?: (call: ModelToolCall) => void,
+    notice?: ReplyNotice,
+  ) {
     this.#scope = scope;
     this.#onText = onText;
     this.#onReady = onReady;
+    this.#notice = notice;
   }
 
-  /** Adds one chunk. */
+  /**
+   * Adds one chunk. Content may be text or typed parts, reasoning comes as `reasoning_content` or
+   * `reasoning`, a refusal as `refusal` (told as text too); a chunk without choices (a usage-only last
+   * chunk, Azure's prompt filter results) only sets usage. A field of a type that cannot be used
+   * throws a `ReplyShapeError`.
+   */
   push(chunk: ChatCompletionChunk): void {
-    if (chunk.usage) this.usage = chunk.usage;
-    const choice = chunk.choices[0];
+    const raw = chunk as unknown as Record<string, unknown>;
+    const usage = usageField(raw.usage, 'usage');
+    if (usage) this.usage = usage;
+    const choices = raw.choices;
+    if (choices === undefined || choices === null) return;
+    if (!Array.isArray(choices)) throw new ReplyShapeError('choices', choices, 'an array');
+    const choice: unknown = choices[0];
     if (choice === undefined) return;
+    if (!isRecord(choice)) throw new ReplyShapeError('choices[0]', choice, 'a choice object');
     const delta = choice.delta;
-    if (delta) {
-      const text = delta.content;
-      if (text) {
-        this.#content.push(text);
-        this.#onText?.(text);
-      }
-      const reasoning = (delta as { reasoning_content?: string | null }).reasoning_content;
-      if (reasoning) this.#reasoning.push(reasoning);
-      const parts = delta.tool_calls;
-      if (parts) for (const part of parts) this.#add(part);
+    if (isRecord(delta)) this.#addDelta(delta);
+    else if (delta !== undefined && delta !== null) {
+      throw new ReplyShapeError('choices[0].delta', delta, 'an object');
     }
-    if (choice.finish_reason) {
-      this.finishReason = choice.finish_reason;
-      if (choice.finish_reason === 'tool_calls') this.#readyBelow(Number.POSITIVE_INFINITY);
+    const finish = finishReasonField(choice.finish_reason, 'choices[0].finish_reason');
+    if (finish) {
+      this.finishReason = finish;
+      if (finish === 'tool_calls') this.#readyBelow(Number.POSITIVE_INFINITY);
     }
+  }
+
+  #addDelta(delta: Record<string, unknown>): void {
+    const content = delta.content;
+    let text: string;
+    let partsReasoning = '';
+    if (typeof content === 'string') text = content;
+    else
+      ({ text, reasoning: partsReasoning } = readContent(content, 'choices[0].delta.content', this.#notice));
+    if (text) {
+      this.#content.push(text);
+      this.#onText?.(text);
+    }
+    const refusal = textField(delta.refusal, 'choices[0].delta.refusal');
+    if (refusal) {
+      this.#refusal.push(refusal);
+      this.#onText?.(refusal);
+    }
+    const reasoning = reasoningField(delta, 'choices[0].delta') + partsReasoning;
+    if (reasoning) this.#reasoning.push(reasoning);
+    const parts = delta.tool_calls;
+    if (parts === undefined || parts === null) return;
+    if (!Array.isArray(parts)) throw new ReplyShapeError('choices[0].delta.tool_calls', parts, 'an array');
+    for (const part of parts) this.#add(part);
   }
 
   /** The completion so far, every call settled (those not ready too, without announcing them). */
@@ -86,35 +135,58 @@ export class CompletionAssembler {
     return {
       content: this.#content.join(''),
       reasoning: this.#reasoning.join(''),
+      refusal: this.#refusal.join(''),
       calls: calls.map((c) => c.settled!),
       finishReason: this.finishReason ?? '',
       usage: this.usage,
     };
   }
 
-  #add(part: ToolCallDelta): void {
+  /**
+   * Adds a tool-call delta to its call: the call at its `index`; without an index (some servers send
+   * none), a new call when the delta brings an id other than the last call's or a name while the last
+   * call has one, else the last call.
+   */
+  #add(value: unknown): void {
+    const where = 'choices[0].delta.tool_calls[]';
+    if (!isRecord(value)) throw new ReplyShapeError(where, value, 'a call delta object');
+    const part = value as Partial<ToolCallDelta> & Record<string, unknown>;
+    const fn = part.function as unknown;
+    if (fn !== undefined && fn !== null && !isRecord(fn)) {
+      throw new ReplyShapeError(`${where}.function`, fn, 'an object');
+    }
+    const name = isRecord(fn) ? textField(fn.name, `${where}.function.name`) : '';
+    const args = isRecord(fn) ? argumentsField(fn.arguments, `${where}.function.arguments`) : '';
+    const id = typeof part.id === 'string' ? part.id : '';
+    const index = typeof part.index === 'number' ? part.index : this.#indexWithout(id, name);
     let call = this.#last;
-    if (call === undefined || call.index !== part.index) {
-      call = this.#calls.find((c) => c.index === part.index);
+    if (call === undefined || call.index !== index) {
+      call = this.#calls.find((c) => c.index === index);
       if (call === undefined) {
         // A call with a higher index begins: every earlier call's arguments are complete.
-        this.#readyBelow(part.index);
-        call = { index: part.index, modelId: '', name: '', fragments: [], settled: undefined };
+        this.#readyBelow(index);
+        call = { index, modelId: '', name: '', fragments: [], settled: undefined };
         this.#calls.push(call);
       }
       this.#last = call;
     }
-    const fn = part.function;
     if (call.settled) {
       // Out of protocol (a call continued after a later one began): keep the text whole.
-      if (fn?.arguments) call.settled.argsText += fn.arguments;
+      call.settled.argsText += args;
       return;
     }
-    if (part.id) call.modelId = part.id;
-    if (fn) {
-      if (fn.name) call.name += fn.name;
-      if (fn.arguments) call.fragments.push(fn.arguments);
-    }
+    if (id) call.modelId = id;
+    if (name) call.name += name;
+    if (args) call.fragments.push(args);
+  }
+
+  /** The index of a delta that has none (see `#add`). */
+  #indexWithout(id: string, name: string): number {
+    const last = this.#last;
+    if (last === undefined) return 0;
+    const fresh =
+      (id !== '' && last.modelId !== '' && id !== last.modelId) || (name !== '' && last.name !== '');
+    return fresh ? Math.max(...this.#calls.map((c) => c.index)) + 1 : last.index;
   }
 
   /** Settles and announces, in order, the open calls that precede the first one at `index` or above. */

@@ -4,6 +4,7 @@ import { buildChatBody, type ChatRequestOptions, callsInText, type ModelRequest 
 import { requestCompletion } from './completion-call.js';
 import { DeadlineExceededError } from './deadline.js';
 import { type ModelReply, type ModelToolCall, toModelReply } from './model-reply.js';
+import type { ReplyNotice } from './reply-fields.js';
 import { type RetryInfo, type RetryOptions, resolveRetryPolicy, withRetry } from './retry-policy.js';
 import { readCompletionStream, type StreamReadOptions } from './stream-reader.js';
 import { xmlCallsOf } from './xml-tool-calls.js';
@@ -17,6 +18,8 @@ export interface ModelOptions extends ChatRequestOptions {
   retry?: Omit<RetryOptions, 'signal' | 'deadline' | 'onRetry'>;
   /** A stream (or a wait for the first byte) silent this long is cut and retried (default 120 s). */
   streamIdleTimeoutMs?: number;
+  /** Hears what a reply held that was left out of the answer (unknown content part types): the debug log. */
+  onNotice?: ReplyNotice;
 }
 
 /** What `onRetry` hears before each wait: the attempt that failed, the wait, the error, the attempts allowed. */
@@ -84,12 +87,13 @@ export async function callModel(
           scope: request,
           onText: io.onText,
           onCallReady: request.toolsEnabled && !inText ? io.onCallReady : undefined,
+          notice: options.onNotice,
         };
   const attempt = (attemptNumber: number) => {
     if (attemptNumber > 1) io.onReset?.({ reason: 'retry', attempt: attemptNumber });
     return read
       ? readCompletionStream(options.client, body, read)
-      : requestCompletion(options.client, body, combined, request);
+      : requestCompletion(options.client, body, combined, request, options.onNotice);
   };
   const retry: RetryOptions = { ...options.retry, signal: combined, url: options.client.baseURL };
   if (request.deadline !== null) retry.deadline = request.deadline;

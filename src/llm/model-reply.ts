@@ -1,7 +1,7 @@
 import type { ChatCompletionAssistantMessageParam } from 'openai/resources/chat/completions';
-import type { CompletionUsage } from 'openai/resources/completions';
 import type { Usage } from './message.js';
 import { reasoningOf } from './reasoning.js';
+import type { UsageCounts } from './reply-fields.js';
 
 /** One tool call as the model made it: its id as the conversation keeps it, its name, its raw arguments. */
 export interface ModelToolCall {
@@ -16,9 +16,11 @@ export interface Completion {
   content: string;
   /** `reasoning_content` the server sent alongside the text ('' for none). */
   reasoning: string;
+  /** A refusal the model sent instead of an answer ('' for none). */
+  refusal: string;
   calls: ModelToolCall[];
   finishReason: string;
-  usage: CompletionUsage | null | undefined;
+  usage: UsageCounts | null | undefined;
 }
 
 /** What `callModel` resolves with. */
@@ -35,15 +37,18 @@ export interface ModelReply {
 
 /**
  * Shapes a completion for the conversation: the assistant message (`content: null` only beside tool
- * calls), the calls (none when tools were disabled: a model may call them anyway), usage in our terms
+ * calls; a refusal's text as the content when there is no other), the calls (none when tools were disabled: a model may call them anyway), usage in our terms
  * and the reasoning.
  */
 export function toModelReply(completion: Completion, toolsEnabled: boolean): ModelReply {
   const calls = toolsEnabled ? completion.calls : [];
+  const refusal = completion.refusal;
   const message: ChatCompletionAssistantMessageParam = {
     role: 'assistant',
-    content: completion.content || null,
+    // A refusal is the answer the user sees; the message keeps it as `refusal` too.
+    content: completion.content || refusal || null,
   };
+  if (refusal) message.refusal = refusal;
   if (calls.length > 0) {
     message.tool_calls = calls.map((c) => ({
       id: c.id,

@@ -3,6 +3,7 @@ import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/compl
 import { CompletionAssembler } from './completion-assembler.js';
 import { StreamCutError } from './error-classification.js';
 import type { Completion, ModelToolCall } from './model-reply.js';
+import type { ReplyNotice } from './reply-fields.js';
 import type { CallIdScope } from './tool-call-ids.js';
 
 /** How one stream is read and who hears it as it comes. */
@@ -17,6 +18,8 @@ export interface StreamReadOptions {
   onText?: ((delta: string) => void) | undefined;
   /** Each call once its arguments are certainly complete, its id settled (`CompletionAssembler`). */
   onCallReady?: ((call: ModelToolCall) => void) | undefined;
+  /** Hears content parts left out of the answer (unknown part types). */
+  notice?: ReplyNotice | undefined;
 }
 
 /**
@@ -88,6 +91,7 @@ export async function readCompletionStream(
         ready.push(call);
         flushSoon();
       }),
+    options.notice,
   );
   try {
     const response = await client.chat.completions.create(
