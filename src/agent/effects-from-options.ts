@@ -58,6 +58,7 @@ export function effectsFromOptions(options: AgentOptions<unknown>, env: EffectsE
     approval: options.approval ?? 'tool',
     eagerToolStart: options.eagerToolStart ?? DEFAULTS.eagerToolStart,
     ...(options.toolFormat ? { toolFormat: options.toolFormat } : {}),
+    ...(options.api ? { api: options.api } : {}),
     ...(env.debug ? { onNotice: oncePerMessage(env.debug) } : {}),
     ...(options.request ? { request: options.request } : {}),
     ...(options.retry ? { retry: options.retry } : {}),

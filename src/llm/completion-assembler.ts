@@ -128,6 +128,11 @@ export class CompletionAssembler {
     for (const part of parts) this.#add(part);
   }
 
+  /** Whether a chunk carried a finish reason. */
+  get ended(): boolean {
+    return this.finishReason !== null;
+  }
+
   /** The completion so far, every call settled (those not ready too, without announcing them). */
   toCompletion(): Completion {
     const calls = this.#calls;

@@ -1,5 +1,4 @@
-import type { ChatCompletionAssistantMessageParam } from 'openai/resources/chat/completions';
-import type { Usage } from './message.js';
+import type { AssistantMessage, ReasoningItem, Usage } from './message.js';
 import { reasoningOf } from './reasoning.js';
 import type { UsageCounts } from './reply-fields.js';
 
@@ -21,12 +20,14 @@ export interface Completion {
   calls: ModelToolCall[];
   finishReason: string;
   usage: UsageCounts | null | undefined;
+  /** Reasoning items of a Responses API reply, to send back on the next call (none on Chat Completions). */
+  reasoningItems?: ReasoningItem[];
 }
 
 /** What `callModel` resolves with. */
 export interface ModelReply {
   /** The assistant message as it goes into the conversation. */
-  message: ChatCompletionAssistantMessageParam;
+  message: AssistantMessage;
   /** Its tool calls, with the ids `message.tool_calls` holds; empty when tools were disabled. */
   calls: ModelToolCall[];
   finishReason: string;
@@ -43,12 +44,13 @@ export interface ModelReply {
 export function toModelReply(completion: Completion, toolsEnabled: boolean): ModelReply {
   const calls = toolsEnabled ? completion.calls : [];
   const refusal = completion.refusal;
-  const message: ChatCompletionAssistantMessageParam = {
+  const message: AssistantMessage = {
     role: 'assistant',
     // A refusal is the answer the user sees; the message keeps it as `refusal` too.
     content: completion.content || refusal || null,
   };
   if (refusal) message.refusal = refusal;
+  if (completion.reasoningItems?.length) message.reasoning_items = completion.reasoningItems;
   if (calls.length > 0) {
     message.tool_calls = calls.map((c) => ({
       id: c.id,
