@@ -6,7 +6,8 @@ import { afterEach } from 'vitest';
  * One raw answer, written as given: shapes real servers send that the scripted server never does.
  * - `json`: a non-streamed body (`application/json`).
  * - `sse`: `data:` events (objects are serialised, strings sent as they are), then `data: [DONE]`
- *   unless `done: false`; an `event` name per item when the item is `{ event, data }`.
+ *   unless `done: false`; an `event` name per item when the item is `{ event, data }`; an item
+ *   `{ pauseMs }` waits that long before the next one is written.
  */
 export type RawReply =
   | { json: unknown; status?: number }
@@ -55,8 +56,14 @@ export async function startRawModelServer(replies: RawReply[]): Promise<RawModel
         return;
       }
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      for (const item of reply.sse) res.write(sseEvent(item));
-      res.end(reply.done === false ? '' : 'data: [DONE]\n\n');
+      void (async () => {
+        for (const item of reply.sse) {
+          const pause = (item as { pauseMs?: unknown }).pauseMs;
+          if (typeof pause === 'number') await new Promise((r) => setTimeout(r, pause));
+          else res.write(sseEvent(item));
+        }
+        res.end(reply.done === false ? '' : 'data: [DONE]\n\n');
+      })();
     });
   });
   open.push(server);
