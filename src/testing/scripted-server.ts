@@ -49,7 +49,10 @@ export interface ScriptedServer {
   readonly url: string;
   readonly port: number;
   readonly host: string;
-  /** Parsed bodies of the chat completion requests received, in arrival order (not malformed JSON). */
+  /**
+   * Parsed bodies of the requests received, in arrival order (not malformed JSON); a Responses API
+   * request as its Chat Completions view (docs/scripted-server.md).
+   */
   readonly requests: readonly ScriptedRequest[];
   /** Chat completion requests received, including invalid ones. */
   readonly requestCount: number;
