@@ -1,10 +1,10 @@
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
-import type { Completion, ModelToolCall } from './model-reply.js';
+import { CallAssembler, type StreamingCall } from './call-assembler.js';
+import type { Completion } from './model-reply.js';
 import {
   argumentsField,
   finishReasonField,
   isRecord,
-  type ReplyNotice,
   ReplyShapeError,
   readContent,
   reasoningField,
@@ -12,21 +12,13 @@ import {
   type UsageCounts,
   usageField,
 } from './reply-fields.js';
-import { type CallIdScope, settleCallId } from './tool-call-ids.js';
+import type { StreamAssembler } from './stream-reader.js';
 
 type ToolCallDelta = ChatCompletionChunk.Choice.Delta.ToolCall;
 
-/** A call being streamed. */
-interface StreamingCall {
-  /** Its `index` in the stream. */
+/** A call being streamed, by its `index` in the stream. */
+interface IndexedCall extends StreamingCall {
   index: number;
-  /** The model's id ('' until a delta carries one). */
-  modelId: string;
-  name: string;
-  /** Argument fragments, joined once when the call is settled. */
-  fragments: string[];
-  /** The call with its settled id and joined arguments, once it is ready or the stream has ended. */
-  settled: ModelToolCall | undefined;
 }
 
 /**
@@ -42,39 +34,15 @@ interface StreamingCall {
  * unique in the conversation) and goes to `onReady`; calls are settled in order, so each is checked
  * against the ids of the calls before it.
  */
-export class CompletionAssembler {
+export class CompletionAssembler extends CallAssembler<IndexedCall> implements StreamAssembler {
   /** The stream's `finish_reason`; `null` until a chunk carries one. */
   finishReason: string | null = null;
   usage: UsageCounts | null = null;
   readonly #content: string[] = [];
   readonly #reasoning: string[] = [];
   readonly #refusal: string[] = [];
-  readonly #calls: StreamingCall[] = [];
-  /** How many calls are settled: always a prefix of `#calls`. */
-  #settled = 0;
   /** The call the last tool-call delta went to (most deltas continue it). */
-  #last: StreamingCall | undefined;
-  readonly #scope: CallIdScope;
-  readonly #onText: ((text: string) => void) | undefined;
-  readonly #onReady: ((call: ModelToolCall) => void) | undefined;
-  readonly #notice: ReplyNotice | undefined;
-
-  /**
-   * `scope` checks and makes the calls' ids. `onText` hears each text delta, `onReady` each call once
-   * it is ready; a chunk's text is told before the calls it makes ready. `notice` hears content parts
-   * left out of the answer.
-   */
-  constructor(
-    scope: CallIdScope,
-    onText?: (text: string) => void,
-    onReady?: (call: ModelToolCall) => void,
-    notice?: ReplyNotice,
-  ) {
-    this.#scope = scope;
-    this.#onText = onText;
-    this.#onReady = onReady;
-    this.#notice = notice;
-  }
+  #last: IndexedCall | undefined;
 
   /**
    * Adds one chunk. Content may be text or typed parts, reasoning comes as `reasoning_content` or
@@ -110,15 +78,19 @@ export class CompletionAssembler {
     let partsReasoning = '';
     if (typeof content === 'string') text = content;
     else
-      ({ text, reasoning: partsReasoning } = readContent(content, 'choices[0].delta.content', this.#notice));
+      ({ text, reasoning: partsReasoning } = readContent(
+        content,
+        'choices[0].delta.content',
+        this.listen.notice,
+      ));
     if (text) {
       this.#content.push(text);
-      this.#onText?.(text);
+      this.listen.onText?.(text);
     }
     const refusal = textField(delta.refusal, 'choices[0].delta.refusal');
     if (refusal) {
       this.#refusal.push(refusal);
-      this.#onText?.(refusal);
+      this.listen.onText?.(refusal);
     }
     const reasoning = reasoningField(delta, 'choices[0].delta') + partsReasoning;
     if (reasoning) this.#reasoning.push(reasoning);
@@ -135,13 +107,11 @@ export class CompletionAssembler {
 
   /** The completion so far, every call settled (those not ready too, without announcing them). */
   toCompletion(): Completion {
-    const calls = this.#calls;
-    for (let i = this.#settled; i < calls.length; i++) this.#settle(i);
     return {
       content: this.#content.join(''),
       reasoning: this.#reasoning.join(''),
       refusal: this.#refusal.join(''),
-      calls: calls.map((c) => c.settled!),
+      calls: this.settleAll(),
       finishReason: this.finishReason ?? '',
       usage: this.usage,
     };
@@ -166,12 +136,12 @@ export class CompletionAssembler {
     const index = typeof part.index === 'number' ? part.index : this.#indexWithout(id, name);
     let call = this.#last;
     if (call === undefined || call.index !== index) {
-      call = this.#calls.find((c) => c.index === index);
+      call = this.calls.find((c) => c.index === index);
       if (call === undefined) {
         // A call with a higher index begins: every earlier call's arguments are complete.
         this.#readyBelow(index);
         call = { index, modelId: '', name: '', fragments: [], settled: undefined };
-        this.#calls.push(call);
+        this.calls.push(call);
       }
       this.#last = call;
     }
@@ -191,34 +161,13 @@ export class CompletionAssembler {
     if (last === undefined) return 0;
     const fresh =
       (id !== '' && last.modelId !== '' && id !== last.modelId) || (name !== '' && last.name !== '');
-    return fresh ? Math.max(...this.#calls.map((c) => c.index)) + 1 : last.index;
+    return fresh ? Math.max(...this.calls.map((c) => c.index)) + 1 : last.index;
   }
 
   /** Settles and announces, in order, the open calls that precede the first one at `index` or above. */
   #readyBelow(index: number): void {
-    const calls = this.#calls;
-    for (let i = this.#settled; i < calls.length && calls[i]!.index < index; i++) {
-      const ready = this.#settle(i);
-      this.#onReady?.(ready);
-    }
+    let last = this.settledCount - 1;
+    while (last + 1 < this.calls.length && this.calls[last + 1]!.index < index) last++;
+    this.readyThrough(last);
   }
-
-  /** Fixes call `i`'s id and arguments; every call before it is settled already. */
-  #settle(i: number): ModelToolCall {
-    const call = this.#calls[i]!;
-    const settled: ModelToolCall = {
-      id: settleCallId(call.modelId, i, this.#scope.callIdStem, this.#taken),
-      name: call.name,
-      argsText: call.fragments.join(''),
-    };
-    call.settled = settled;
-    this.#settled = i + 1;
-    return settled;
-  }
-
-  /** Whether an id is held by the conversation or by a call of this message settled before. */
-  readonly #taken = (id: string): boolean => {
-    for (let i = 0; i < this.#settled; i++) if (this.#calls[i]!.settled!.id === id) return true;
-    return this.#scope.usedCallIds.has(id);
-  };
 }

@@ -1,8 +1,9 @@
 import type OpenAI from 'openai';
 import type { ResponseCreateParamsBase } from 'openai/resources/responses/responses';
+import { CallAssembler, type StreamingCall } from './call-assembler.js';
 import type { ReasoningItem } from './message.js';
-import type { Completion, ModelToolCall } from './model-reply.js';
-import { isRecord, type ReplyNotice, ReplyShapeError, textField, type UsageCounts } from './reply-fields.js';
+import type { Completion } from './model-reply.js';
+import { isRecord, ReplyShapeError, textField, type UsageCounts } from './reply-fields.js';
 import {
   finishReasonOf,
   readResponse,
@@ -11,15 +12,10 @@ import {
   responseUsage,
 } from './responses-reply.js';
 import { readModelStream, type StreamAssembler, type StreamReadOptions } from './stream-reader.js';
-import { type CallIdScope, settleCallId } from './tool-call-ids.js';
 
 /** A function call being streamed, by its output index. */
-interface StreamingCall {
+interface OutputCall extends StreamingCall {
   outputIndex: number;
-  callId: string;
-  name: string;
-  fragments: string[];
-  settled: ModelToolCall | undefined;
 }
 
 /**
@@ -30,7 +26,7 @@ interface StreamingCall {
  * `response.incomplete` (its stop reason and usage); `response.failed` and `error` events throw the
  * error the retry policy classifies.
  */
-export class ResponseAssembler implements StreamAssembler {
+export class ResponseAssembler extends CallAssembler<OutputCall> implements StreamAssembler {
   #ended = false;
   #finishReason = '';
   #usage: UsageCounts | null = null;
@@ -38,26 +34,8 @@ export class ResponseAssembler implements StreamAssembler {
   #refusal = '';
   #reasoning: string[] = [];
   readonly #reasoningItems: ReasoningItem[] = [];
-  readonly #calls: StreamingCall[] = [];
-  #settled = 0;
   /** The final response, read whole, when the stream told no items (a server that sends only it). */
   #fallback: Completion | undefined;
-  readonly #scope: CallIdScope;
-  readonly #onText: ((text: string) => void) | undefined;
-  readonly #onReady: ((call: ModelToolCall) => void) | undefined;
-  readonly #notice: ReplyNotice | undefined;
-
-  constructor(
-    scope: CallIdScope,
-    onText?: (text: string) => void,
-    onReady?: (call: ModelToolCall) => void,
-    notice?: ReplyNotice,
-  ) {
-    this.#scope = scope;
-    this.#onText = onText;
-    this.#onReady = onReady;
-    this.#notice = notice;
-  }
 
   get ended(): boolean {
     return this.#ended;
@@ -93,7 +71,7 @@ export class ResponseAssembler implements StreamAssembler {
         const call = this.#call(value, where);
         if (call && !call.settled) {
           call.fragments = [textField(value.arguments, `${where}.arguments`)];
-          this.#readyThrough(this.#calls.indexOf(call));
+          this.readyThrough(this.calls.indexOf(call));
         }
         return;
       }
@@ -113,12 +91,11 @@ export class ResponseAssembler implements StreamAssembler {
 
   toCompletion(): Completion {
     if (this.#fallback) return this.#fallback;
-    for (let i = this.#settled; i < this.#calls.length; i++) this.#settle(i);
     const completion: Completion = {
       content: this.#content,
       reasoning: this.#reasoning.join(''),
       refusal: this.#refusal,
-      calls: this.#calls.map((c) => c.settled!),
+      calls: this.settleAll(),
       finishReason: this.#finishReason,
       usage: this.#usage,
     };
@@ -130,7 +107,7 @@ export class ResponseAssembler implements StreamAssembler {
     if (!text) return;
     if (refusal) this.#refusal += text;
     else this.#content += text;
-    this.#onText?.(text);
+    this.listen.onText?.(text);
   }
 
   #itemAdded(event: Record<string, unknown>, where: string): void {
@@ -138,13 +115,15 @@ export class ResponseAssembler implements StreamAssembler {
     if (!isRecord(item)) throw new ReplyShapeError(`${where}.item`, item, 'an item object');
     if (item.type !== 'function_call') {
       if (item.type !== 'message' && item.type !== 'reasoning') {
-        this.#notice?.(`an output item of type ${JSON.stringify(item.type)} was left out of the answer`);
+        this.listen.notice?.(
+          `an output item of type ${JSON.stringify(item.type)} was left out of the answer`,
+        );
       }
       return;
     }
-    this.#calls.push({
-      outputIndex: typeof event.output_index === 'number' ? event.output_index : this.#calls.length,
-      callId: typeof item.call_id === 'string' ? item.call_id : '',
+    this.calls.push({
+      outputIndex: typeof event.output_index === 'number' ? event.output_index : this.calls.length,
+      modelId: typeof item.call_id === 'string' ? item.call_id : '',
       name: textField(item.name, `${where}.item.name`),
       fragments: [textField(item.arguments, `${where}.item.arguments`)],
       settled: undefined,
@@ -159,17 +138,17 @@ export class ResponseAssembler implements StreamAssembler {
       const call = this.#call(event, where);
       if (call && !call.settled) {
         if (typeof item.arguments === 'string') call.fragments = [item.arguments];
-        this.#readyThrough(this.#calls.indexOf(call));
+        this.readyThrough(this.calls.indexOf(call));
       }
     }
   }
 
   /** The call an event is about, by its output index (the last call when it gives none). */
-  #call(event: Record<string, unknown>, where: string): StreamingCall | undefined {
+  #call(event: Record<string, unknown>, where: string): OutputCall | undefined {
     const index = event.output_index;
     const call =
-      typeof index === 'number' ? this.#calls.find((c) => c.outputIndex === index) : this.#calls.at(-1);
-    if (call === undefined) this.#notice?.(`${where} for an output item that was never added`);
+      typeof index === 'number' ? this.calls.find((c) => c.outputIndex === index) : this.calls.at(-1);
+    if (call === undefined) this.listen.notice?.(`${where} for an output item that was never added`);
     return call;
   }
 
@@ -177,36 +156,16 @@ export class ResponseAssembler implements StreamAssembler {
     if (!isRecord(response)) throw new ReplyShapeError(`${where}.response`, response, 'a response object');
     this.#ended = true;
     const toldNothing =
-      this.#calls.length === 0 &&
+      this.calls.length === 0 &&
       this.#content === '' &&
       this.#refusal === '' &&
       this.#reasoningItems.length === 0;
     if (toldNothing && Array.isArray(response.output) && response.output.length > 0) {
-      this.#fallback = readResponse(response, this.#scope, this.#notice);
+      this.#fallback = readResponse(response, this.scope, this.listen.notice);
       return;
     }
-    this.#finishReason = finishReasonOf(response, this.#calls.length > 0);
+    this.#finishReason = finishReasonOf(response, this.calls.length > 0);
     this.#usage = responseUsage(response.usage);
-  }
-
-  /** Settles and announces, in order, every open call up to position `last`. */
-  #readyThrough(last: number): void {
-    for (let i = this.#settled; i <= last; i++) this.#onReady?.(this.#settle(i));
-  }
-
-  #settle(i: number): ModelToolCall {
-    const call = this.#calls[i]!;
-    const taken = (id: string) => {
-      for (let j = 0; j < this.#settled; j++) if (this.#calls[j]!.settled!.id === id) return true;
-      return this.#scope.usedCallIds.has(id);
-    };
-    call.settled = {
-      id: settleCallId(call.callId, i, this.#scope.callIdStem, taken),
-      name: call.name,
-      argsText: call.fragments.join(''),
-    };
-    this.#settled = i + 1;
-    return call.settled;
   }
 }
 
@@ -218,7 +177,7 @@ export function readResponsesStream(
 ): Promise<Completion> {
   return readModelStream(
     (signal) => client.responses.create({ ...body, stream: true }, { signal }),
-    (onText, onReady) => new ResponseAssembler(options.scope, onText, onReady, options.notice),
+    (onText, onReady) => new ResponseAssembler(options.scope, { onText, onReady, notice: options.notice }),
     options,
   );
 }

@@ -52,7 +52,7 @@ export function readCompletionStream(
         { ...body, stream: true, stream_options: { include_usage: true } },
         { signal },
       ),
-    (onText, onReady) => new CompletionAssembler(options.scope, onText, onReady, options.notice),
+    (onText, onReady) => new CompletionAssembler(options.scope, { onText, onReady, notice: options.notice }),
     options,
   );
 }
