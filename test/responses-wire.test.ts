@@ -128,22 +128,40 @@ describe('how responses end', () => {
     }
   });
 
-  it.each([true, false])('retries a 500 and a cut body as on the other wire (stream=%s)', async (stream) => {
+  const faults = [
+    ['a 500', { error: { status: 500 } }, 'server'],
+    [
+      'a 429 with retry-after-ms',
+      { error: { status: 429, headers: { 'retry-after-ms': '5' } } },
+      'rate_limit',
+    ],
+    ['a connection reset', { fault: 'reset' }, 'connection'],
+    ['a body cut in the text', { fault: 'cut-mid-text' }, 'stream_cut'],
+    ['a body cut in a call', { fault: 'cut-mid-tool-call' }, 'stream_cut'],
+  ] as const;
+  it.each(
+    faults.flatMap(([name, fault, kind]) =>
+      [true, false].map((stream) => [name, fault, kind, stream] as const),
+    ),
+  )('retries %s as on the other wire (%#)', async (_name, fault, kind, stream) => {
     const { agent, events } = await agentOn(
       {
         turns: [
-          { error: { status: 500 }, times: 1, toolCalls: [{ name: 'echo', arguments: { text: 'x' } }] },
-          { fault: 'cut-mid-text', times: 1, content: 'a long enough answer to be cut in the middle' },
+          {
+            ...fault,
+            times: 1,
+            content: 'a text long enough to be cut',
+            toolCalls: [{ name: 'echo', arguments: { text: 'x' } }],
+          },
+          { content: 'done' },
         ],
       },
       { tools: [echo], stream, api: 'responses', retry: { baseDelayMs: 1, maxDelayMs: 2 } },
     );
     const result = await agent.send('go');
-    expect(result.response).toBe('a long enough answer to be cut in the middle');
-    expect(events.filter((e) => e.type === 'retry').map((e) => (e as { kind: string }).kind)).toEqual([
-      'server',
-      'stream_cut',
-    ]);
+    expect(result.response).toBe('done');
+    expect(events.filter((e) => e.type === 'retry').map((e) => (e as { kind: string }).kind)).toEqual([kind]);
+    assertToolCallsAnswered(result.messages);
   });
 });
 
