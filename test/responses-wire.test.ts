@@ -5,6 +5,8 @@
  * wire has: reasoning items kept and sent back, incomplete responses, its error events, the stateless
  * fallback for models without reasoning.
  */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type AgentEvent, createAgent, defineTool, FileSessionStore, type Message } from '../src/index.js';
@@ -293,5 +295,43 @@ describe('Responses shapes the scripted server never sends', () => {
     const order = events.map((e) => e.type).filter((t) => t === 'tool_call_start' || t === 'usage');
     // The call started in the stream: before the reply's usage was known.
     expect(order.slice(0, 2)).toEqual(['tool_call_start', 'usage']);
+  });
+
+  it('keeps encrypted reasoning byte for byte in a saved session, even where it looks like a key', async () => {
+    // Ciphertext in URL-safe base64 can hold `sk-` and 20 more characters: not a secret, and the
+    // server refuses the item if a single byte changes.
+    const encrypted = `gAAAAABo${'x'.repeat(40)}sk-${'Ab0_'.repeat(10)}==`;
+    const reasoning = { type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: encrypted };
+    const answer = (text: string) => ({
+      type: 'message',
+      role: 'assistant',
+      content: [{ type: 'output_text', text }],
+    });
+    const server = await startRawModelServer([
+      { json: response([reasoning, answer('one')]) },
+      { json: response([answer('two')]) },
+    ]);
+    const dir = await testDir('responses-redact-');
+    const make = () =>
+      createAgent({
+        baseURL: server.url,
+        apiKey: 'k',
+        api: 'responses',
+        stream: false,
+        store: new FileSessionStore({ dir }),
+        session: 's',
+      });
+    const first = make();
+    expect((await first.send('1')).response).toBe('one');
+    await first.flush();
+    first.stop();
+    const second = make();
+    await second.ready();
+    expect((await second.send('2')).response).toBe('two');
+    second.stop();
+    const input = server.requests[1]!.input as Array<{ type?: string; encrypted_content?: string }>;
+    expect(input.find((item) => item.type === 'reasoning')?.encrypted_content).toBe(encrypted);
+    // The transcript (written redacted; a crash between rest points rebuilds from it) keeps it too.
+    expect(await readFile(path.join(dir, 's', 'transcript.jsonl'), 'utf8')).toContain(encrypted);
   });
 });
