@@ -133,6 +133,51 @@ describe('tool calls as servers send them', () => {
     },
   );
 
+  it.each([true, false])(
+    'answers a call without a function name with an error result, and goes on (stream=%s)',
+    async (stream) => {
+      const good = { id: 'c2', type: 'function', function: { name: 'echo', arguments: '{"text":"ok"}' } };
+      const replies: RawReply[] = stream
+        ? [
+            {
+              sse: [
+                chunk({
+                  tool_calls: [
+                    { index: 0, id: 'c1', type: 'function', function: { arguments: '{"text":"lost"}' } },
+                  ],
+                }),
+                chunk({ tool_calls: [{ index: 1, ...good }] }),
+                chunk({}, 'tool_calls'),
+              ],
+            },
+            { sse: [chunk({ content: 'went on' }, 'stop')] },
+          ]
+        : [
+            {
+              json: completion(
+                { content: null, tool_calls: [{ id: 'c1', name: 'echo', arguments: '{}' }, good] },
+                'tool_calls',
+              ),
+            },
+            { json: completion({ content: 'went on' }) },
+          ];
+      const { result, requests } = await turnOver(replies, { stream });
+      expect(ran).toEqual(['ok']);
+      expect(result.response).toBe('went on');
+      const tools = result.messages.filter((m) => m.role === 'tool');
+      expect(tools[0]).toMatchObject({
+        tool_call_id: 'c1',
+        content: expect.stringMatching(/^Error: the model server sent a tool call without a function name/),
+      });
+      // The next request holds the call under a name the API accepts, with its answer.
+      const sent = requests[1]!.messages as Array<{
+        role: string;
+        tool_calls?: Array<{ function: { name: string } }>;
+      }>;
+      expect(sent.find((m) => m.role === 'assistant')?.tool_calls?.[0]?.function.name).toBe('unnamed_call');
+    },
+  );
+
   it('keeps call ids unique when a server reuses them across messages', async () => {
     const call = (text: string) => ({
       id: 'call_0',
@@ -321,11 +366,6 @@ describe('fields of an unexpected type end the turn with an error that says what
       'tool_calls as an object',
       { json: completion({ content: null, tool_calls: { id: 'x' } }) },
       /tool_calls` as an object/,
-    ],
-    [
-      'a call without a function',
-      { json: completion({ content: null, tool_calls: [{ id: 'x', name: 'echo' }] }) },
-      /tool_calls\[0\]` as an object/,
     ],
     ['choices as a string', { json: { id: 'x', choices: 'none' } }, /`choices` as a string \("none"\)/],
     [

@@ -1,5 +1,5 @@
 import type { ModelToolCall } from './model-reply.js';
-import type { ReplyNotice } from './reply-fields.js';
+import { type ReplyNotice, unusableCall } from './reply-fields.js';
 import { type CallIdScope, settleCallId } from './tool-call-ids.js';
 
 /** Who hears a stream as it is assembled. */
@@ -54,11 +54,16 @@ export abstract class CallAssembler<C extends StreamingCall> {
   /** Fixes call `i`'s id and arguments; every call before it is settled already. */
   protected settle(i: number): ModelToolCall {
     const call = this.calls[i]!;
-    const settled: ModelToolCall = {
-      id: settleCallId(call.modelId, i, this.scope.callIdStem, this.#taken),
-      name: call.name,
-      argsText: call.fragments.join(''),
-    };
+    const id = settleCallId(call.modelId, i, this.scope.callIdStem, this.#taken);
+    const settled: ModelToolCall =
+      call.name === ''
+        ? {
+            id,
+            ...unusableCall(
+              `streamed call ${i} with arguments ${JSON.stringify(call.fragments.join('').slice(0, 80))}`,
+            ),
+          }
+        : { id, name: call.name, argsText: call.fragments.join('') };
     call.settled = settled;
     this.settledCount = i + 1;
     return settled;

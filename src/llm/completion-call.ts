@@ -3,6 +3,7 @@ import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/compl
 import type { Completion, ModelToolCall } from './model-reply.js';
 import {
   argumentsField,
+  describeValue,
   finishReasonField,
   isRecord,
   type ReplyNotice,
@@ -10,6 +11,7 @@ import {
   readContent,
   reasoningField,
   textField,
+  unusableCall,
   usageField,
 } from './reply-fields.js';
 import { type CallIdScope, settleCallId } from './tool-call-ids.js';
@@ -65,16 +67,20 @@ function readToolCalls(value: unknown, scope: CallIdScope): ModelToolCall[] {
   const taken = (id: string) => calls.some((c) => c.id === id) || scope.usedCallIds.has(id);
   value.forEach((call: unknown, i) => {
     const at = `${where}[${i}]`;
-    if (!isRecord(call) || !isRecord(call.function)) {
-      throw new ReplyShapeError(at, call, 'a call with a `function` object');
+    if (!isRecord(call)) throw new ReplyShapeError(at, call, 'a call object');
+    const id = settleCallId(
+      typeof call.id === 'string' ? call.id : undefined,
+      calls.length,
+      scope.callIdStem,
+      taken,
+    );
+    const fn = call.function;
+    if (!isRecord(fn) || typeof fn.name !== 'string' || fn.name === '') {
+      // Not a function call agentloop can run (no function name): answered with an error, not dropped.
+      calls.push({ id, ...unusableCall(`${at} (${describeValue(call)})`) });
+      return;
     }
-    const name = textField(call.function.name, `${at}.function.name`);
-    const id = typeof call.id === 'string' ? call.id : undefined;
-    calls.push({
-      id: settleCallId(id, calls.length, scope.callIdStem, taken),
-      name,
-      argsText: argumentsField(call.function.arguments, `${at}.function.arguments`),
-    });
+    calls.push({ id, name: fn.name, argsText: argumentsField(fn.arguments, `${at}.function.arguments`) });
   });
   return calls;
 }

@@ -8,6 +8,8 @@ export interface ModelToolCall {
   name: string;
   /** The arguments text as sent (not parsed: it may be invalid JSON). */
   argsText: string;
+  /** Why the call cannot be run (the server sent it without a function name): its result says so. */
+  problem?: string;
 }
 
 /** What one attempt of a model call yields, streamed or not, before it is shaped for the conversation. */

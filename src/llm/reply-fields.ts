@@ -148,3 +148,15 @@ export function usageField(value: unknown, where: string): UsageCounts | null {
   const total = value.total_tokens === undefined ? prompt + completion : count('total_tokens');
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total };
 }
+
+/** The name a call without a usable function name is recorded under (the API refuses an empty one). */
+export const UNNAMED_CALL = 'unnamed_call';
+
+/** A call that cannot be run, recorded under `UNNAMED_CALL` with why (`what` names what was sent). */
+export function unusableCall(what: string): { name: string; argsText: string; problem: string } {
+  return {
+    name: UNNAMED_CALL,
+    argsText: '{}',
+    problem: `the model server sent a tool call without a function name, which cannot be run: ${what}`,
+  };
+}

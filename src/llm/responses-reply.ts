@@ -3,11 +3,13 @@ import type { ReasoningItem } from './message.js';
 import type { Completion, ModelToolCall } from './model-reply.js';
 import {
   argumentsField,
+  describeValue,
   isRecord,
   type ReplyNotice,
   ReplyShapeError,
   textField,
   type UsageCounts,
+  unusableCall,
 } from './reply-fields.js';
 import { type CallIdScope, settleCallId } from './tool-call-ids.js';
 
@@ -46,18 +48,17 @@ export function readResponse(response: unknown, scope: CallIdScope, notice?: Rep
         });
         return;
       }
-      case 'function_call':
-        calls.push({
-          id: settleCallId(
-            typeof item.call_id === 'string' ? item.call_id : undefined,
-            calls.length,
-            scope.callIdStem,
-            taken,
-          ),
-          name: textField(item.name, `${where}.name`),
-          argsText: argumentsField(item.arguments, `${where}.arguments`),
-        });
+      case 'function_call': {
+        const callId = typeof item.call_id === 'string' ? item.call_id : undefined;
+        const id = settleCallId(callId, calls.length, scope.callIdStem, taken);
+        const name = textField(item.name, `${where}.name`);
+        calls.push(
+          name === ''
+            ? { id, ...unusableCall(`${where} (${describeValue(item)})`) }
+            : { id, name, argsText: argumentsField(item.arguments, `${where}.arguments`) },
+        );
         return;
+      }
       case 'reasoning': {
         const kept = reasoningItemOf(item, where);
         reasoningItems.push(kept);
