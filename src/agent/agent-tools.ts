@@ -15,12 +15,13 @@ export interface AgentTools {
 /**
  * The registry of an agent's local tools (the options' tools, the skills' tools, the loop-control tools unless
  * `loopControlTools: false`, `update_plan` unless `planning: false`) and its MCP servers, not yet started.
- * `report` receives what the servers report (a server that failed to start, a tool left out).
+ * `report` receives what the servers report (a server that failed to start, a tool left out);
+ * `secret` every OAuth token they read or get (for the agent's redactor).
  */
 export function agentTools(
   options: AgentOptions<unknown>,
   skillTools: readonly Tool[],
-  report: (message: string) => void,
+  { report, secret }: { report: (message: string) => void; secret?: (value: string) => void },
 ): AgentTools {
   const tools: Tool[] = [
     ...(options.tools ?? []),
@@ -36,6 +37,8 @@ export function agentTools(
       : new McpServers(servers, {
           registry,
           report,
+          ...(options.mcpAuth ? { auth: options.mcpAuth } : {}),
+          ...(secret ? { secret } : {}),
           ...(options.limits?.toolTimeoutMs !== undefined
             ? { toolTimeoutMs: options.limits.toolTimeoutMs }
             : {}),

@@ -1,5 +1,7 @@
 import { DEFAULTS } from '../defaults.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
+import { authProviderFor, authStoreOf, type McpAuthOptions } from './mcp-auth.js';
+import type { McpAuthStore } from './mcp-auth-store.js';
 import type { McpServersConfig } from './mcp-config.js';
 import { McpServerConnection, type McpServerState } from './mcp-connection.js';
 import { type McpToolDefinition, mcpTool } from './mcp-tool.js';
@@ -14,6 +16,10 @@ export interface McpServersOptions {
   toolTimeoutMs?: number;
   /** Time a server has to start and list its tools (default `DEFAULTS.mcpStartTimeoutMs`). */
   startTimeoutMs?: number;
+  /** How remote servers sign in (OAuth): where tokens live, how the user is sent to sign in. */
+  auth?: McpAuthOptions;
+  /** Told every OAuth token as it is read or obtained (the agent's redactor learns it). */
+  secret?: (value: string) => void;
 }
 
 /** One server as UIs show it (`/tools` in chat). */
@@ -37,9 +43,12 @@ export class McpServers {
 
   constructor(config: McpServersConfig, options: McpServersOptions) {
     this.#options = options;
+    let store: McpAuthStore | undefined;
+    const auth = options.auth ?? {};
     this.#connections = Object.entries(config).map(
       ([name, server]) =>
         new McpServerConnection(name, server, {
+          auth: authProviderFor(name, server, auth, () => (store ??= authStoreOf(auth)), options.secret),
           toolTimeoutMs: options.toolTimeoutMs ?? DEFAULTS.toolTimeoutMs,
           ...(options.startTimeoutMs !== undefined ? { startTimeoutMs: options.startTimeoutMs } : {}),
           onTools: (tools) => this.#offer(name, server.approval ?? 'readonly', tools),
