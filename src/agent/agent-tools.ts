@@ -1,9 +1,11 @@
+import type { Redactor } from '../events/redact.js';
 import { McpServers } from '../mcp/mcp-servers.js';
 import type { Tool } from '../tools/define-tool.js';
 import { loopControlTools } from '../tools/loop-control-tools.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
 import { updatePlanTool } from '../tools/update-plan-tool.js';
 import type { AgentOptions } from './agent-options.js';
+import type { AgentSkills } from './agent-skills.js';
 
 /** An agent's tools: its own, its skills', the loop-control tools, `update_plan`, and its MCP servers' (added as they list them). */
 export interface AgentTools {
@@ -16,16 +18,17 @@ export interface AgentTools {
  * The registry of an agent's local tools (the options' tools, the skills' tools, the loop-control tools unless
  * `loopControlTools: false`, `update_plan` unless `planning: false`) and its MCP servers, not yet started.
  * `report` receives what the servers report (a server that failed to start, a tool left out);
- * `secret` every OAuth token they read or get (for the agent's redactor).
+ * `redactor` learns every OAuth token they read or get.
  */
 export function agentTools(
   options: AgentOptions<unknown>,
-  skillTools: readonly Tool[],
-  { report, secret }: { report: (message: string) => void; secret?: (value: string) => void },
+  skills: Pick<AgentSkills, 'tools'> | undefined,
+  report: (message: string) => void,
+  redactor?: Pick<Redactor, 'addSecret'>,
 ): AgentTools {
   const tools: Tool[] = [
     ...(options.tools ?? []),
-    ...skillTools,
+    ...(skills?.tools ?? []),
     ...(options.loopControlTools === false ? [] : loopControlTools),
     ...(options.planning === false ? [] : [updatePlanTool]),
   ];
@@ -38,7 +41,7 @@ export function agentTools(
           registry,
           report,
           ...(options.mcpAuth ? { auth: options.mcpAuth } : {}),
-          ...(secret ? { secret } : {}),
+          ...(redactor ? { secret: (token: string) => redactor.addSecret(token) } : {}),
           ...(options.limits?.toolTimeoutMs !== undefined
             ? { toolTimeoutMs: options.limits.toolTimeoutMs }
             : {}),
