@@ -36,12 +36,15 @@ describe('the HTTP+SSE transport', () => {
   it('reaches an SSE-only server with "type": "sse"', async () => {
     const { agent, tool } = await echoThrough({ type: 'sse', url: sse.url });
     expect(tool).toBe('echo: over sse');
-    expect(agent.mcpServers).toEqual([{ name: 'old', state: 'ready', tools: ['old__echo', 'old__whoami'] }]);
+    expect(agent.mcpServers).toEqual([
+      { name: 'old', state: 'ready', transport: 'sse', tools: ['old__echo', 'old__whoami'] },
+    ]);
   });
 
   it('falls back to SSE when a url without a type answers the Streamable HTTP POST with a 4xx', async () => {
-    const { tool, errors } = await echoThrough({ url: sse.url });
+    const { agent, tool, errors } = await echoThrough({ url: sse.url });
     expect(tool).toBe('echo: over sse');
+    expect(agent.mcpServers[0]!.transport).toBe('sse');
     expect(errors).toEqual([]);
   });
 

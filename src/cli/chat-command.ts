@@ -16,6 +16,7 @@ import { parseFlags, UsageError } from './cli-args.js';
 import type { CommandIo } from './command-io.js';
 import { INSPECTOR_FLAGS, INSPECTOR_USAGE, inspectorPort, startCliInspection } from './inspector-flags.js';
 import { MCP_CONFIG_FLAG, type McpFlag, mcpServersFlag, mcpSourcesLine } from './mcp-config-flag.js';
+import { authDirBeside, terminalSignIn } from './mcp-sign-in.js';
 import { connectModel, MODEL_FLAG_OPTIONS, modelFlags, modelOptions } from './model-connection.js';
 import { terminalSafe } from './terminal-safe.js';
 
@@ -157,6 +158,8 @@ export async function runChatCommand(
             store,
             session: sessionId,
             mcpServers: mcp.servers,
+            // A server that needs sign-in prints its link; its tools join once the browser comes back.
+            mcpAuth: { dir: authDirBeside(store.dir), signIn: terminalSignIn((line) => renderer.line(line)) },
             sessionInfo: {
               ...(loaded.bundle ? { bundle: loaded.bundle.root } : {}),
               meta: {

@@ -8,6 +8,7 @@ import type { CommandIo } from './command-io.js';
 import { createEventPrinter } from './event-printer.js';
 import { INSPECTOR_FLAGS, INSPECTOR_USAGE, inspectorPort, startCliInspection } from './inspector-flags.js';
 import { MCP_CONFIG_FLAG, mcpServersFlag, mcpSourcesLine } from './mcp-config-flag.js';
+import { projectAuthDir } from './mcp-sign-in.js';
 import { connectModel, MODEL_FLAG_OPTIONS, modelFlags, modelOptions } from './model-connection.js';
 import { terminalSafe, terminalSafeJson } from './terminal-safe.js';
 
@@ -97,6 +98,8 @@ export async function runRunCommand(
           approval: cliApprovalPolicy(values.yes),
           inspect: inspection.inspectFor(connection.apiKey),
           mcpServers: mcp.servers,
+          // No one to sign in here: a server that needs it is reported (agentloop mcp login <name>).
+          mcpAuth: { dir: projectAuthDir(projectFolder(values.project)) },
         },
       ),
     );

@@ -47,6 +47,8 @@ const version = (createRequire(import.meta.url)('../../package.json') as { versi
  */
 export class McpServerConnection {
   #state: McpServerState = 'idle';
+  /** The transport that last connected (a remote server without `type` may have fallen back to SSE). */
+  transport: 'stdio' | 'http' | 'sse' | undefined;
   #client: Client | undefined;
   #transport: Transport | undefined;
   #starting: Promise<void> | undefined;
@@ -127,6 +129,7 @@ export class McpServerConnection {
           return;
         }
         this.#state = 'ready';
+        this.transport = kind;
         return;
       } catch (error) {
         this.#client = undefined;

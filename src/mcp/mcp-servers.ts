@@ -26,6 +26,8 @@ export interface McpServersOptions {
 export interface McpServerStatus {
   name: string;
   state: McpServerState;
+  /** How it was reached, once it was: `stdio`, `http` (Streamable HTTP) or `sse` (the older HTTP+SSE). */
+  transport?: 'stdio' | 'http' | 'sse';
   /** The names its tools are offered under. */
   tools: string[];
 }
@@ -82,6 +84,7 @@ export class McpServers {
     return this.#connections.map((c) => ({
       name: c.name,
       state: c.state,
+      ...(c.transport ? { transport: c.transport } : {}),
       tools: [...(this.#offered.get(c.name) ?? [])],
     }));
   }
