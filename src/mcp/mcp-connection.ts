@@ -4,18 +4,14 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { DEFAULTS } from '../defaults.js';
 import { isHttpServer, type McpServerConfig } from './mcp-config.js';
-import { McpSignInRequired, StoredOAuthProvider } from './mcp-oauth-provider.js';
+import { StoredOAuthProvider } from './mcp-oauth-provider.js';
 import { mcpResultText } from './mcp-result.js';
 import { loadMcpSdk, type McpSdk, mcpSdk } from './mcp-sdk.js';
+import type { McpServerState } from './mcp-server-state.js';
+import { McpSignInRequired } from './mcp-sign-in-required.js';
 import { StderrTail } from './mcp-stderr-tail.js';
 import { type McpToolDefinition, toolDefinitions } from './mcp-tool.js';
 import { answeredAsSseServer, httpTransport, stdioTransport, transportKinds } from './mcp-transport.js';
-
-/**
- * Where a server stands: starting, ready, waiting for the user to sign in (`signin`), down (it
- * stopped; started again on next use), failed, closed.
- */
-export type McpServerState = 'idle' | 'starting' | 'ready' | 'signin' | 'down' | 'failed' | 'closed';
 
 /** What a connection tells its owner and how long it waits. */
 export interface McpConnectionOptions {

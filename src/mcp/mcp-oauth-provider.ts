@@ -5,17 +5,11 @@ import type {
   OAuthClientMetadata,
   OAuthTokens,
 } from '@modelcontextprotocol/sdk/shared/auth.js';
-import type { McpAuthStore } from './mcp-auth-store.js';
-import type { McpOAuthConfig } from './mcp-config.js';
+import type { McpAuthOptions } from './mcp-auth.js';
+import { defaultAuthDir, McpAuthStore } from './mcp-auth-store.js';
+import { isHttpServer, type McpOAuthConfig, type McpServerConfig } from './mcp-config.js';
 import { LoopbackRedirect } from './mcp-oauth-redirect.js';
-
-/** A server needs the user to sign in and nobody is there to (`run`, a worker, an embedder without `signIn`). */
-export class McpSignInRequired extends Error {
-  override readonly name = 'McpSignInRequired';
-  constructor(readonly server: string) {
-    super(`MCP server "${server}" needs you to sign in: run \`agentloop mcp login ${server}\``);
-  }
-}
+import { McpSignInRequired } from './mcp-sign-in-required.js';
 
 /** Thrown inside the SDK's flow when only a refresh was wanted (it stops before a new sign-in). */
 class RefreshOnly extends Error {}
@@ -226,4 +220,35 @@ export class StoredOAuthProvider implements OAuthClientProvider {
       this.#o.secret?.(token);
     }
   }
+}
+
+/**
+ * The OAuth provider of server `name`: the embedder's own, else agentloop's stored one; none for a
+ * stdio server or one whose configured headers already carry an `Authorization`. `secret` is told
+ * every token the stored provider reads or gets.
+ */
+export function authProviderFor(
+  name: string,
+  config: McpServerConfig,
+  options: McpAuthOptions,
+  store: () => McpAuthStore,
+  secret?: (value: string) => void,
+): OAuthClientProvider | undefined {
+  if (!isHttpServer(config)) return undefined;
+  const own = options.providers?.[name] as OAuthClientProvider | undefined;
+  if (own) return own;
+  if (Object.keys(config.headers ?? {}).some((h) => h.toLowerCase() === 'authorization')) return undefined;
+  return new StoredOAuthProvider({
+    server: name,
+    url: config.url,
+    store: store(),
+    config: config.oauth,
+    signIn: options.signIn,
+    secret,
+  });
+}
+
+/** The store `options` select (their `dir`, else the default `auth/` folder). */
+export function authStoreOf(options: McpAuthOptions): McpAuthStore {
+  return new McpAuthStore(options.dir ?? defaultAuthDir());
 }

@@ -1,9 +1,11 @@
 import { DEFAULTS } from '../defaults.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
-import { authProviderFor, authStoreOf, type McpAuthOptions } from './mcp-auth.js';
+import type { McpAuthOptions } from './mcp-auth.js';
 import type { McpAuthStore } from './mcp-auth-store.js';
 import type { McpServersConfig } from './mcp-config.js';
-import { McpServerConnection, type McpServerState } from './mcp-connection.js';
+import { McpServerConnection } from './mcp-connection.js';
+import { authProviderFor, authStoreOf } from './mcp-oauth-provider.js';
+import type { McpServerState } from './mcp-server-state.js';
 import { type McpToolDefinition, mcpTool } from './mcp-tool.js';
 
 /** What the servers report and how long calls may take. */
