@@ -159,7 +159,12 @@ export async function runChatCommand(
             session: sessionId,
             mcpServers: mcp.servers,
             // A server that needs sign-in prints its link; its tools join once the browser comes back.
-            mcpAuth: { dir: authDirBeside(store.dir), signIn: terminalSignIn((line) => renderer.line(line)) },
+            mcpAuth: {
+              dir: authDirBeside(store.dir),
+              signIn: terminalSignIn((line) => renderer.unwrappedLine(terminalSafe(line))),
+              signedIn: (server, tools) =>
+                renderer.line(`MCP server ${terminalSafe(server)}: signed in, ${tools} tools`),
+            },
             sessionInfo: {
               ...(loaded.bundle ? { bundle: loaded.bundle.root } : {}),
               meta: {

@@ -12,6 +12,8 @@ export interface McpAuthOptions {
    * appear once the browser comes back to agentloop's loopback redirect on 127.0.0.1.
    */
   signIn?: (server: string, url: URL) => void;
+  /** A sign-in that `signIn` started has finished: the server runs and offers `tools` tools. */
+  signedIn?: (server: string, tools: number) => void;
   /**
    * Your own OAuth client providers, by server name (agentloop's is not used for those): each an
    * `OAuthClientProvider` of `@modelcontextprotocol/sdk/client/auth.js` (typed `object` here so that

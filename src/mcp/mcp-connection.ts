@@ -19,6 +19,8 @@ export interface McpConnectionOptions {
   onTools(tools: McpToolDefinition[]): void;
   /** A list refresh after `tools/list_changed` failed, a sign-in that failed. */
   onRefreshFailed(message: string): void;
+  /** A sign-in finished and the server started with its tools listed. */
+  onSignedIn?: () => void;
   /** A remote server's OAuth provider (none: no sign-in; requests carry only the configured headers). */
   auth?: OAuthClientProvider | undefined;
   /** The agent's tool timeout: the SDK's own request timeout is set past it, so the agent's fires first. */
@@ -183,7 +185,7 @@ export class McpServerConnection {
       .then(() => {
         if (this.#state === 'signin') {
           this.#state = 'idle';
-          return this.start();
+          return this.start().then(() => this.options.onSignedIn?.());
         }
       })
       .catch((failure: unknown) => {

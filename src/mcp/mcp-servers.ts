@@ -57,6 +57,7 @@ export class McpServers {
           ...(options.startTimeoutMs !== undefined ? { startTimeoutMs: options.startTimeoutMs } : {}),
           onTools: (tools) => this.#offer(name, server.approval ?? 'readonly', tools),
           onRefreshFailed: (message) => options.report(message),
+          onSignedIn: () => auth.signedIn?.(name, this.#offered.get(name)?.length ?? 0),
         }),
     );
   }
