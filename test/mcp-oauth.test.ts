@@ -141,6 +141,9 @@ describe('OAuth sign-in to a remote MCP server', () => {
     expect((await stat(path.dirname(file))).mode & 0o777).toBe(0o700);
     const saved = await store.read(oauth.url);
     expect(control.issued).toContain(saved!.tokens!.access_token);
+    // The agent's redactor learned both tokens (what a server's error body or a tool might repeat).
+    const { access_token, refresh_token } = saved!.tokens!;
+    expect(agent.redactor.redact(`a ${access_token} b ${refresh_token}`)).toBe('a [REDACTED] b [REDACTED]');
     await agent.close();
 
     expect(out.errors).toEqual([]);
@@ -224,6 +227,12 @@ describe('OAuth sign-in to a remote MCP server', () => {
     const again = await agent.send('echo again');
     expect(toolTexts(again.messages).at(-1)).toBe('echo: signed in again');
     expect(out.errors).toEqual([]);
+    await agent.close();
+    expectNoToken('an event', out.events);
+    expectNoToken('a debug line', out.debug);
+    expectNoToken('an inspection event', out.inspection);
+    expectNoToken('a tool result', [...toolTexts(result.messages), ...toolTexts(again.messages)]);
+    expectNoToken('the sessions folder', await filesUnder(path.join(dir, 'sessions')));
   }, 30_000);
 
   it('without anyone to sign in, the server is one error event naming `agentloop mcp login`; the others run', async () => {
