@@ -266,3 +266,35 @@ describe('OAuth sign-in to a remote MCP server', () => {
     await agent.close();
   }, 30_000);
 });
+
+describe('OAuth sign-in over the HTTP+SSE transport', () => {
+  it('signs in the same way, with "type": "sse" and through the fallback', async () => {
+    const sseServer = await startOAuthServer({ sse: true });
+    try {
+      for (const type of ['sse', undefined] as const) {
+        const dir = await testDir('agentloop-oauth-sse-');
+        const server = await serve({
+          turns: [
+            { toolCalls: [{ name: 'old__echo', arguments: { text: 'over sse' } }] },
+            { content: 'done' },
+          ],
+        });
+        const signIns: URL[] = [];
+        const agent = agentAt(server, {
+          mcpServers: { old: { url: sseServer.url, approval: 'never', ...(type ? { type } : {}) } },
+          mcpAuth: { dir, signIn: (_server, url) => signIns.push(url) },
+        });
+        await agent.ready();
+        expect(agent.mcpServers[0]!.state).toBe('signin');
+        await fetch(await consent(signIns[0]!));
+        await until(() => agent.mcpServers[0]!.state === 'ready', 5_000, `the sign-in (type ${type})`);
+        expect(agent.mcpServers[0]!.transport).toBe('sse');
+        const result = await agent.send('echo');
+        expect(toolTexts(result.messages)).toEqual(['echo: over sse']);
+        await agent.close();
+      }
+    } finally {
+      await sseServer.stop();
+    }
+  }, 30_000);
+});

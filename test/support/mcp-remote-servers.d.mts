@@ -17,4 +17,6 @@ export interface OAuthControl {
   expireAccessTokens(): void;
 }
 /** An OAuth-protected Streamable HTTP MCP server at `url` (`/mcp`), its authorization server at `origin`. */
-export function startOAuthServer(): Promise<RemoteServer & { origin: string; control: OAuthControl }>;
+export function startOAuthServer(options?: {
+  sse?: boolean;
+}): Promise<RemoteServer & { origin: string; control: OAuthControl }>;

@@ -79,10 +79,11 @@ export async function startSseServer() {
 }
 
 /**
- * An OAuth-protected Streamable HTTP MCP server at `/mcp`, its own authorization server on the same
- * origin. `control` lets the test shorten token lifetimes, revoke refresh tokens and count what happened.
+ * An OAuth-protected Streamable HTTP MCP server at `/mcp` (with `sse: true`, an HTTP+SSE one at
+ * `/sse`), its own authorization server on the same origin. `control` lets the test shorten token
+ * lifetimes, revoke refresh tokens and count what happened.
  */
-export async function startOAuthServer() {
+export async function startOAuthServer({ sse = false } = {}) {
   const control = {
     accessTokenSeconds: 3600,
     authorizations: 0,
@@ -177,7 +178,7 @@ export async function startOAuthServer() {
   const http = createServer(app);
   const port = await listen(http);
   const origin = `http://127.0.0.1:${port}`;
-  const mcpUrl = new URL('/mcp', origin);
+  const mcpUrl = new URL(sse ? '/sse' : '/mcp', origin);
   app.use(
     mcpAuthRouter({
       provider,
@@ -190,6 +191,22 @@ export async function startOAuthServer() {
     verifier: provider,
     resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(mcpUrl),
   });
+  if (sse) {
+    const streams = new Map();
+    app.get('/sse', bearer, async (_req, res) => {
+      const transport = new SSEServerTransport('/messages', res);
+      streams.set(transport.sessionId, transport);
+      res.on('close', () => streams.delete(transport.sessionId));
+      await mcpServer('oauth-sse').connect(transport);
+    });
+    app.post('/messages', bearer, async (req, res) => {
+      const transport = streams.get(String(req.query.sessionId ?? ''));
+      if (!transport) return res.status(404).end('no such session');
+      await transport.handlePostMessage(req, res);
+    });
+    app.all('/sse', (_req, res) => res.status(405).set('allow', 'GET').end());
+    return { url: mcpUrl.href, origin, control, stop: stopper(http) };
+  }
   app.post('/mcp', express.json(), bearer, async (req, res) => {
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     const server = mcpServer('oauth-protected');
