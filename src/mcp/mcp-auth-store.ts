@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { chmod, mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { chmod, mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { resolveSessionsDir, type SessionsDirOptions } from '../sessions-dir.js';
 
@@ -69,24 +69,6 @@ export class McpAuthStore {
     const existed = (await this.read(url)) !== undefined;
     await rm(file, { force: true });
     return existed;
-  }
-
-  /** The server URLs with a record. */
-  async urls(): Promise<string[]> {
-    const names = await readdir(this.dir).catch(() => [] as string[]);
-    const urls: string[] = [];
-    for (const name of names.filter((n) => n.endsWith('.json'))) {
-      const text = await readFile(path.join(this.dir, name), 'utf8').catch(() => '');
-      const url = (() => {
-        try {
-          return (JSON.parse(text) as { url?: unknown }).url;
-        } catch {
-          return undefined;
-        }
-      })();
-      if (typeof url === 'string') urls.push(url);
-    }
-    return urls;
   }
 
   async #write(file: string, data: string): Promise<void> {
