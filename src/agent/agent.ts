@@ -85,6 +85,7 @@ export class Agent<TOutput = unknown> {
       hears: eventsHeard(this.bus),
       mcp: this.#mcp,
       report: (message, code) => this.#publishError(message, code),
+      redact: this.redactor.redact,
     });
     this.#inspection = attachInspection(options.inspect, this.inspectionSecrets);
     attachDebugLog(this.bus, options.debug ?? debugFromEnv(), this.redactor.redact);
@@ -148,7 +149,7 @@ export class Agent<TOutput = unknown> {
     if (this.#actor) return this.#actor;
     if (this.#loadError !== undefined) {
       const reason = `the agent did not start: its session could not be loaded: ${errorText(this.#loadError)}`;
-      throw new Error(reason, { cause: this.#loadError });
+      throw new Error(this.redactor.redact(reason), { cause: this.redactor.redactValue(this.#loadError) });
     }
     throw new Error('the agent is still starting (its session or MCP servers): await agent.ready() first');
   }
