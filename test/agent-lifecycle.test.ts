@@ -116,6 +116,36 @@ describe('approvals answered while a session loads', () => {
     assertToolCallsAnswered(second.messages);
   });
 
+  it('an interrupt before them ends the restored turn Interrupted, and the approval after it runs nothing', async () => {
+    const runs: string[] = [];
+    const scenario: Scenario = {
+      turns: [{ toolCalls: [{ name: 'deploy', arguments: { target: 'prod' } }] }, { content: 'deployed' }],
+    };
+    const store = new FileSessionStore({ dir });
+    const first = await agentFor(scenario, { store, session: 'load-interrupt', tools: [deployTool(runs)] });
+    await first.ready();
+    void first.send('deploy prod');
+    await waitFor(first.actor, (s) => s.matches('WaitingApproval'));
+    const id = first.pendingApprovals[0]!.toolCallId;
+    await first.flush();
+    first.stop();
+
+    const second = await agentFor(scenario, { store, session: 'load-interrupt', tools: [deployTool(runs)] });
+    const errors: string[] = [];
+    second.on('error', (e) => errors.push(e.message));
+    // Both given before ready(): applied in the order given.
+    second.interrupt('changed my mind');
+    second.approve(id);
+    await second.ready();
+    expect(second.state).toBe('Interrupted');
+    await second.flush();
+    expect(runs).toEqual([]);
+    expect(errors.join('\n')).toMatch(/no pending approval for tool call/);
+    assertToolCallsAnswered(second.messages);
+    const answer = second.messages.find((m) => m.role === 'tool');
+    expect(String(answer?.content)).toMatch(/interrupted/);
+  });
+
   it('report an answer to a call that is not pending as an error event', async () => {
     const store = new FileSessionStore({ dir });
     const first = await agentFor({ turns: [{ content: 'hi' }] }, { store, session: 'load-unknown' });
