@@ -4,7 +4,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import OpenAI from 'openai';
+import OpenAI, { APIConnectionError } from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type ClassifiedError,
@@ -232,6 +232,59 @@ describe('connection errors say what failed where (issue 16)', () => {
       await new Promise((resolve) => tls.close(resolve));
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('errors no retry can fix are not retryable, and say the URL and the cause', () => {
+  /** What classifyLlmError makes of one real SDK call to `baseURL` (maxRetries 0), given the URL. */
+  async function classified(baseURL: string): Promise<ClassifiedError> {
+    const client = new OpenAI({ baseURL, apiKey: 'k', maxRetries: 0, timeout: 10_000 });
+    const err = await client.chat.completions
+      .create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    return classifyLlmError(err, { url: baseURL });
+  }
+
+  it('a port the fetch standard blocks (6000): undici refuses it before connecting', async () => {
+    const url = 'http://127.0.0.1:6000/v1';
+    expect(await classified(url)).toEqual({
+      kind: 'connection',
+      retryable: false,
+      message: `could not reach ${url}: the port is one the fetch standard blocks (bad port)`,
+    });
+  });
+
+  it.each(['notaurl', 'http://exa mple.com/v1'])('a base URL that does not parse: %s', async (url) => {
+    expect(await classified(url)).toEqual({
+      kind: 'connection',
+      retryable: false,
+      message: `could not reach ${url}: not a valid URL (ERR_INVALID_URL)`,
+    });
+  });
+
+  it('a host DNS says does not exist (ENOTFOUND); a lookup that failed for now (EAI_AGAIN) is retried', () => {
+    const lookup = (code: string) =>
+      new APIConnectionError({
+        cause: Object.assign(new TypeError('fetch failed'), {
+          cause: Object.assign(new Error(`getaddrinfo ${code} nohost.example`), {
+            code,
+            hostname: 'nohost.example',
+          }),
+        }),
+      });
+    const url = 'http://nohost.example/v1';
+    expect(classifyLlmError(lookup('ENOTFOUND'), { url })).toEqual({
+      kind: 'connection',
+      retryable: false,
+      message: `could not reach ${url}: DNS lookup found no such host (ENOTFOUND nohost.example)`,
+    });
+    expect(classifyLlmError(lookup('EAI_AGAIN'), { url })).toMatchObject({
+      kind: 'connection',
+      retryable: true,
+    });
   });
 });
 
