@@ -302,14 +302,17 @@ describe('what an embedder may log holds no secret a server or a store echoed', 
     }
   });
 
-  it('a store that fails to load, quoting a secret: the error agent.actor throws, its cause too', async () => {
+  it('a store that fails to load, quoting a secret: ready() and send() reject, agent.actor throws, redacted', async () => {
     const store = new (class extends ForwardingStore {
       override load(): never {
         throw new Error(`connection to postgres://app:${PASSWORD}@db refused`);
       }
     })(new MemorySessionStore());
     const agent = createAgent({ apiKey: API_KEY, secrets: [PASSWORD], store, session: 's1' });
-    await agent.ready().catch(() => {});
+    const rejected = await agent.ready().catch((error: Error) => error);
+    expect(String(rejected)).toContain('postgres://app:');
+    expect(String(rejected)).not.toContain(PASSWORD);
+    await expect(agent.send('hi')).rejects.not.toThrow(PASSWORD);
     const thrown = (() => {
       try {
         return agent.actor;
