@@ -9,6 +9,8 @@ import { buildDist, repoRoot } from './support/build-dist.js';
 import { runCli } from './support/cli-process.js';
 
 const bundle = path.resolve(import.meta.dirname, '..', 'bundles', 'requirements-workflow');
+/** The example bundle's intake facilitator, as `run` arguments. */
+const INTAKE = ['--bundle', bundle, '--agent', 'intake-facilitator'];
 
 async function cli(args: string[]) {
   let stdout = '';
@@ -80,18 +82,7 @@ describe('agentloop run', () => {
     ],
     ['a URL that does not parse', 'http://exa mple.com/v1', 'not a valid URL (ERR_INVALID_URL)'],
   ])('%s: one attempt, one line naming the URL and the cause', async (_what, url, cause) => {
-    const { code, stdout, stderr } = await cli([
-      'run',
-      '--bundle',
-      bundle,
-      '--agent',
-      'intake-facilitator',
-      '--base-url',
-      url,
-      '--api-key',
-      'k',
-      'hi',
-    ]);
+    const { code, stdout, stderr } = await cli(['run', ...INTAKE, '--base-url', url, '--api-key', 'k', 'hi']);
     expect(code).toBe(1);
     expect(stdout).toBe('');
     expect(stderr).not.toContain('retrying');

@@ -154,16 +154,19 @@ describe('classifyLlmError over real SDK errors', () => {
   });
 });
 
+/** What one real SDK call to `baseURL` (no retries) fails with. */
+async function sdkError(baseURL: string): Promise<unknown> {
+  const client = new OpenAI({ baseURL, apiKey: 'k', maxRetries: 0, timeout: 10_000 });
+  return client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+}
+
 describe('connection errors say what failed where (issue 16)', () => {
-  /** One real SDK call to `baseURL`; returns what classifyLlmError makes of its error, given the URL. */
+  /** What classifyLlmError makes of a connection error of one real SDK call to `baseURL`, given the URL. */
   async function failedCall(baseURL: string): Promise<ClassifiedError> {
-    const client = new OpenAI({ baseURL, apiKey: 'k', maxRetries: 0, timeout: 10_000 });
-    const err = await client.chat.completions
-      .create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] })
-      .then(
-        () => undefined,
-        (e: unknown) => e,
-      );
+    const err = await sdkError(baseURL);
     expect(err?.constructor.name).toBe('APIConnectionError');
     return classifyLlmError(err, { url: baseURL });
   }
@@ -236,17 +239,7 @@ describe('connection errors say what failed where (issue 16)', () => {
 });
 
 describe('errors no retry can fix are not retryable, and say the URL and the cause', () => {
-  /** What classifyLlmError makes of one real SDK call to `baseURL` (maxRetries 0), given the URL. */
-  async function classified(baseURL: string): Promise<ClassifiedError> {
-    const client = new OpenAI({ baseURL, apiKey: 'k', maxRetries: 0, timeout: 10_000 });
-    const err = await client.chat.completions
-      .create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] })
-      .then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-    return classifyLlmError(err, { url: baseURL });
-  }
+  const classified = async (baseURL: string) => classifyLlmError(await sdkError(baseURL), { url: baseURL });
 
   it('a port the fetch standard blocks (6000): undici refuses it before connecting', async () => {
     const url = 'http://127.0.0.1:6000/v1';
