@@ -111,6 +111,8 @@ describe('MCP server lifecycle', () => {
     expect(names(0)).not.toContain('test__late');
     expect(names(1)).toContain('test__late');
     expect(toolTexts(result.messages)).toEqual(['added late', 'late tool answered']);
+    // The new list came late, and the model call waited for it.
+    expect(lines(log).some((line) => line.endsWith('tools/list held 400 ms'))).toBe(true);
   });
 
   it('isError results and bad arguments are error results; bad arguments never reach the server', async () => {
