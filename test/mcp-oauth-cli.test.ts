@@ -76,6 +76,12 @@ describe('agentloop mcp', () => {
       /^remote {2}http \(or sse\) {2}not signed in {2}failed, 0 tools\n {2}MCP server "remote" needs you to sign in: run `agentloop mcp login remote`\n/,
     );
 
+    const json = JSON.parse((await cli(['mcp', 'list', '--json', ...project])).stdout);
+    expect(json).toEqual([
+      expect.objectContaining({ name: 'remote', signIn: 'not signed in', state: 'failed', tools: 0 }),
+      { name: 'local', transport: 'stdio', signIn: 'none', state: 'ready', tools: 6 },
+    ]);
+
     // run has no one to sign in: it says what to do, and the other server works.
     const scenario = path.join(dir, 'scenario.yaml');
     await writeFile(
