@@ -1,5 +1,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { OAuthClientInformationMixed } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Agent, AgentOptions } from '../src/index.js';
 import { FileSessionStore } from '../src/index.js';
@@ -296,5 +298,46 @@ describe('OAuth sign-in over the HTTP+SSE transport', () => {
     } finally {
       await sseServer.stop();
     }
+  }, 30_000);
+});
+
+describe("an embedder's own OAuth provider", () => {
+  it('is used for its server instead of the stored one', async () => {
+    const dir = await testDir('agentloop-oauth-own-');
+    const sentTo: URL[] = [];
+    let verifier = '';
+    let client: OAuthClientInformationMixed | undefined;
+    const own = {
+      redirectUrl: 'http://127.0.0.1:9/own-callback',
+      clientMetadata: { client_name: 'embedder', redirect_uris: ['http://127.0.0.1:9/own-callback'] },
+      clientInformation: () => client,
+      saveClientInformation: (info: OAuthClientInformationMixed) => {
+        client = info;
+      },
+      tokens: () => undefined,
+      saveTokens: () => {},
+      redirectToAuthorization: (url: URL) => {
+        sentTo.push(url);
+      },
+      saveCodeVerifier: (v: string) => {
+        verifier = v;
+      },
+      codeVerifier: () => verifier,
+    } satisfies OAuthClientProvider;
+    const signIns: URL[] = [];
+    const server = await serve({ turns: [{ content: 'x' }] });
+    const agent = agentAt(server, {
+      mcpServers: { remote: { url: oauth.url } },
+      mcpAuth: { dir, signIn: (_s, url) => signIns.push(url), providers: { remote: own } },
+    });
+    const errors: string[] = [];
+    agent.on('error', (e) => errors.push(e.message));
+    await agent.ready();
+    expect(sentTo).toHaveLength(1);
+    expect(sentTo[0]!.searchParams.get('redirect_uri')).toBe('http://127.0.0.1:9/own-callback');
+    expect(signIns).toEqual([]);
+    // agentloop does not wait for a redirect it did not set up: the server failed, reported once.
+    expect(errors).toEqual([expect.stringMatching(/^MCP server "remote" failed to start: /)]);
+    await agent.close();
   }, 30_000);
 });
