@@ -69,7 +69,7 @@ export class Agent<TOutput = unknown> {
     const { skills, tools = [], store } = options;
     this.#skills = skills ? agentSkills(skills, tools, store) : undefined;
     const report = (message: string) => this.#publishError(message, 'mcp_server');
-    ({ registry: this.registry, mcp: this.#mcp } = agentTools(options, this.#skills?.tools ?? [], report));
+    ({ registry: this.registry, mcp: this.#mcp } = agentTools(options, this.#skills, report, this.redactor));
     this.#persistence = persistenceFor(options, this.registry, this.redactor, (error, what) =>
       this.#writeFailed(error, what),
     );
