@@ -27,7 +27,7 @@ import { type AgentSkills, agentSkills } from './agent-skills.js';
 import { type AgentTools, agentTools } from './agent-tools.js';
 import { type ApprovalAnswer, approvalAnswer, approvalEvent, pendingCallFor } from './approval-answer.js';
 import { effectsFromOptions } from './effects-from-options.js';
-import { eventsHeard, listen, relayEvents } from './event-relay.js';
+import { errorEvent, eventsHeard, listen, relayEvents } from './event-relay.js';
 import { errorText, stoppedResult, turnResult } from './turn-result.js';
 
 export type { AgentStateName } from '../machines/agent-states.js';
@@ -49,7 +49,7 @@ export class Agent<TOutput = unknown> {
   readonly #inspection: InspectionAttachment | undefined;
   #turnWaiters: ((result: ExecutionResult<TOutput>) => void)[] = [];
   readonly #settler: TurnSettler<ExecutionResult<TOutput>>;
-  #queuedAnswers: ApprovalAnswer[] = [];
+  #queued: (ApprovalAnswer | { interrupt: true; reason?: string | undefined })[] = []; // given while loading
   #ready: Promise<void>;
   #actor: Actor<AgentMachine> | undefined;
   #stopped = false;
@@ -69,7 +69,7 @@ export class Agent<TOutput = unknown> {
     const { skills, tools = [], store } = options;
     this.#skills = skills ? agentSkills(skills, tools, store) : undefined;
     const report = (message: string) => this.#publishError(message, 'mcp_server');
-    ({ registry: this.registry, mcp: this.#mcp } = agentTools(options, this.#skills?.tools ?? [], report));
+    ({ registry: this.registry, mcp: this.#mcp } = agentTools(options, this.#skills, report, this.redactor));
     this.#persistence = persistenceFor(options, this.registry, this.redactor, (error, what) =>
       this.#writeFailed(error, what),
     );
@@ -85,6 +85,7 @@ export class Agent<TOutput = unknown> {
       hears: eventsHeard(this.bus),
       mcp: this.#mcp,
       report: (message, code) => this.#publishError(message, code),
+      redact: this.redactor.redact,
       debug: attachDebugLog(this.bus, options.debug ?? debugFromEnv(), this.redactor.redact),
     });
     this.#inspection = attachInspection(options.inspect, this.inspectionSecrets);
@@ -131,8 +132,9 @@ export class Agent<TOutput = unknown> {
     this.#persistence?.attach(actor);
     const ready = leftInitializing(actor);
     actor.start();
-    for (const answer of [...(this.#persistence?.afterStart() ?? []), ...this.#queuedAnswers.splice(0)]) {
-      this.#answer(answer);
+    for (const input of [...(this.#persistence?.afterStart() ?? []), ...this.#queued.splice(0)]) {
+      if ('interrupt' in input) this.interrupt(input.reason);
+      else this.#answer(input);
     }
     // A restore that rests in Error (a lost transcript) enters no state: say so as the machine would.
     if (this.#persistence?.report?.transcript) {
@@ -148,7 +150,7 @@ export class Agent<TOutput = unknown> {
     if (this.#actor) return this.#actor;
     if (this.#loadError !== undefined) {
       const reason = `the agent did not start: its session could not be loaded: ${errorText(this.#loadError)}`;
-      throw new Error(reason, { cause: this.#loadError });
+      throw new Error(this.redactor.redact(reason), { cause: this.redactor.redactValue(this.#loadError) });
     }
     throw new Error('the agent is still starting (its session or MCP servers): await agent.ready() first');
   }
@@ -193,10 +195,7 @@ export class Agent<TOutput = unknown> {
 
   /** An `error` event the machine does not emit itself (store failures, what a restore found). */
   #publishError(message: string, code: string): void {
-    const context = this.#actor?.getSnapshot().context;
-    const at = { turn: context?.turn ?? 0, iteration: context?.iteration ?? 0, timestamp: Date.now() };
-    const text = this.redactor.redact(message);
-    this.bus.publish({ type: 'error', sessionId: this.sessionId, ...at, message: text, code });
+    this.bus.publish(errorEvent(this.#actor, this.sessionId, this.redactor.redact(message), code));
   }
 
   /** The session id (also on every event). */
@@ -290,7 +289,7 @@ export class Agent<TOutput = unknown> {
   #answerOrQueue(answer: ApprovalAnswer): void {
     this.#assertRunning();
     if (this.#actor) this.#answer(answer, true);
-    else this.#queuedAnswers.push(answer);
+    else this.#queued.push(answer);
   }
 
   /** Records and sends one answer; an answer to a call that is not pending throws (`strict`) or is reported. */
@@ -306,10 +305,11 @@ export class Agent<TOutput = unknown> {
   }
 
   /**
-   * Stops the running turn: the model request and running tools are aborted, every unanswered call gets
-   * an `interrupted` result, and the agent rests in Interrupted. Does nothing when no turn runs.
+   * Stops the running turn: the model request and tools are aborted, unanswered calls get `interrupted`
+   * results, the agent rests in Interrupted; nothing when no turn runs (queued while a session loads).
    */
   interrupt(reason?: string): void {
+    if (!this.#actor && !this.#stopped) return void this.#queued.push({ interrupt: true, reason });
     if (!isBusyState(this.state)) return;
     this.actor.send(reason === undefined ? { type: 'INTERRUPT' } : { type: 'INTERRUPT', reason });
   }
