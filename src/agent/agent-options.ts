@@ -91,6 +91,11 @@ export interface AgentOptions<TOutput = unknown> extends SessionOptions {
   /** `native` function calling (default), or `xml` `<tool>` blocks for models without it. */
   toolFormat?: 'native' | 'xml';
   /**
+   * The API the model server is spoken to with: `chat-completions` (default, every OpenAI-compatible
+   * server) or `responses` (OpenAI's Responses API: reasoning kept between calls; docs/providers.md).
+   */
+  api?: 'chat-completions' | 'responses';
+  /**
    * The context window requests are kept inside: warnings past a share of it, pruning of old tool
    * results past the budget (see docs/context-window.md). `false` sends the conversation as it is.
    */

@@ -86,9 +86,9 @@ export class Agent<TOutput = unknown> {
       mcp: this.#mcp,
       report: (message, code) => this.#publishError(message, code),
       redact: this.redactor.redact,
+      debug: attachDebugLog(this.bus, options.debug ?? debugFromEnv(), this.redactor.redact),
     });
     this.#inspection = attachInspection(options.inspect, this.inspectionSecrets);
-    attachDebugLog(this.bus, options.debug ?? debugFromEnv(), this.redactor.redact);
     const persistence = this.#persistence;
     if (persistence && options.snapshot)
       throw new Error('createAgent: give `snapshot` or `session`, not both');

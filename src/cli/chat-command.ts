@@ -40,7 +40,7 @@ export const CHAT_USAGE = `Usage: agentloop chat [--project <dir>] --agent <id> 
   --tools <module>      an ES module exporting \`tools\` (defineTool results) to add to the agent's tools
   --yes                 approve every tool call; without it, calls that need approval (save_output,
                         tools that ask) are asked
-  --base-url <url> --model <id> --api-key <key> --scenario <file>
+  --base-url <url> --model <id> --api-key <key> --scenario <file> --api <chat-completions|responses>
                         the model (default: OPENAI_BASE_URL / OPENAI_API_KEY / OPENAI_MODEL)
 ${INSPECTOR_USAGE}Without a model (no OPENAI_API_KEY / OPENAI_BASE_URL, no --scenario) the agent runs on the scripted
 demo its bundle ships in scenarios/<agent>.yaml (the example bundle's is a scripted facilitator);

@@ -44,6 +44,7 @@ Inspector options:
   --inspect                (demo, run, chat) send the statechart to the Stately inspector (http://127.0.0.1:8080)
 
 Model options (run, chat): --base-url <url> --model <id> --api-key <key> --scenario <file>
+  --api <chat-completions|responses> (default chat-completions: every OpenAI-compatible server)
   Without them, OPENAI_BASE_URL / OPENAI_API_KEY / OPENAI_MODEL are used; with none of these, a bundle's
   scripted demo (scenarios/<agent>.yaml in the bundle) answers when it ships one.
 

@@ -27,7 +27,7 @@ const USAGE = `Usage: agentloop run [--project <dir>] --agent <id-or-name> [opti
 ${SKILLS_USAGE}  --json              print the ExecutionResult as JSON on stdout instead of the answer
   --yes               approve every tool call; without it, calls that need approval (save_output,
                       tools that ask) are asked on the terminal, and declined when there is none
-  --base-url <url> --model <id> --api-key <key> --scenario <file>
+  --base-url <url> --model <id> --api-key <key> --scenario <file> --api <chat-completions|responses>
                       the model (default: OPENAI_BASE_URL / OPENAI_API_KEY / OPENAI_MODEL; with none,
                       the bundle's scripted demo, scenarios/<agent>.yaml, when it ships one)
 ${INSPECTOR_USAGE}`;

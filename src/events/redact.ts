@@ -242,6 +242,9 @@ function isSpace(code: number): boolean {
   return code === 32 || (code >= 9 && code <= 13) || code === 160 || code === 0x2028 || code === 0x2029;
 }
 
+/** The key whose string value is opaque ciphertext, never redacted. */
+const OPAQUE_KEY = 'encrypted_content';
+
 function walk(value: unknown, redact: (text: string) => string, seen: WeakSet<object>): unknown {
   if (typeof value === 'string') return redact(value);
   if (value === null || typeof value !== 'object') return value;
@@ -277,7 +280,9 @@ function walk(value: unknown, redact: (text: string) => string, seen: WeakSet<ob
   for (let i = 0; i < entries.length; i++) {
     const [key, item] = entries[i]!;
     const nextKey = redact(key);
-    const next = walk(item, redact, seen);
+    // Ciphertext (a Responses API reasoning item's) holds no readable secret and must stay byte-exact:
+    // its URL-safe base64 can contain `sk-` and 20 more characters by chance.
+    const next = key === OPAQUE_KEY && typeof item === 'string' ? item : walk(item, redact, seen);
     if (!changed && (nextKey !== key || next !== item)) changed = entries.slice(0, i);
     if (nextKey !== key) keysChanged = true;
     changed?.push([nextKey, next]);
