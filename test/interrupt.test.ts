@@ -59,10 +59,16 @@ eachWire(() => {
           { content: 'next' },
         ],
       });
-      const chunk = nextEvent(agent, 'content_chunk');
+      // Interrupt once "a long answer" has streamed (three chunks), however slowly the machine runs.
+      let streamed = '';
+      const enough = new Promise<void>((resolve) =>
+        agent.on('content_chunk', (e) => {
+          streamed += e.delta;
+          if (streamed.startsWith('a long answer')) resolve();
+        }),
+      );
       const turn = agent.send('talk');
-      await chunk;
-      await new Promise((r) => setTimeout(r, 80));
+      await enough;
       const t0 = performance.now();
       agent.interrupt();
       const result = await turn;
