@@ -92,7 +92,7 @@ function replyFields(context: AgentContext, output: LlmCallOutput) {
   };
 }
 
-/** The `thinking` and `usage` events of a reply, for those who listen. */
+/** The `model_call`, `thinking` and `usage` events of a reply, for those who listen. */
 function replyEvents(
   self: AnyActorRef,
   context: AgentContext,
@@ -100,6 +100,10 @@ function replyEvents(
   next: ReturnType<typeof replyFields>,
 ) {
   const events: AgentEvent[] = [];
+  if (output.record && hears(self, 'model_call')) {
+    const { finishReason, usage } = output;
+    events.push(event(context, 'model_call', { ...output.record, finishReason, usage }));
+  }
   if (output.reasoning) events.push(event(context, 'thinking', { content: output.reasoning }));
   if (output.usage && hears(self, 'usage')) {
     events.push(
