@@ -1,7 +1,10 @@
 /**
- * `agentloop/evals`: test what an agent does from its recorded runs (docs/evals.md). So far: the
- * trajectory of a conversation or transcript, and matching it against an expected one.
+ * `agentloop/evals`: test what an agent does from its recorded runs (docs/evals.md). So far: reading a
+ * recording (`Cassette`), the trajectory of a conversation or transcript, and matching it against an
+ * expected one.
  */
+export type { RecordedCall } from './cassette.js';
+export { Cassette, CassetteError } from './cassette.js';
 export type { Trajectory, TrajectoryStep } from './trajectory.js';
 export { trajectoryOf } from './trajectory.js';
 export type {
