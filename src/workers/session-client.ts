@@ -65,8 +65,11 @@ export function createSessionClient(options: { store: SessionStore; pollMs?: num
   };
   const get = async (sessionId: string) => {
     assertValidSessionId(sessionId);
+    // The transcript after the record: it holds at least the messages the record refers to.
     const [record, inbox] = await Promise.all([store.load(sessionId), store.readInbox(sessionId)]);
-    return record ? sessionView(record, inbox.length, store.files?.(sessionId).snapshot) : undefined;
+    if (!record) return undefined;
+    const { entries } = await store.readTranscript(sessionId);
+    return sessionView(record, inbox.length, entries, store.files?.(sessionId).snapshot);
   };
   const answer = async (
     sessionId: string,
