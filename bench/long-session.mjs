@@ -4,8 +4,9 @@
 // statement's text and parameters) at turns 50 and 800; and the restore (`ready()` in a new process)
 // of a file-store session of 1,600 tool rounds, with the RSS after it.
 // Each turn: a user message, one tool call (200-character arguments, a 300-character result), an
-// answer. No pruning (`contextWindow: false`), not streamed. The scripted server runs in this
-// process; each measurement is a child process (`node --expose-gc`), rounds interleaved.
+// answer. No pruning (`contextWindow: false`), not streamed. Each measurement is a child process
+// (`node --expose-gc`) running the scripted server and one harness (as issue 28 measured it), rounds
+// interleaved; per turn the wall time and the CPU time of that process.
 // npm run build && node bench/long-session.mjs [--turns=800] [--rounds=2] [--stores=memory,file,postgres]
 //   [--restore-rounds=1600] [--dist=dist] [--out=file.json]
 // `--dist` picks the build measured (e.g. main's, built into another folder whose node_modules
@@ -36,13 +37,23 @@ function respond(request) {
 }
 
 const lookup = () => RESULT;
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 if (args.child) await child(JSON.parse(args.child));
 else await parent();
 
-async function child({ mode, harness, store: storeKind, url, turns, dir, pgUrl, session }) {
+async function child({ mode, harness, store: storeKind, turns, dir, pgUrl, session }) {
+  // The server in this process, as a user's test would run it: its work per request (which grows with
+  // the conversation too) counts for both harnesses alike. The same server code for every build.
+  const { startScriptedServer } = await import(
+    pathToFileURL(path.join(here, '..', 'dist', 'testing', 'index.js')).href
+  );
+  const { url } = await startScriptedServer({ respond, record: false });
   const { createAgent, defineTool, FileSessionStore, MemorySessionStore } = await import(
     pathToFileURL(path.join(dist, 'index.js')).href
   );
@@ -199,17 +210,25 @@ async function child({ mode, harness, store: storeKind, url, turns, dir, pgUrl, 
   await warm.close();
   const { runTurn, close, bytes } = await open(session);
   const perTurn = [];
+  const cpuPerTurn = [];
   for (let turn = 1; turn <= turns; turn++) {
     const t = performance.now();
+    const cpu = process.cpuUsage();
     await runTurn(`Question ${turn}: what does the document say?`, turn);
     perTurn.push(performance.now() - t);
+    const used = process.cpuUsage(cpu);
+    cpuPerTurn.push((used.user + used.system) / 1000);
   }
   await close();
   const windows = {};
-  for (const end of [50, 200, 800, 1600])
-    if (end <= turns) windows[end] = mean(perTurn.slice(end - WINDOW, end));
+  const cpuWindows = {};
+  for (const end of [50, 200, 800, 1600]) {
+    if (end > turns) continue;
+    windows[end] = mean(perTurn.slice(end - WINDOW, end));
+    cpuWindows[end] = mean(cpuPerTurn.slice(end - WINDOW, end));
+  }
   process.stdout.write(
-    `${JSON.stringify({ windows, bytes, rssMiB: process.memoryUsage().rss / 2 ** 20 })}\n`,
+    `${JSON.stringify({ windows, cpuWindows, bytes, rssMiB: process.memoryUsage().rss / 2 ** 20 })}\n`,
   );
   process.exit(0);
 }
@@ -240,10 +259,6 @@ async function parent() {
   const rounds = Number(args.rounds ?? 2);
   const restoreRounds = Number(args['restore-rounds'] ?? 1600);
   const stores = (args.stores ?? 'memory,file,postgres').split(',');
-  const { startScriptedServer } = await import(
-    pathToFileURL(path.join(here, '..', 'dist', 'testing', 'index.js')).href
-  );
-  const server = await startScriptedServer({ respond, record: false });
   const load = () =>
     execFileSync('uptime')
       .toString()
@@ -257,9 +272,15 @@ async function parent() {
     cluster = await startPostgresCluster({ durable: true });
   }
   const work = await mkdtemp(path.join(tmpdir(), 'agentloop-long-'));
+  let stopping = false;
+  const stop = () => {
+    stopping = true;
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
   try {
     const configs = [{ harness: 'handwritten' }, ...stores.map((store) => ({ harness: 'agentloop', store }))];
-    for (let round = 0; round < rounds; round++) {
+    for (let round = 0; round < rounds && !stopping; round++) {
       for (const config of configs) {
         for (const [b, result] of results.entries()) {
           const key = config.store ? `agentloop/${config.store}` : config.harness;
@@ -268,7 +289,7 @@ async function parent() {
             {
               mode: 'turns',
               ...config,
-              url: server.url,
+
               turns,
               dir,
               pgUrl: cluster?.url,
@@ -286,14 +307,14 @@ async function parent() {
       loads.push(load());
     }
     for (const [b, result] of results.entries()) {
-      if (restoreRounds <= 0) break;
+      if (restoreRounds <= 0 || stopping) break;
       const dir = path.join(work, `restore-${b}`);
       process.stderr.write(`${result.dist}: making a session of ${restoreRounds} tool rounds...\n`);
       const config = {
         mode: 'turns',
         harness: 'agentloop',
         store: 'file',
-        url: server.url,
+
         turns: restoreRounds,
         dir,
         session: 'restore',
@@ -301,9 +322,7 @@ async function parent() {
       await runChild(config, result.dist);
       const restores = [];
       for (let i = 0; i < 3; i++)
-        restores.push(
-          await runChild({ mode: 'restore', url: server.url, dir, session: 'restore' }, result.dist),
-        );
+        restores.push(await runChild({ mode: 'restore', dir, session: 'restore' }, result.dist));
       result.restore = {
         toolRounds: restoreRounds,
         recordBytes: (await readFile(path.join(dir, 'restore', 'snapshot.json'))).length,
@@ -315,7 +334,6 @@ async function parent() {
       loads.push(load());
     }
   } finally {
-    await server.close();
     await cluster?.stop();
     await rm(work, { recursive: true, force: true });
   }
@@ -325,8 +343,17 @@ async function parent() {
 }
 
 function summarize(result) {
-  const lines = [`dist ${result.dist}`];
-  const med = (key, end) => median(result.runs[key].map((r) => r.windows[end]));
+  return [
+    `dist ${result.dist}`,
+    table(result, 'windows', 'wall'),
+    table(result, 'cpuWindows', 'CPU of the harness process'),
+    details(result),
+  ].join('\n');
+}
+
+function table(result, field, what) {
+  const lines = [`${what}:`];
+  const med = (key, end) => median(result.runs[key].map((r) => r[field][end]));
   const ends = [50, 200, 800, 1600].filter((e) => e <= result.turns);
   lines.push(
     `| harness | ${ends.map((e) => `ms/turn @${e}`).join(' | ')} | @${ends.at(-1)} vs hand-written | growth from @50 vs hand-written's |`,
@@ -340,6 +367,11 @@ function summarize(result) {
       `| ${key} | ${ends.map((e) => med(key, e).toFixed(2)).join(' | ')} | ${(med(key, last) / hand(last)).toFixed(2)}x | ${growth.toFixed(2)}x |`,
     );
   }
+  return lines.join('\n');
+}
+
+function details(result) {
+  const lines = [];
   for (const key of Object.keys(result.runs)) {
     const bytes = result.runs[key][0].bytes;
     if (bytes[50])
