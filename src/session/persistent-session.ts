@@ -162,11 +162,7 @@ export class SessionPersistence {
     }
     const { record, plan, entries } = loaded;
     this.#record = record;
-    // The messages the transcript holds redacted (as an earlier save kept them, or as an older
-    // record holds them all): the record keeps them as they are, once it refers to the transcript.
-    this.#exact = new Map();
-    for (const [index, message] of plan.snapshot.context.messages.entries())
-      if (this.#redact(message) !== message) this.#exact.set(index, message);
+    this.#exact = loaded.exact;
     this.#recordedMessages = entries.filter((e) => e.kind === 'message').length;
     this.#decisions = plan.decisions;
     this.#approvals = plan.approvals;

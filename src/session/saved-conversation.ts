@@ -76,3 +76,27 @@ export function isConversationReference(value: unknown): value is ConversationRe
     Object.keys(exact).every((key) => /^\d+$/.test(key))
   );
 }
+
+/**
+ * The messages of a saved conversation that the transcript does not hold as they are (it holds them
+ * redacted), by position: those a reference keeps in `exact`, or, for a record holding the messages
+ * itself (short sessions, earlier versions), those that differ from the transcript's. What the next
+ * save that refers to the transcript keeps. Once per load.
+ */
+export function exactMessages(saved: unknown, entries: readonly TranscriptEntry[]): Map<number, Message> {
+  const exact = new Map<number, Message>();
+  const messages = (saved as { context?: { messages?: unknown } } | null)?.context?.messages;
+  if (isConversationReference(messages)) {
+    for (const [key, message] of Object.entries(messages.exact ?? {})) exact.set(Number(key), message);
+    return exact;
+  }
+  if (!Array.isArray(messages)) return exact;
+  let index = 0;
+  for (const entry of entries) {
+    if (index === messages.length) break;
+    if (entry.kind !== 'message') continue;
+    if (JSON.stringify(entry.message) !== JSON.stringify(messages[index])) exact.set(index, messages[index]);
+    index++;
+  }
+  return exact;
+}

@@ -1,6 +1,7 @@
+import type { Message } from '../llm/message.js';
 import { checkPersistedSnapshot } from '../machines/agent-snapshot.js';
 import { type IdempotentRerun, rerunIdempotentCalls } from './idempotent-rerun.js';
-import { expandSnapshot } from './saved-conversation.js';
+import { exactMessages, expandSnapshot } from './saved-conversation.js';
 import { corruptRecordError, type SessionRecord, type SessionStore } from './session-store.js';
 import type { TranscriptEntry, TranscriptEntryInput } from './transcript.js';
 import { transcriptLoss } from './transcript-loss.js';
@@ -25,6 +26,8 @@ export interface LoadedSession {
   plan: ReplayPlan;
   /** The current session's transcript entries as the restore read them (with re-run results). */
   entries: TranscriptEntry[];
+  /** Messages the transcript holds redacted, by position, as they were (kept by the next saves). */
+  exact: Map<number, Message>;
 }
 
 /**
@@ -70,5 +73,5 @@ export async function loadSession(input: LoadSessionInput): Promise<LoadedSessio
       for (const call of plan.report.calls) if (rerun.ids.has(call.toolCallId)) call.outcome = 'rerun';
     }
   }
-  return { record, plan, entries };
+  return { record, plan, entries, exact: exactMessages(record.snapshot, entries) };
 }
