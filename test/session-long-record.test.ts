@@ -174,6 +174,32 @@ describe('a long session saves a record that refers to its transcript', () => {
     expect(lookups).toBe(11);
   });
 
+  it('a long session saved waiting for approval restores there from its transcript; the approval runs the call once', async () => {
+    const store = new MemorySessionStore();
+    const ran: string[] = [];
+    const first = agentOn(store, 'approval-1', { tools: tools((n) => ran.push(n)) });
+    await turns(first, 10);
+    void first.send('deploy');
+    await expect.poll(() => first.state).toBe('WaitingApproval');
+    await first.flush();
+    first.stop();
+    const reference = ((await store.load('approval-1'))!.snapshot as { context: { messages: unknown } })
+      .context.messages;
+    expect(reference).toEqual({ fromTranscript: 43 });
+
+    const second = agentOn(store, 'approval-1', { tools: tools((n) => ran.push(n)) });
+    await second.ready();
+    expect(second.state).toBe('WaitingApproval');
+    expect(second.messages).toEqual(first.messages);
+    const [pending] = second.pendingApprovals;
+    const done = new Promise((resolve) => second.on('turn_end', resolve));
+    second.approve(pending!.toolCallId);
+    await done;
+    expect(ran.filter((n) => n === 'deploy')).toEqual(['deploy']);
+    expect(second.state).toBe('Completed');
+    assertToolCallsAnswered(second.messages);
+  });
+
   it('a lost transcript: the restore says so and rests in Error; the conversation it held is gone; a new message goes on', async () => {
     const dir = await testDir('agentloop-long-lost-');
     const first = agentOn(new FileSessionStore({ dir }), 'lost-1');
