@@ -50,7 +50,7 @@ export const DEFAULTS = {
    */
   leaseMs: 5_000,
   /** Time a context provider has to answer before each model call, in ms; a late one is left out and reported. */
-  contextProviderTimeoutMs: 10_000,
+  contextProviderTimeoutMs: 2_000,
   /** A context block (the plan, a context provider's) longer than this many characters is cut with a note. */
   contextBlockMaxChars: 20_000,
   /** Restart delay of an MCP server after its first failure, in ms; doubles with each failure in a row. */

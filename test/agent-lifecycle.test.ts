@@ -91,21 +91,25 @@ describe('agent.stop() during a turn', () => {
 });
 
 describe('approvals answered while a session loads', () => {
-  it('are applied once it has loaded', async () => {
-    const runs: string[] = [];
+  /** A session saved waiting for approval of a deploy, and a second agent loading it (not awaited). */
+  async function loadingInApproval(session: string, runs: string[]) {
     const scenario: Scenario = {
       turns: [{ toolCalls: [{ name: 'deploy', arguments: { target: 'prod' } }] }, { content: 'deployed' }],
     };
     const store = new FileSessionStore({ dir });
-    const first = await agentFor(scenario, { store, session: 'load-approve', tools: [deployTool(runs)] });
+    const first = await agentFor(scenario, { store, session, tools: [deployTool(runs)] });
     await first.ready();
     void first.send('deploy prod');
     await waitFor(first.actor, (s) => s.matches('WaitingApproval'));
     const id = first.pendingApprovals[0]!.toolCallId;
     await first.flush();
     first.stop();
+    return { id, second: await agentFor(scenario, { store, session, tools: [deployTool(runs)] }) };
+  }
 
-    const second = await agentFor(scenario, { store, session: 'load-approve', tools: [deployTool(runs)] });
+  it('are applied once it has loaded', async () => {
+    const runs: string[] = [];
+    const { id, second } = await loadingInApproval('load-approve', runs);
     // Answered before ready(): queued, then applied to the restored batch.
     second.approve(id);
     const ended = new Promise((resolve) => second.on('turn_end', resolve));
@@ -114,6 +118,24 @@ describe('approvals answered while a session loads', () => {
     expect(runs).toEqual(['prod']);
     expect(second.context.response).toBe('deployed');
     assertToolCallsAnswered(second.messages);
+  });
+
+  it('an interrupt before them ends the restored turn Interrupted, and the approval after it runs nothing', async () => {
+    const runs: string[] = [];
+    const { id, second } = await loadingInApproval('load-interrupt', runs);
+    const errors: string[] = [];
+    second.on('error', (e) => errors.push(e.message));
+    // Both given before ready(): applied in the order given.
+    second.interrupt('changed my mind');
+    second.approve(id);
+    await second.ready();
+    expect(second.state).toBe('Interrupted');
+    await second.flush();
+    expect(runs).toEqual([]);
+    expect(errors.join('\n')).toMatch(/no pending approval for tool call/);
+    assertToolCallsAnswered(second.messages);
+    const answer = second.messages.find((m) => m.role === 'tool');
+    expect(String(answer?.content)).toMatch(/interrupted/);
   });
 
   it('report an answer to a call that is not pending as an error event', async () => {

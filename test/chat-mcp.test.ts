@@ -1,9 +1,10 @@
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDist, repoRoot } from './support/build-dist.js';
-import { alive, everythingBin } from './support/mcp-servers.js';
+import { alive, everythingBin, until } from './support/mcp-servers.js';
 import { Tmux } from './support/tmux.js';
 
 /**
@@ -41,6 +42,11 @@ function descendants(root: number, marker: string): number[] {
       }
   }
   return rows.filter((r) => tree.has(r.pid) && r.pid !== root && r.args.includes(marker)).map((r) => r.pid);
+}
+
+/** Bytes a process has read so far (Linux): an idle stdio server reads only the requests it gets. */
+function bytesRead(pid: number): number {
+  return Number(/^rchar:\s*(\d+)$/m.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1] ?? Number.NaN);
 }
 
 const STEPS = Array.from({ length: 10 }, (_, i) => `step ${i + 1}`);
@@ -121,8 +127,13 @@ describe('chat with MCP servers and a plan', () => {
     const pane = Number(tmux.run('display-message', '-p', '-t', 'flow', '#{pane_pid}').trim());
     const [before] = descendants(pane, 'main-copy');
     expect(before).toBeGreaterThan(0);
+    const readBefore = bytesRead(before!);
     tmux.type('flow', 'run the long operation');
     await tmux.waitFor('flow', /everything__trigger-long-running-operation \d/);
+    // The spinner shows as the call starts, before its request reaches the server (its intent is written
+    // to the transcript first). Killed before it read the request, the server is started again for the
+    // call, which then runs its 60 s: kill it once it has read the request.
+    await until(() => bytesRead(before!) > readBefore, 10_000, 'the server to read the call');
     process.kill(before!, 'SIGKILL');
     text = await tmux.waitFor('flow', /The operation failed: the server stopped\.[\s\S]*you ›\s*$/);
     expect(text).toMatch(

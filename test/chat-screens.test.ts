@@ -149,9 +149,11 @@ describe.each([60, 200])('agentloop chat at %i columns', (columns) => {
     const greeting = await prompted(name);
     type(name, '*intake-workflow');
     await waitFor(name, /Step 1 of 5[\s\S]*you ›\s*$/);
-    for (const answer of ANSWERS.slice(0, -1)) {
+    // Each answer is followed by the next step (wrapped at 60 columns), not by a prompt alone: right after
+    // send-keys the screen may still end in the prompt the answer was typed at, taken as the next one.
+    for (const [i, answer] of ANSWERS.slice(0, -1).entries()) {
       type(name, answer);
-      await prompted(name);
+      await waitFor(name, new RegExp(`Step\\s+${i + 2}\\s+of\\s+5[\\s\\S]*you ›\\s*$`));
     }
     type(name, ANSWERS.at(-1)!);
     await waitFor(name, /wants to run[\s\S]*Allow\?[\s\S]*›\s*$/);

@@ -9,6 +9,8 @@ import { buildDist, repoRoot } from './support/build-dist.js';
 import { runCli } from './support/cli-process.js';
 
 const bundle = path.resolve(import.meta.dirname, '..', 'bundles', 'requirements-workflow');
+/** The example bundle's intake facilitator, as `run` arguments. */
+const INTAKE = ['--bundle', bundle, '--agent', 'intake-facilitator'];
 
 async function cli(args: string[]) {
   let stdout = '';
@@ -70,6 +72,26 @@ describe('agentloop run', () => {
     ]);
     expect(code).not.toBe(0);
     expect(stderr).toMatch(/nobody/);
+  });
+
+  it.each([
+    [
+      'a port the fetch standard blocks',
+      'http://127.0.0.1:6000/v1',
+      'the port is one the fetch standard blocks (bad port)',
+    ],
+    ['a URL that does not parse', 'http://exa mple.com/v1', 'not a valid URL (ERR_INVALID_URL)'],
+  ])('%s: one attempt, one line naming the URL and the cause', async (_what, url, cause) => {
+    const { code, stdout, stderr } = await cli(['run', ...INTAKE, '--base-url', url, '--api-key', 'k', 'hi']);
+    expect(code).toBe(1);
+    expect(stdout).toBe('');
+    expect(stderr).not.toContain('retrying');
+    expect(
+      stderr
+        .trim()
+        .split('\n')
+        .filter((line) => line.startsWith('error:')),
+    ).toEqual([`error: LLM call failed (connection) after 1 attempt: could not reach ${url}: ${cause}`]);
   });
 
   it('explains usage', async () => {

@@ -4,7 +4,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import OpenAI from 'openai';
+import OpenAI, { APIConnectionError } from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type ClassifiedError,
@@ -154,16 +154,19 @@ describe('classifyLlmError over real SDK errors', () => {
   });
 });
 
+/** What one real SDK call to `baseURL` (no retries) fails with. */
+async function sdkError(baseURL: string): Promise<unknown> {
+  const client = new OpenAI({ baseURL, apiKey: 'k', maxRetries: 0, timeout: 10_000 });
+  return client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+}
+
 describe('connection errors say what failed where (issue 16)', () => {
-  /** One real SDK call to `baseURL`; returns what classifyLlmError makes of its error, given the URL. */
+  /** What classifyLlmError makes of a connection error of one real SDK call to `baseURL`, given the URL. */
   async function failedCall(baseURL: string): Promise<ClassifiedError> {
-    const client = new OpenAI({ baseURL, apiKey: 'k', maxRetries: 0, timeout: 10_000 });
-    const err = await client.chat.completions
-      .create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] })
-      .then(
-        () => undefined,
-        (e: unknown) => e,
-      );
+    const err = await sdkError(baseURL);
     expect(err?.constructor.name).toBe('APIConnectionError');
     return classifyLlmError(err, { url: baseURL });
   }
@@ -232,6 +235,49 @@ describe('connection errors say what failed where (issue 16)', () => {
       await new Promise((resolve) => tls.close(resolve));
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('errors no retry can fix are not retryable, and say the URL and the cause', () => {
+  const classified = async (baseURL: string) => classifyLlmError(await sdkError(baseURL), { url: baseURL });
+
+  it('a port the fetch standard blocks (6000): undici refuses it before connecting', async () => {
+    const url = 'http://127.0.0.1:6000/v1';
+    expect(await classified(url)).toEqual({
+      kind: 'connection',
+      retryable: false,
+      message: `could not reach ${url}: the port is one the fetch standard blocks (bad port)`,
+    });
+  });
+
+  it.each(['notaurl', 'http://exa mple.com/v1'])('a base URL that does not parse: %s', async (url) => {
+    expect(await classified(url)).toEqual({
+      kind: 'connection',
+      retryable: false,
+      message: `could not reach ${url}: not a valid URL (ERR_INVALID_URL)`,
+    });
+  });
+
+  it('a host DNS says does not exist (ENOTFOUND); a lookup that failed for now (EAI_AGAIN) is retried', () => {
+    const lookup = (code: string) =>
+      new APIConnectionError({
+        cause: Object.assign(new TypeError('fetch failed'), {
+          cause: Object.assign(new Error(`getaddrinfo ${code} nohost.example`), {
+            code,
+            hostname: 'nohost.example',
+          }),
+        }),
+      });
+    const url = 'http://nohost.example/v1';
+    expect(classifyLlmError(lookup('ENOTFOUND'), { url })).toEqual({
+      kind: 'connection',
+      retryable: false,
+      message: `could not reach ${url}: DNS lookup found no such host (ENOTFOUND nohost.example)`,
+    });
+    expect(classifyLlmError(lookup('EAI_AGAIN'), { url })).toMatchObject({
+      kind: 'connection',
+      retryable: true,
+    });
   });
 });
 

@@ -111,6 +111,8 @@ describe('MCP server lifecycle', () => {
     expect(names(0)).not.toContain('test__late');
     expect(names(1)).toContain('test__late');
     expect(toolTexts(result.messages)).toEqual(['added late', 'late tool answered']);
+    // The new list came late, and the model call waited for it.
+    expect(lines(log).some((line) => line.endsWith('tools/list held 400 ms'))).toBe(true);
   });
 
   it('isError results and bad arguments are error results; bad arguments never reach the server', async () => {
@@ -209,7 +211,7 @@ describe('MCP config and naming', () => {
     );
     expect(await loadMcpConfigFile(file)).toEqual({
       local: { command: 'node', args: ['server.js'], env: { A: 'b' } },
-      remote: { url: 'https://example.com/mcp', headers: { Authorization: 'Bearer x' } },
+      remote: { type: 'http', url: 'https://example.com/mcp', headers: { Authorization: 'Bearer x' } },
     });
     const bad = async (servers: unknown) => {
       writeFileSync(file, JSON.stringify({ mcpServers: servers }));
@@ -227,7 +229,7 @@ describe('MCP config and naming', () => {
     expect(await bad({ x: { args: [] } })).toMatch(/mcpServers\.x: expected "command" .* or "url"/);
     expect(await bad({ x: { command: 'a', approval: 'sometimes' } })).toMatch(/mcpServers\.x\.approval: /);
     expect(await bad({ 'bad name!': { command: 'a' } })).toMatch(/mcpServers\.bad name!: a server name/);
-    expect(await bad({ x: { type: 'sse', url: 'http://h/sse' } })).toMatch(/SSE transport is not supported/);
+    expect(await bad({ x: { type: 'sse', command: 'a' } })).toMatch(/mcpServers\.x\.type: /);
     writeFileSync(file, '{ nope');
     await expect(loadMcpConfigFile(file)).rejects.toThrow(`${file}: not valid JSON`);
     await expect(loadMcpConfigFile(path.join(dir, 'missing.json'))).rejects.toThrow(/not found/);

@@ -4,8 +4,17 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { type AgentEvent, createAgent, createRedactor, defineTool, REDACTED } from '../src/index.js';
+import {
+  type AgentEvent,
+  createAgent,
+  createRedactor,
+  defineTool,
+  MemorySessionStore,
+  REDACTED,
+} from '../src/index.js';
 import { startScriptedServer } from '../src/testing/index.js';
+import { ForwardingStore } from './support/forwarding-store.js';
+import { serve } from './support/harness.js';
 
 const API_KEY = 'sk-proj-Zq4v9TcXw2LmN8bYr6HsK1fJ3dGpQ0aE';
 const ENV_KEY = 'sk-envkey-7Hn2Qx9LmW4vBz8KcY1tR5pD';
@@ -239,4 +248,81 @@ describe('no secret reaches an event, a debug line or the audit log', () => {
       expect(agent.redactor.redact(`x ${API_KEY}`)).toBe(`x ${REDACTED}`);
     });
   }
+});
+
+describe('what an embedder may log holds no secret a server or a store echoed', () => {
+  it('a 401 body quoting the key: the result, the context, the snapshot and the error event', async () => {
+    const server = await serve({
+      turns: [{ error: { status: 401, message: `Incorrect API key provided: ${API_KEY} (${PASSWORD})` } }],
+    });
+    const agent = createAgent({ baseURL: server.url, apiKey: API_KEY, secrets: [PASSWORD] });
+    const events: AgentEvent[] = [];
+    agent.on('error', (e) => events.push(e));
+    try {
+      const result = await agent.send('hi');
+      // The server did say it (the test would prove nothing otherwise)...
+      expect(result.terminateReason).toBe('error');
+      expect(result.error).toContain('Incorrect API key provided');
+      expect(events).toHaveLength(1);
+      // ...but no field an embedder logs repeats it.
+      const logged = {
+        result: JSON.stringify(result),
+        context: JSON.stringify(agent.context.error),
+        snapshot: JSON.stringify(agent.getPersistedSnapshot()),
+        events: JSON.stringify(events),
+      };
+      for (const [where, text] of Object.entries(logged)) {
+        expect(text.includes(API_KEY), `${where} holds the key`).toBe(false);
+        expect(text.includes(PASSWORD), `${where} holds the password`).toBe(false);
+      }
+      expect(result.error).toContain(REDACTED);
+      expect(agent.context.error?.code).toBe('invalid_api_key');
+    } finally {
+      agent.stop();
+    }
+  });
+
+  it('an initialize that fails quoting a secret: the error send() throws', async () => {
+    const server = await serve({ turns: [{ content: 'unused' }] });
+    const agent = createAgent({
+      baseURL: server.url,
+      apiKey: API_KEY,
+      secrets: [PASSWORD],
+      initialize: () => Promise.reject(new Error(`cannot log in as admin/${PASSWORD} with ${API_KEY}`)),
+    });
+    try {
+      await agent.ready();
+      const thrown = await agent.send('hi').catch((error: Error) => error);
+      expect(thrown).toBeInstanceOf(Error);
+      expect((thrown as Error).message).toContain('cannot log in as admin/');
+      expect((thrown as Error).message).not.toContain(PASSWORD);
+      expect((thrown as Error).message).not.toContain(API_KEY);
+    } finally {
+      agent.stop();
+    }
+  });
+
+  it('a store that fails to load, quoting a secret: ready() and send() reject, agent.actor throws, redacted', async () => {
+    const store = new (class extends ForwardingStore {
+      override load(): never {
+        throw new Error(`connection to postgres://app:${PASSWORD}@db refused`);
+      }
+    })(new MemorySessionStore());
+    const agent = createAgent({ apiKey: API_KEY, secrets: [PASSWORD], store, session: 's1' });
+    const rejected = await agent.ready().catch((error: Error) => error);
+    expect(String(rejected)).toContain('postgres://app:');
+    expect(String(rejected)).not.toContain(PASSWORD);
+    await expect(agent.send('hi')).rejects.not.toThrow(PASSWORD);
+    const thrown = (() => {
+      try {
+        return agent.actor;
+      } catch (error) {
+        return error as Error;
+      }
+    })() as Error;
+    expect(thrown.message).toContain('postgres://app:');
+    expect(thrown.message).not.toContain(PASSWORD);
+    expect(String((thrown.cause as Error).message)).not.toContain(PASSWORD);
+    agent.stop();
+  });
 });

@@ -38,12 +38,30 @@ describe('activeSkillNames', () => {
 });
 
 describe('skillLinks', () => {
-  it('finds relative links and resource code spans, not URLs, anchors, absolute paths or variables', () => {
+  it('finds relative links and link definitions, not URLs, anchors, absolute paths or variables', () => {
     const body = [
       'See [guide](references/guide.md#intro) and [t](./assets/t.txt "title").',
-      'Run `scripts/run.sh` or read `references/guide.md`.',
       '[web](https://example.com) [top](#top) [abs](/etc/passwd) [v]({skill-root}/x.md) [sp](my%20file.md)',
+      '',
+      '[run]: scripts/run.sh',
     ].join('\n');
     expect(skillLinks(body)).toEqual(['references/guide.md', 'assets/t.txt', 'my file.md', 'scripts/run.sh']);
+  });
+
+  it('leaves out example text: paths and links in code spans and fenced blocks', () => {
+    const body = [
+      '- Bare paths (e.g. `references/guide.md`) resolve from the skill root.',
+      'Write links as ``[x](references/x.md)``, then read [the real one](references/real.md).',
+      '```markdown',
+      'See [example](references/example.md).',
+      '```',
+      '~~~',
+      '[in tilde](assets/tilde.txt)',
+      '~~~',
+      'After the fences: [after](assets/after.txt).',
+      '````',
+      '[unclosed](references/unclosed.md)',
+    ].join('\n');
+    expect(skillLinks(body)).toEqual(['references/real.md', 'assets/after.txt']);
   });
 });

@@ -116,7 +116,7 @@ describe('an agent with skills', () => {
     expect(agent.skills?.skills.map((s) => s.name)).toEqual(['report-writer']);
   });
 
-  it('says no skill is active when {skill-root} is used before activation', async () => {
+  it('says no skill is active when {skill-root} is used before activation, naming the skills to activate', async () => {
     const { root } = await project();
     const server = await serve({
       turns: [{ toolCalls: [{ id: 'r', ...read('{skill-root}/references/style.md') }] }, { content: 'ok' }],
@@ -124,7 +124,7 @@ describe('an agent with skills', () => {
     const agent = agentAt(server, { skills: { projectRoot: root } });
     await agent.send('go');
     expect(toolResults(agent).get('r')).toMatch(
-      /uses \{skill-root\} but no skill is active; call activate_skill first/,
+      /uses \{skill-root\} but no skill is active; call activate_skill first \(skills available: report-writer\)/,
     );
   });
 

@@ -11,6 +11,7 @@ import type { ToolRunHooks } from '../machines/actors/run-tools.js';
 import type { InitializeOutput } from '../machines/agent-effects.js';
 import type { AgentMachine } from '../machines/agent-machine.js';
 import type { TerminateReason } from '../machines/emitted-events.js';
+import type { McpAuthOptions } from '../mcp/mcp-auth.js';
 import type { McpServersConfig } from '../mcp/mcp-config.js';
 import { type AgentDefinition, renderInstructions } from '../prompt/agent-definition.js';
 import type { ContextProvider } from '../prompt/context-blocks.js';
@@ -61,6 +62,12 @@ export interface AgentOptions<TOutput = unknown> extends SessionOptions {
    * ends them. See docs/mcp.md.
    */
   mcpServers?: McpServersConfig;
+  /**
+   * How remote MCP servers sign in (OAuth): where tokens are kept (default `auth/` beside the
+   * sessions folder), `signIn(server, url)` to send the user to sign in (without it a server that
+   * needs one is an `error` event naming `agentloop mcp login <name>`), your own providers by server.
+   */
+  mcpAuth?: McpAuthOptions;
   /** Offer `update_plan`, the plan the agent keeps and the model sees before every call (default true). */
   planning?: boolean;
   /**

@@ -13,6 +13,9 @@ import type { ApprovalAnswer } from './approval-answer.js';
 import { relayEvents } from './event-relay.js';
 import { errorText } from './turn-result.js';
 
+/** An input given before the actor ran: an approval answer, or an interrupt (`interrupt()` while loading). */
+export type StartInput = ApprovalAnswer | { interrupt: true; reason?: string | undefined };
+
 /** What {@link startAgentActor} needs from the agent. */
 export interface AgentStart {
   options: AgentOptions<unknown>;
@@ -25,10 +28,10 @@ export interface AgentStart {
   created: (actor: Actor<AgentMachine>) => void;
   /** Every event the machine emits, after the bus got it (the agent settles turns on `turn_end`). */
   onEvent: (event: AgentEvent) => void;
-  /** Applies one approval answer (recorded before the stop, or given while the session loaded). */
-  answer: (answer: ApprovalAnswer) => void;
-  /** Answers given while the session loaded, applied after the restored ones. */
-  queued: () => ApprovalAnswer[];
+  /** Applies one input: an approval answer (recorded before the stop, or given while loading) or an interrupt. */
+  apply: (input: StartInput) => void;
+  /** Inputs given while the session loaded, applied after the restored answers. */
+  queued: () => StartInput[];
   /** Publishes an `error` event the machine does not emit itself. */
   publishError: (message: string, code: string) => void;
   /** Whether the agent was stopped meanwhile (it then never starts). */
@@ -87,7 +90,7 @@ export function startAgentActor(start: AgentStart, snapshot: unknown, catalog?: 
   persistence?.attach(actor);
   const ready = leftInitializing(actor);
   actor.start();
-  for (const answer of [...(persistence?.afterStart() ?? []), ...start.queued()]) start.answer(answer);
+  for (const input of [...(persistence?.afterStart() ?? []), ...start.queued()]) start.apply(input);
   // A restore that rests in Error (a lost transcript) enters no state: say so as the machine would.
   if (persistence?.report?.transcript) {
     const error = actor.getSnapshot().context.error;

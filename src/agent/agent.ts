@@ -26,7 +26,7 @@ import { loadAndStart } from './agent-start.js';
 import { type AgentTools, agentTools } from './agent-tools.js';
 import { type ApprovalAnswer, approvalAnswer, approvalEvent, pendingCallFor } from './approval-answer.js';
 import { effectsFromOptions } from './effects-from-options.js';
-import { eventsHeard, listen } from './event-relay.js';
+import { errorEvent, eventsHeard, listen } from './event-relay.js';
 import { errorText, stoppedResult, turnResult } from './turn-result.js';
 
 export type { AgentStateName } from '../machines/agent-states.js';
@@ -48,7 +48,7 @@ export class Agent<TOutput = unknown> {
   readonly #inspection: InspectionAttachment | undefined;
   #turnWaiters: ((result: ExecutionResult<TOutput>) => void)[] = [];
   readonly #settler: TurnSettler<ExecutionResult<TOutput>>;
-  #queuedAnswers: ApprovalAnswer[] = [];
+  #queued: (ApprovalAnswer | { interrupt: true; reason?: string | undefined })[] = []; // given while loading
   #ready: Promise<void>;
   #actor: Actor<AgentMachine> | undefined;
   #stopped = false;
@@ -68,7 +68,7 @@ export class Agent<TOutput = unknown> {
     const { skills, tools = [], store } = options;
     this.#skills = skills ? agentSkills(skills, tools, store) : undefined;
     const report = (message: string) => this.#publishError(message, 'mcp_server');
-    ({ registry: this.registry, mcp: this.#mcp } = agentTools(options, this.#skills?.tools ?? [], report));
+    ({ registry: this.registry, mcp: this.#mcp } = agentTools(options, this.#skills, report, this.redactor));
     this.#persistence = persistenceFor(options, this.registry, this.redactor, (error, what) =>
       this.#writeFailed(error, what),
     );
@@ -84,6 +84,7 @@ export class Agent<TOutput = unknown> {
       hears: eventsHeard(this.bus),
       mcp: this.#mcp,
       report: (message, code) => this.#publishError(message, code),
+      redact: this.redactor.redact,
     });
     this.#inspection = attachInspection(options.inspect, this.inspectionSecrets);
     attachDebugLog(this.bus, options.debug ?? debugFromEnv(), this.redactor.redact);
@@ -102,8 +103,9 @@ export class Agent<TOutput = unknown> {
         onEvent: (event) => {
           if (event.type === 'turn_end') this.#settler.settle(this.#turnWaiters.splice(0));
         },
-        answer: (answer) => this.#answer(answer),
-        queued: () => this.#queuedAnswers.splice(0),
+        // Approvals recorded after the last save, then what was given while the session loaded.
+        apply: (input) => ('interrupt' in input ? this.interrupt(input.reason) : this.#answer(input)),
+        queued: () => this.#queued.splice(0),
         publishError: (message, code) => this.#publishError(message, code),
         stopped: () => this.#stopped,
         loadFailed: (error) => {
@@ -120,7 +122,7 @@ export class Agent<TOutput = unknown> {
     if (this.#actor) return this.#actor;
     if (this.#loadError !== undefined) {
       const reason = `the agent did not start: its session could not be loaded: ${errorText(this.#loadError)}`;
-      throw new Error(reason, { cause: this.#loadError });
+      throw new Error(this.redactor.redact(reason), { cause: this.redactor.redactValue(this.#loadError) });
     }
     throw new Error('the agent is still starting (its session or MCP servers): await agent.ready() first');
   }
@@ -165,10 +167,7 @@ export class Agent<TOutput = unknown> {
 
   /** An `error` event the machine does not emit itself (store failures, what a restore found). */
   #publishError(message: string, code: string): void {
-    const context = this.#actor?.getSnapshot().context;
-    const at = { turn: context?.turn ?? 0, iteration: context?.iteration ?? 0, timestamp: Date.now() };
-    const text = this.redactor.redact(message);
-    this.bus.publish({ type: 'error', sessionId: this.sessionId, ...at, message: text, code });
+    this.bus.publish(errorEvent(this.#actor, this.sessionId, this.redactor.redact(message), code));
   }
 
   /** The session id (also on every event). */
@@ -262,7 +261,7 @@ export class Agent<TOutput = unknown> {
   #answerOrQueue(answer: ApprovalAnswer): void {
     this.#assertRunning();
     if (this.#actor) this.#answer(answer, true);
-    else this.#queuedAnswers.push(answer);
+    else this.#queued.push(answer);
   }
 
   /** Records and sends one answer; an answer to a call that is not pending throws (`strict`) or is reported. */
@@ -278,10 +277,11 @@ export class Agent<TOutput = unknown> {
   }
 
   /**
-   * Stops the running turn: the model request and running tools are aborted, every unanswered call gets
-   * an `interrupted` result, and the agent rests in Interrupted. Does nothing when no turn runs.
+   * Stops the running turn: the model request and tools are aborted, unanswered calls get `interrupted`
+   * results, the agent rests in Interrupted; nothing when no turn runs (queued while a session loads).
    */
   interrupt(reason?: string): void {
+    if (!this.#actor && !this.#stopped) return void this.#queued.push({ interrupt: true, reason });
     if (!isBusyState(this.state)) return;
     this.actor.send(reason === undefined ? { type: 'INTERRUPT' } : { type: 'INTERRUPT', reason });
   }

@@ -22,6 +22,8 @@ export interface EffectsEnvironment {
   mcp?: McpServers | undefined;
   /** Reports a failure that does not stop the turn (a context provider that threw) as an `error` event. */
   report: (message: string, code: string) => void;
+  /** The agent's redactor: a failed model call or `initialize` reaches the context (and so results) redacted. */
+  redact: (text: string) => string;
 }
 
 /**
@@ -68,14 +70,17 @@ export function effectsFromOptions(options: AgentOptions<unknown>, env: EffectsE
       : {}),
   });
   const limits = options.limits ?? {};
+  const redacted = redactingFailures(env.redact);
   return {
-    initialize: async () => (options.initialize ? await options.initialize() : {}),
-    callLlm: mcp
-      ? async (input, io) => {
-          await mcp.settle();
-          return callLlm(input, io);
-        }
-      : callLlm,
+    initialize: redacted(async () => (options.initialize ? await options.initialize() : {})),
+    callLlm: redacted(
+      mcp
+        ? async (input, io) => {
+            await mcp.settle();
+            return callLlm(input, io);
+          }
+        : callLlm,
+    ),
     runTools: runToolsEffect({
       registry,
       ...(limits.toolTimeoutMs !== undefined ? { toolTimeoutMs: limits.toolTimeoutMs } : {}),
@@ -84,4 +89,28 @@ export function effectsFromOptions(options: AgentOptions<unknown>, env: EffectsE
     }),
     hears,
   };
+}
+
+/** Wraps an effect so that what it rejects with is redacted (`redactedError`). */
+function redactingFailures(redact: (text: string) => string) {
+  return <A extends unknown[], R>(effect: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      try {
+        return await effect(...args);
+      } catch (error) {
+        throw redactedError(error, redact);
+      }
+    };
+}
+
+/**
+ * The error with its message redacted: a server's error body may echo the API key (`401 Incorrect API
+ * key provided: sk-...`), and the message becomes the turn's `error`, its result and the answer of every
+ * unanswered call. The error itself is kept (its class and `code` drive the machine's guards).
+ */
+function redactedError(error: unknown, redact: (text: string) => string): unknown {
+  if (!(error instanceof Error)) return new Error(redact(String(error)));
+  const message = redact(error.message);
+  if (message !== error.message) error.message = message;
+  return error;
 }

@@ -47,3 +47,15 @@ export function listen(bus: AgentEventBus, type: string, listener: (event: unkno
   b.on(type, listener);
   return () => b.off(type, listener);
 }
+
+/** An `error` event the machine does not emit itself, at the turn and iteration the actor is at (0 before it starts). */
+export function errorEvent(
+  actor: Actor<AgentMachine> | undefined,
+  sessionId: string,
+  message: string,
+  code: string,
+): AgentEvent<'error'> {
+  const context = actor?.getSnapshot().context;
+  const at = { turn: context?.turn ?? 0, iteration: context?.iteration ?? 0, timestamp: Date.now() };
+  return { type: 'error', sessionId, ...at, message, code };
+}

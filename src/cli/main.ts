@@ -8,6 +8,7 @@ import { usageErrorOf } from './cli-args.js';
 import type { CommandIo } from './command-io.js';
 import { packageRoot, runDemoCommand } from './demo-command.js';
 import { runInspectCommand } from './inspect-command.js';
+import { runMcpCommand } from './mcp-command.js';
 import { runRunCommand } from './run-command.js';
 import { runSendCommand } from './send-command.js';
 import { runSessionsCommand } from './sessions-command.js';
@@ -25,6 +26,8 @@ Usage:
                                          talk with a bundle agent; sessions are saved as you go
   agentloop chat --resume <id>           continue a saved session
   agentloop run|chat --mcp-config <file> without --bundle: a plain assistant with the MCP servers' tools
+  agentloop mcp list|login <server>|logout <server>
+                                         the project's MCP servers; sign in to remote ones (OAuth)
   agentloop sessions [--json]            list saved sessions
   agentloop validate <root> [--json]     check a bundle or an installed BMAD tree
   agentloop inspect [--inspector-port <port>] [--dir <dir>]
@@ -59,6 +62,7 @@ const COMMANDS: Record<string, Command> = {
   inspect: runInspectCommand,
   worker: (args, io) => runWorkerCommand(args, io),
   send: runSendCommand,
+  mcp: runMcpCommand,
 };
 
 /** The version in the package's package.json. */

@@ -79,6 +79,11 @@ export interface Redactor {
    * `Bearer <token>`) and any suffix that starts a known secret string.
    */
   stream(): StreamRedactor;
+  /**
+   * Redacts `secret` from now on too, as a configured string secret is (a token obtained while the
+   * agent runs: an MCP server's OAuth access and refresh tokens).
+   */
+  addSecret(secret: string): void;
   readonly replacement: string;
 }
 
@@ -103,7 +108,7 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
       patterns.push(secret);
     }
   }
-  const literalList = [...literals].sort((a, b) => b.length - a.length);
+  let literalList = [...literals].sort((a, b) => b.length - a.length);
   // The default patterns are shared by every redactor (`spans` resets lastIndex; matchAll works on a
   // copy); configured ones are copied, so a caller's RegExp is never touched.
   const regexes = patterns.map((p) =>
@@ -113,7 +118,7 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
   );
   // Text shorter than every secret can hold none: most strings of most events are that short, so
   // they skip the scans (a configured pattern's shortest match is unknown: it counts as 1).
-  const shortest = Math.min(
+  let shortest = Math.min(
     ...literalList.map((l) => l.length),
     ...patterns.map((p) => DEFAULT_MIN_MATCH.get(p) ?? 1),
     Number.POSITIVE_INFINITY,
@@ -214,6 +219,12 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
     redactValue,
     contains: (text) => spans(text).length > 0,
     stream,
+    addSecret(secret) {
+      if (secret.length === 0 || literals.has(secret)) return;
+      literals.add(secret);
+      literalList = [...literals].sort((a, b) => b.length - a.length);
+      shortest = Math.min(shortest, secret.length);
+    },
     replacement,
   };
 }

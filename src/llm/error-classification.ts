@@ -66,7 +66,8 @@ const SOCKET_CODES = new Set([
  *   both retryable, following the SDK's own retry rule.
  * - 400, 413, 422 and other 4xx are `bad_request`; 401 and 403 `auth`; 404 `not_found`: not retryable.
  * - A server's `x-should-retry: true|false` header overrides the verdict for HTTP errors.
- * - `APIConnectionTimeoutError` is `timeout`, other `APIConnectionError`s are `connection`: retryable.
+ * - `APIConnectionTimeoutError` is `timeout`, other `APIConnectionError`s are `connection`: retryable,
+ *   except what no retry fixes: an invalid URL, an unknown host (`ENOTFOUND`), a port fetch blocks.
  * - `APIUserAbortError` and any `AbortError` are `aborted`: never retried.
  * - A body read that breaks off (undici's `TypeError: terminated` caused by a socket error, as
  *   the SDK lets it through when the socket is destroyed mid-SSE-stream) and `StreamCutError`
@@ -88,8 +89,9 @@ export function classifyLlmError(err: unknown, context: { url?: string } = {}): 
   if (err instanceof APIConnectionTimeoutError) {
     return { kind: 'timeout', retryable: true, message };
   }
-  if (err instanceof APIConnectionError) {
-    return { kind: 'connection', retryable: true, message: connectionMessage(err, context.url) };
+  if (err instanceof APIConnectionError || causeCode(err, PERMANENT_CODES) !== undefined) {
+    const retryable = !isPermanent(err);
+    return { kind: 'connection', retryable, message: connectionMessage(err, context.url) };
   }
   if (err instanceof StreamCutError) {
     return { kind: 'stream_cut', retryable: true, message };
@@ -100,7 +102,7 @@ export function classifyLlmError(err: unknown, context: { url?: string } = {}): 
   if (isStreamCut(err)) {
     return { kind: 'stream_cut', retryable: true, message };
   }
-  if (socketCode(err) !== undefined) {
+  if (causeCode(err, SOCKET_CODES) !== undefined) {
     return { kind: 'connection', retryable: true, message: connectionMessage(err, context.url) };
   }
   return { kind: 'unknown', retryable: false, message };
@@ -200,18 +202,38 @@ function isAbortError(err: unknown): boolean {
 function isStreamCut(err: unknown): boolean {
   if (!(err instanceof TypeError)) return false;
   if (err.message === 'terminated') return true;
-  return err.message !== 'fetch failed' && socketCode(err) !== undefined;
+  return err.message !== 'fetch failed' && causeCode(err, SOCKET_CODES) !== undefined;
 }
 
-function socketCode(err: unknown): string | undefined {
+/** The first code of `codes` on the error or its causes. */
+function causeCode(err: unknown, codes: ReadonlySet<string>): string | undefined {
   let current: unknown = err;
   for (let depth = 0; depth < 5 && current !== null && typeof current === 'object'; depth++) {
     const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string' && SOCKET_CODES.has(code)) return code;
+    if (typeof code === 'string' && codes.has(code)) return code;
     current = (current as { cause?: unknown }).cause;
   }
   return undefined;
 }
+
+/**
+ * Failures no retry can fix: a URL that does not parse, a host name DNS says does not exist, a port
+ * the fetch standard blocks (undici refuses it before connecting: `bad port`, no code).
+ */
+const PERMANENT_CODES: ReadonlySet<string> = new Set(['ERR_INVALID_URL', 'ENOTFOUND']);
+
+function isPermanent(err: unknown): boolean {
+  if (causeCode(err, PERMANENT_CODES) !== undefined) return true;
+  let current: unknown = err;
+  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    if (current.message === BAD_PORT) return true;
+    current = current.cause;
+  }
+  return false;
+}
+
+/** undici's message for a port the fetch standard blocks (6000, 1, 25, ...). */
+const BAD_PORT = 'bad port';
 
 function errorMessage(err: unknown): string {
   if (err instanceof Error) {
@@ -235,6 +257,7 @@ const CONNECTION_CAUSES: Record<string, string> = {
   EAI_AGAIN: 'DNS lookup failed (temporary failure)',
   UND_ERR_SOCKET: 'the socket closed',
   UND_ERR_CLOSED: 'the connection closed',
+  ERR_INVALID_URL: 'not a valid URL',
 };
 
 /**
@@ -270,6 +293,7 @@ function connectionMessage(err: unknown, url: string | undefined): string {
   }
   // No code: the innermost message that is not one of the wrappers' ("bad port", ...).
   const plain = causes.findLast((c) => c.message !== 'fetch failed' && c.message !== 'Connection error.');
+  if (plain?.message === BAD_PORT) return `${where}: the port is one the fetch standard blocks (bad port)`;
   return plain ? `${where}: ${firstLine(plain.message)}` : where;
 }
 

@@ -131,7 +131,7 @@ export class SessionPersistence {
       return await this.#load();
     } catch (error) {
       this.close();
-      throw error;
+      throw this.#redact(error); // a store's error may quote a secret (a connection string's password)
     }
   }
 

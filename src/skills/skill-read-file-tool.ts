@@ -34,9 +34,11 @@ export async function resolveSkillPath(
   skill: Skill | undefined,
 ): Promise<string> {
   if (!skill && SKILL_VARIABLE.test(input)) {
+    const names = ctx.skills.map((s) => s.name);
+    const available = names.length > 0 ? `skills available: ${names.join(', ')}` : 'no skills were found';
     throw new BundleError(
       'unresolved-variable',
-      `read_file: ${input} uses ${SKILL_VARIABLE.exec(input)![0]} but no skill is active; call activate_skill first`,
+      `read_file: ${input} uses ${SKILL_VARIABLE.exec(input)![0]} but no skill is active; call activate_skill first (${available})`,
       { file: input, key: 'file_path' },
     );
   }

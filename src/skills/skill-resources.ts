@@ -49,12 +49,20 @@ export async function listSkillResources(
   return { files, truncated };
 }
 
-/** Markdown links `[text](target)` and code spans naming a file under references/, assets/ or scripts/. */
+/** Markdown links: inline `[text](target)` and reference definitions `[id]: target`. */
 const MARKDOWN_LINK = /\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g;
-const RESOURCE_SPAN = /`((?:\.\/)?(?:references|assets|scripts)\/[^`\s]+)`/g;
+const LINK_DEFINITION = /^ {0,3}\[[^\]\n]+\]:[ \t]*<?([^\s>]+)>?/gm;
+/** Fenced code blocks (``` or ~~~, to the closing fence or the end) and inline code spans. */
+const CODE_FENCE = /^ {0,3}(`{3,}|~{3,})[^\n]*\n[\s\S]*?(?:^ {0,3}\1[`~]*[ \t]*$|(?![\s\S]))/gm;
+const CODE_SPAN = /(?<!`)(`+)(?!`)[\s\S]*?(?<!`)\1(?!`)/g;
 
-/** The relative file paths a skill's body links to (URLs, anchors and absolute paths left out), deduplicated. */
-export function skillLinks(body: string): string[] {
+/**
+ * The relative file paths a skill's body links to (URLs, anchors and absolute paths left out),
+ * deduplicated. Only markdown links count: a path in a code span or a fenced block is example text
+ * (BMAD's agents write "Bare paths (e.g. `references/guide.md`) resolve from the skill root").
+ */
+export function skillLinks(markdown: string): string[] {
+  const body = markdown.replace(CODE_FENCE, '').replace(CODE_SPAN, '');
   const found = new Set<string>();
   const add = (raw: string) => {
     const target = raw.split('#')[0]!.split('?')[0]!;
@@ -69,7 +77,7 @@ export function skillLinks(body: string): string[] {
     found.add(decoded.replace(/^\.\//, ''));
   };
   for (const m of body.matchAll(MARKDOWN_LINK)) add(m[1]!);
-  for (const m of body.matchAll(RESOURCE_SPAN)) add(m[1]!);
+  for (const m of body.matchAll(LINK_DEFINITION)) add(m[1]!);
   return [...found];
 }
 

@@ -91,15 +91,16 @@ server.registerTool(
   },
 );
 
-// After a list change, tools/list answers 400 ms late: a client that does not wait for the new list
-// before its next model call offers the old one (the list_changed test checks that it waits).
+// After a list change, tools/list is answered 400 ms late: a client that does not wait for the new
+// list before its next model call offers the old one (the list_changed test checks that it waits).
+// The wait sits in front of the server's handler, through the transport's public `onmessage`.
 let slowList = false;
-const handlers = server.server._requestHandlers;
-const listTools = handlers.get('tools/list');
-handlers.set('tools/list', async (...args) => {
-  if (slowList) await new Promise((r) => setTimeout(r, 400));
-  return listTools(...args);
-});
-
-await server.connect(new StdioServerTransport());
+const transport = new StdioServerTransport();
+await server.connect(transport);
+const deliver = transport.onmessage;
+transport.onmessage = (message, extra) => {
+  if (!(slowList && message.method === 'tools/list')) return deliver(message, extra);
+  log('tools/list held 400 ms');
+  setTimeout(() => deliver(message, extra), 400);
+};
 log('started');
