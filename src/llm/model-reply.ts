@@ -63,6 +63,9 @@ export function toModelReply(completion: Completion, toolsEnabled: boolean): Mod
           promptTokens: usage.prompt_tokens,
           completionTokens: usage.completion_tokens,
           totalTokens: usage.total_tokens,
+          ...(usage.prompt_tokens_details?.cached_tokens
+            ? { cachedPromptTokens: usage.prompt_tokens_details.cached_tokens }
+            : {}),
         }
       : null,
   };
