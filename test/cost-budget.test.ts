@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { runSessionsCommand } from '../src/cli/sessions-command.js';
 import { createAgent, defineTool, FileSessionStore } from '../src/index.js';
 import type { ScriptedTurn } from '../src/testing/index.js';
 import { agentAt, agentOn, serve, testDir } from './support/harness.js';
@@ -166,5 +167,12 @@ describe('cost budget of a session', () => {
     expect(runs).toEqual([1, 2]);
     // The crossing went past 80% of the session's budget straight to 100%: no warning was due.
     expect(warnings).toEqual([]);
+    restored.stop();
+    // `agentloop sessions` lists the session's tokens and cost: five calls of 1,100 tokens, $0.10.
+    let out = '';
+    const io = { stdout: (text: string) => void (out += text), stderr: () => {} };
+    expect(await runSessionsCommand(['--sessions-dir', dir], io)).toBe(0);
+    expect(out).toMatch(/TURNS\s+TOKENS\s+COST/);
+    expect(out).toMatch(/budgeted\s.*\s3\s+5500\s+\$0\.1000\s/);
   });
 });
