@@ -169,9 +169,10 @@ describe('cost budget of a session', () => {
     expect(warnings).toEqual([]);
     restored.stop();
     // `agentloop sessions` lists the session's tokens and cost: five calls of 1,100 tokens, $0.10.
-    let out = '';
-    const io = { stdout: (text: string) => void (out += text), stderr: () => {} };
+    const written: string[] = [];
+    const io = { stdout: (text: string) => written.push(text), stderr: () => {} };
     expect(await runSessionsCommand(['--sessions-dir', dir], io)).toBe(0);
+    const out = written.join('');
     expect(out).toMatch(/TURNS\s+TOKENS\s+COST/);
     expect(out).toMatch(/budgeted\s.*\s3\s+5500\s+\$0\.1000\s/);
   });
