@@ -138,7 +138,10 @@ export interface ExecutionResult<TOutput = unknown> {
   /** The whole conversation so far. */
   messages: Message[];
   terminateReason: TerminateReason;
-  /** Tokens used by the turn. */
+  /**
+   * Tokens used by the turn, and `costUsd`: what they cost from the price table (`pricing`),
+   * `undefined` when the model has no price.
+   */
   usage: Usage;
   error?: string;
   /** The response validated by `outputSchema`. */
