@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type AgentEvent, createAgent, defineTool } from '../src/index.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
+import { WIRES } from './support/harness.js';
 
 let server: ScriptedServer | undefined;
 afterEach(async () => {
@@ -16,7 +17,7 @@ const add = defineTool({
   execute: ({ a, b }) => String(a + b),
 });
 
-describe('agent loop smoke', () => {
+describe.each(WIRES)('agent loop smoke over %s', (api) => {
   it.each([true, false])('runs a tool then answers (stream=%s)', async (stream) => {
     server = await startScriptedServer({
       scenario: {
@@ -28,6 +29,7 @@ describe('agent loop smoke', () => {
       apiKey: 'test',
       tools: [add],
       stream,
+      api,
       instructions: 'Be brief.',
     });
     const events: AgentEvent[] = [];

@@ -102,6 +102,22 @@ describe('agentloop run', () => {
       'agentloop run: missing the message to send (the last argument, e.g. "*help"); see agentloop run --help\n',
     );
   });
+
+  it('speaks the Responses API with --api responses, and names a bad --api', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'agentloop-run-api-'));
+    const scenario = path.join(dir, 'scenario.yaml');
+    await writeFile(scenario, 'turns:\n  - reasoning: Short answer.\n    content: Hello over responses.\n');
+    const run = (api: string) => cli(['run', '--scenario', scenario, '--api', api, '--json', 'hi']);
+    const { code, stdout } = await run('responses');
+    expect(code).toBe(0);
+    const result = JSON.parse(stdout);
+    expect(result).toMatchObject({ response: 'Hello over responses.', terminateReason: 'completed' });
+    expect(result.messages.at(-1)).toMatchObject({ reasoning_items: [{ type: 'reasoning' }] });
+    const bad = await run('completions');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--api must be chat-completions or responses, not "completions"/);
+    await rm(dir, { recursive: true, force: true });
+  });
 });
 
 describe('agentloop run, built, as users run it (issue 16)', () => {

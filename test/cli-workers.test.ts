@@ -224,7 +224,7 @@ describe('agentloop worker and send: bad input is one line and an exit code', ()
       expect(result.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
       expect(result.stderr).not.toContain('hunter2-pw');
     }
-  });
+  }, 120_000); // eleven CLI processes one after another: seconds each on a loaded machine
 
   it('an unreachable database: one line naming the redacted URL, exit 1, quickly', async () => {
     const port = await closedPort();

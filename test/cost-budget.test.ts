@@ -98,23 +98,26 @@ describe('prices', () => {
     expect((await overridden.agent.send('go')).usage.costUsd).toBeCloseTo(3, 10);
   });
 
-  it('bills the cached part of the prompt, as the server reports it, at the cached price', async () => {
-    const { agent } = await agentOn(
-      {
-        turns: [
-          {
-            content: 'hi',
-            usage: { prompt_tokens: 1_000_000, cached_tokens: 400_000, completion_tokens: 0 },
-          },
-        ],
-      },
-      { model: 'priced-model', pricing },
-    );
-    const { usage } = await agent.send('go');
-    expect(usage.cachedPromptTokens).toBe(400_000);
-    // 600,000 uncached tokens at $10 per million, 400,000 cached at $1.
-    expect(usage.costUsd).toBeCloseTo(6.4, 10);
-  });
+  it.each(['chat-completions', 'responses'] as const)(
+    'bills the cached part of the prompt, as the %s wire reports it, at the cached price',
+    async (api) => {
+      const { agent } = await agentOn(
+        {
+          turns: [
+            {
+              content: 'hi',
+              usage: { prompt_tokens: 1_000_000, cached_tokens: 400_000, completion_tokens: 0 },
+            },
+          ],
+        },
+        { model: 'priced-model', pricing, api },
+      );
+      const { usage } = await agent.send('go');
+      expect(usage.cachedPromptTokens).toBe(400_000);
+      // 600,000 uncached tokens at $10 per million, 400,000 cached at $1.
+      expect(usage.costUsd).toBeCloseTo(6.4, 10);
+    },
+  );
 
   it('refuses a cost budget for a model without a price at createAgent, naming the model and the option', () => {
     expect(() =>

@@ -211,7 +211,7 @@ describe('MCP config and naming', () => {
     );
     expect(await loadMcpConfigFile(file)).toEqual({
       local: { command: 'node', args: ['server.js'], env: { A: 'b' } },
-      remote: { url: 'https://example.com/mcp', headers: { Authorization: 'Bearer x' } },
+      remote: { type: 'http', url: 'https://example.com/mcp', headers: { Authorization: 'Bearer x' } },
     });
     const bad = async (servers: unknown) => {
       writeFileSync(file, JSON.stringify({ mcpServers: servers }));
@@ -229,7 +229,7 @@ describe('MCP config and naming', () => {
     expect(await bad({ x: { args: [] } })).toMatch(/mcpServers\.x: expected "command" .* or "url"/);
     expect(await bad({ x: { command: 'a', approval: 'sometimes' } })).toMatch(/mcpServers\.x\.approval: /);
     expect(await bad({ 'bad name!': { command: 'a' } })).toMatch(/mcpServers\.bad name!: a server name/);
-    expect(await bad({ x: { type: 'sse', url: 'http://h/sse' } })).toMatch(/SSE transport is not supported/);
+    expect(await bad({ x: { type: 'sse', command: 'a' } })).toMatch(/mcpServers\.x\.type: /);
     writeFileSync(file, '{ nope');
     await expect(loadMcpConfigFile(file)).rejects.toThrow(`${file}: not valid JSON`);
     await expect(loadMcpConfigFile(path.join(dir, 'missing.json'))).rejects.toThrow(/not found/);

@@ -5,7 +5,8 @@ import fc from 'fast-check';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadScenario, parseScenario, ScenarioError, startScriptedServer } from '../src/testing/index.js';
-import { checkChatRequest, splitText } from '../src/testing/openai-wire.js';
+import { checkChatRequest } from '../src/testing/openai-wire.js';
+import { splitText } from '../src/testing/split-text.js';
 
 let dir: string;
 beforeAll(async () => {

@@ -4,7 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { Scenario } from '../src/testing/index.js';
 import { repoRoot } from './support/build-dist.js';
-import { serve } from './support/harness.js';
+import { eachWire, serve, type Wire } from './support/harness.js';
 import { scriptChildren } from './support/script-child.js';
 
 /**
@@ -37,6 +37,7 @@ const tool = (name, { slow = false, ...flags } = {}) =>
 const agent = createAgent({
   baseURL: config.baseURL,
   apiKey: 'test',
+  api: config.api,
   store: new FileSessionStore({ dir: config.sessions }),
   session: config.session,
   tools: [
@@ -97,14 +98,15 @@ const KILLED_IN_SEND_MAIL = {
   'send_mail:start': 1,
 };
 
-async function crashAndResume(name: string, scenario: Scenario, approval: boolean) {
+async function crashAndResume(name: string, scenario: Scenario, approval: boolean, api: Wire) {
   const server = await serve(scenario);
   const config = {
     baseURL: server.url,
     sessions: path.join(children.work(), 'sessions'),
-    session: name,
-    counter: path.join(children.work(), `${name}.counter.jsonl`),
+    session: `${name}-${api}`,
+    counter: path.join(children.work(), `${name}-${api}.counter.jsonl`),
     approval,
+    api,
   };
   const first = children.run('first', config, (l) => l.ready === true);
   await first.reached;
@@ -116,67 +118,87 @@ async function crashAndResume(name: string, scenario: Scenario, approval: boolea
   return { server, first: first.lines, resumed, before, after: await counts(config.counter) };
 }
 
-describe('resume after SIGKILL', () => {
-  it('mid-batch between rest points: completed calls are not run again, the cut-off one is reported', async () => {
-    const run = await crashAndResume(
-      'kill-mid-batch',
-      {
-        turns: [{ toolCalls: BATCH }, { content: 'Wrote the note; the mail may not have gone out.' }],
-      },
-      false,
-    );
-    expect(run.before).toEqual(KILLED_IN_SEND_MAIL);
-    // Nothing ran in the new process: the counter is as the killed one left it.
-    expect(run.after).toEqual(run.before);
-    const [restored, final] = [run.resumed[0]!, run.resumed.at(-1)!];
-    expect(restored).toMatchObject({
-      state: 'Interrupted',
-      restored: {
-        savedState: 'AwaitingInput',
-        calls: [
-          { name: 'write_note', outcome: 'recorded' },
-          { name: 'fetch_page', outcome: 'recorded' },
-          { name: 'send_mail', outcome: 'interrupted' },
-        ],
-      },
+eachWire((api) =>
+  describe('resume after SIGKILL', () => {
+    it('mid-batch between rest points: completed calls are not run again, the cut-off one is reported', async () => {
+      const run = await crashAndResume(
+        'kill-mid-batch',
+        {
+          turns: [
+            { reasoning: 'Note first, then the page and the mail.', toolCalls: BATCH },
+            { content: 'Wrote the note; the mail may not have gone out.' },
+          ],
+        },
+        false,
+        api,
+      );
+      expect(run.before).toEqual(KILLED_IN_SEND_MAIL);
+      // Nothing ran in the new process: the counter is as the killed one left it.
+      expect(run.after).toEqual(run.before);
+      const [restored, final] = [run.resumed[0]!, run.resumed.at(-1)!];
+      expect(restored).toMatchObject({
+        state: 'Interrupted',
+        restored: {
+          savedState: 'AwaitingInput',
+          calls: [
+            { name: 'write_note', outcome: 'recorded' },
+            { name: 'fetch_page', outcome: 'recorded' },
+            { name: 'send_mail', outcome: 'interrupted' },
+          ],
+        },
+      });
+      expect(final).toMatchObject({
+        final: 'Completed',
+        response: 'Wrote the note; the mail may not have gone out.',
+      });
+      const sent = run.server.requests
+        .at(-1)!
+        .messages.filter((m) => m.role === 'tool')
+        .map((m) => m.content);
+      expect(sent).toEqual([
+        'write_note ok',
+        'fetch_page ok',
+        expect.stringMatching(/"send_mail" was interrupted/),
+      ]);
+      // The reasoning the killed process got is sent back by the new one (the server checks its content).
+      const assistant = run.server.requests.at(-1)!.messages.find((m) => m.role === 'assistant');
+      if (api === 'responses') {
+        expect(assistant).toMatchObject({
+          reasoning_items: [
+            {
+              type: 'reasoning',
+              summary: [{ text: 'Note first, then the page and the mail.' }],
+              encrypted_content: expect.stringMatching(/^enc_/),
+            },
+          ],
+        });
+      }
     });
-    expect(final).toMatchObject({
-      final: 'Completed',
-      response: 'Wrote the note; the mail may not have gone out.',
-    });
-    const sent = run.server.requests
-      .at(-1)!
-      .messages.filter((m) => m.role === 'tool')
-      .map((m) => m.content);
-    expect(sent).toEqual([
-      'write_note ok',
-      'fetch_page ok',
-      expect.stringMatching(/"send_mail" was interrupted/),
-    ]);
-  });
 
-  it('in WaitingApproval with calls running: the restored batch replays results, then approve and go on', async () => {
-    const run = await crashAndResume(
-      'kill-waiting-approval',
-      {
-        turns: [
-          { toolCalls: [...BATCH, { name: 'deploy', arguments: { text: 'd' } }] },
-          { content: 'Deployed.' },
-        ],
-      },
-      true,
-    );
-    expect(run.before).toEqual(KILLED_IN_SEND_MAIL);
-    // Only the approved deploy ran in the new process.
-    expect(run.after).toEqual({ ...run.before, 'deploy:start': 1, 'deploy:end': 1 });
-    expect(run.resumed[0]).toMatchObject({ state: 'WaitingApproval', pending: ['deploy'] });
-    expect(run.resumed.at(-1)).toMatchObject({ final: 'Completed', response: 'Deployed.' });
-    const tools = run.resumed.at(-1)!.tools as string[];
-    expect(tools).toEqual([
-      'write_note ok',
-      'fetch_page ok',
-      expect.stringMatching(/"send_mail" was interrupted/),
-      'deploy ok',
-    ]);
-  });
-});
+    it('in WaitingApproval with calls running: the restored batch replays results, then approve and go on', async () => {
+      const run = await crashAndResume(
+        'kill-waiting-approval',
+        {
+          turns: [
+            { toolCalls: [...BATCH, { name: 'deploy', arguments: { text: 'd' } }] },
+            { content: 'Deployed.' },
+          ],
+        },
+        true,
+        api,
+      );
+      expect(run.before).toEqual(KILLED_IN_SEND_MAIL);
+      // Only the approved deploy ran in the new process.
+      expect(run.after).toEqual({ ...run.before, 'deploy:start': 1, 'deploy:end': 1 });
+      expect(run.resumed[0]).toMatchObject({ state: 'WaitingApproval', pending: ['deploy'] });
+      expect(run.resumed.at(-1)).toMatchObject({ final: 'Completed', response: 'Deployed.' });
+      const tools = run.resumed.at(-1)!.tools as string[];
+      expect(tools).toEqual([
+        'write_note ok',
+        'fetch_page ok',
+        expect.stringMatching(/"send_mail" was interrupted/),
+        'deploy ok',
+      ]);
+    });
+  }),
+);

@@ -34,8 +34,10 @@ function assemble(chunks: ChatCompletionChunk[], used: string[] = [], stem = 'ca
   let at = -1;
   const assembler = new CompletionAssembler(
     { usedCallIds: new Set(used), callIdStem: stem },
-    (t) => told.push(`${at} text ${t}`),
-    (c) => told.push(`${at} ready ${c.id} ${c.name}(${c.argsText})`),
+    {
+      onText: (t) => told.push(`${at} text ${t}`),
+      onReady: (c) => told.push(`${at} ready ${c.id} ${c.name}(${c.argsText})`),
+    },
   );
   for (const c of chunks) {
     at++;

@@ -11,6 +11,7 @@ import type { ToolRunHooks } from '../machines/actors/run-tools.js';
 import type { InitializeOutput } from '../machines/agent-effects.js';
 import type { AgentMachine } from '../machines/agent-machine.js';
 import type { TerminateReason } from '../machines/emitted-events.js';
+import type { McpAuthOptions } from '../mcp/mcp-auth.js';
 import type { McpServersConfig } from '../mcp/mcp-config.js';
 import { type AgentDefinition, renderInstructions } from '../prompt/agent-definition.js';
 import type { ContextProvider } from '../prompt/context-blocks.js';
@@ -62,6 +63,12 @@ export interface AgentOptions<TOutput = unknown> extends SessionOptions {
    * ends them. See docs/mcp.md.
    */
   mcpServers?: McpServersConfig;
+  /**
+   * How remote MCP servers sign in (OAuth): where tokens are kept (default `auth/` beside the
+   * sessions folder), `signIn(server, url)` to send the user to sign in (without it a server that
+   * needs one is an `error` event naming `agentloop mcp login <name>`), your own providers by server.
+   */
+  mcpAuth?: McpAuthOptions;
   /** Offer `update_plan`, the plan the agent keeps and the model sees before every call (default true). */
   planning?: boolean;
   /**
@@ -90,6 +97,11 @@ export interface AgentOptions<TOutput = unknown> extends SessionOptions {
   eagerToolStart?: boolean;
   /** `native` function calling (default), or `xml` `<tool>` blocks for models without it. */
   toolFormat?: 'native' | 'xml';
+  /**
+   * The API the model server is spoken to with: `chat-completions` (default, every OpenAI-compatible
+   * server) or `responses` (OpenAI's Responses API: reasoning kept between calls; docs/providers.md).
+   */
+  api?: 'chat-completions' | 'responses';
   /**
    * The context window requests are kept inside: warnings past a share of it, pruning of old tool
    * results past the budget (see docs/context-window.md). `false` sends the conversation as it is.

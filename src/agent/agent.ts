@@ -69,7 +69,7 @@ export class Agent<TOutput = unknown> {
     const { skills, tools = [], store } = options;
     this.#skills = skills ? agentSkills(skills, tools, store) : undefined;
     const report = (message: string) => this.#publishError(message, 'mcp_server');
-    ({ registry: this.registry, mcp: this.#mcp } = agentTools(options, this.#skills?.tools ?? [], report));
+    ({ registry: this.registry, mcp: this.#mcp } = agentTools(options, this.#skills, report, this.redactor));
     this.#persistence = persistenceFor(options, this.registry, this.redactor, (error, what) =>
       this.#writeFailed(error, what),
     );
@@ -86,9 +86,9 @@ export class Agent<TOutput = unknown> {
       mcp: this.#mcp,
       report: (message, code) => this.#publishError(message, code),
       redact: this.redactor.redact,
+      debug: attachDebugLog(this.bus, options.debug ?? debugFromEnv(), this.redactor.redact),
     });
     this.#inspection = attachInspection(options.inspect, this.inspectionSecrets);
-    attachDebugLog(this.bus, options.debug ?? debugFromEnv(), this.redactor.redact);
     const persistence = this.#persistence;
     if (persistence && options.snapshot)
       throw new Error('createAgent: give `snapshot` or `session`, not both');

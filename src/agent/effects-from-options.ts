@@ -25,6 +25,18 @@ export interface EffectsEnvironment {
   report: (message: string, code: string) => void;
   /** The agent's redactor: a failed model call or `initialize` reaches the context (and so results) redacted. */
   redact: (text: string) => string;
+  /** Debug lines (redacted), when debugging is on: what a reply held that was left out, once per kind. */
+  debug?: ((line: string) => void) | undefined;
+}
+
+/** Passes each distinct message on once (a server that sends an unknown part sends it in every reply). */
+function oncePerMessage(write: (line: string) => void): (message: string) => void {
+  const told = new Set<string>();
+  return (message) => {
+    if (told.has(message)) return;
+    told.add(message);
+    write(`[agentloop] model reply: ${message}`);
+  };
 }
 
 /**
@@ -51,6 +63,8 @@ export function effectsFromOptions(options: AgentOptions<unknown>, env: EffectsE
     eagerToolStart: options.eagerToolStart ?? DEFAULTS.eagerToolStart,
     price,
     ...(options.toolFormat ? { toolFormat: options.toolFormat } : {}),
+    ...(options.api ? { api: options.api } : {}),
+    ...(env.debug ? { onNotice: oncePerMessage(env.debug) } : {}),
     ...(options.request ? { request: options.request } : {}),
     ...(options.retry ? { retry: options.retry } : {}),
     ...(prepareMessages ? { prepareMessages } : {}),

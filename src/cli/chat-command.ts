@@ -15,7 +15,8 @@ import { cliApprovalPolicy } from './cli-approvals.js';
 import { parseFlags, UsageError } from './cli-args.js';
 import type { CommandIo } from './command-io.js';
 import { INSPECTOR_FLAGS, INSPECTOR_USAGE, inspectorPort, startCliInspection } from './inspector-flags.js';
-import { MCP_CONFIG_FLAG, type McpFlag, mcpServersFlag } from './mcp-config-flag.js';
+import { MCP_CONFIG_FLAG, type McpFlag, mcpServersFlag, mcpSourcesLine } from './mcp-config-flag.js';
+import { authDirBeside, terminalSignIn } from './mcp-sign-in.js';
 import { connectModel, MODEL_FLAG_OPTIONS, modelFlags, modelOptions } from './model-connection.js';
 import { terminalSafe } from './terminal-safe.js';
 
@@ -31,6 +32,7 @@ export const CHAT_USAGE = `Usage: agentloop chat [--project <dir>] --agent <id> 
   --skills <dir>        a folder of Agent Skills (repeatable), searched after the project's .agents/skills
                         and .claude/skills; without --agent, a plain assistant runs with them
   --mcp-config <file>   an mcp.json ({ "mcpServers": { ... } }): the servers' tools join the agent's
+                        (repeat for more files; the project's .mcp.json is read first when present)
                         (remembered by the session: --resume starts them again)
   --resume <id>         continue a saved session (its bundle and agent, skills and MCP config are remembered)
   --session <id>        the id for a new session (default: time + random)
@@ -38,7 +40,7 @@ export const CHAT_USAGE = `Usage: agentloop chat [--project <dir>] --agent <id> 
   --tools <module>      an ES module exporting \`tools\` (defineTool results) to add to the agent's tools
   --yes                 approve every tool call; without it, calls that need approval (save_output,
                         tools that ask) are asked
-  --base-url <url> --model <id> --api-key <key> --scenario <file>
+  --base-url <url> --model <id> --api-key <key> --scenario <file> --api <chat-completions|responses>
                         the model (default: OPENAI_BASE_URL / OPENAI_API_KEY / OPENAI_MODEL)
 ${INSPECTOR_USAGE}Without a model (no OPENAI_API_KEY / OPENAI_BASE_URL, no --scenario) the agent runs on the scripted
 demo its bundle ships in scenarios/<agent>.yaml (the example bundle's is a scripted facilitator);
@@ -114,7 +116,8 @@ export async function runChatCommand(
   const extraTools = values.tools ? await loadToolModule(values.tools) : [];
   const cliAgent = await loadCliAgent(first);
   // The MCP servers join whichever agent that is; a resumed session starts its own again.
-  const mcpFor = (from: SessionOrigin) => mcpServersFlag(values['mcp-config'] ?? from.mcpConfig);
+  const mcpFiles = (from: SessionOrigin) => values['mcp-config'] ?? from.mcpConfig ?? [];
+  const mcpFor = (from: SessionOrigin) => mcpServersFlag(mcpFiles(from), projectRoot);
   const firstMcp = await mcpFor(origin);
   // Everything opened is closed on the way out, whatever fails after it.
   const closers: (() => Promise<void> | void)[] = [];
@@ -155,6 +158,13 @@ export async function runChatCommand(
             store,
             session: sessionId,
             mcpServers: mcp.servers,
+            // A server that needs sign-in prints its link; its tools join once the browser comes back.
+            mcpAuth: {
+              dir: authDirBeside(store.dir),
+              signIn: terminalSignIn((line) => renderer.unwrappedLine(terminalSafe(line))),
+              signedIn: (server, tools) =>
+                renderer.line(`MCP server ${terminalSafe(server)}: signed in, ${tools} tools`),
+            },
             sessionInfo: {
               ...(loaded.bundle ? { bundle: loaded.bundle.root } : {}),
               meta: {
@@ -162,7 +172,7 @@ export async function runChatCommand(
                 project: projectRoot,
                 ...(values.skills ? { skills: values.skills.map((d) => path.resolve(projectRoot, d)) } : {}),
                 ...(values.tools ? { tools: path.resolve(values.tools) } : {}),
-                ...(mcp.file ? { mcpConfig: mcp.file } : {}),
+                ...(mcp.files.length > 0 ? { mcpConfig: mcp.files } : {}),
               },
             },
             ...(inspect ? { inspect } : {}),
@@ -178,6 +188,7 @@ export async function runChatCommand(
       store,
       approval: cliApprovalPolicy(values.yes),
       connection: connection.description,
+      ...(mcpSourcesLine(firstMcp) ? { mcpSources: mcpSourcesLine(firstMcp) } : {}),
       resumeCommand: (id) =>
         [
           'agentloop chat --resume',
@@ -196,8 +207,9 @@ export async function runChatCommand(
         const loaded = other
           ? await loadCliAgent({ ...source(from), bundle: from.bundle, agent: from.agent })
           : cliAgent;
-        const wanted = values['mcp-config'] ?? from.mcpConfig;
-        const mcp = (wanted && path.resolve(wanted)) === firstMcp.file ? firstMcp : await mcpFor(from);
+        const wanted = mcpFiles(from).map((f) => path.resolve(f));
+        const same = wanted.join('\n') === firstMcp.files.join('\n');
+        const mcp = same ? firstMcp : await mcpFor(from);
         return { agent: open(id, loaded, mcp), persona: loaded, record };
       },
     });
@@ -218,7 +230,8 @@ export interface SessionOrigin {
   bundle?: string;
   agent?: string;
   skills?: string[];
-  mcpConfig?: string;
+  /** The `--mcp-config` files (a session saved before several were allowed has one string). */
+  mcpConfig?: string[];
 }
 
 /** The bundle and agent (or skills folders) and the MCP config a saved session came from. */
@@ -229,7 +242,8 @@ export function sessionOrigin(record: SessionRecord | undefined): SessionOrigin 
   return {
     ...(record?.bundle ? { bundle: record.bundle } : {}),
     ...(typeof agent === 'string' ? { agent } : {}),
-    ...(typeof mcpConfig === 'string' ? { mcpConfig } : {}),
+    ...(typeof mcpConfig === 'string' ? { mcpConfig: [mcpConfig] } : {}),
+    ...(Array.isArray(mcpConfig) && mcpConfig.every((f) => typeof f === 'string') ? { mcpConfig } : {}),
     ...(Array.isArray(skills) && skills.every((d) => typeof d === 'string') ? { skills } : {}),
   };
 }

@@ -86,6 +86,14 @@ export class ChatRenderer {
     this.#resumeSpinner();
   }
 
+  /** Writes a line never wrapped (one holding a link to open: a wrapped link cannot be copied whole). */
+  unwrappedLine(text: string): void {
+    this.#spinner.stop();
+    this.endLine();
+    this.#o.write(`${text}\n`);
+    this.#resumeSpinner();
+  }
+
   /** One line wrapped with its continuation rows at `hang` columns (e.g. under a value, after its key). */
   hangingLine(text: string, hang: number): void {
     this.line(this.#o.terminal ? wrapLine(text, this.width, hang).join('\n') : text);

@@ -20,6 +20,8 @@ export interface ChatSessionOptions {
   store: FileSessionStore;
   /** One line saying which model answers. */
   connection: string;
+  /** One line naming the MCP config files read (the project's `.mcp.json`, `--mcp-config`), if any. */
+  mcpSources?: string;
   /** Opens (restores or creates) a session's agent. */
   open(id: string): Promise<{ agent: Agent; persona: ChatPersona; record: SessionRecord | undefined }>;
   /** The command that continues a session, for the goodbye line. */
@@ -102,6 +104,7 @@ export class ChatSession {
     );
     this.#r.line(`${c.bold('agentloop chat')} · ${title}`);
     this.#r.line(c.dim(`model: ${this.#o.connection}`));
+    if (this.#o.mcpSources) this.#r.line(c.dim(terminalSafe(this.#o.mcpSources)));
     this.#r.line(
       c.dim(
         `session ${agent.sessionId} (${record ? `resumed, ${record.turns ?? 0} turns, saved ${record.state}` : 'new'})`,

@@ -8,6 +8,7 @@ import { usageErrorOf } from './cli-args.js';
 import type { CommandIo } from './command-io.js';
 import { packageRoot, runDemoCommand } from './demo-command.js';
 import { runInspectCommand } from './inspect-command.js';
+import { runMcpCommand } from './mcp-command.js';
 import { runRunCommand } from './run-command.js';
 import { runSendCommand } from './send-command.js';
 import { runSessionsCommand } from './sessions-command.js';
@@ -25,6 +26,8 @@ Usage:
                                          talk with a bundle agent; sessions are saved as you go
   agentloop chat --resume <id>           continue a saved session
   agentloop run|chat --mcp-config <file> without --bundle: a plain assistant with the MCP servers' tools
+  agentloop mcp list|login <server>|logout <server>
+                                         the project's MCP servers; sign in to remote ones (OAuth)
   agentloop sessions [--json]            list saved sessions
   agentloop validate <root> [--json]     check a bundle or an installed BMAD tree
   agentloop inspect [--inspector-port <port>] [--dir <dir>]
@@ -41,6 +44,7 @@ Inspector options:
   --inspect                (demo, run, chat) send the statechart to the Stately inspector (http://127.0.0.1:8080)
 
 Model options (run, chat): --base-url <url> --model <id> --api-key <key> --scenario <file>
+  --api <chat-completions|responses> (default chat-completions: every OpenAI-compatible server)
   Without them, OPENAI_BASE_URL / OPENAI_API_KEY / OPENAI_MODEL are used; with none of these, a bundle's
   scripted demo (scenarios/<agent>.yaml in the bundle) answers when it ships one.
 
@@ -59,6 +63,7 @@ const COMMANDS: Record<string, Command> = {
   inspect: runInspectCommand,
   worker: (args, io) => runWorkerCommand(args, io),
   send: runSendCommand,
+  mcp: runMcpCommand,
 };
 
 /** The version in the package's package.json. */

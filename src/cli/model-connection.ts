@@ -2,6 +2,7 @@ import { DEFAULTS } from '../defaults.js';
 import { SCRIPTED_SERVER_API_KEY } from '../events/secret-shape.js';
 import type { Scenario } from '../testing/scenario.js';
 import { type ScriptedServer, startScriptedServer } from '../testing/scripted-server.js';
+import { UsageError } from './cli-args.js';
 import { loadScenarioFile, type ScriptedModel } from './scripted-model.js';
 
 /** The `parseArgs` options of the model flags, shared by `run` and `chat`. */
@@ -10,6 +11,7 @@ export const MODEL_FLAG_OPTIONS = {
   model: { type: 'string' },
   'api-key': { type: 'string' },
   scenario: { type: 'string' },
+  api: { type: 'string' },
 } as const;
 
 /** The model flags out of parsed `MODEL_FLAG_OPTIONS` values. */
@@ -18,12 +20,18 @@ export function modelFlags(values: {
   model?: string | undefined;
   'api-key'?: string | undefined;
   scenario?: string | undefined;
+  api?: string | undefined;
 }): ModelFlags {
+  const api = values.api;
+  if (api !== undefined && api !== 'chat-completions' && api !== 'responses') {
+    throw new UsageError(`--api must be chat-completions or responses, not "${api}"`);
+  }
   return {
     baseUrl: values['base-url'],
     apiKey: values['api-key'],
     model: values.model,
     scenario: values.scenario,
+    api,
   };
 }
 
@@ -34,6 +42,8 @@ export interface ModelFlags {
   model?: string | undefined;
   /** A scenario file (or `script: <name>`): run on the built-in scripted server. */
   scenario?: string | undefined;
+  /** The API the server is spoken to with (default `chat-completions`). */
+  api?: 'chat-completions' | 'responses' | undefined;
 }
 
 /** Where the agent's model lives, and how to shut it down. */
@@ -41,6 +51,7 @@ export interface ModelConnection {
   baseURL: string | undefined;
   apiKey: string | undefined;
   model: string;
+  api: 'chat-completions' | 'responses' | undefined;
   /** Set when the built-in scripted server answers. */
   scripted: ScriptedServer | undefined;
   /** One line for the user saying which model answers. */
@@ -53,11 +64,13 @@ export function modelOptions(connection: ModelConnection): {
   baseURL?: string;
   apiKey?: string;
   model: string;
+  api?: 'chat-completions' | 'responses';
 } {
   return {
     ...(connection.baseURL !== undefined ? { baseURL: connection.baseURL } : {}),
     ...(connection.apiKey !== undefined ? { apiKey: connection.apiKey } : {}),
     model: connection.model,
+    ...(connection.api !== undefined ? { api: connection.api } : {}),
   };
 }
 
@@ -102,6 +115,7 @@ export async function connectModel(
     baseURL,
     apiKey: flags.apiKey ?? env.OPENAI_API_KEY,
     model,
+    api: flags.api,
     scripted: undefined,
     description: `${model} at ${baseURL ?? 'api.openai.com'}`,
     close: async () => {},
@@ -119,6 +133,7 @@ async function startScripted(
     // A placeholder (the scripted server checks no key), never redacted as a secret.
     apiKey: SCRIPTED_SERVER_API_KEY,
     model: flags.model ?? 'scripted-model',
+    api: flags.api,
     scripted,
     description: describe(scripted.url),
     close: () => scripted.close(),

@@ -7,7 +7,8 @@ import { parseFlags, UsageError } from './cli-args.js';
 import type { CommandIo } from './command-io.js';
 import { createEventPrinter } from './event-printer.js';
 import { INSPECTOR_FLAGS, INSPECTOR_USAGE, inspectorPort, startCliInspection } from './inspector-flags.js';
-import { MCP_CONFIG_FLAG, mcpServersFlag } from './mcp-config-flag.js';
+import { MCP_CONFIG_FLAG, mcpServersFlag, mcpSourcesLine } from './mcp-config-flag.js';
+import { projectAuthDir } from './mcp-sign-in.js';
 import { connectModel, MODEL_FLAG_OPTIONS, modelFlags, modelOptions } from './model-connection.js';
 import { terminalSafe, terminalSafeJson } from './terminal-safe.js';
 
@@ -17,6 +18,7 @@ const USAGE = `Usage: agentloop run [--project <dir>] --agent <id-or-name> [opti
   One turn with a BMAD agent, or without --agent with a plain assistant that has the project's Agent
   Skills. The answer alone goes to stdout (pipe it); progress goes to stderr.
   --mcp-config <file> an mcp.json ({ "mcpServers": { ... } }): the servers' tools join the agent's
+                      (repeat for more files; the project's .mcp.json is read first when present)
   --project <dir>     the project folder ({project-root}; default: current directory); with --agent and
                       no --bundle its BMAD install (_bmad/ of BMAD 6, bmad/ of an alpha tree) holds the agent
   --bundle <root>     a bundle folder or an installed BMAD tree elsewhere
@@ -25,7 +27,7 @@ const USAGE = `Usage: agentloop run [--project <dir>] --agent <id-or-name> [opti
 ${SKILLS_USAGE}  --json              print the ExecutionResult as JSON on stdout instead of the answer
   --yes               approve every tool call; without it, calls that need approval (save_output,
                       tools that ask) are asked on the terminal, and declined when there is none
-  --base-url <url> --model <id> --api-key <key> --scenario <file>
+  --base-url <url> --model <id> --api-key <key> --scenario <file> --api <chat-completions|responses>
                       the model (default: OPENAI_BASE_URL / OPENAI_API_KEY / OPENAI_MODEL; with none,
                       the bundle's scripted demo, scenarios/<agent>.yaml, when it ships one)
 ${INSPECTOR_USAGE}`;
@@ -66,7 +68,7 @@ export async function runRunCommand(
   const message = positionals.join(' ').trim();
   if (!message) throw new UsageError('missing the message to send (the last argument, e.g. "*help")');
   inspectorPort(values);
-  const mcp = await mcpServersFlag(values['mcp-config']);
+  const mcp = await mcpServersFlag(values['mcp-config'], projectFolder(values.project));
   const cliAgent = await loadCliAgent({
     bundle: values.bundle,
     agent: values.agent,
@@ -82,6 +84,8 @@ export async function runRunCommand(
     const connection = await connectModel(modelFlags(values), cliAgent.scripted);
     closers.push(() => connection.close());
     progress(`model: ${connection.description}\n`);
+    const mcpSources = mcpSourcesLine(mcp);
+    if (mcpSources) progress(`${terminalSafe(mcpSources)}\n`);
     const inspection = await startCliInspection(values, io);
     closers.push(() => inspection.close());
     const agent = createAgent(
@@ -94,6 +98,8 @@ export async function runRunCommand(
           approval: cliApprovalPolicy(values.yes),
           inspect: inspection.inspectFor(connection.apiKey),
           mcpServers: mcp.servers,
+          // No one to sign in here: a server that needs it is reported (agentloop mcp login <name>).
+          mcpAuth: { dir: projectAuthDir(projectFolder(values.project)) },
         },
       ),
     );

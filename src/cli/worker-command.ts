@@ -25,7 +25,7 @@ ${STORE_USAGE}  --project <dir>       the project folder (default: current direc
   --agent <id>          the agent that runs every session
   --output <dir>        where save_output may write (default: the bundle config's output_folder)
 ${SKILLS_USAGE}  --concurrency <n>     sessions carried at once (default 4)
-  --base-url <url> --model <id> --api-key <key> --scenario <file>
+  --base-url <url> --model <id> --api-key <key> --scenario <file> --api <chat-completions|responses>
                         the model (default: OPENAI_BASE_URL / OPENAI_API_KEY / OPENAI_MODEL; with none,
                         the bundle's scripted demo, scenarios/<agent>.yaml, when it ships one)
 Exit codes: 0 stopped by Ctrl-C/SIGTERM, 1 could not start (store, agent, model), 2 bad flags.

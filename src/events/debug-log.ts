@@ -10,19 +10,28 @@ export function debugFromEnv(env: Record<string, string | undefined> = process.e
   return value.split(/[\s,]+/).some((name) => name === '*' || name === 'agentloop' || name === 'agentloop:*');
 }
 
+/** Where debug lines go once redacted; `undefined` when debugging is off. */
+function debugSink(
+  option: DebugOption,
+  redact: (line: string) => string = (line) => line,
+): ((line: string) => void) | undefined {
+  if (!option) return undefined;
+  const sink = typeof option === 'function' ? option : (line: string) => process.stderr.write(`${line}\n`);
+  return (line) => sink(redact(line));
+}
+
 /**
  * Prints one line per iteration (with the model call's duration) and one per tool call (with its
  * duration and outcome), listening on the bus. Every line goes through `redact` (secrets never reach
- * a log). Returns a function that stops it.
+ * a log). Returns the redacted line writer (`undefined` when debugging is off), for other debug lines.
  */
 export function attachDebugLog(
   bus: AgentEventBus,
   option: DebugOption,
   redact: (line: string) => string = (line) => line,
-): () => void {
-  if (!option) return () => {};
-  const sink = typeof option === 'function' ? option : (line: string) => process.stderr.write(`${line}\n`);
-  const write = (line: string) => sink(redact(line));
+): ((line: string) => void) | undefined {
+  const write = debugSink(option, redact);
+  if (!write) return undefined;
   let iterationStart = 0;
   const prefix = (e: { sessionId: string; turn: number; iteration: number }) =>
     `[agentloop ${e.sessionId.slice(0, 8)}] turn ${e.turn} iter ${e.iteration}`;
@@ -50,7 +59,5 @@ export function attachDebugLog(
     }
   };
   bus.on('*', onEvent);
-  return () => {
-    bus.off('*', onEvent);
-  };
+  return write;
 }

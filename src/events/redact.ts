@@ -79,6 +79,11 @@ export interface Redactor {
    * `Bearer <token>`) and any suffix that starts a known secret string.
    */
   stream(): StreamRedactor;
+  /**
+   * Redacts `secret` from now on too, as a configured string secret is (a token obtained while the
+   * agent runs: an MCP server's OAuth access and refresh tokens).
+   */
+  addSecret(secret: string): void;
   readonly replacement: string;
 }
 
@@ -103,7 +108,7 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
       patterns.push(secret);
     }
   }
-  const literalList = [...literals].sort((a, b) => b.length - a.length);
+  let literalList = [...literals].sort((a, b) => b.length - a.length);
   // The default patterns are shared by every redactor (`spans` resets lastIndex; matchAll works on a
   // copy); configured ones are copied, so a caller's RegExp is never touched.
   const regexes = patterns.map((p) =>
@@ -113,7 +118,7 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
   );
   // Text shorter than every secret can hold none: most strings of most events are that short, so
   // they skip the scans (a configured pattern's shortest match is unknown: it counts as 1).
-  const shortest = Math.min(
+  let shortest = Math.min(
     ...literalList.map((l) => l.length),
     ...patterns.map((p) => DEFAULT_MIN_MATCH.get(p) ?? 1),
     Number.POSITIVE_INFINITY,
@@ -214,6 +219,12 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
     redactValue,
     contains: (text) => spans(text).length > 0,
     stream,
+    addSecret(secret) {
+      if (secret.length === 0 || literals.has(secret)) return;
+      literals.add(secret);
+      literalList = [...literals].sort((a, b) => b.length - a.length);
+      shortest = Math.min(shortest, secret.length);
+    },
     replacement,
   };
 }
@@ -230,6 +241,9 @@ function lastTwoWordsStart(text: string): number {
 function isSpace(code: number): boolean {
   return code === 32 || (code >= 9 && code <= 13) || code === 160 || code === 0x2028 || code === 0x2029;
 }
+
+/** The key whose string value is opaque ciphertext, never redacted. */
+const OPAQUE_KEY = 'encrypted_content';
 
 function walk(value: unknown, redact: (text: string) => string, seen: WeakSet<object>): unknown {
   if (typeof value === 'string') return redact(value);
@@ -266,7 +280,9 @@ function walk(value: unknown, redact: (text: string) => string, seen: WeakSet<ob
   for (let i = 0; i < entries.length; i++) {
     const [key, item] = entries[i]!;
     const nextKey = redact(key);
-    const next = walk(item, redact, seen);
+    // Ciphertext (a Responses API reasoning item's) holds no readable secret and must stay byte-exact:
+    // its URL-safe base64 can contain `sk-` and 20 more characters by chance.
+    const next = key === OPAQUE_KEY && typeof item === 'string' ? item : walk(item, redact, seen);
     if (!changed && (nextKey !== key || next !== item)) changed = entries.slice(0, i);
     if (nextKey !== key) keysChanged = true;
     changed?.push([nextKey, next]);

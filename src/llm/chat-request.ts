@@ -46,7 +46,7 @@ export function buildChatBody(
   request: ModelRequest,
 ): ChatCompletionCreateParamsBase {
   const tools = request.tools;
-  let messages = request.messages as Message[];
+  let messages = withoutReasoningItems(request.messages);
   const native = options.toolFormat !== 'xml';
   if (!native && tools.length > 0) messages = toXmlRequestMessages(messages, xmlInstructionsFor(tools));
   const body: ChatCompletionCreateParamsBase = { ...options.request, model: options.model, messages };
@@ -67,4 +67,19 @@ function xmlInstructionsFor(tools: readonly ChatCompletionTool[]): string {
     instructions.set(tools, text);
   }
   return text;
+}
+
+/**
+ * The messages without the Responses API's `reasoning_items` (a session may change wires): a copy only
+ * when a message holds some.
+ */
+function withoutReasoningItems(messages: readonly Message[]): Message[] {
+  if (!messages.some((m) => m.role === 'assistant' && m.reasoning_items !== undefined)) {
+    return messages as Message[];
+  }
+  return messages.map((m) => {
+    if (m.role !== 'assistant' || m.reasoning_items === undefined) return m;
+    const { reasoning_items: _items, ...rest } = m;
+    return rest;
+  });
 }

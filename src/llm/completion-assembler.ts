@@ -1,21 +1,24 @@
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
-import type { CompletionUsage } from 'openai/resources/completions';
-import type { Completion, ModelToolCall } from './model-reply.js';
-import { type CallIdScope, settleCallId } from './tool-call-ids.js';
+import { CallAssembler, type StreamingCall } from './call-assembler.js';
+import type { Completion } from './model-reply.js';
+import {
+  argumentsField,
+  finishReasonField,
+  isRecord,
+  ReplyShapeError,
+  readContent,
+  reasoningField,
+  textField,
+  type UsageCounts,
+  usageField,
+} from './reply-fields.js';
+import type { StreamAssembler } from './stream-reader.js';
 
 type ToolCallDelta = ChatCompletionChunk.Choice.Delta.ToolCall;
 
-/** A call being streamed. */
-interface StreamingCall {
-  /** Its `index` in the stream. */
+/** A call being streamed, by its `index` in the stream. */
+interface IndexedCall extends StreamingCall {
   index: number;
-  /** The model's id ('' until a delta carries one). */
-  modelId: string;
-  name: string;
-  /** Argument fragments, joined once when the call is settled. */
-  fragments: string[];
-  /** The call with its settled id and joined arguments, once it is ready or the stream has ended. */
-  settled: ModelToolCall | undefined;
 }
 
 /**
@@ -31,117 +34,140 @@ interface StreamingCall {
  * unique in the conversation) and goes to `onReady`; calls are settled in order, so each is checked
  * against the ids of the calls before it.
  */
-export class CompletionAssembler {
+export class CompletionAssembler extends CallAssembler<IndexedCall> implements StreamAssembler {
   /** The stream's `finish_reason`; `null` until a chunk carries one. */
   finishReason: string | null = null;
-  usage: CompletionUsage | null | undefined = null;
+  usage: UsageCounts | null = null;
   readonly #content: string[] = [];
   readonly #reasoning: string[] = [];
-  readonly #calls: StreamingCall[] = [];
-  /** How many calls are settled: always a prefix of `#calls`. */
-  #settled = 0;
+  readonly #refusal: string[] = [];
   /** The call the last tool-call delta went to (most deltas continue it). */
-  #last: StreamingCall | undefined;
-  readonly #scope: CallIdScope;
-  readonly #onText: ((text: string) => void) | undefined;
-  readonly #onReady: ((call: ModelToolCall) => void) | undefined;
+  #last: IndexedCall | undefined;
 
   /**
-   * `scope` checks and makes the calls' ids. `onText` hears each text delta, `onReady` each call once
-   * it is ready; a chunk's text is told before the calls it makes ready.
+   * Adds one chunk. Content may be text or typed parts, reasoning comes as `reasoning_content` or
+   * `reasoning`, a refusal as `refusal` (told as text too); a chunk without choices (a usage-only last
+   * chunk, Azure's prompt filter results) only sets usage. A field of a type that cannot be used
+   * throws a `ReplyShapeError`.
    */
-  constructor(scope: CallIdScope, onText?: (text: string) => void, onReady?: (call: ModelToolCall) => void) {
-    this.#scope = scope;
-    this.#onText = onText;
-    this.#onReady = onReady;
+  push(chunk: ChatCompletionChunk): void {
+    const raw = chunk as unknown as Record<string, unknown>;
+    const usage = usageField(raw.usage, 'usage');
+    if (usage) this.usage = usage;
+    const choices = raw.choices;
+    if (choices === undefined || choices === null) return;
+    if (!Array.isArray(choices)) throw new ReplyShapeError('choices', choices, 'an array');
+    const choice: unknown = choices[0];
+    if (choice === undefined) return;
+    if (!isRecord(choice)) throw new ReplyShapeError('choices[0]', choice, 'a choice object');
+    const delta = choice.delta;
+    if (isRecord(delta)) this.#addDelta(delta);
+    else if (delta !== undefined && delta !== null) {
+      throw new ReplyShapeError('choices[0].delta', delta, 'an object');
+    }
+    const finish = finishReasonField(choice.finish_reason, 'choices[0].finish_reason');
+    if (finish) {
+      this.finishReason = finish;
+      if (finish === 'tool_calls') this.#readyBelow(Number.POSITIVE_INFINITY);
+    }
   }
 
-  /** Adds one chunk. */
-  push(chunk: ChatCompletionChunk): void {
-    if (chunk.usage) this.usage = chunk.usage;
-    const choice = chunk.choices[0];
-    if (choice === undefined) return;
-    const delta = choice.delta;
-    if (delta) {
-      const text = delta.content;
-      if (text) {
-        this.#content.push(text);
-        this.#onText?.(text);
-      }
-      const reasoning = (delta as { reasoning_content?: string | null }).reasoning_content;
-      if (reasoning) this.#reasoning.push(reasoning);
-      const parts = delta.tool_calls;
-      if (parts) for (const part of parts) this.#add(part);
+  #addDelta(delta: Record<string, unknown>): void {
+    const content = delta.content;
+    let text: string;
+    let partsReasoning = '';
+    if (typeof content === 'string') text = content;
+    else
+      ({ text, reasoning: partsReasoning } = readContent(
+        content,
+        'choices[0].delta.content',
+        this.listen.notice,
+      ));
+    if (text) {
+      this.#content.push(text);
+      this.listen.onText?.(text);
     }
-    if (choice.finish_reason) {
-      this.finishReason = choice.finish_reason;
-      if (choice.finish_reason === 'tool_calls') this.#readyBelow(Number.POSITIVE_INFINITY);
+    const refusal = textField(delta.refusal, 'choices[0].delta.refusal');
+    if (refusal) {
+      this.#refusal.push(refusal);
+      this.listen.onText?.(refusal);
     }
+    const reasoning = reasoningField(delta, 'choices[0].delta') + partsReasoning;
+    if (reasoning) this.#reasoning.push(reasoning);
+    const parts = delta.tool_calls;
+    if (parts === undefined || parts === null) return;
+    if (!Array.isArray(parts)) throw new ReplyShapeError('choices[0].delta.tool_calls', parts, 'an array');
+    for (const part of parts) this.#add(part);
+  }
+
+  /** Whether a chunk carried a finish reason. */
+  get ended(): boolean {
+    return this.finishReason !== null;
   }
 
   /** The completion so far, every call settled (those not ready too, without announcing them). */
   toCompletion(): Completion {
-    const calls = this.#calls;
-    for (let i = this.#settled; i < calls.length; i++) this.#settle(i);
     return {
       content: this.#content.join(''),
       reasoning: this.#reasoning.join(''),
-      calls: calls.map((c) => c.settled!),
+      refusal: this.#refusal.join(''),
+      calls: this.settleAll(),
       finishReason: this.finishReason ?? '',
       usage: this.usage,
     };
   }
 
-  #add(part: ToolCallDelta): void {
+  /**
+   * Adds a tool-call delta to its call: the call at its `index`; without an index (some servers send
+   * none), a new call when the delta brings an id other than the last call's or a name while the last
+   * call has one, else the last call.
+   */
+  #add(value: unknown): void {
+    const where = 'choices[0].delta.tool_calls[]';
+    if (!isRecord(value)) throw new ReplyShapeError(where, value, 'a call delta object');
+    const part = value as Partial<ToolCallDelta> & Record<string, unknown>;
+    const fn = part.function as unknown;
+    if (fn !== undefined && fn !== null && !isRecord(fn)) {
+      throw new ReplyShapeError(`${where}.function`, fn, 'an object');
+    }
+    const name = isRecord(fn) ? textField(fn.name, `${where}.function.name`) : '';
+    const args = isRecord(fn) ? argumentsField(fn.arguments, `${where}.function.arguments`) : '';
+    const id = typeof part.id === 'string' ? part.id : '';
+    const index = typeof part.index === 'number' ? part.index : this.#indexWithout(id, name);
     let call = this.#last;
-    if (call === undefined || call.index !== part.index) {
-      call = this.#calls.find((c) => c.index === part.index);
+    if (call === undefined || call.index !== index) {
+      call = this.calls.find((c) => c.index === index);
       if (call === undefined) {
         // A call with a higher index begins: every earlier call's arguments are complete.
-        this.#readyBelow(part.index);
-        call = { index: part.index, modelId: '', name: '', fragments: [], settled: undefined };
-        this.#calls.push(call);
+        this.#readyBelow(index);
+        call = { index, modelId: '', name: '', fragments: [], settled: undefined };
+        this.calls.push(call);
       }
       this.#last = call;
     }
-    const fn = part.function;
     if (call.settled) {
       // Out of protocol (a call continued after a later one began): keep the text whole.
-      if (fn?.arguments) call.settled.argsText += fn.arguments;
+      call.settled.argsText += args;
       return;
     }
-    if (part.id) call.modelId = part.id;
-    if (fn) {
-      if (fn.name) call.name += fn.name;
-      if (fn.arguments) call.fragments.push(fn.arguments);
-    }
+    if (id) call.modelId = id;
+    if (name) call.name += name;
+    if (args) call.fragments.push(args);
+  }
+
+  /** The index of a delta that has none (see `#add`). */
+  #indexWithout(id: string, name: string): number {
+    const last = this.#last;
+    if (last === undefined) return 0;
+    const fresh =
+      (id !== '' && last.modelId !== '' && id !== last.modelId) || (name !== '' && last.name !== '');
+    return fresh ? Math.max(...this.calls.map((c) => c.index)) + 1 : last.index;
   }
 
   /** Settles and announces, in order, the open calls that precede the first one at `index` or above. */
   #readyBelow(index: number): void {
-    const calls = this.#calls;
-    for (let i = this.#settled; i < calls.length && calls[i]!.index < index; i++) {
-      const ready = this.#settle(i);
-      this.#onReady?.(ready);
-    }
+    let last = this.settledCount - 1;
+    while (last + 1 < this.calls.length && this.calls[last + 1]!.index < index) last++;
+    this.readyThrough(last);
   }
-
-  /** Fixes call `i`'s id and arguments; every call before it is settled already. */
-  #settle(i: number): ModelToolCall {
-    const call = this.#calls[i]!;
-    const settled: ModelToolCall = {
-      id: settleCallId(call.modelId, i, this.#scope.callIdStem, this.#taken),
-      name: call.name,
-      argsText: call.fragments.join(''),
-    };
-    call.settled = settled;
-    this.#settled = i + 1;
-    return settled;
-  }
-
-  /** Whether an id is held by the conversation or by a call of this message settled before. */
-  readonly #taken = (id: string): boolean => {
-    for (let i = 0; i < this.#settled; i++) if (this.#calls[i]!.settled!.id === id) return true;
-    return this.#scope.usedCallIds.has(id);
-  };
 }

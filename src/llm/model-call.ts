@@ -1,22 +1,30 @@
 import type OpenAI from 'openai';
 import { DEFAULTS } from '../defaults.js';
-import { buildChatBody, type ChatRequestOptions, callsInText, type ModelRequest } from './chat-request.js';
-import { requestCompletion } from './completion-call.js';
+import { type ChatRequestOptions, callsInText, type ModelRequest } from './chat-request.js';
 import { DeadlineExceededError } from './deadline.js';
 import { type ModelReply, type ModelToolCall, toModelReply } from './model-reply.js';
+import { type ModelApi, wireFor } from './model-wire.js';
+import type { ReplyNotice } from './reply-fields.js';
 import { type RetryInfo, type RetryOptions, resolveRetryPolicy, withRetry } from './retry-policy.js';
-import { readCompletionStream, type StreamReadOptions } from './stream-reader.js';
+import type { StreamReadOptions } from './stream-reader.js';
 import { xmlCallsOf } from './xml-tool-calls.js';
 
 /** How model calls are made: the client, the body's fixed fields, streaming, retries. */
 export interface ModelOptions extends ChatRequestOptions {
   /** The SDK client. Give it `maxRetries: 0`: the retry policy here is the one that rules. */
   client: OpenAI;
+  /**
+   * `chat-completions` (default: every OpenAI-compatible server) or `responses` (OpenAI's Responses API:
+   * reasoning items kept between calls and in the conversation; docs/providers.md).
+   */
+  api?: ModelApi;
   /** Stream the answer (default true). */
   stream?: boolean;
   retry?: Omit<RetryOptions, 'signal' | 'deadline' | 'onRetry'>;
   /** A stream (or a wait for the first byte) silent this long is cut and retried (default 120 s). */
   streamIdleTimeoutMs?: number;
+  /** Hears what a reply held that was left out of the answer (unknown content part types): the debug log. */
+  onNotice?: ReplyNotice;
 }
 
 /** What `onRetry` hears before each wait: the attempt that failed, the wait, the error, the attempts allowed. */
@@ -47,9 +55,10 @@ export interface ModelIo {
 }
 
 /**
- * One model call: a Chat Completions request through the SDK, streamed or not, with the retry policy
- * and the request's deadline. Resolves with the assistant message as it goes into the conversation,
- * its calls with ids unique in the conversation, `finishReason`, usage and reasoning.
+ * One model call: a Chat Completions or Responses API request (`options.api`) through the SDK,
+ * streamed or not, with the retry policy and the request's deadline. Resolves with the assistant
+ * message as it goes into the conversation (with its reasoning items on the Responses wire), its
+ * calls with ids unique in the conversation, `finishReason`, usage and reasoning.
  *
  * Rejects with `io.signal`'s reason when it aborts, a `DeadlineExceededError` when the deadline passes,
  * and an `LlmCallError` when the retry policy gives up. Without a deadline the caller's signal is used
@@ -62,6 +71,7 @@ export async function callModel(
   io: ModelIo,
 ): Promise<ModelReply> {
   const signal = io.signal;
+  const wire = wireFor(options, request);
   let deadline: AbortController | undefined;
   let timer: ReturnType<typeof setTimeout> | undefined;
   if (request.deadline !== null) {
@@ -73,7 +83,6 @@ export async function callModel(
     );
   }
   const combined = deadline ? AbortSignal.any([signal, deadline.signal]) : signal;
-  const body = buildChatBody(options, request);
   const inText = callsInText(options, request);
   const read: StreamReadOptions | undefined =
     options.stream === false
@@ -84,12 +93,11 @@ export async function callModel(
           scope: request,
           onText: io.onText,
           onCallReady: request.toolsEnabled && !inText ? io.onCallReady : undefined,
+          notice: options.onNotice,
         };
   const attempt = (attemptNumber: number) => {
     if (attemptNumber > 1) io.onReset?.({ reason: 'retry', attempt: attemptNumber });
-    return read
-      ? readCompletionStream(options.client, body, read)
-      : requestCompletion(options.client, body, combined, request);
+    return wire(read, combined);
   };
   const retry: RetryOptions = { ...options.retry, signal: combined, url: options.client.baseURL };
   if (request.deadline !== null) retry.deadline = request.deadline;

@@ -1,7 +1,6 @@
-import type { ChatCompletionAssistantMessageParam } from 'openai/resources/chat/completions';
-import type { CompletionUsage } from 'openai/resources/completions';
-import type { Usage } from './message.js';
+import type { AssistantMessage, ReasoningItem, Usage } from './message.js';
 import { reasoningOf } from './reasoning.js';
+import type { UsageCounts } from './reply-fields.js';
 
 /** One tool call as the model made it: its id as the conversation keeps it, its name, its raw arguments. */
 export interface ModelToolCall {
@@ -9,6 +8,8 @@ export interface ModelToolCall {
   name: string;
   /** The arguments text as sent (not parsed: it may be invalid JSON). */
   argsText: string;
+  /** Why the call cannot be run (the server sent it without a function name): its result says so. */
+  problem?: string;
 }
 
 /** What one attempt of a model call yields, streamed or not, before it is shaped for the conversation. */
@@ -16,15 +17,19 @@ export interface Completion {
   content: string;
   /** `reasoning_content` the server sent alongside the text ('' for none). */
   reasoning: string;
+  /** A refusal the model sent instead of an answer ('' for none). */
+  refusal: string;
   calls: ModelToolCall[];
   finishReason: string;
-  usage: CompletionUsage | null | undefined;
+  usage: UsageCounts | null | undefined;
+  /** Reasoning items of a Responses API reply, to send back on the next call (none on Chat Completions). */
+  reasoningItems?: ReasoningItem[];
 }
 
 /** What `callModel` resolves with. */
 export interface ModelReply {
   /** The assistant message as it goes into the conversation. */
-  message: ChatCompletionAssistantMessageParam;
+  message: AssistantMessage;
   /** Its tool calls, with the ids `message.tool_calls` holds; empty when tools were disabled. */
   calls: ModelToolCall[];
   finishReason: string;
@@ -35,15 +40,19 @@ export interface ModelReply {
 
 /**
  * Shapes a completion for the conversation: the assistant message (`content: null` only beside tool
- * calls), the calls (none when tools were disabled: a model may call them anyway), usage in our terms
+ * calls; a refusal's text as the content when there is no other), the calls (none when tools were disabled: a model may call them anyway), usage in our terms
  * and the reasoning.
  */
 export function toModelReply(completion: Completion, toolsEnabled: boolean): ModelReply {
   const calls = toolsEnabled ? completion.calls : [];
-  const message: ChatCompletionAssistantMessageParam = {
+  const refusal = completion.refusal;
+  const message: AssistantMessage = {
     role: 'assistant',
-    content: completion.content || null,
+    // A refusal is the answer the user sees; the message keeps it as `refusal` too.
+    content: completion.content || refusal || null,
   };
+  if (refusal) message.refusal = refusal;
+  if (completion.reasoningItems?.length) message.reasoning_items = completion.reasoningItems;
   if (calls.length > 0) {
     message.tool_calls = calls.map((c) => ({
       id: c.id,
@@ -63,9 +72,7 @@ export function toModelReply(completion: Completion, toolsEnabled: boolean): Mod
           promptTokens: usage.prompt_tokens,
           completionTokens: usage.completion_tokens,
           totalTokens: usage.total_tokens,
-          ...(usage.prompt_tokens_details?.cached_tokens
-            ? { cachedPromptTokens: usage.prompt_tokens_details.cached_tokens }
-            : {}),
+          ...(usage.cached_tokens ? { cachedPromptTokens: usage.cached_tokens } : {}),
         }
       : null,
   };

@@ -3,6 +3,7 @@ import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/compl
 import { CompletionAssembler } from './completion-assembler.js';
 import { StreamCutError } from './error-classification.js';
 import type { Completion, ModelToolCall } from './model-reply.js';
+import type { ReplyNotice } from './reply-fields.js';
 import type { CallIdScope } from './tool-call-ids.js';
 
 /** How one stream is read and who hears it as it comes. */
@@ -17,6 +18,8 @@ export interface StreamReadOptions {
   onText?: ((delta: string) => void) | undefined;
   /** Each call once its arguments are certainly complete, its id settled (`CompletionAssembler`). */
   onCallReady?: ((call: ModelToolCall) => void) | undefined;
+  /** Hears content parts left out of the answer (unknown part types). */
+  notice?: ReplyNotice | undefined;
 }
 
 /**
@@ -38,9 +41,40 @@ export interface StreamReadOptions {
  * Rejects with `signal.reason` when the signal aborts, and with a `StreamCutError` when the stream
  * ends without a `finish_reason` (the SDK ends such a stream quietly).
  */
-export async function readCompletionStream(
+export function readCompletionStream(
   client: OpenAI,
   body: ChatCompletionCreateParamsBase,
+  options: StreamReadOptions,
+): Promise<Completion> {
+  return readModelStream(
+    (signal) =>
+      client.chat.completions.create(
+        { ...body, stream: true, stream_options: { include_usage: true } },
+        { signal },
+      ),
+    (onText, onReady) => new CompletionAssembler(options.scope, { onText, onReady, notice: options.notice }),
+    options,
+  );
+}
+
+/** What assembles one wire's stream events into a completion (`CompletionAssembler`, `ResponseAssembler`). */
+export interface StreamAssembler {
+  push(event: unknown): void;
+  /** Whether the stream said it ended (a finish reason, a completed response): else it was cut. */
+  readonly ended: boolean;
+  toCompletion(): Completion;
+}
+
+/**
+ * Reads one stream of either wire, as `readCompletionStream` describes: `open` makes the request with
+ * the signal given, `assemble` makes the assembler with the text and ready-call listeners.
+ */
+export async function readModelStream(
+  open: (signal: AbortSignal) => Promise<AsyncIterable<unknown>>,
+  assemble: (
+    onText: ((text: string) => void) | undefined,
+    onReady: ((call: ModelToolCall) => void) | undefined,
+  ) => StreamAssembler,
   options: StreamReadOptions,
 ): Promise<Completion> {
   const { signal, idleMs, onText, onCallReady } = options;
@@ -76,8 +110,7 @@ export async function readCompletionStream(
   const flushSoon = () => {
     flushAt ??= setImmediate(() => flush(true));
   };
-  const assembler = new CompletionAssembler(
-    options.scope,
+  const assembler = assemble(
     onText &&
       ((text) => {
         pending += text;
@@ -90,17 +123,14 @@ export async function readCompletionStream(
       }),
   );
   try {
-    const response = await client.chat.completions.create(
-      { ...body, stream: true, stream_options: { include_usage: true } },
-      { signal: idle.signal },
-    );
+    const response = await open(idle.signal);
     for await (const chunk of response) {
       lastData = Date.now();
       assembler.push(chunk);
     }
     // An aborted stream ends quietly in the SDK; a stream closed early by the server is a cut (retried).
     idle.signal.throwIfAborted();
-    if (assembler.finishReason === null) throw new StreamCutError();
+    if (!assembler.ended) throw new StreamCutError();
     flush(false);
     return assembler.toCompletion();
   } catch (error) {

@@ -1,5 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
+import { McpConfigError } from './mcp-config-error.js';
+import { fillServerPlaceholders, type PlaceholderEnv } from './mcp-placeholders.js';
+
+export { McpConfigError } from './mcp-config-error.js';
 
 /**
  * Which calls of a server's tools ask the user first: `readonly` (default) asks for every tool not
@@ -18,12 +22,34 @@ export interface McpStdioServerConfig {
   approval?: McpApproval;
 }
 
-/** A remote server, spoken to over Streamable HTTP. */
+/**
+ * A remote server: over Streamable HTTP, or the older HTTP+SSE transport with `type: 'sse'`; without
+ * a type, Streamable HTTP is tried first and SSE when the server answers as an SSE server.
+ */
 export interface McpHttpServerConfig {
   url: string;
+  /** `http` (Streamable HTTP only), `sse` (the older HTTP+SSE transport); unset: either. */
+  type?: 'http' | 'sse';
   /** Sent with every request (an `Authorization` header, for instance). */
   headers?: Record<string, string>;
+  /** How to sign in when the server asks (OAuth): a pre-registered client, the scope to ask for. */
+  oauth?: McpOAuthConfig;
   approval?: McpApproval;
+}
+
+/**
+ * OAuth settings of a remote server. Without them a server that asks for sign-in gets a client
+ * registered dynamically (when its authorization server offers it).
+ */
+export interface McpOAuthConfig {
+  /** A client registered beforehand with the authorization server (no dynamic registration then). */
+  clientId?: string;
+  /** That client's secret, if it is a confidential client. */
+  clientSecret?: string;
+  /** The scope to ask for when the server does not say which. */
+  scope?: string;
+  /** An https URL of a client ID metadata document, used where the authorization server supports them. */
+  clientMetadataUrl?: string;
 }
 
 /** One server of an `mcpServers` config. */
@@ -48,25 +74,34 @@ const stdioServer = z.looseObject({
 });
 
 const httpServer = z.looseObject({
-  type: z.enum(['http', 'streamable-http', 'streamableHttp']).optional(),
+  type: z.enum(['http', 'streamable-http', 'streamableHttp', 'sse']).optional(),
   url: z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' }),
   headers: stringRecord.optional(),
+  oauth: z
+    .strictObject({
+      clientId: z.string().min(1).optional(),
+      clientSecret: z.string().min(1).optional(),
+      scope: z.string().optional(),
+      clientMetadataUrl: z.url({ protocol: /^https$/, error: 'expected an https:// URL' }).optional(),
+    })
+    .optional(),
   approval: approval.optional(),
   disabled: z.boolean().optional(),
 });
 
 const SERVER_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
-/** An `mcpServers` config that cannot be used: the message names the file (if any) and the key. */
-export class McpConfigError extends Error {
-  override readonly name = 'McpConfigError';
-}
-
 /**
  * Checks an `mcpServers` object and returns the servers to start (those marked `disabled: true` are
- * left out). `source` names where it came from in errors (`mcp.json`, `createAgent`).
+ * left out), with `${VAR}` and `${VAR:-default}` in `command`, `args`, `env`, `url` and `headers`
+ * filled from `env` (default `process.env`). `source` names where it came from in errors (`mcp.json`,
+ * `createAgent`).
  */
-export function parseMcpServers(value: unknown, source = 'mcpServers'): McpServersConfig {
+export function parseMcpServers(
+  value: unknown,
+  source = 'mcpServers',
+  env: PlaceholderEnv = process.env,
+): McpServersConfig {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new McpConfigError(`${source}: expected an object of servers by name`);
   }
@@ -79,10 +114,9 @@ export function parseMcpServers(value: unknown, source = 'mcpServers'): McpServe
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
       throw new McpConfigError(`${at}: expected an object with "command" (stdio) or "url" (HTTP)`);
     }
-    const entry = raw as Record<string, unknown>;
-    if (entry.type === 'sse') {
-      throw new McpConfigError(`${at}.type: the SSE transport is not supported; use Streamable HTTP ("url")`);
-    }
+    const given = raw as Record<string, unknown>;
+    if (given.disabled === true) continue;
+    const entry = fillServerPlaceholders(given, env, at);
     const isHttp = 'url' in entry;
     if (isHttp && 'command' in entry) {
       throw new McpConfigError(`${at}: give either "command" (stdio) or "url" (HTTP), not both`);
@@ -98,7 +132,6 @@ export function parseMcpServers(value: unknown, source = 'mcpServers'): McpServe
       const key = issue.path.length ? `.${issue.path.join('.')}` : '';
       throw new McpConfigError(`${at}${key}: ${issue.message}`);
     }
-    if (parsed.data.disabled === true) continue;
     servers[name] = pickKnown(parsed.data);
   }
   return servers;
@@ -106,12 +139,21 @@ export function parseMcpServers(value: unknown, source = 'mcpServers'): McpServe
 
 /** Only the fields this runtime acts on. */
 function pickKnown(entry: Record<string, unknown>): McpServerConfig {
-  const keys = ['command', 'args', 'env', 'cwd', 'url', 'headers', 'approval'];
-  return Object.fromEntries(keys.filter((k) => entry[k] !== undefined).map((k) => [k, entry[k]])) as never;
+  const keys = ['command', 'args', 'env', 'cwd', 'url', 'headers', 'oauth', 'approval'];
+  const known = Object.fromEntries(keys.filter((k) => entry[k] !== undefined).map((k) => [k, entry[k]]));
+  // `type` only where it chooses something: `sse`, or Streamable HTTP alone (the other spellings).
+  if ('url' in entry && entry.type !== undefined) known.type = entry.type === 'sse' ? 'sse' : 'http';
+  return known as never;
 }
 
-/** Reads an `mcp.json`-style file: a JSON object with an `mcpServers` object. */
-export async function loadMcpConfigFile(file: string): Promise<McpServersConfig> {
+/**
+ * Reads an `mcp.json`-style file: a JSON object with an `mcpServers` object (placeholders filled from
+ * `env`, default `process.env`).
+ */
+export async function loadMcpConfigFile(
+  file: string,
+  env: PlaceholderEnv = process.env,
+): Promise<McpServersConfig> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -129,7 +171,7 @@ export async function loadMcpConfigFile(file: string): Promise<McpServersConfig>
   }
   const servers = (value as { mcpServers?: unknown } | null)?.mcpServers;
   if (servers === undefined) throw new McpConfigError(`${file}: expected an "mcpServers" object`);
-  return parseMcpServers(servers, `${file}: mcpServers`);
+  return parseMcpServers(servers, `${file}: mcpServers`, env);
 }
 
 /** Whether a server is reached over HTTP. */

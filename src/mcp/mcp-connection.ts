@@ -1,21 +1,28 @@
 import { createRequire } from 'node:module';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { DEFAULTS } from '../defaults.js';
 import { isHttpServer, type McpServerConfig } from './mcp-config.js';
+import { StoredOAuthProvider } from './mcp-oauth-provider.js';
 import { mcpResultText } from './mcp-result.js';
-import { loadMcpSdk, mcpSdk } from './mcp-sdk.js';
+import { loadMcpSdk, type McpSdk, mcpSdk } from './mcp-sdk.js';
+import type { McpServerState } from './mcp-server-state.js';
+import { McpSignInRequired } from './mcp-sign-in-required.js';
+import { StderrTail } from './mcp-stderr-tail.js';
 import { type McpToolDefinition, toolDefinitions } from './mcp-tool.js';
-
-/** Where a server stands: starting, ready, down (it stopped; started again on next use), failed, closed. */
-export type McpServerState = 'idle' | 'starting' | 'ready' | 'down' | 'failed' | 'closed';
+import { answeredAsSseServer, httpTransport, stdioTransport, transportKinds } from './mcp-transport.js';
 
 /** What a connection tells its owner and how long it waits. */
 export interface McpConnectionOptions {
   /** The server's tools, each time they are listed (at start, after `tools/list_changed`, after a restart). */
   onTools(tools: McpToolDefinition[]): void;
-  /** A list refresh after `tools/list_changed` failed. */
+  /** A list refresh after `tools/list_changed` failed, a sign-in that failed. */
   onRefreshFailed(message: string): void;
+  /** A sign-in finished and the server started with its tools listed. */
+  onSignedIn?: () => void;
+  /** A remote server's OAuth provider (none: no sign-in; requests carry only the configured headers). */
+  auth?: OAuthClientProvider | undefined;
   /** The agent's tool timeout: the SDK's own request timeout is set past it, so the agent's fires first. */
   toolTimeoutMs: number;
   /** Time to start and list tools (default `DEFAULTS.mcpStartTimeoutMs`). */
@@ -27,7 +34,6 @@ export class McpToolError extends Error {
   override readonly name = 'McpToolError';
 }
 
-const STDERR_LINES = 20;
 const version = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
 
 /**
@@ -39,6 +45,8 @@ const version = (createRequire(import.meta.url)('../../package.json') as { versi
  */
 export class McpServerConnection {
   #state: McpServerState = 'idle';
+  /** The transport that last connected (a remote server without `type` may have fallen back to SSE). */
+  transport: 'stdio' | 'http' | 'sse' | undefined;
   #client: Client | undefined;
   #transport: Transport | undefined;
   #starting: Promise<void> | undefined;
@@ -46,8 +54,7 @@ export class McpServerConnection {
   #failures = 0;
   #lastFailureAt = 0;
   #downReason = '';
-  readonly #stderr: string[] = [];
-  #stderrPartial = '';
+  readonly #stderr = new StderrTail();
 
   constructor(
     readonly name: string,
@@ -61,8 +68,7 @@ export class McpServerConnection {
 
   /** The last lines the server wrote to stderr (stdio servers), oldest first. */
   stderrTail(lines = 10): string[] {
-    const all = this.#stderrPartial ? [...this.#stderr, this.#stderrPartial] : this.#stderr;
-    return all.slice(-lines);
+    return this.#stderr.last(lines);
   }
 
   /** Starts the server and lists its tools (once; a second call while starting waits for the first). */
@@ -91,7 +97,7 @@ export class McpServerConnection {
   async #connect(): Promise<void> {
     if (this.#state === 'closed') throw new Error(`MCP server "${this.name}" is closed`);
     this.#state = 'starting';
-    let sdk: Awaited<ReturnType<typeof loadMcpSdk>>;
+    let sdk: McpSdk;
     try {
       sdk = await loadMcpSdk();
     } catch (error) {
@@ -99,13 +105,57 @@ export class McpServerConnection {
       this.#failed();
       throw new Error(`MCP server "${this.name}" failed to start: ${text(error)}`);
     }
-    const { Client, ToolListChangedNotificationSchema } = sdk;
-    const transport = this.#makeTransport();
-    const client = new Client({ name: 'agentloop', version }, { capabilities: {} });
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    const config = this.config;
+    await this.#refreshIfExpiring();
+    const timeout = this.options.startTimeoutMs ?? DEFAULTS.mcpStartTimeoutMs;
+    const kinds = isHttpServer(config) ? transportKinds(config) : (['stdio'] as const);
+    for (const [i, kind] of kinds.entries()) {
+      const client = this.#newClient(sdk);
+      const transport =
+        kind === 'stdio'
+          ? stdioTransport(config as Parameters<typeof stdioTransport>[0], (chunk) =>
+              this.#stderr.keep(chunk),
+            )
+          : httpTransport(config as Parameters<typeof httpTransport>[0], kind, this.options.auth);
+      try {
+        await client.connect(transport, { timeout });
+        this.#client = client;
+        this.#transport = transport;
+        await this.#list(client, timeout);
+        if ((this.#state as McpServerState) === 'closed') {
+          await client.close().catch(() => {});
+          return;
+        }
+        this.#state = 'ready';
+        this.transport = kind;
+        return;
+      } catch (error) {
+        this.#client = undefined;
+        this.#transport = undefined;
+        await client.close().catch(() => {});
+        // An older server answers the Streamable HTTP initialize with a 4xx: it speaks HTTP+SSE.
+        if (kind === 'http' && i < kinds.length - 1 && answeredAsSseServer(error)) continue;
+        if (this.#awaitSignIn(error, transport)) return;
+        if ((this.#state as McpServerState) !== 'closed') this.#state = 'failed';
+        this.#failed();
+        const signIn = signInRequired(error);
+        if (signIn) throw signIn;
+        throw new Error(
+          this.#scrub(`MCP server "${this.name}" failed to start: ${text(error)}${this.#stderr.note()}`),
+        );
+      }
+    }
+  }
+
+  /** A client whose tool-list changes are read again and whose close marks the server down. */
+  #newClient(sdk: McpSdk): Client {
+    const client = new sdk.Client({ name: 'agentloop', version }, { capabilities: {} });
+    client.setNotificationHandler(sdk.ToolListChangedNotificationSchema, () => {
       const refresh = this.#list(client).catch((error: unknown) =>
         this.options.onRefreshFailed(
-          `MCP server "${this.name}": the tool list changed but could not be read again: ${text(error)}`,
+          this.#scrub(
+            `MCP server "${this.name}": the tool list changed but could not be read again: ${text(error)}`,
+          ),
         ),
       );
       this.#refreshing = refresh.finally(() => {
@@ -115,56 +165,49 @@ export class McpServerConnection {
     client.onclose = () => {
       if (this.#client === client && this.#state !== 'closed') this.#markDown('its connection closed');
     };
-    const timeout = this.options.startTimeoutMs ?? DEFAULTS.mcpStartTimeoutMs;
-    try {
-      await client.connect(transport, { timeout });
-      this.#client = client;
-      this.#transport = transport;
-      await this.#list(client, timeout);
-      if ((this.#state as McpServerState) === 'closed') {
-        await client.close().catch(() => {});
-        return;
-      }
-      this.#state = 'ready';
-    } catch (error) {
-      this.#client = undefined;
-      this.#transport = undefined;
-      if ((this.#state as McpServerState) !== 'closed') this.#state = 'failed';
-      this.#failed();
-      await client.close().catch(() => {});
-      throw new Error(`MCP server "${this.name}" failed to start: ${text(error)}${this.#stderrNote()}`);
-    }
+    return client;
   }
 
-  #makeTransport(): Transport {
-    const { StdioClientTransport, StreamableHTTPClientTransport } = mcpSdk();
-    const config = this.config;
-    if (isHttpServer(config)) {
-      return new StreamableHTTPClientTransport(new URL(config.url), {
-        requestInit: { headers: config.headers ?? {} },
+  /**
+   * When `error` is the SDK's "unauthorized" after it sent the user to sign in (our provider then
+   * waits for the browser), the server waits in `signin`: once the code comes back it is exchanged
+   * (`finishAuth`) and the server started again, its tools listed. True when that is so.
+   */
+  #awaitSignIn(error: unknown, transport: Transport): boolean {
+    const provider = this.options.auth;
+    const code = provider instanceof StoredOAuthProvider ? provider.pendingCode() : undefined;
+    if (!code || !(error instanceof mcpSdk().UnauthorizedError) || this.#state === 'closed') return false;
+    this.#state = 'signin';
+    const finish = (transport as { finishAuth?: (code: string) => Promise<void> }).finishAuth;
+    void code
+      .then((value) => finish!.call(transport, value))
+      .finally(() => (provider as StoredOAuthProvider).endSignIn())
+      .then(() => {
+        if (this.#state === 'signin') {
+          this.#state = 'idle';
+          return this.start().then(() => this.options.onSignedIn?.());
+        }
+      })
+      .catch((failure: unknown) => {
+        if (this.#state === 'closed') return;
+        if (this.#state === 'signin') this.#state = 'failed';
+        this.options.onRefreshFailed(this.#scrub(`MCP server "${this.name}": ${text(failure)}`));
       });
-    }
-    const transport = new StdioClientTransport({
-      command: config.command,
-      args: config.args ?? [],
-      ...(config.env ? { env: config.env } : {}),
-      ...(config.cwd ? { cwd: config.cwd } : {}),
-      stderr: 'pipe',
-    });
-    transport.stderr?.on('data', (chunk: Buffer | string) => this.#keepStderr(String(chunk)));
-    return transport;
+    return true;
   }
 
-  #keepStderr(chunk: string): void {
-    const lines = (this.#stderrPartial + chunk).split(/\r?\n/);
-    this.#stderrPartial = (lines.pop() ?? '').slice(-2_000);
-    for (const line of lines) if (line.trim() !== '') this.#stderr.push(line.slice(0, 2_000));
-    if (this.#stderr.length > STDERR_LINES) this.#stderr.splice(0, this.#stderr.length - STDERR_LINES);
+  /** Refreshes a stored access token that expires within a minute, before it is sent. */
+  async #refreshIfExpiring(): Promise<void> {
+    const provider = this.options.auth;
+    const config = this.config;
+    if (!(provider instanceof StoredOAuthProvider) || !isHttpServer(config)) return;
+    await provider.refreshIfExpiring(() => mcpSdk().auth(provider, { serverUrl: config.url }));
   }
 
-  #stderrNote(): string {
-    const tail = this.stderrTail(5);
-    return tail.length > 0 ? `\nlast lines of its stderr:\n  ${tail.join('\n  ')}` : '';
+  /** `message` without any token of this server's provider. */
+  #scrub(message: string): string {
+    const provider = this.options.auth;
+    return provider instanceof StoredOAuthProvider ? provider.scrub(message) : message;
   }
 
   /** Lists every page of tools and hands them to the owner. */
@@ -197,16 +240,28 @@ export class McpServerConnection {
   /** The client to call through: started again (after its backoff) when the server is down. */
   async #ready(signal: AbortSignal): Promise<Client> {
     if (this.#starting) await this.#starting;
-    if (this.#state === 'ready' && this.#client) return this.#client;
+    if (this.#state === 'ready' && this.#client) {
+      await this.#refreshIfExpiring();
+      return this.#client;
+    }
     if (this.#state === 'closed') throw new Error(`MCP server "${this.name}" is closed`);
+    if (this.#state === 'signin') {
+      throw new Error(
+        `MCP server "${this.name}" is waiting for you to sign in (open the link agentloop printed)`,
+      );
+    }
     const wait = this.restartDelay();
     if (wait > 0) await sleep(wait, signal);
     try {
       await this.start();
     } catch (error) {
+      if (signInRequired(error)) throw error;
       throw new Error(
         `${text(error)} (tried again on the next call, in ${Math.ceil(this.restartDelay() / 100) / 10} s or later)`,
       );
+    }
+    if ((this.#state as McpServerState) === 'signin') {
+      throw new Error(`MCP server "${this.name}" needs you to sign in: open the link agentloop printed`);
     }
     if (!this.#client) throw new Error(`MCP server "${this.name}" did not start`);
     return this.#client;
@@ -228,19 +283,32 @@ export class McpServerConnection {
       })) as Parameters<typeof mcpResultText>[0];
     } catch (error) {
       if (signal.aborted) throw signal.reason ?? error;
+      const transport = this.#transport;
+      if (transport && this.#client === client && this.#awaitSignIn(error, transport)) {
+        this.#client = undefined;
+        this.#transport = undefined;
+        void client.close().catch(() => {});
+        throw new Error(
+          `MCP server "${this.name}" needs you to sign in again: open the link agentloop printed`,
+        );
+      }
+      const signIn = signInRequired(error);
+      if (signIn) throw signIn;
       const { McpError, ErrorCode } = mcpSdk();
       const closed = error instanceof McpError && error.code === ErrorCode.ConnectionClosed;
       if (closed || this.#client !== client) {
         if (this.#client === client) this.#markDown('its connection closed');
         throw new Error(
           `MCP server "${this.name}" stopped during the call (${this.#downReason || 'connection closed'}); ` +
-            `it is started again on the next call${this.#stderrNote()}`,
+            `it is started again on the next call${this.#stderr.note()}`,
         );
       }
-      throw new Error(`MCP server "${this.name}": ${text(error)}`);
+      throw new Error(this.#scrub(`MCP server "${this.name}": ${text(error)}`));
     }
     this.#failures = 0;
-    const { text: content, isError } = mcpResultText(result);
+    const { text: shown, isError } = mcpResultText(result);
+    // A server that echoes its own token back would put it in the transcript.
+    const content = this.#scrub(shown);
     if (isError) throw new McpToolError(content || `the tool "${tool}" failed without a message`);
     return content;
   }
@@ -248,6 +316,8 @@ export class McpServerConnection {
   /** Ends the connection: the child process exits (stdin closed, then SIGTERM, then SIGKILL), an HTTP session ends. */
   async close(): Promise<void> {
     this.#state = 'closed';
+    if (this.options.auth instanceof StoredOAuthProvider)
+      this.options.auth.endSignIn('the server was closed');
     const starting = this.#starting;
     if (starting) await starting.catch(() => {});
     const client = this.#client;
@@ -282,6 +352,14 @@ export class McpServerConnection {
     await closing;
     clearTimeout(timer);
   }
+}
+
+/** The {@link McpSignInRequired} behind `error` (the SDK may wrap it), if any. */
+function signInRequired(error: unknown): McpSignInRequired | undefined {
+  for (let e = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if (e instanceof McpSignInRequired) return e;
+  }
+  return undefined;
 }
 
 function text(error: unknown): string {

@@ -1,4 +1,6 @@
+import type * as AuthModule from '@modelcontextprotocol/sdk/client/auth.js';
 import type * as ClientModule from '@modelcontextprotocol/sdk/client/index.js';
+import type * as SseModule from '@modelcontextprotocol/sdk/client/sse.js';
 import type * as StdioModule from '@modelcontextprotocol/sdk/client/stdio.js';
 import type * as HttpModule from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type * as TypesModule from '@modelcontextprotocol/sdk/types.js';
@@ -9,6 +11,11 @@ export interface McpSdk {
   Client: typeof ClientModule.Client;
   StdioClientTransport: typeof StdioModule.StdioClientTransport;
   StreamableHTTPClientTransport: typeof HttpModule.StreamableHTTPClientTransport;
+  StreamableHTTPError: typeof HttpModule.StreamableHTTPError;
+  SSEClientTransport: typeof SseModule.SSEClientTransport;
+  /** The SDK's OAuth client flow (discovery, registration, PKCE, refresh) driven by a provider. */
+  auth: typeof AuthModule.auth;
+  UnauthorizedError: typeof AuthModule.UnauthorizedError;
   ErrorCode: typeof TypesModule.ErrorCode;
   McpError: typeof TypesModule.McpError;
   ToolListChangedNotificationSchema: typeof TypesModule.ToolListChangedNotificationSchema;
@@ -31,10 +38,12 @@ let loaded: McpSdk | undefined;
 export function loadMcpSdk(): Promise<McpSdk> {
   loading ??= (async () => {
     try {
-      const [client, stdio, http, types, ajv] = await Promise.all([
+      const [client, stdio, http, sse, auth, types, ajv] = await Promise.all([
         import('@modelcontextprotocol/sdk/client/index.js'),
         import('@modelcontextprotocol/sdk/client/stdio.js'),
         import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+        import('@modelcontextprotocol/sdk/client/sse.js'),
+        import('@modelcontextprotocol/sdk/client/auth.js'),
         import('@modelcontextprotocol/sdk/types.js'),
         import('@modelcontextprotocol/sdk/validation/ajv'),
       ]);
@@ -42,6 +51,10 @@ export function loadMcpSdk(): Promise<McpSdk> {
         Client: client.Client,
         StdioClientTransport: stdio.StdioClientTransport,
         StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
+        StreamableHTTPError: http.StreamableHTTPError,
+        SSEClientTransport: sse.SSEClientTransport,
+        auth: auth.auth,
+        UnauthorizedError: auth.UnauthorizedError,
         ErrorCode: types.ErrorCode,
         McpError: types.McpError,
         ToolListChangedNotificationSchema: types.ToolListChangedNotificationSchema,

@@ -1,7 +1,11 @@
 import { DEFAULTS } from '../defaults.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
+import type { McpAuthOptions } from './mcp-auth.js';
+import type { McpAuthStore } from './mcp-auth-store.js';
 import type { McpServersConfig } from './mcp-config.js';
-import { McpServerConnection, type McpServerState } from './mcp-connection.js';
+import { McpServerConnection } from './mcp-connection.js';
+import { authProviderFor, authStoreOf } from './mcp-oauth-provider.js';
+import type { McpServerState } from './mcp-server-state.js';
 import { type McpToolDefinition, mcpTool } from './mcp-tool.js';
 
 /** What the servers report and how long calls may take. */
@@ -14,12 +18,18 @@ export interface McpServersOptions {
   toolTimeoutMs?: number;
   /** Time a server has to start and list its tools (default `DEFAULTS.mcpStartTimeoutMs`). */
   startTimeoutMs?: number;
+  /** How remote servers sign in (OAuth): where tokens live, how the user is sent to sign in. */
+  auth?: McpAuthOptions;
+  /** Told every OAuth token as it is read or obtained (the agent's redactor learns it). */
+  secret?: (value: string) => void;
 }
 
 /** One server as UIs show it (`/tools` in chat). */
 export interface McpServerStatus {
   name: string;
   state: McpServerState;
+  /** How it was reached, once it was: `stdio`, `http` (Streamable HTTP) or `sse` (the older HTTP+SSE). */
+  transport?: 'stdio' | 'http' | 'sse';
   /** The names its tools are offered under. */
   tools: string[];
 }
@@ -37,13 +47,17 @@ export class McpServers {
 
   constructor(config: McpServersConfig, options: McpServersOptions) {
     this.#options = options;
+    let store: McpAuthStore | undefined;
+    const auth = options.auth ?? {};
     this.#connections = Object.entries(config).map(
       ([name, server]) =>
         new McpServerConnection(name, server, {
+          auth: authProviderFor(name, server, auth, () => (store ??= authStoreOf(auth)), options.secret),
           toolTimeoutMs: options.toolTimeoutMs ?? DEFAULTS.toolTimeoutMs,
           ...(options.startTimeoutMs !== undefined ? { startTimeoutMs: options.startTimeoutMs } : {}),
           onTools: (tools) => this.#offer(name, server.approval ?? 'readonly', tools),
           onRefreshFailed: (message) => options.report(message),
+          onSignedIn: () => auth.signedIn?.(name, this.#offered.get(name)?.length ?? 0),
         }),
     );
   }
@@ -73,6 +87,7 @@ export class McpServers {
     return this.#connections.map((c) => ({
       name: c.name,
       state: c.state,
+      ...(c.transport ? { transport: c.transport } : {}),
       tools: [...(this.#offered.get(c.name) ?? [])],
     }));
   }

@@ -4,6 +4,7 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
+import type { AssistantMessage, ReasoningItem } from '../llm/message.js';
 import type { EncodingName } from './model-windows.js';
 
 /** Tokens every message costs besides its content (`<|start|>role<|message|>...<|end|>`). */
@@ -19,6 +20,8 @@ const IMAGE_TOKENS_LOW = 85;
 const IMAGE_TOKENS_HIGH = 765;
 /** Audio and file parts: no way to know offline, a flat guess so they are not free. */
 const OPAQUE_PART_TOKENS = 256;
+/** Encrypted reasoning is base64 of encrypted tokens: about this many characters per reasoning token. */
+const ENCRYPTED_CHARS_PER_TOKEN = 5;
 /**
  * Tool definitions are rendered by OpenAI as a TypeScript-like namespace in the system message.
  * These constants follow the OpenAI cookbook's measurements for the o200k/cl100k chat models.
@@ -132,12 +135,30 @@ export class TokenCounter {
             ? this.countText(call.function.name) + this.countText(call.function.arguments)
             : this.countText(call.custom.name) + this.countText(call.custom.input);
       }
+      total += this.#reasoningItems((message as AssistantMessage).reasoning_items);
       if (message.function_call) {
         total +=
           TOKENS_PER_TOOL_CALL +
           this.countText(message.function_call.name) +
           this.countText(message.function_call.arguments);
       }
+    }
+    return total;
+  }
+
+  /**
+   * Reasoning items sent back on the Responses wire: their summary and reasoning text, and the
+   * reasoning their opaque `encrypted_content` stands for (an estimate: a token per 5 characters of it).
+   */
+  #reasoningItems(items: readonly ReasoningItem[] | undefined): number {
+    if (items === undefined) return 0;
+    let total = 0;
+    for (const item of items) {
+      total += TOKENS_PER_MESSAGE;
+      for (const part of item.summary) total += this.countText(part.text);
+      for (const part of item.content ?? []) total += this.countText(part.text);
+      if (item.encrypted_content)
+        total += Math.ceil(item.encrypted_content.length / ENCRYPTED_CHARS_PER_TOKEN);
     }
     return total;
   }

@@ -1,4 +1,5 @@
 import type { ScriptedFinishReason, ScriptedRequest, ScriptedTurn } from './scenario.js';
+import { splitText } from './split-text.js';
 
 /** An error answer in OpenAI's shape: `{ error: { message, type, param, code } }` with an HTTP status. */
 export interface WireProblem {
@@ -35,6 +36,8 @@ export interface WireReply {
   created: number;
   model: string;
   content: string | null;
+  /** Reasoning sent beside the answer ('' for none): `reasoning_content` here, a reasoning item on the Responses wire. */
+  reasoning: string;
   toolCalls: WireToolCall[];
   finishReason: ScriptedFinishReason;
   usage: WireUsage;
@@ -51,7 +54,6 @@ export interface StreamPlan {
 }
 
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
-const DEFAULT_CHUNK_SIZE = 8;
 /** Sent when a turn scripts tool calls but the request offers no tools (or `tool_choice: 'none'`). */
 export const TOOLS_WITHHELD_TEXT = 'I cannot call tools for this request, so here is a direct answer.';
 
@@ -262,6 +264,7 @@ export function buildReply(turn: ScriptedTurn, ctx: ReplyContext): WireReply {
     created: Math.floor(Date.now() / 1000),
     model: ctx.model,
     content,
+    reasoning: turn.reasoning ?? '',
     toolCalls,
     finishReason,
     usage: {
@@ -282,6 +285,7 @@ export function completionJson(reply: WireReply): string {
     refusal: null,
     annotations: [],
   };
+  if (reply.reasoning) message.reasoning_content = reply.reasoning;
   if (reply.toolCalls.length > 0) {
     message.tool_calls = reply.toolCalls.map((call) => ({
       ...(call.id === null ? {} : { id: call.id }),
@@ -305,30 +309,13 @@ export function completionJson(reply: WireReply): string {
  * the first tool call's arguments (half the body when there is none).
  */
 export function completionCutPoint(body: string, fault: 'cut-mid-text' | 'cut-mid-tool-call'): number {
-  const marker = fault === 'cut-mid-text' ? '"content":"' : '"arguments":"';
-  const at = body.indexOf(marker);
-  return at >= 0 ? at + marker.length + 1 : Math.floor(body.length / 2);
-}
-
-/**
- * Splits text into pieces of `size` characters, never between the halves of a surrogate pair.
- * Without an explicit size, pieces are at most 8 characters and text of 2+ characters always
- * yields at least 2 pieces, so clients must reassemble even short replies.
- */
-export function splitText(text: string, size: number | undefined): string[] {
-  if (text.length === 0) return [];
-  const step = size ?? Math.min(DEFAULT_CHUNK_SIZE, Math.ceil(text.length / 2));
-  const pieces: string[] = [];
-  let start = 0;
-  while (start < text.length) {
-    let end = Math.min(start + step, text.length);
-    const code = text.charCodeAt(end - 1);
-    // Never split a surrogate pair: shorten the piece, or lengthen it when it would be empty.
-    if (end < text.length && code >= 0xd800 && code <= 0xdbff) end += end - 1 > start ? -1 : 1;
-    pieces.push(text.slice(start, end));
-    start = end;
+  // Chat Completions text is `"content":"`; the Responses API's is an output_text part's `"text":"`.
+  const markers = fault === 'cut-mid-text' ? ['"content":"', '"output_text","text":"'] : ['"arguments":"'];
+  for (const marker of markers) {
+    const at = body.indexOf(marker);
+    if (at >= 0) return at + marker.length + 1;
   }
-  return pieces;
+  return Math.floor(body.length / 2);
 }
 
 /**
@@ -354,6 +341,9 @@ export function streamEvents(
         : { role: 'assistant', content: '', refusal: null },
     ),
   ];
+  for (const piece of splitText(reply.reasoning, options.chunkSize))
+    events.push(event({ reasoning_content: piece }));
+  const textStart = events.length;
   const textPieces = reply.content === null ? [] : splitText(reply.content, options.chunkSize);
   for (const piece of textPieces) events.push(event({ content: piece }));
   let cutMidToolCall = events.length;
@@ -384,5 +374,5 @@ export function streamEvents(
     );
   }
   events.push('data: [DONE]\n\n');
-  return { events, cutMidText: 1 + Math.floor(textPieces.length / 2), cutMidToolCall };
+  return { events, cutMidText: textStart + Math.floor(textPieces.length / 2), cutMidToolCall };
 }

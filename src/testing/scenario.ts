@@ -48,6 +48,11 @@ export type ScriptedFault = 'reset' | 'cut-mid-text' | 'cut-mid-tool-call' | 'ha
 export interface ScriptedTurn {
   /** Assistant text. */
   content?: string;
+  /**
+   * The model's reasoning: `reasoning_content` on Chat Completions; on the Responses API a reasoning
+   * item with this summary and an opaque `encrypted_content`, which the server expects back.
+   */
+  reasoning?: string;
   toolCalls?: ScriptedToolCall[];
   /** Default: `tool_calls` when tool calls are sent, else `stop`. */
   finishReason?: ScriptedFinishReason;
@@ -122,6 +127,7 @@ const errorSchema = z.strictObject({
 const turnSchema = z
   .strictObject({
     content: z.string().optional(),
+    reasoning: z.string().optional(),
     toolCalls: z.array(toolCallSchema).optional(),
     finishReason: z.enum(['stop', 'tool_calls', 'length', 'content_filter']).optional(),
     usage: z

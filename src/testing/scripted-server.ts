@@ -11,6 +11,8 @@ import {
   streamEvents,
   type WireProblem,
 } from './openai-wire.js';
+import { responseJson, responseStreamEvents } from './responses-events.js';
+import { viewResponsesRequest } from './responses-request-view.js';
 import {
   loadScenario,
   parseScenario,
@@ -47,7 +49,10 @@ export interface ScriptedServer {
   readonly url: string;
   readonly port: number;
   readonly host: string;
-  /** Parsed bodies of the chat completion requests received, in arrival order (not malformed JSON). */
+  /**
+   * Parsed bodies of the requests received, in arrival order (not malformed JSON); a Responses API
+   * request as its Chat Completions view (docs/scripted-server.md).
+   */
   readonly requests: readonly ScriptedRequest[];
   /** Chat completion requests received, including invalid ones. */
   readonly requestCount: number;
@@ -58,11 +63,34 @@ export interface ScriptedServer {
 }
 
 const MAX_BODY_BYTES = 32 * 1024 * 1024;
+/** The APIs the server speaks, by request path. */
+type Wire = 'chat' | 'responses';
+const WIRES: Record<string, Wire | undefined> = {
+  '/v1/chat/completions': 'chat',
+  '/chat/completions': 'chat',
+  '/v1/responses': 'responses',
+  '/responses': 'responses',
+};
 const DEFAULT_MODEL = 'scripted-model';
 
 /**
- * Starts a server on `127.0.0.1` that speaks OpenAI's Chat Completions wire format
- * (`POST /v1/chat/completions`, streaming or not; `GET /v1/models`) and answers from a scenario.
+ * Checks a request as its API would and counts its assistant messages. A Responses request is seen
+ * (and recorded) as its Chat Completions view (`viewResponsesRequest`).
+ */
+function checkRequest(
+  body: unknown,
+  wire: Wire,
+): { ok: true; request: ScriptedRequest; assistantCount: number } | { ok: false; problem: WireProblem } {
+  const view = wire === 'responses' ? viewResponsesRequest(body) : { ok: true as const, request: body };
+  if (!view.ok) return view;
+  const check = checkChatRequest(view.request);
+  return check.ok ? { ...check, request: view.request as ScriptedRequest } : check;
+}
+
+/**
+ * Starts a server on `127.0.0.1` that speaks OpenAI's Chat Completions and Responses wire formats
+ * (`POST /v1/chat/completions`, `POST /v1/responses`, streaming or not; `GET /v1/models`) and answers
+ * both from one scenario.
  * The turn for a request is the number of assistant messages it holds, so it is stateless per
  * conversation; only the `times` counters of errors/faults are kept per server.
  */
@@ -129,7 +157,7 @@ export async function startScriptedServer(options: ScriptedServerOptions): Promi
     }
   };
 
-  const answerChat = async (req: IncomingMessage, res: ServerResponse, raw: Buffer) => {
+  const answerChat = async (req: IncomingMessage, res: ServerResponse, raw: Buffer, wire: Wire) => {
     requestCount++;
     const requestSeq = ++seq;
     let body: unknown;
@@ -144,13 +172,13 @@ export async function startScriptedServer(options: ScriptedServerOptions): Promi
         ),
       );
     }
-    if (record) requests.push(body as ScriptedRequest);
-    const check = checkChatRequest(body);
+    const check = checkRequest(body, wire);
+    if (record) requests.push(check.ok ? check.request : (body as ScriptedRequest));
     if (!check.ok) {
       if (latencyMs > 0) await wait(latencyMs);
       return sendProblem(res, check.problem);
     }
-    const request = body as ScriptedRequest;
+    const request = check.request;
     const index = check.assistantCount;
     const found = await lookupTurn(request, index);
     if ('problem' in found) {
@@ -196,7 +224,7 @@ export async function startScriptedServer(options: ScriptedServerOptions): Promi
     });
 
     if (request.stream !== true) {
-      const json = completionJson(reply);
+      const json = wire === 'responses' ? responseJson(reply) : completionJson(reply);
       const bytes = Buffer.from(json);
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': bytes.length });
       if (fault === 'cut-mid-text' || fault === 'cut-mid-tool-call') {
@@ -208,10 +236,13 @@ export async function startScriptedServer(options: ScriptedServerOptions): Promi
       return;
     }
 
-    const plan = streamEvents(reply, {
-      includeUsage: request.stream_options?.include_usage === true,
-      chunkSize: turn.chunkSize,
-    });
+    const plan =
+      wire === 'responses'
+        ? responseStreamEvents(reply, turn.chunkSize)
+        : streamEvents(reply, {
+            includeUsage: request.stream_options?.include_usage === true,
+            chunkSize: turn.chunkSize,
+          });
     const cutAt =
       fault === 'cut-mid-text' ? plan.cutMidText : fault === 'cut-mid-tool-call' ? plan.cutMidToolCall : -1;
     const events = cutAt >= 0 ? plan.events.slice(0, cutAt) : plan.events;
@@ -239,7 +270,8 @@ export async function startScriptedServer(options: ScriptedServerOptions): Promi
     const query = url.indexOf('?');
     const path = query >= 0 ? url.slice(0, query) : url;
 
-    if (req.method === 'POST' && (path === '/v1/chat/completions' || path === '/chat/completions')) {
+    const wire = req.method === 'POST' ? WIRES[path] : undefined;
+    if (wire !== undefined) {
       const parts: Buffer[] = [];
       let size = 0;
       req.on('data', (part: Buffer) => {
@@ -253,7 +285,7 @@ export async function startScriptedServer(options: ScriptedServerOptions): Promi
       });
       req.on('end', () => {
         if (size > MAX_BODY_BYTES || closing) return;
-        answerChat(req, res, parts.length === 1 ? parts[0]! : Buffer.concat(parts)).catch(() => {
+        answerChat(req, res, parts.length === 1 ? parts[0]! : Buffer.concat(parts), wire).catch(() => {
           if (!res.headersSent)
             sendProblem(res, problem('scripted server failure', null, null, 500, 'server_error'));
           else res.destroy();

@@ -74,6 +74,7 @@ export async function executeToolCall(
     return result;
   };
 
+  if (call.problem !== undefined) return finish(`Error: ${call.problem}.`, true);
   const tool = registry.get(call.name);
   if (!tool) {
     const names = registry.names.join(', ') || '(none)';

@@ -15,6 +15,8 @@ export interface ToolCallRequest {
   loopBreaking?: 'completed' | 'question';
   /** Set for `update_plan`: a successful call's arguments become the plan. */
   updatesPlan?: true;
+  /** Why the call cannot be run (the model server sent it without a function name): its error result. */
+  problem?: string;
 }
 
 /** The result of one call, as the model will read it in its `role: 'tool'` message. */
@@ -54,13 +56,12 @@ export function parseToolArgs(argsText: string): unknown {
  * approval: they fail without running. Tools the user allowed for the session are the machine's call.
  */
 export function planToolCall(
-  call: { id: string; name: string; argsText: string },
+  call: { id: string; name: string; argsText: string; problem?: string },
   registry: ToolRegistry,
   policy: ApprovalPolicy = 'tool',
   sessionId = '',
 ): ToolCallRequest {
   const args = parseToolArgs(call.argsText);
-  const tool = registry.get(call.name);
   const request: ToolCallRequest = {
     id: call.id,
     name: call.name,
@@ -68,6 +69,11 @@ export function planToolCall(
     args,
     needsApproval: false,
   };
+  if (call.problem !== undefined) {
+    request.problem = call.problem;
+    return request;
+  }
+  const tool = registry.get(call.name);
   if (!tool) return request;
   if (tool.loopBreaking) request.loopBreaking = tool.loopBreaking;
   if (tool.updatesPlan) request.updatesPlan = true;

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach } from 'vitest';
+import { afterEach, beforeEach, describe } from 'vitest';
 import type { Agent, AgentEvent, AgentOptions } from '../../src/index.js';
 import { createAgent } from '../../src/index.js';
 import { type Scenario, type ScriptedServer, startScriptedServer } from '../../src/testing/index.js';
@@ -18,6 +18,27 @@ afterEach(async () => {
   await Promise.all(open.dirs.splice(0).map((d) => rm(d, { recursive: true, force: true, maxRetries: 5 })));
 });
 
+/** The model APIs an agent speaks; the scripted server answers both from one scenario. */
+export const WIRES = ['chat-completions', 'responses'] as const;
+export type Wire = (typeof WIRES)[number];
+let wire: Wire | undefined;
+
+/**
+ * Runs the tests `body` declares once per wire (`describe.each(WIRES)`): agents made by `agentAt` and
+ * `agentOn` in them speak that wire unless their options say otherwise.
+ */
+export function eachWire(body: (api: Wire) => void): void {
+  describe.each(WIRES)('over %s', (api) => {
+    beforeEach(() => {
+      wire = api;
+    });
+    afterEach(() => {
+      wire = undefined;
+    });
+    body(api);
+  });
+}
+
 /** Starts a scripted server; it is closed after the test. */
 export async function serve(scenario: Scenario): Promise<ScriptedServer> {
   const server = await startScriptedServer({ scenario });
@@ -30,7 +51,12 @@ export function agentAt(
   server: ScriptedServer,
   options: Omit<AgentOptions, 'baseURL' | 'apiKey'> = {},
 ): Agent {
-  const agent = createAgent({ baseURL: server.url, apiKey: 'test-key', ...options }) as Agent<unknown>;
+  const agent = createAgent({
+    baseURL: server.url,
+    apiKey: 'test-key',
+    ...(wire ? { api: wire } : {}),
+    ...options,
+  }) as Agent<unknown>;
   open.agents.push(agent);
   return agent;
 }

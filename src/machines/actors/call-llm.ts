@@ -1,6 +1,5 @@
-import type { ChatCompletionAssistantMessageParam } from 'openai/resources/chat/completions';
 import { DEFAULTS } from '../../defaults.js';
-import type { Message, Usage } from '../../llm/message.js';
+import type { AssistantMessage, Message, Usage } from '../../llm/message.js';
 import { callModel, type ModelOptions } from '../../llm/model-call.js';
 import type { ModelToolCall } from '../../llm/model-reply.js';
 import { callIdsIn } from '../../llm/tool-call-ids.js';
@@ -32,7 +31,7 @@ export interface LlmCallInput {
 /** What the `callLlm` actor resolves with. */
 export interface LlmCallOutput {
   /** The assistant message as it goes into the conversation. */
-  message: ChatCompletionAssistantMessageParam;
+  message: AssistantMessage;
   /** Its tool calls, planned (parsed arguments, approval, loop-breaking). */
   calls: ToolCallRequest[];
   finishReason: string;
