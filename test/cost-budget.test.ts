@@ -186,6 +186,11 @@ describe('cost budget of a session', () => {
     expect(third.usage.costUsd).toBeCloseTo(0.02, 10);
     expect(server.requests).toHaveLength(1);
     expect(runs).toEqual([1, 2]);
+    // A session that has spent its budget makes no further call: send() says so, naming the limit.
+    await expect(restored.send('four')).rejects.toThrow(
+      /\$0\.1000 of its \$0\.1 budget \(limits\.maxSessionCostUsd/,
+    );
+    expect(server.requests).toHaveLength(1);
     // The crossing went past 80% of the session's budget straight to 100%: no warning was due.
     expect(warnings).toEqual([]);
     restored.stop();

@@ -155,6 +155,19 @@ export function usageAfter(context: AgentContext, usage: Usage | null) {
 }
 
 /**
+ * Why a new turn may not start: the session's cost has reached `maxSessionCostUsd` (a model call
+ * would spend past it); `null` when it may. The budget is saved with the session.
+ */
+export function sessionBudgetSpent(context: AgentContext): string | null {
+  const spend = costSpends(context, context.turnUsage, context.totalUsage).find((s) => s.scope === 'session');
+  if (!spend || !reaches(spend.used, spend.max)) return null;
+  return (
+    `the session has cost $${spend.used.toFixed(4)} of its $${spend.max} budget (limits.maxSessionCostUsd, ` +
+    'saved with the session): no further model call is made; start a new session to go on'
+  );
+}
+
+/**
  * The `limit_warning` due when a reply takes the turn's or the session's cost past
  * `DEFAULTS.costWarningShare` of its budget (once: only the reply that crosses the share warns), and
  * the turn goes on.
