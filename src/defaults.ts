@@ -41,6 +41,12 @@ export const DEFAULTS = {
   /** The completion reserve never takes more than this share of a (small) context window. */
   completionReserveMaxShare: 0.25,
   /**
+   * A saved record holds the conversation itself up to this many messages (so that it reads on its
+   * own, and a lost transcript still restores it); above, it refers to the transcript, so that a save
+   * costs the same however long the session is (docs/persistence.md, "What a save writes").
+   */
+  recordMessagesInline: 32,
+  /**
    * How long a session's lease lasts unless renewed, in ms (renewed every third of it while the agent
    * holds the session). A crashed owner's sessions go to another worker after this long.
    */

@@ -46,6 +46,12 @@ export { type ModelWindow, resolveModelWindow } from './prompt/model-windows.js'
 export { TokenCounter, tokenCounterFor } from './prompt/token-counter.js';
 export { type PersistenceErrorHandler, SessionPersistence } from './session/persistent-session.js';
 export {
+  type ConversationReference,
+  type ExpandedSnapshot,
+  expandSnapshot,
+  isConversationReference,
+} from './session/saved-conversation.js';
+export {
   appliedInboxSeqs,
   hasInbox,
   type InboxInput,

@@ -17,7 +17,7 @@ import { type AgentDefinition, renderInstructions } from '../prompt/agent-defini
 import type { ContextProvider } from '../prompt/context-blocks.js';
 import type { ContextGuardOptions } from '../prompt/context-guard.js';
 import type { ModelPricing } from '../prompt/model-prices.js';
-import type { SessionOptions } from '../session/persistent-session.js';
+import type { SessionOptions } from '../session/session-options.js';
 import type { Tool } from '../tools/define-tool.js';
 import type { ApprovalPolicy } from '../tools/tool-call.js';
 import type { InspectOption } from './agent-inspection.js';

@@ -1,3 +1,4 @@
+import type { AnyActor } from 'xstate';
 import type { z } from 'zod';
 import type { Message } from '../llm/message.js';
 import type { ToolCallRequest, ToolResult } from '../tools/tool-call.js';
@@ -182,4 +183,16 @@ export function withAlwaysAllowed(
     ...saved,
     context: { ...saved.context, alwaysAllowed: [...saved.context.alwaysAllowed, ...missing] },
   };
+}
+
+/**
+ * The persisted snapshot of a running agent with an empty conversation (`context.messages: []`),
+ * made without visiting the messages: XState's `getPersistedSnapshot` walks the whole context
+ * looking for actor references, so at every rest point it visited every message of the session.
+ * What a save writes besides the transcript (which holds the conversation).
+ */
+export function persistedSnapshotWithoutMessages(actor: AnyActor): PersistedAgentSnapshot {
+  const snapshot = actor.getSnapshot() as { context: AgentContext };
+  const emptied = { ...snapshot, context: { ...snapshot.context, messages: [] } };
+  return actor.logic.getPersistedSnapshot(emptied as never) as PersistedAgentSnapshot;
 }

@@ -11,7 +11,11 @@ export interface SessionRecord {
   updatedAt: string;
   /** The machine state at the save, e.g. `'AwaitingInput'`. */
   state: string;
-  /** `actor.getPersistedSnapshot()`, stored as JSON. */
+  /**
+   * The machine's persisted snapshot, stored as JSON. Past `DEFAULTS.recordMessagesInline` messages
+   * its `context.messages` refers to the transcript instead of holding the conversation
+   * (`expandSnapshot` in `agentloop/unstable` rebuilds it; docs/persistence.md, "What a save writes").
+   */
   snapshot: unknown;
   /**
    * `seq` of the last transcript entry appended before this save (0 when none): entries with a
