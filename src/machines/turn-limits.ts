@@ -88,7 +88,6 @@ export function finalCallNote(reason: TerminateReason): Message {
     max_iterations: 'the limit of model calls for this request has been reached',
     timeout: 'the time limit for this request has been reached',
     token_budget: 'the token budget for this request has been used up',
-    cost_budget: 'the cost budget has been used up',
     repeated_calls: 'the same tool call was repeated too many times',
     consecutive_errors: 'too many tool calls failed in a row',
   };
