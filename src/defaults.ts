@@ -34,10 +34,18 @@ export const DEFAULTS = {
   llmRetryAfterCapMs: 60_000,
   /** Share of the model's context window above which a `limit_warning` is due. */
   contextWarningShare: 0.8,
+  /** Share of `limits.maxCostUsd` (or `maxSessionCostUsd`) at which a `limit_warning` is due. */
+  costWarningShare: 0.8,
   /** Tokens held back for the completion: the request is pruned to fit `window - reserve`. */
   completionReserveTokens: 16_384,
   /** The completion reserve never takes more than this share of a (small) context window. */
   completionReserveMaxShare: 0.25,
+  /**
+   * A saved record holds the conversation itself up to this many messages (so that it reads on its
+   * own, and a lost transcript still restores it); above, it refers to the transcript, so that a save
+   * costs the same however long the session is (docs/persistence.md, "What a save writes").
+   */
+  recordMessagesInline: 32,
   /**
    * How long a session's lease lasts unless renewed, in ms (renewed every third of it while the agent
    * holds the session). A crashed owner's sessions go to another worker after this long.

@@ -34,9 +34,23 @@ export {
   type PreparedRequest,
   type PruneReport,
 } from './prompt/context-window.js';
+export {
+  type BilledTokens,
+  callCostUsd,
+  type ModelPrice,
+  type ModelPricing,
+  PRICES_TAKEN,
+  resolveModelPrice,
+} from './prompt/model-prices.js';
 export { type ModelWindow, resolveModelWindow } from './prompt/model-windows.js';
 export { TokenCounter, tokenCounterFor } from './prompt/token-counter.js';
 export { type PersistenceErrorHandler, SessionPersistence } from './session/persistent-session.js';
+export {
+  type ConversationReference,
+  type ExpandedSnapshot,
+  expandSnapshot,
+  isConversationReference,
+} from './session/saved-conversation.js';
 export {
   appliedInboxSeqs,
   hasInbox,

@@ -379,6 +379,7 @@ describe('FileSessionStore', () => {
           seq: after.entries.length,
         });
       },
+      90_000, // a build, a child process and fsynced writes: seconds on a loaded machine
     );
   });
 });

@@ -73,6 +73,35 @@ describe('reasoning items', () => {
     });
   });
 
+  it('survive a fresh agent when the saved record refers to the transcript (a long session)', async () => {
+    // Ten tool turns are 40 messages: past DEFAULTS.recordMessagesInline, so the record holds a
+    // reference and the restore rebuilds every assistant message, reasoning items included, from the
+    // transcript lines.
+    const rounds = 10;
+    const turns = Array.from({ length: rounds }, (_, i) => [
+      { reasoning: `thought ${i}`, toolCalls: [{ name: 'echo', arguments: { text: `t${i}` } }] },
+      { content: `answer ${i}` },
+    ]).flat();
+    const server = await serve({ turns: [...turns, { content: 'after restore' }] });
+    const dir = await testDir('responses-long-');
+    const options = { api: 'responses' as const, tools: [echo], session: 'long' };
+    const first = agentAt(server, { ...options, store: new FileSessionStore({ dir }) });
+    for (let i = 0; i < rounds; i++) expect((await first.send(`go ${i}`)).response).toBe(`answer ${i}`);
+    const kept = first.messages.flatMap((m) => (m as { reasoning_items?: unknown[] }).reasoning_items ?? []);
+    expect(kept).toHaveLength(rounds);
+    await first.flush();
+    first.stop();
+    const record = JSON.parse(await readFile(path.join(dir, 'long', 'snapshot.json'), 'utf8'));
+    expect(record.snapshot.context.messages).toMatchObject({ fromTranscript: rounds * 4 });
+    const second = agentAt(server, { ...options, store: new FileSessionStore({ dir }) });
+    await second.ready();
+    expect((await second.send('again')).response).toBe('after restore');
+    const sent = server.requests
+      .at(-1)!
+      .messages.flatMap((m) => (m as { reasoning_items?: unknown[] }).reasoning_items ?? []);
+    expect(sent).toEqual(kept);
+  });
+
   it('are never sent on the Chat Completions wire', async () => {
     const { agent, server } = await agentOn(reasoningTurn, { tools: [echo], api: 'responses' });
     await agent.send('go');

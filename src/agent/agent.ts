@@ -1,4 +1,4 @@
-import { type Actor, createActor } from 'xstate';
+import type { Actor } from 'xstate';
 import type { ZodType } from 'zod';
 import { createAuditLog } from '../events/audit-log.js';
 import { attachDebugLog, debugFromEnv } from '../events/debug-log.js';
@@ -8,8 +8,7 @@ import type { Message } from '../llm/message.js';
 import { createOpenAIClient } from '../llm/openai-client.js';
 import { composeToolHooks } from '../machines/actors/compose-tool-hooks.js';
 import type { AgentContext } from '../machines/agent-context.js';
-import { bindAgentEffects } from '../machines/agent-effects.js';
-import { type AgentMachine, agentMachine } from '../machines/agent-machine.js';
+import type { AgentMachine } from '../machines/agent-machine.js';
 import { type AgentStateName, isBusyState } from '../machines/agent-states.js';
 import type { AgentEvent, AgentEventType, ToolCallInfo } from '../machines/emitted-events.js';
 import { pendingApprovals } from '../machines/tool-batch.js';
@@ -19,15 +18,16 @@ import type { RestoreReport } from '../session/transcript-replay.js';
 import type { SkillDiscovery } from '../skills/skill-discovery.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { Plan } from '../tools/update-plan-tool.js';
-import { leftInitializing, machineInput, startWaits } from './actor-input.js';
 import { attachInspection, type InspectionAttachment, inspectionSecrets } from './agent-inspection.js';
 import type { AgentOptions, ExecutionResult } from './agent-options.js';
 import { persistenceFor, TurnSettler } from './agent-persistence.js';
 import { type AgentSkills, agentSkills } from './agent-skills.js';
+import { loadAndStart } from './agent-start.js';
 import { type AgentTools, agentTools } from './agent-tools.js';
 import { type ApprovalAnswer, approvalAnswer, approvalEvent, pendingCallFor } from './approval-answer.js';
 import { effectsFromOptions } from './effects-from-options.js';
-import { errorEvent, eventsHeard, listen, relayEvents } from './event-relay.js';
+import { errorEvent, eventsHeard, listen } from './event-relay.js';
+import { sendRefusal } from './send-refusal.js';
 import { errorText, stoppedResult, turnResult } from './turn-result.js';
 
 export type { AgentStateName } from '../machines/agent-states.js';
@@ -89,60 +89,33 @@ export class Agent<TOutput = unknown> {
       debug: attachDebugLog(this.bus, options.debug ?? debugFromEnv(), this.redactor.redact),
     });
     this.#inspection = attachInspection(options.inspect, this.inspectionSecrets);
-    const persistence = this.#persistence;
-    if (persistence && options.snapshot)
-      throw new Error('createAgent: give `snapshot` or `session`, not both');
-    const waits = startWaits(persistence?.open(), this.#skills?.setup, this.#mcp?.start());
-    this.#ready = waits
-      ? waits.then(([snapshot, catalog]) =>
-          this.#stopped
-            ? undefined
-            : this.#start(effects, persistence ? snapshot : options.snapshot, catalog),
-        )
-      : this.#start(effects, options.snapshot);
-    if (persistence) {
-      this.#ready.catch((error: unknown) => {
-        this.#loadError = error;
-        this.#publishError(
-          `loading session "${persistence.id}" failed: ${errorText(error)}`,
-          'session_store',
-        );
-      });
-    }
-  }
-
-  /** Creates, binds and starts the actor (from a restored snapshot, if any); resolves once it is past Initializing. */
-  #start(
-    effects: Parameters<typeof bindAgentEffects>[1],
-    snapshot: unknown,
-    catalog?: string,
-  ): Promise<void> {
-    const options = this.#options;
-    const actor = createActor(agentMachine, {
-      input: machineInput(options, this.#persistence?.id ?? options.sessionId, catalog),
-      ...(snapshot ? { snapshot: snapshot as AgentOptions['snapshot'] } : {}),
-      ...(this.#inspection ? { inspect: this.#inspection.observer } : {}),
-    });
-    bindAgentEffects(actor, effects);
-    // A turn came to rest: its callers get the result once its writes are durable (TurnSettler).
-    relayEvents(actor, this.bus, this.redactor, (event) => {
-      if (event.type === 'turn_end') this.#settler.settle(this.#turnWaiters.splice(0));
-    });
-    this.#actor = actor;
-    this.#persistence?.attach(actor);
-    const ready = leftInitializing(actor);
-    actor.start();
-    for (const input of [...(this.#persistence?.afterStart() ?? []), ...this.#queued.splice(0)]) {
-      if ('interrupt' in input) this.interrupt(input.reason);
-      else this.#answer(input);
-    }
-    // A restore that rests in Error (a lost transcript) enters no state: say so as the machine would.
-    if (this.#persistence?.report?.transcript) {
-      const error = actor.getSnapshot().context.error;
-      this.#publishError(error?.message ?? 'the transcript was lost', error?.code ?? 'transcript_missing');
-    }
-    // A restored snapshot is already past Initializing: no change will come to say so.
-    return actor.getSnapshot().matches('Initializing') ? ready : Promise.resolve();
+    this.#ready = loadAndStart(
+      {
+        options: options as AgentOptions<unknown>,
+        effects,
+        persistence: this.#persistence,
+        inspection: this.#inspection,
+        bus: this.bus,
+        redactor: this.redactor,
+        created: (actor) => {
+          this.#actor = actor;
+        },
+        // A turn came to rest: its callers get the result once its writes are durable (TurnSettler).
+        onEvent: (event) => {
+          if (event.type === 'turn_end') this.#settler.settle(this.#turnWaiters.splice(0));
+        },
+        // Approvals recorded after the last save, then what was given while the session loaded.
+        apply: (input) => ('interrupt' in input ? this.interrupt(input.reason) : this.#answer(input)),
+        queued: () => this.#queued.splice(0),
+        publishError: (message, code) => this.#publishError(message, code),
+        stopped: () => this.#stopped,
+        loadFailed: (error) => {
+          this.#loadError = error;
+        },
+      },
+      this.#skills?.setup,
+      this.#mcp?.start(),
+    );
   }
 
   /** The XState actor running the statechart (after `ready()` when a session is loading). */
@@ -261,12 +234,8 @@ export class Agent<TOutput = unknown> {
     this.#assertRunning();
     await this.#ready;
     this.#assertRunning();
-    const snapshot = this.actor.getSnapshot();
-    if (snapshot.matches('Error') && !snapshot.context.initialized) {
-      throw new Error(`agent failed to initialize: ${snapshot.context.error?.message ?? 'unknown error'}`);
-    }
-    if (isBusyState(this.state))
-      throw new Error(`agent is busy (${this.state}); wait for the turn to end or interrupt it`);
+    const refusal = sendRefusal(this.state, this.actor.getSnapshot().context);
+    if (refusal) throw new Error(refusal);
     const result = this.#nextTurn();
     this.#persistence?.tagNextUserMessage(options.inbox);
     this.actor.send({ type: 'USER_MESSAGE', text, at: Date.now() });

@@ -1,4 +1,7 @@
+import { expandSnapshot } from '../session/saved-conversation.js';
 import type { SessionRecord, SessionStore } from '../session/session-store.js';
+import type { TranscriptEntry } from '../session/transcript.js';
+import { currentEntries } from '../session/transcript-replay.js';
 import type { BusEvent, SessionInfo, SessionStatus } from './protocol.js';
 import type { Sanitizer } from './sanitize.js';
 import { eventsFromTranscript, type SnapshotLike, statusOf } from './session-view.js';
@@ -17,15 +20,11 @@ export async function savedSessionView(
   record: SessionRecord,
   sanitize: Sanitizer,
 ): Promise<SavedSessionView> {
-  const snapshot = (record.snapshot ?? {}) as Partial<SnapshotLike>;
-  const like: SnapshotLike = {
-    value: snapshot.value ?? record.state,
-    status: 'stopped',
-    context: snapshot.context ?? {},
-  };
   let events: SavedSessionView['events'] = [];
+  let entries: TranscriptEntry[] = [];
   try {
-    events = eventsFromTranscript(record.id, (await store.readTranscript(record.id)).entries);
+    entries = (await store.readTranscript(record.id)).entries;
+    events = eventsFromTranscript(record.id, entries);
   } catch (error) {
     events = [
       {
@@ -38,6 +37,14 @@ export async function savedSessionView(
       },
     ];
   }
+  // The conversation is in the transcript when the record refers to it (what is left of it, if lost).
+  const saved = expandSnapshot(record.snapshot, currentEntries(entries)).snapshot;
+  const snapshot = (saved ?? {}) as Partial<SnapshotLike>;
+  const like: SnapshotLike = {
+    value: snapshot.value ?? record.state,
+    status: 'stopped',
+    context: snapshot.context ?? {},
+  };
   const info: SavedSessionView['info'] = {
     id: record.id,
     name: record.agentName ?? 'agent',

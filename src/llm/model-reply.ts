@@ -94,6 +94,7 @@ export function toModelReply(completion: Completion, toolsEnabled: boolean): Mod
           promptTokens: usage.prompt_tokens,
           completionTokens: usage.completion_tokens,
           totalTokens: usage.total_tokens,
+          ...(usage.cached_tokens ? { cachedPromptTokens: usage.cached_tokens } : {}),
         }
       : null,
   };

@@ -1,3 +1,4 @@
+import type { AnyActor } from 'xstate';
 import type { z } from 'zod';
 import type { Message } from '../llm/message.js';
 import type { ToolCallRequest, ToolResult } from '../tools/tool-call.js';
@@ -69,7 +70,8 @@ function firstIssue(error: z.ZodError, root: unknown, prefix: readonly PropertyK
 export function upgradeSnapshot(persisted: PersistedAgentSnapshot): PersistedAgentSnapshot {
   const saved = withoutFinishedRunners(persisted);
   const old = saved.context as AgentContext & Partial<LegacyBatchFields>;
-  if (old.batch !== undefined && old.alwaysAllowed !== undefined && old.plan !== undefined) return saved;
+  const current = old.batch !== undefined && old.alwaysAllowed !== undefined && old.plan !== undefined;
+  if (current && old.limits?.maxCostUsd !== undefined) return saved;
   const { calls, results, pending, started, runners, ...rest } = old;
   const batch: ToolBatch = old.batch ?? {
     calls: calls ?? [],
@@ -83,7 +85,12 @@ export function upgradeSnapshot(persisted: PersistedAgentSnapshot): PersistedAge
     ),
   };
   const defaults = initialContext({ sessionId: old.sessionId, limits: old.limits });
-  return { ...saved, context: { ...defaults, ...rest, batch, alwaysAllowed: old.alwaysAllowed ?? [] } };
+  // Limits a later version added (the cost budgets) get their defaults.
+  const limits = defaults.limits;
+  return {
+    ...saved,
+    context: { ...defaults, ...rest, limits, batch, alwaysAllowed: old.alwaysAllowed ?? [] },
+  };
 }
 
 /**
@@ -176,4 +183,16 @@ export function withAlwaysAllowed(
     ...saved,
     context: { ...saved.context, alwaysAllowed: [...saved.context.alwaysAllowed, ...missing] },
   };
+}
+
+/**
+ * The persisted snapshot of a running agent with an empty conversation (`context.messages: []`),
+ * made without visiting the messages: XState's `getPersistedSnapshot` walks the whole context
+ * looking for actor references, so at every rest point it visited every message of the session.
+ * What a save writes besides the transcript (which holds the conversation).
+ */
+export function persistedSnapshotWithoutMessages(actor: AnyActor): PersistedAgentSnapshot {
+  const snapshot = actor.getSnapshot() as { context: AgentContext };
+  const emptied = { ...snapshot, context: { ...snapshot.context, messages: [] } };
+  return actor.logic.getPersistedSnapshot(emptied as never) as PersistedAgentSnapshot;
 }

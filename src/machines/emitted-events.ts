@@ -24,20 +24,23 @@ export type TerminateReason =
   | 'length'
   | 'content_filter'
   | 'token_budget'
+  | 'cost_budget'
   | 'repeated_calls'
   | 'consecutive_errors'
   | 'error';
 
 /**
  * The limits a `limit_warning` names: the iteration count, the turn's deadline, identical repeated
- * calls, a failing streak, and the model's context window (the conversation nears its size).
+ * calls, a failing streak, the model's context window (the conversation nears its size), and the
+ * turn's or session's cost in USD (`maxCostUsd`, `maxSessionCostUsd`).
  */
 export type LimitName =
   | 'max_iterations'
   | 'timeout'
   | 'repeated_calls'
   | 'consecutive_errors'
-  | 'context_window';
+  | 'context_window'
+  | 'cost_budget';
 
 /** A tool call as the model made it, with parsed arguments when they parse. */
 export interface ToolCallInfo {

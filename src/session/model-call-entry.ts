@@ -1,3 +1,4 @@
+import type { Usage } from '../llm/message.js';
 import type { ModelApi } from '../llm/model-wire.js';
 import type { AgentEvent } from '../machines/emitted-events.js';
 import type { TranscriptEntry, TranscriptEntryInput } from './transcript.js';
@@ -21,7 +22,7 @@ export interface ModelCallData {
   responseId?: string;
   responseModel?: string;
   finishReason: string;
-  usage: { promptTokens: number; completionTokens: number; totalTokens: number } | null;
+  usage: Usage | null;
   durationMs: number;
   firstChunkMs?: number;
 }

@@ -1,31 +1,31 @@
 import type { Actor } from 'xstate';
 import { DEFAULTS } from '../defaults.js';
+import type { Message } from '../llm/message.js';
 import type { ToolRunHooks } from '../machines/actors/run-tools.js';
 import type { AgentMachine } from '../machines/agent-machine.js';
-import { checkPersistedSnapshot } from '../machines/agent-snapshot.js';
+import { persistedSnapshotWithoutMessages } from '../machines/agent-snapshot.js';
 import { isRestState } from '../machines/agent-states.js';
 import type { AgentEvent } from '../machines/emitted-events.js';
 import { FileSessionStore } from './file-session-store.js';
-import { type IdempotentRerun, rerunIdempotentCalls } from './idempotent-rerun.js';
+import type { IdempotentRerun } from './idempotent-rerun.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { ledgerHooks } from './ledger-hooks.js';
 import { modelCallEntry } from './model-call-entry.js';
+import { compactSnapshot } from './saved-conversation.js';
 import type { SessionLease } from './session-lease.js';
+import type { PersistenceErrorHandler, SessionOptions } from './session-options.js';
+import { loadSession } from './session-restore.js';
 import {
   assertValidSessionId,
-  corruptRecordError,
   createSessionId,
   type SessionRecord,
   type SessionStore,
 } from './session-store.js';
 import type { ResumeDecision, TranscriptEntryInput } from './transcript.js';
-import { transcriptLoss } from './transcript-loss.js';
 import {
   ALWAYS_ALLOW_EVENT,
   APPROVAL_EVENT,
-  currentEntries,
   type PersistedAgentSnapshot,
-  planRestore,
   RESTORED_EVENT,
   type RecordedApproval,
   type RestoreReport,
@@ -33,36 +33,7 @@ import {
 } from './transcript-replay.js';
 import { OrderedTranscriptWriter } from './transcript-writer.js';
 
-/** The session options of `createAgent`. */
-export interface SessionOptions {
-  /**
-   * Where sessions are saved. Default when `session` is given: a `FileSessionStore` in the working
-   * directory (`.agentloop/sessions/`, or `$AGENTLOOP_HOME/sessions`).
-   */
-  store?: SessionStore;
-  /**
-   * The session to continue: restored when the store has it, created under this id when not.
-   * Without it (but with a `store`) a new session with a fresh id is created.
-   */
-  session?: string;
-  /** What session lists show besides the agent's name: where it came from and free-form JSON. */
-  sessionInfo?: { bundle?: string; meta?: Record<string, unknown> };
-  /**
-   * How long the session's lease lasts unless renewed (default `DEFAULTS.leaseMs`): the agent holds
-   * the session from `ready()` to `stop()`, renewing every third of it; another process gets
-   * "session in use by pid N" meanwhile (docs/scale-out.md).
-   */
-  leaseMs?: number;
-  /** A lease already held for this session (a worker's claim): used, renewed and released instead of taking one. */
-  lease?: SessionLease;
-}
-
-/**
- * Hears every failed write (a transcript append or a save), once per failed store call; `what` names
- * the write and the file, e.g. `appending 2 entries to /…/transcript.jsonl`. The agent ends the
- * running turn in Error with it (docs/persistence.md, "When a write fails").
- */
-export type PersistenceErrorHandler = (error: unknown, what: string) => void;
+export type { PersistenceErrorHandler, SessionOptions };
 
 type Snapshot = ReturnType<Actor<AgentMachine>['getSnapshot']>;
 
@@ -87,7 +58,13 @@ export class SessionPersistence {
   #recordedMessages = 0;
   #actor: Actor<AgentMachine> | undefined;
   #lastSaved: Snapshot | undefined;
-  #dirty: { snapshot: Snapshot; persisted: PersistedAgentSnapshot } | undefined;
+  #dirty: { snapshot: Snapshot; persisted: unknown } | undefined;
+  /** Messages the transcript holds redacted, by position, as they were: saved with the record. */
+  #exact = new Map<number, Message>();
+  /** The record's title (the first user message), once there is one. */
+  #title: { title?: string } = {};
+  readonly #preloaded: SessionOptions['sessionRecord'];
+  readonly #onLoaded: SessionOptions['onSessionLoaded'];
   #saving: Promise<void> | undefined;
   /** Settles when every write issued so far has. */
   #writes: Promise<unknown> = Promise.resolve();
@@ -110,6 +87,8 @@ export class SessionPersistence {
     rerun?: IdempotentRerun,
   ) {
     this.#rerun = rerun;
+    this.#preloaded = options.sessionRecord;
+    this.#onLoaded = options.onSessionLoaded;
     this.store = options.store ?? new FileSessionStore();
     this.id = options.session ?? createSessionId();
     assertValidSessionId(this.id);
@@ -168,47 +147,30 @@ export class SessionPersistence {
   }
 
   async #load(): Promise<PersistedAgentSnapshot | undefined> {
-    const record = await this.store.load(this.id);
-    const saved = record === undefined ? undefined : this.#check(record.snapshot);
-    const { entries } = await this.store.readTranscript(this.id);
-    if (!record || !saved) {
+    const loaded = await loadSession({
+      store: this.store,
+      id: this.id,
+      isIdempotent: this.#isIdempotent,
+      rerun: this.#rerun,
+      append: (entries) => this.#append(entries),
+      ...(this.#preloaded !== undefined ? { record: this.#preloaded } : {}),
+    });
+    if (!loaded) {
       this.#background(
         this.#append([{ kind: 'event', event: SESSION_STARTED_EVENT, data: { agentName: this.#agentName } }]),
       );
       return undefined;
     }
+    const { record, plan, entries } = loaded;
     this.#record = record;
-    let current = currentEntries(entries);
-    const lost = transcriptLoss(record.transcriptSeq, entries, this.#where('transcript'));
-    let plan = planRestore(saved, current, this.#isIdempotent, { lost });
-    if (this.#rerun) {
-      // Idempotent calls cut off by a crash run again (same key); the plan is made again with their results.
-      const rerun = await rerunIdempotentCalls(plan, current, this.#isIdempotent, this.#rerun);
-      if (rerun.finished.length > 0) {
-        await this.#append(rerun.finished);
-        current = currentEntries((await this.store.readTranscript(this.id)).entries);
-        plan = planRestore(saved, current, this.#isIdempotent, { lost });
-        for (const call of plan.report.calls) if (rerun.ids.has(call.toolCallId)) call.outcome = 'rerun';
-      }
-    }
-    this.#recordedMessages = current.filter((e) => e.kind === 'message').length;
+    this.#exact = loaded.exact;
+    this.#recordedMessages = entries.filter((e) => e.kind === 'message').length;
     this.#decisions = plan.decisions;
     this.#approvals = plan.approvals;
     this.report = plan.report;
-    const append: TranscriptEntryInput[] = [
-      ...plan.append,
-      { kind: 'event', event: RESTORED_EVENT, data: plan.report },
-    ];
-    await this.#append(append);
+    this.#onLoaded?.(entries);
+    await this.#append([...plan.append, { kind: 'event', event: RESTORED_EVENT, data: plan.report }]);
     return plan.snapshot;
-  }
-
-  /** The saved snapshot, upgraded and checked; throws `corrupt` naming the file and the field. */
-  #check(snapshot: unknown): PersistedAgentSnapshot {
-    const checked = checkPersistedSnapshot(snapshot);
-    if (checked.ok) return checked.snapshot;
-    const file = this.store.files?.(this.id).snapshot;
-    throw corruptRecordError(this.id, file, `${checked.field}: ${checked.problem}`);
   }
 
   /** Starts following the actor (call before `actor.start()`); saves the restored state when it was rebuilt. */
@@ -266,10 +228,8 @@ export class SessionPersistence {
     if (actor) {
       const snapshot = actor.getSnapshot();
       if (isRestState(snapshot.value) && snapshot.context.initialized) {
-        this.#dirty = {
-          snapshot,
-          persisted: actor.getPersistedSnapshot() as unknown as PersistedAgentSnapshot,
-        };
+        this.#appendNewMessages(snapshot);
+        this.#dirty = { snapshot, persisted: this.#persisted(snapshot) };
         this.#kickSave();
       }
     }
@@ -294,11 +254,22 @@ export class SessionPersistence {
     if (!isRestState(snapshot.value) || !snapshot.context.initialized) return;
     if (snapshot === this.#lastSaved) return;
     // Taken now: by the time the save runs, the machine may have moved on.
-    this.#dirty = {
-      snapshot,
-      persisted: this.#actor!.getPersistedSnapshot() as unknown as PersistedAgentSnapshot,
-    };
+    this.#dirty = { snapshot, persisted: this.#persisted(snapshot) };
     this.#kickSave();
+  }
+
+  /**
+   * What a save writes of the machine (the actor's current snapshot): its state, and the conversation
+   * while it is short; past `DEFAULTS.recordMessagesInline` messages, the number of messages it covers
+   * in the transcript (written before the record) instead. Costs the same at any length of the session
+   * (docs/persistence.md, "What a save writes").
+   */
+  #persisted(snapshot: Snapshot): unknown {
+    const persisted = persistedSnapshotWithoutMessages(this.#actor!);
+    const { messages } = snapshot.context;
+    if (messages.length > DEFAULTS.recordMessagesInline)
+      return compactSnapshot(persisted, messages.length, this.#exact);
+    return { ...persisted, context: { ...persisted.context, messages } };
   }
 
   #onEvent(event: AgentEvent): void {
@@ -312,15 +283,22 @@ export class SessionPersistence {
   #appendNewMessages(snapshot: Snapshot): void {
     const messages = snapshot.context.messages;
     if (messages.length <= this.#recordedMessages) return;
-    const fresh = messages.slice(this.#recordedMessages);
-    this.#recordedMessages = messages.length;
-    const entries = fresh.map((message) => {
+    const entries: TranscriptEntryInput[] = [];
+    for (let index = this.#recordedMessages; index < messages.length; index++) {
+      const message = messages[index]!;
       const inbox = message.role === 'user' ? this.#inboxTag : undefined;
-      if (inbox === undefined) return { kind: 'message' as const, message };
-      this.#inboxTag = undefined;
-      return { kind: 'message' as const, message, inbox };
-    });
-    this.#background(this.#append(entries));
+      if (inbox !== undefined) this.#inboxTag = undefined;
+      const entry =
+        inbox === undefined
+          ? { kind: 'message' as const, message }
+          : { kind: 'message' as const, message, inbox };
+      const written = this.#redact(entry);
+      // The transcript gets it redacted; the record keeps it as it was (it is read back from there).
+      if (written.message !== message) this.#exact.set(index, message);
+      entries.push(written);
+    }
+    this.#recordedMessages = messages.length;
+    this.#background(this.#writer.write(entries));
   }
 
   /**
@@ -342,6 +320,7 @@ export class SessionPersistence {
     this.#saving = (async () => {
       while (this.#dirty) {
         const { snapshot, persisted } = this.#dirty;
+        this.#title = this.#title.title === undefined ? titleOf(snapshot) : this.#title;
         this.#dirty = undefined;
         try {
           await this.#writer.drain();
@@ -352,12 +331,12 @@ export class SessionPersistence {
           this.#record = await this.store.save(
             {
               id: this.id,
-              state: String(persisted.value),
+              state: String(snapshot.value),
               snapshot: persisted,
               ...(this.#agentName !== undefined ? { agentName: this.#agentName } : {}),
               ...(this.#info?.bundle !== undefined ? { bundle: this.#info.bundle } : {}),
               ...(this.#info?.meta !== undefined ? { meta: this.#info.meta } : {}),
-              ...titleOf(snapshot),
+              ...this.#title,
               turns: snapshot.context.turn,
             },
             { lease: this.#leases.lease },

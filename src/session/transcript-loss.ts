@@ -45,12 +45,16 @@ export function lostTranscriptPlan(saved: PersistedAgentSnapshot, lost: Transcri
   const calls: RecoveredCall[] = [];
   const append: TranscriptEntryInput[] = [];
   const answers: Message[] = [];
+  // A record that refers to its conversation in the transcript may have lost the batch's message too.
+  const held = new Set(
+    messages.flatMap((m) => (m.role === 'assistant' ? (m.tool_calls ?? []).map((c) => c.id) : [])),
+  );
   for (const call of batch.calls) {
     const result = batch.results[call.id];
     const started = batch.started.includes(call.id);
     const content =
       result?.content ?? (started ? interruptedToolResult(call.name) : notRunToolResult(call.name));
-    answers.push({ role: 'tool', tool_call_id: call.id, content });
+    if (held.has(call.id)) answers.push({ role: 'tool', tool_call_id: call.id, content });
     calls.push({
       toolCallId: call.id,
       name: call.name,
@@ -73,7 +77,8 @@ export function lostTranscriptPlan(saved: PersistedAgentSnapshot, lost: Transcri
     `The transcript ${lost.file} ${what}. The session was restored from its last save (in ${savedState}); ` +
     `what happened after that save is not known${calls.length > 0 ? ', and the tool calls that were running are reported as not finished' : ''}. ` +
     'A new transcript starts with the restored conversation; send a message (or resume) to go on.';
-  const tail = { messages: [...messages, ...answers], newTurns: 0, iteration, alwaysAllowed: [] };
+  const restored = answerOpenCalls([...messages, ...answers]);
+  const tail = { messages: restored, newTurns: 0, iteration, alwaysAllowed: [] };
   return {
     snapshot: interruptedSnapshot(saved, tail, { message, code: 'transcript_missing' }),
     report: {
@@ -88,4 +93,27 @@ export function lostTranscriptPlan(saved: PersistedAgentSnapshot, lost: Transcri
     decisions: new Map(),
     approvals: [],
   };
+}
+
+/**
+ * The conversation with every call of its last assistant message answered (not run): what is left of
+ * a conversation whose transcript lost its end may stop between a call and its answer.
+ */
+function answerOpenCalls(messages: Message[]): Message[] {
+  let last = messages.length - 1;
+  while (last >= 0 && messages[last]!.role === 'tool') last--;
+  const assistant = messages[last];
+  if (assistant?.role !== 'assistant' || !assistant.tool_calls?.length) return messages;
+  const answered = new Set(messages.slice(last + 1).map((m) => (m.role === 'tool' ? m.tool_call_id : '')));
+  const open = assistant.tool_calls.filter((c) => !answered.has(c.id));
+  return [
+    ...messages,
+    ...open.map(
+      (c): Message => ({
+        role: 'tool',
+        tool_call_id: c.id,
+        content: notRunToolResult(c.type === 'function' ? c.function.name : 'tool'),
+      }),
+    ),
+  ];
 }

@@ -5,7 +5,6 @@ import { appliedInboxSeqs, type InboxItem } from '../session/session-inbox.js';
 import type { SessionLease } from '../session/session-lease.js';
 import type { SessionRecord } from '../session/session-store.js';
 import type { TranscriptEntry } from '../session/transcript.js';
-import { currentEntries } from '../session/transcript-replay.js';
 import { untilSettled } from './agent-settled.js';
 import type { InboxSessionStore } from './session-client.js';
 
@@ -36,12 +35,23 @@ export async function carrySession(options: CarryOptions): Promise<string> {
   const inbox = new InboxWatch(store, id, options);
   const record = await store.load(id);
   const agentOptions = await options.agent(record);
-  const agent = createAgent({ ...agentOptions, store, session: id, lease, leaseMs: options.leaseMs });
+  // The record and the transcript are read once: the agent restores from this record and hands over
+  // the entries it read. Without a record the agent starts the session anew (its `session_started`
+  // line may still be on its way): nothing in the transcript was applied to it.
+  let entries: readonly TranscriptEntry[] = [];
+  const agent = createAgent({
+    ...agentOptions,
+    store,
+    session: id,
+    lease,
+    leaseMs: options.leaseMs,
+    sessionRecord: record ?? null,
+    onSessionLoaded: (read) => {
+      entries = read;
+    },
+  });
   try {
     await agent.ready();
-    // Without a record the agent started the session anew (its `session_started` line may still be
-    // on its way): nothing in the transcript was applied to it.
-    const entries = record ? currentEntries((await store.readTranscript(id)).entries) : [];
     const applied = appliedInboxSeqs(entries);
     if (agent.state === 'Interrupted' && !interruptedByUser(entries)) {
       // An owner before died mid-turn (maybe twice): go on with the turn as the user would with /continue.

@@ -63,11 +63,19 @@ export function createSessionClient(options: { store: SessionStore; pollMs?: num
     );
     return watched;
   };
-  const get = async (sessionId: string) => {
+  /** The record and the number of open inputs: what `waitFor` looks at each time. */
+  const peek = async (sessionId: string) => {
     assertValidSessionId(sessionId);
     const [record, inbox] = await Promise.all([store.load(sessionId), store.readInbox(sessionId)]);
-    return record ? sessionView(record, inbox.length, store.files?.(sessionId).snapshot) : undefined;
+    return { record, inbox: inbox.length };
   };
+  /** The view of what `peek` saw; the transcript (read after the record) holds its conversation. */
+  const viewOf = async (sessionId: string, seen: Awaited<ReturnType<typeof peek>>) => {
+    if (!seen.record) return undefined;
+    const { entries } = await store.readTranscript(sessionId);
+    return sessionView(seen.record, seen.inbox, entries, store.files?.(sessionId).snapshot);
+  };
+  const get = async (sessionId: string) => viewOf(sessionId, await peek(sessionId));
   const answer = async (
     sessionId: string,
     toolCallId: string,
@@ -129,10 +137,14 @@ export function createSessionClient(options: { store: SessionStore; pollMs?: num
       async function poll(): Promise<SessionView> {
         for (;;) {
           woken = false;
-          const view = await get(sessionId);
-          if (view && view.inbox === 0 && states.includes(view.state)) return view;
+          const seen = await peek(sessionId);
+          const { record, inbox } = seen;
+          if (record && inbox === 0 && states.includes(record.state)) {
+            const view = await viewOf(sessionId, seen);
+            if (view) return view;
+          }
           if (Date.now() >= deadline) {
-            const now = view ? `${view.state} with ${view.inbox} input(s) waiting` : 'not saved yet';
+            const now = record ? `${record.state} with ${inbox} input(s) waiting` : 'not saved yet';
             throw new Error(
               `session "${sessionId}" did not reach ${states.join(' or ')} in time (it is ${now})`,
             );

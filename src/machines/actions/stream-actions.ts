@@ -14,7 +14,8 @@ import {
   runnerIds,
   startRun,
 } from '../tool-batch.js';
-import { addUsage, event, hears, runInput, startEvents } from '../turn-messages.js';
+import { costWarnings, usageAfter } from '../turn-limits.js';
+import { event, hears, runInput, startEvents } from '../turn-messages.js';
 import { enteredState } from './state-actions.js';
 
 // Actions for the model call: streamed text, retries, context reports, calls started early, the answer.
@@ -81,14 +82,12 @@ function replyFields(context: AgentContext, output: LlmCallOutput) {
   const message: Message = final
     ? { role: 'assistant', content: output.message.content ?? '' }
     : output.message;
-  const usage = output.usage;
   return {
     messages: [...context.messages, message],
     batch: receiveCalls(context.batch, final ? [] : output.calls, context.alwaysAllowed),
     response: typeof output.message.content === 'string' ? output.message.content : '',
     partial: '',
-    turnUsage: usage ? addUsage(context.turnUsage, usage) : context.turnUsage,
-    totalUsage: usage ? addUsage(context.totalUsage, usage) : context.totalUsage,
+    ...usageAfter(context, output.usage),
   };
 }
 
@@ -105,6 +104,8 @@ function replyEvents(
     events.push(event(context, 'model_call', { ...output.record, finishReason, usage }));
   }
   if (output.reasoning) events.push(event(context, 'thinking', { content: output.reasoning }));
+  for (const warning of costWarnings(context, next.turnUsage, next.totalUsage))
+    events.push(event(context, 'limit_warning', { limit: 'cost_budget', ...warning }));
   if (output.usage && hears(self, 'usage')) {
     events.push(
       event(context, 'usage', {

@@ -4,6 +4,7 @@ import { callModel, type ModelOptions } from '../../llm/model-call.js';
 import type { ModelCallRecord, ModelToolCall } from '../../llm/model-reply.js';
 import { callIdsIn } from '../../llm/tool-call-ids.js';
 import { type ContextBlock, planBlock, withContextBlocks } from '../../prompt/context-blocks.js';
+import { callCostUsd, type ModelPrice } from '../../prompt/model-prices.js';
 import { type ApprovalPolicy, planToolCall, type ToolCallRequest } from '../../tools/tool-call.js';
 import type { ToolRegistry } from '../../tools/tool-registry.js';
 import type { Plan } from '../../tools/update-plan-tool.js';
@@ -59,6 +60,8 @@ export interface LlmActorOptions extends ModelOptions {
    * They go into the request before `prepareMessages`, so the context window counts them.
    */
   contextBlocks?: (input: LlmCallInput, signal: AbortSignal) => Promise<ContextBlock[]> | ContextBlock[];
+  /** The model's price: the reply's usage gets its `costUsd` (none when the price is unknown). */
+  price?: ModelPrice | undefined;
 }
 
 /** The request view of the conversation, with what the context window noticed. */
@@ -136,8 +139,24 @@ export function callLlmEffect(
         onReset: ({ reason, attempt }) => send({ type: 'LLM.RESET', reason, attempt }),
       },
     );
-    return { ...reply, calls: reply.calls.map(plan), at: Date.now() };
+    return {
+      ...reply,
+      usage: priced(reply.usage, options.price),
+      calls: reply.calls.map(plan),
+      at: Date.now(),
+    };
   };
+}
+
+/** The usage with what it cost at `price`; as it was when the price is unknown. */
+function priced(usage: Usage | null, price: ModelPrice | undefined): Usage | null {
+  if (!usage || !price) return usage;
+  const tokens = {
+    inputTokens: usage.promptTokens,
+    cachedInputTokens: usage.cachedPromptTokens ?? 0,
+    outputTokens: usage.completionTokens,
+  };
+  return { ...usage, costUsd: callCostUsd(tokens, price) };
 }
 
 /**
