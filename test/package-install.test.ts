@@ -407,7 +407,8 @@ export async function main(): Promise<string> {
   agent.on('limit_warning', (e: AgentEvent<'limit_warning'>) => {
     // @ts-expect-error not a limit the runtime emits
     if (e.limit === 'disk_space') return;
-    const limit: 'max_iterations' | 'timeout' | 'repeated_calls' | 'consecutive_errors' | 'context_window' = e.limit;
+    const limit: 'max_iterations' | 'timeout' | 'repeated_calls' | 'consecutive_errors' | 'context_window' | 'cost_budget' =
+      e.limit;
     void limit;
   });
   const result = await agent.send('Hello');
