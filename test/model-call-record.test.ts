@@ -42,20 +42,32 @@ async function recordedTurn(
   scenario: Parameters<typeof serve>[0],
   options: Parameters<typeof agentAt>[1] = {},
 ): Promise<TranscriptEntry[]> {
+  return (await recordedRun(scenario, options)).entries;
+}
+
+async function recordedRun(
+  scenario: Parameters<typeof serve>[0],
+  options: Parameters<typeof agentAt>[1] = {},
+): Promise<{ entries: TranscriptEntry[]; server: Awaited<ReturnType<typeof serve>> }> {
   const server = await serve(scenario);
   const store = new MemorySessionStore();
   const agent = agentAt(server, { tools: [echo], store, session: 'rec', ...options });
   await agent.send('go');
   await agent.flush();
   agent.stop();
-  return (await store.readTranscript('rec')).entries;
+  return { entries: (await store.readTranscript('rec')).entries, server };
 }
 
 eachWire((api) => {
   describe('model_call entries', () => {
     it.each([true, false])('one per model call of a turn with tool calls (stream=%s)', async (stream) => {
-      const entries = await recordedTurn(toolTurns, { stream });
+      const { entries, server } = await recordedRun(toolTurns, { stream });
       const calls = modelCalls(entries);
+      // The hash is of the body as it went over the wire (the server keeps Chat Completions bodies
+      // as received; it shows Responses API bodies as their Chat Completions view).
+      if (api === 'chat-completions') {
+        expect(calls.map((c) => c.requestHash)).toEqual(server.requests.map((r) => requestHash(r)));
+      }
       expect(calls.map((c) => [c.turn, c.iteration, c.attempt])).toEqual([
         [1, 1, 1],
         [1, 2, 1],
