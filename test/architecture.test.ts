@@ -11,6 +11,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['cli'],
   ['inspector'],
   ['workers'],
+  ['evals'],
   ['agent'],
   ['postgres'],
   ['session'],

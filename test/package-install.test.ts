@@ -224,7 +224,7 @@ describe('the packed package', { timeout: 180_000 }, () => {
     const cjs = await run(process.execPath, ['cjs.cjs'], app);
     expect(cjs.code, explain(cjs)).toBe(0);
     expect(JSON.parse(cjs.stdout)).toEqual({
-      entries: ['function', 'function', 'function', 'function', 'function'],
+      entries: ['function', 'function', 'function', 'function', 'function', 'function'],
       name: 'agentloop',
       success: true,
       response: 'Hello from CommonJS.',
@@ -343,6 +343,7 @@ const { startScriptedServer } = require('agentloop/testing');
 const entries = [
   createAgent,
   require('agentloop/bundle').loadBundleAgent,
+  require('agentloop/evals').trajectoryMatch,
   require('agentloop/inspector').startInspectorServer,
   startScriptedServer,
   require('agentloop/unstable').TokenCounter,
@@ -380,6 +381,7 @@ const TS_CONFIG = {
 const TS_CONSUMER = `
 import { type AgentEvent, type AgentStateName, createAgent, defineTool } from 'agentloop';
 import { loadBundleAgent } from 'agentloop/bundle';
+import { trajectoryMatch, trajectoryOf } from 'agentloop/evals';
 import { startInspectorServer, statelyInspection } from 'agentloop/inspector';
 import { startScriptedServer } from 'agentloop/testing';
 import { TokenCounter } from 'agentloop/unstable';
@@ -405,10 +407,13 @@ export async function main(): Promise<string> {
   agent.on('limit_warning', (e: AgentEvent<'limit_warning'>) => {
     // @ts-expect-error not a limit the runtime emits
     if (e.limit === 'disk_space') return;
-    const limit: 'max_iterations' | 'timeout' | 'repeated_calls' | 'consecutive_errors' | 'context_window' = e.limit;
+    const limit: 'max_iterations' | 'timeout' | 'repeated_calls' | 'consecutive_errors' | 'context_window' | 'cost_budget' =
+      e.limit;
     void limit;
   });
   const result = await agent.send('Hello');
+  const verdict = trajectoryMatch(trajectoryOf(result.messages), [], { mode: 'superset', args: 'subset' });
+  if (!verdict.ok) throw new Error(verdict.reason);
   void [loadBundleAgent, startInspectorServer, new TokenCounter('o200k_base').countText('x')];
   await server.close();
   return result.response;

@@ -1,4 +1,5 @@
 import type { Usage } from '../llm/message.js';
+import type { ModelCallRecord } from '../llm/model-reply.js';
 import type { Plan } from '../tools/update-plan-tool.js';
 import type { AgentStateName } from './agent-states.js';
 
@@ -62,6 +63,12 @@ export interface AgentEventMap {
   approval_resolved: { toolCallId: string; approved: boolean; reason?: string };
   limit_warning: { limit: LimitName; message: string; used: number; max: number };
   usage: { usage: Usage; turnUsage: Usage; totalUsage: Usage };
+  /**
+   * A model reply was accepted: how its call went (the wire, the request's hash, the attempt answered,
+   * the response's id and model, timings), its finish reason and usage. A saved session writes it to
+   * its transcript as a `model_call` event, just before the reply's message.
+   */
+  model_call: ModelCallRecord & { finishReason: string; usage: Usage | null };
   turn_end: { terminateReason: TerminateReason; response: string; iterations: number };
   error: { message: string; code?: string };
   /**

@@ -91,7 +91,7 @@ function replyFields(context: AgentContext, output: LlmCallOutput) {
   };
 }
 
-/** The `thinking` and `usage` events of a reply, for those who listen. */
+/** The `model_call`, `thinking` and `usage` events of a reply, for those who listen. */
 function replyEvents(
   self: AnyActorRef,
   context: AgentContext,
@@ -99,6 +99,10 @@ function replyEvents(
   next: ReturnType<typeof replyFields>,
 ) {
   const events: AgentEvent[] = [];
+  if (output.record && hears(self, 'model_call')) {
+    const { finishReason, usage } = output;
+    events.push(event(context, 'model_call', { ...output.record, finishReason, usage }));
+  }
   if (output.reasoning) events.push(event(context, 'thinking', { content: output.reasoning }));
   for (const warning of costWarnings(context, next.turnUsage, next.totalUsage))
     events.push(event(context, 'limit_warning', { limit: 'cost_budget', ...warning }));

@@ -1,7 +1,7 @@
 import { DEFAULTS } from '../../defaults.js';
 import type { AssistantMessage, Message, Usage } from '../../llm/message.js';
 import { callModel, type ModelOptions } from '../../llm/model-call.js';
-import type { ModelToolCall } from '../../llm/model-reply.js';
+import type { ModelCallRecord, ModelToolCall } from '../../llm/model-reply.js';
 import { callIdsIn } from '../../llm/tool-call-ids.js';
 import { type ContextBlock, planBlock, withContextBlocks } from '../../prompt/context-blocks.js';
 import { callCostUsd, type ModelPrice } from '../../prompt/model-prices.js';
@@ -40,6 +40,8 @@ export interface LlmCallOutput {
   reasoning?: string;
   /** When the reply was complete (epoch ms): a wait for approval stops the turn's clock from here. */
   at: number;
+  /** How the call went (the wire, the request's hash, the attempt, timings): the `model_call` event. */
+  record?: ModelCallRecord;
 }
 
 /** Options of the LLM actor: how model calls are made (`ModelOptions`), and what the actor adds. */
