@@ -12,7 +12,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['inspector'],
   ['workers'],
   ['agent'],
-  ['postgres'],
+  ['postgres', 'store-conformance'],
   ['session'],
   ['events'],
   ['machines'],
