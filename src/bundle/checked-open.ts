@@ -54,7 +54,7 @@ export function kindOf(info: Stats): string {
 }
 
 function codeOf(error: unknown): string | undefined {
-  return (error as NodeJS.ErrnoException).code;
+  return (error as NodeJS.ErrnoException | undefined)?.code;
 }
 
 /** A symlink or a file took a folder's place, or the place emptied, between the check and the open. */
