@@ -118,6 +118,19 @@ describe.each([
     expect({ code: error.code, file: error.file }).toEqual({ code, file: input });
   });
 
+  it('refuses a device file in the roots, for reads and writes (root may make one)', async () => {
+    const device = path.join(out, `null-${procFd}`);
+    try {
+      execFileSync('mknod', [device, 'c', '1', '3'], { stdio: 'ignore' });
+    } catch {
+      return; // not allowed here: nothing to check
+    }
+    for (const call of [sandbox.readText(device, 'read_file'), sandbox.writeText(device, 'x')]) {
+      const error = await refusal(call);
+      expect({ code: error.code, file: error.file }).toEqual({ code: 'invalid-input', file: device });
+    }
+  });
+
   it('leaves what a refused write aimed at as it was', async () => {
     await refusal(sandbox.writeText(path.join(out, 'hard.md'), 'overwritten'));
     expect(await readFile(path.join(outside, 'victim.md'), 'utf8')).toBe('victim');
