@@ -19,5 +19,13 @@ export default {
   jsonReporter: { fileName: `reports/mutation/${report}.json` },
   clearTextReporter: { allowColor: false, logTests: false },
   tempDirName: `.stryker-tmp/${report}`,
-  ignorePatterns: ['.stryker-tmp', 'dist', 'reports', 'test-artifacts', 'bench/results', '.agentloop', 'inspector/public/js'],
+  ignorePatterns: [
+    '.stryker-tmp',
+    'dist',
+    'reports',
+    'test-artifacts',
+    'bench/results',
+    '.agentloop',
+    'inspector/public/js',
+  ],
 };
