@@ -55,6 +55,7 @@ describe('a read whose checked file was swapped', () => {
     await symlink(path.join(outside, 'secret.md'), swapped);
     const error = await refusal(openForRead(swapped, 'note.md'));
     expect({ code: error.code, file: error.file }).toEqual({ code: 'sandbox', file: 'note.md' });
+    expect(error.message).toContain('note.md');
   });
 
   it('reports a file that vanished, or whose folder became a file, as not found', async () => {
@@ -62,12 +63,14 @@ describe('a read whose checked file was swapped', () => {
     for (const gone of [path.join(out, 'gone.md'), path.join(out, 'plain', 'below.md')]) {
       const error = await refusal(openForRead(gone, 'asked.md'));
       expect({ code: error.code, file: error.file }).toEqual({ code: 'not-found', file: 'asked.md' });
+      expect(error.message).toContain('asked.md');
     }
   });
 
   it('refuses a path the system cannot open at all as a sandbox error, not a raw one', async () => {
     const error = await refusal(openForRead(path.join(out, 'x'.repeat(300)), 'asked.md'));
     expect({ code: error.code, file: error.file }).toEqual({ code: 'sandbox', file: 'asked.md' });
+    expect(error.message).toContain('asked.md');
   });
 });
 
@@ -90,6 +93,7 @@ describe('where an opened file lies', () => {
         } else {
           const error = await refusal(openedPath(handle, asked, 'note.md', false, 'Access denied'));
           expect({ code: error.code, file: error.file }).toEqual({ code: 'sandbox', file: 'note.md' });
+          expect(error.message).toContain('note.md');
         }
       } finally {
         await handle.close();
@@ -105,6 +109,7 @@ describe('where an opened file lies', () => {
       await rm(asked);
       const error = await refusal(openedPath(handle, asked, 'note.md', false, 'Write refused'));
       expect({ code: error.code, file: error.file }).toEqual({ code: 'sandbox', file: 'note.md' });
+      expect(error.message).toContain('note.md');
     } finally {
       await handle.close();
     }
@@ -116,6 +121,7 @@ describe('a write whose checked folders were swapped', () => {
     await symlink(outside, path.join(out, 'sub'));
     const error = await refusal(openForWrite(target(path.join(out, 'sub', 'new.md'), true)));
     expect({ code: error.code, file: error.file }).toEqual({ code: 'sandbox', file: 'asked.md' });
+    expect(error.message).toContain('asked.md');
     expect(await readdir(outside)).toEqual(['secret.md']);
   });
 
@@ -123,6 +129,7 @@ describe('a write whose checked folders were swapped', () => {
     await writeFile(path.join(out, 'sub'), 'a file');
     const error = await refusal(openForWrite(target(path.join(out, 'sub', 'new.md'), true)));
     expect({ code: error.code, file: error.file }).toEqual({ code: 'sandbox', file: 'asked.md' });
+    expect(error.message).toContain('asked.md');
   });
 
   it('refuses, through descriptors, a root that is not where its path says', async () => {
@@ -130,17 +137,20 @@ describe('a write whose checked folders were swapped', () => {
       openForWrite({ ...target(path.join(out, 'new.md'), true), root: `${out}/.` }),
     );
     expect({ code: error.code, file: error.file }).toEqual({ code: 'sandbox', file: 'asked.md' });
+    expect(error.message).toContain('asked.md');
   });
 
   it('refuses a folder it cannot make as a sandbox error', async () => {
     const error = await refusal(openForWrite(target(path.join(out, 'x'.repeat(300), 'new.md'), true)));
     expect({ code: error.code, file: error.file }).toEqual({ code: 'sandbox', file: 'asked.md' });
+    expect(error.message).toContain('asked.md');
   });
 
   it.each([true, false])('refuses a final symlink in place of the file (/proc: %s)', async (useProc) => {
     await symlink(path.join(outside, 'secret.md'), path.join(out, 'new.md'));
     const error = await refusal(openForWrite(target(path.join(out, 'new.md'), useProc)));
     expect({ code: error.code, file: error.file }).toEqual({ code: 'sandbox', file: 'asked.md' });
+    expect(error.message).toContain('asked.md');
   });
 
   it('refuses, on the portable open, a folder removed between its check and the open', async () => {
@@ -149,6 +159,7 @@ describe('a write whose checked folders were swapped', () => {
       openForWrite(target(real, false, async () => void (await rmdir(path.join(out, 'sub'))))),
     );
     expect({ code: error.code, file: error.file }).toEqual({ code: 'sandbox', file: 'asked.md' });
+    expect(error.message).toContain('asked.md');
     expect(existsSync(real)).toBe(false);
   });
 

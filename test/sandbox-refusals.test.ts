@@ -26,7 +26,8 @@ beforeAll(async () => {
   project = path.join(dir, 'project');
   out = path.join(project, 'out');
   outside = path.join(dir, 'outside');
-  sessions = path.join(dir, 'store', 'sessions');
+  // A session store inside the project, configured through a symlink from elsewhere.
+  sessions = path.join(project, 'store', 'sessions');
   for (const folder of [out, outside, sessions]) await mkdir(folder, { recursive: true });
   await writeFile(path.join(project, 'five.txt'), '12345');
   await writeFile(path.join(project, 'six.txt'), '123456');
@@ -42,8 +43,7 @@ beforeAll(async () => {
   await symlink(path.join(project, 'gone'), path.join(project, 'dangling'));
   await writeFile(path.join(outside, 'victim.md'), 'victim');
   await link(path.join(outside, 'victim.md'), path.join(out, 'hard.md'));
-  // The store's folder reached through a symlink inside the project: refused by its real path too.
-  await symlink(path.join(dir, 'store'), path.join(project, 'store-link'));
+  await symlink(path.join(project, 'store'), path.join(dir, 'store-link'));
 });
 
 afterAll(async () => {
@@ -67,7 +67,7 @@ const sandboxOf = (procFd: boolean, maxReadBytes = 5) =>
   Sandbox.create({
     readRoots: [project],
     writeRoot: out,
-    sessionsDirs: [path.join(project, 'store-link', 'sessions')],
+    sessionsDirs: [path.join(dir, 'store-link', 'sessions')],
     procFd,
     maxReadBytes,
     env: {},
@@ -128,6 +128,7 @@ describe.each([
     for (const call of [sandbox.readText(device, 'read_file'), sandbox.writeText(device, 'x')]) {
       const error = await refusal(call);
       expect({ code: error.code, file: error.file }).toEqual({ code: 'invalid-input', file: device });
+      expect(error.message).toContain(device);
     }
   });
 
@@ -191,11 +192,22 @@ describe('the sandbox', () => {
     }
   });
 
+  it('lets reads reach the output folder when it lies outside the read roots', async () => {
+    const sandbox = await Sandbox.create({
+      readRoots: [path.join(project, 'folder')],
+      writeRoot: out,
+      env: {},
+    });
+    await sandbox.writeText(path.join(out, 'own.md'), 'mine');
+    expect((await sandbox.readText(path.join(out, 'own.md'), 'read_file')).content).toBe('mine');
+  });
+
   it('refuses every write when no output folder is configured, naming the file', async () => {
     const sandbox = await Sandbox.create({ readRoots: [project], env: {} });
     const input = path.join(project, 'new.md');
     const error = await refusal(sandbox.writeText(input, 'x'));
     expect({ code: error.code, file: error.file }).toEqual({ code: 'sandbox', file: input });
+    expect(error.message).toContain(input);
   });
 
   it('withReadRoots adds folders to read and keeps the output folder', async () => {
@@ -249,5 +261,5 @@ function expand(given: string): string {
     .replace('{project}', project)
     .replace('{outside}', outside)
     .replace('{out}', out)
-    .replace('{store}', path.join(dir, 'store'));
+    .replace('{store}', path.join(project, 'store'));
 }
