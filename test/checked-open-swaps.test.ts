@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BundleError } from '../src/bundle/bundle-error.js';
 import { openedPath, openForRead, openForWrite, type WriteTarget } from '../src/bundle/checked-open.js';
+import { refusal } from './support/bundle-refusal.js';
 
 // The descriptor half of the sandbox, given what a swap between the path check and the open leaves:
 // called directly with the "checked" path already replaced (a symlink, a moved file, a folder gone),
@@ -27,15 +28,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
-
-async function refusal(promise: Promise<unknown>): Promise<BundleError> {
-  const error = await promise.then(
-    () => new Error('expected a refusal, the call succeeded'),
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(BundleError);
-  return error as BundleError;
-}
 
 const target = (
   real: string,

@@ -4,9 +4,10 @@ import { link, mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BundleError, type BundleErrorCode } from '../src/bundle/bundle-error.js';
+import type { BundleErrorCode } from '../src/bundle/bundle-error.js';
 import { kindOf } from '../src/bundle/checked-open.js';
 import { Sandbox } from '../src/bundle/sandbox.js';
+import { refusal } from './support/bundle-refusal.js';
 
 // What a refusal of the sandbox carries besides its message: the error code callers branch on
 // (`status()` says outside-root only for `sandbox`; tools report not-found and too-large apart) and
@@ -49,15 +50,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
-
-async function refusal(promise: Promise<unknown>): Promise<BundleError> {
-  const error = await promise.then(
-    () => new Error('expected a refusal, the call succeeded'),
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(BundleError);
-  return error as BundleError;
-}
 
 function openDescriptors(): number {
   return readdirSync('/proc/self/fd').length;
