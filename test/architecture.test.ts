@@ -13,7 +13,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['workers'],
   ['evals'],
   ['agent'],
-  ['postgres'],
+  ['postgres', 'store-conformance'],
   ['session'],
   ['events'],
   ['machines'],

@@ -93,7 +93,8 @@ export interface SessionFiles {
 }
 
 /**
- * Where sessions live. Every implementation passes `test/support/session-store-conformance.ts`.
+ * Where sessions live. Every implementation passes the conformance kit (`src/store-conformance/`,
+ * `agentloop/testing/stores`).
  * Calls for one session take effect in call order; a store has one writer per session at a time.
  */
 export interface SessionStore {
