@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
 import { buildDist, repoRoot } from './support/build-dist.js';
@@ -86,8 +87,9 @@ describe('agentloop run', () => {
     expect(code).toBe(1);
     expect(stdout).toBe('');
     expect(stderr).not.toContain('retrying');
+    // picocolors colours the lines when CI is set (as CI runs do): read the text.
     expect(
-      stderr
+      stripVTControlCharacters(stderr)
         .trim()
         .split('\n')
         .filter((line) => line.startsWith('error:')),
