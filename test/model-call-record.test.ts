@@ -132,4 +132,18 @@ describe('requestHash', () => {
     );
     expect(canonicalJson({ b: [1, { d: 1, c: 2 }], a: 'x' })).toBe('{"a":"x","b":[1,{"c":2,"d":1}]}');
   });
+
+  it('hashes each message once, and a message in another position or of other content differently', () => {
+    const a = { role: 'user', content: 'a' };
+    const b = { role: 'assistant', content: 'b' };
+    const first = requestHash({ model: 'm', input: [a, b] });
+    // The digest of an item is remembered by identity; a structurally equal copy gives the same hash.
+    expect(requestHash({ model: 'm', input: [a, b] })).toBe(first);
+    expect(requestHash({ model: 'm', input: [{ ...a }, { ...b }] })).toBe(first);
+    expect(requestHash({ model: 'm', input: [b, a] })).not.toBe(first);
+    expect(requestHash({ model: 'm', input: [a, { ...b, content: 'c' }] })).not.toBe(first);
+    // `messages` and `input` are different fields, and a non-object item still counts.
+    expect(requestHash({ model: 'm', messages: [a, b] })).not.toBe(first);
+    expect(requestHash({ model: 'm', input: [a, b, 'x'] })).not.toBe(first);
+  });
 });

@@ -19,11 +19,17 @@ export function canonicalJson(value: unknown): string {
 /** Body fields that say how the answer travels, not what is asked: left out of the hash. */
 const TRANSPORT_FIELDS: ReadonlySet<string> = new Set(['stream', 'stream_options']);
 
+/** Body fields holding the conversation: hashed item by item (`itemDigest`). */
+const CONVERSATION_FIELDS: ReadonlySet<string> = new Set(['messages', 'input']);
+
 /**
  * The identity of a model request: the SHA-256 (hex) of the canonical JSON (`canonicalJson`) of the
  * body as the wire sends it (after pruning and context blocks: model, `messages` or `input`, tools,
  * tool choice, response format, sampling parameters and every other field), without `stream` and
- * `stream_options`, so a streamed and a non-streamed call of the same request hash alike.
+ * `stream_options`, so a streamed and a non-streamed call of the same request hash alike. Each item of
+ * `messages` / `input` stands in that JSON as its own SHA-256 (`itemDigest`): a conversation's
+ * messages are immutable objects, so each is hashed once per agent, not once per call, and a turn at
+ * 800 does not hash the 3,000 messages before it again (issue 28).
  *
  * The hash is of the request as sent, secrets included: a transcript is written redacted, so the
  * messages it holds may no longer hash to the recorded value; a replay compares the hash of the
@@ -31,6 +37,27 @@ const TRANSPORT_FIELDS: ReadonlySet<string> = new Set(['stream', 'stream_options
  */
 export function requestHash(body: object): string {
   const kept: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(body)) if (!TRANSPORT_FIELDS.has(key)) kept[key] = value;
-  return createHash('sha256').update(canonicalJson(kept)).digest('hex');
+  for (const [key, value] of Object.entries(body)) {
+    if (TRANSPORT_FIELDS.has(key)) continue;
+    kept[key] = CONVERSATION_FIELDS.has(key) && Array.isArray(value) ? value.map(itemDigest) : value;
+  }
+  return sha256(canonicalJson(kept));
+}
+
+/** Digests of conversation items already hashed, by identity (messages are never changed once made). */
+const digests = new WeakMap<object, string>();
+
+/** The SHA-256 of one conversation item's canonical JSON, remembered for objects. */
+function itemDigest(item: unknown): string {
+  if (item === null || typeof item !== 'object') return sha256(canonicalJson(item));
+  let digest = digests.get(item);
+  if (digest === undefined) {
+    digest = sha256(canonicalJson(item));
+    digests.set(item, digest);
+  }
+  return digest;
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
 }
