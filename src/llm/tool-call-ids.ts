@@ -16,9 +16,9 @@ export interface CallIdLookup {
 }
 
 /**
- * The ids of the calls of the assistant messages in `messages`, looked up when asked: nothing is
- * copied, and the conversation is read only when a reply has calls. A scan of the whole conversation:
- * an agent's model calls use `callIdIndex()`, which reads only what was appended since.
+ * The ids of the calls of the assistant messages in `messages`, for one reply (the conversation is
+ * read when first asked). An agent's model calls use one `callIdIndex()`, which reads only what each
+ * reply's conversation appended since the last.
  */
 export function callIdsIn(messages: readonly Message[]): CallIdLookup {
   return callIdIndex().lookup(messages);
