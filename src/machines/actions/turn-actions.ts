@@ -23,7 +23,7 @@ export const startTurn = machineSetup.createAction(
   enqueueActions(({ enqueue, context, event: ev }) => {
     if (ev.type !== 'USER_MESSAGE') return;
     const next = {
-      messages: context.messages.concat({ role: 'user', content: ev.text }),
+      messages: context.messages.concat([{ role: 'user', content: ev.text }]),
       ...newTurnFields(context, context.turn + 1, ev.at),
     };
     enqueue.assign(next);
