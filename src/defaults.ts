@@ -34,6 +34,8 @@ export const DEFAULTS = {
   llmRetryAfterCapMs: 60_000,
   /** Share of the model's context window above which a `limit_warning` is due. */
   contextWarningShare: 0.8,
+  /** Share of `limits.maxCostUsd` (or `maxSessionCostUsd`) at which a `limit_warning` is due. */
+  costWarningShare: 0.8,
   /** Tokens held back for the completion: the request is pruned to fit `window - reserve`. */
   completionReserveTokens: 16_384,
   /** The completion reserve never takes more than this share of a (small) context window. */

@@ -10,6 +10,15 @@ export interface AgentLimits {
   timeoutMs: number | null;
   /** Total tokens (as the API reports them) a turn may use; `null` for none. */
   tokenBudget: number | null;
+  /**
+   * USD a turn may cost (`null` for none): the turn ends with `cost_budget` after the model call that
+   * reached it. Turn and session are two flat fields, like every other limit: each is a number or
+   * `null` in the saved context, and a turn budget is the one most agents want (`tokenBudget` is per
+   * turn too). Needs the model's price (`pricing`); `createAgent` refuses it for a model without one.
+   */
+  maxCostUsd: number | null;
+  /** USD the whole session may cost, across turns and restores (`null` for none); as `maxCostUsd`. */
+  maxSessionCostUsd: number | null;
   /** Identical calls (same tool and arguments) in one turn before it ends. */
   maxRepeatedCalls: number;
   /** Failing tool calls in a row before the turn ends. */
@@ -23,6 +32,8 @@ export function resolveLimits(limits: Partial<AgentLimits> = {}): AgentLimits {
     iterationWarningShare: limits.iterationWarningShare ?? DEFAULTS.iterationWarningShare,
     timeoutMs: limits.timeoutMs ?? null,
     tokenBudget: limits.tokenBudget ?? null,
+    maxCostUsd: limits.maxCostUsd ?? null,
+    maxSessionCostUsd: limits.maxSessionCostUsd ?? null,
     maxRepeatedCalls: limits.maxRepeatedCalls ?? DEFAULTS.maxRepeatedCalls,
     maxConsecutiveErrors: limits.maxConsecutiveErrors ?? DEFAULTS.maxConsecutiveErrors,
   };

@@ -34,6 +34,14 @@ export {
   type PreparedRequest,
   type PruneReport,
 } from './prompt/context-window.js';
+export {
+  type BilledTokens,
+  callCostUsd,
+  type ModelPrice,
+  type ModelPricing,
+  PRICES_TAKEN,
+  resolveModelPrice,
+} from './prompt/model-prices.js';
 export { type ModelWindow, resolveModelWindow } from './prompt/model-windows.js';
 export { TokenCounter, tokenCounterFor } from './prompt/token-counter.js';
 export { type PersistenceErrorHandler, SessionPersistence } from './session/persistent-session.js';

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AGENT_STATES, agentMachine } from '../src/index.js';
 import { initialContext } from '../src/machines/agent-context.js';
 import {
+  checkPersistedSnapshot,
   interruptedSnapshot,
   type PersistedAgentSnapshot,
   upgradeSnapshot,
@@ -61,6 +62,21 @@ describe('upgradeSnapshot', () => {
       },
     } as PersistedAgentSnapshot;
     expect(Object.keys(upgradeSnapshot(saved).children ?? {})).toEqual(['tools:c']);
+  });
+
+  it('gives a snapshot saved before the cost budgets their defaults, and keeps its usage (cost unknown)', () => {
+    const context = initialContext({ sessionId: 's3', limits: { maxIterations: 9 } });
+    const { maxCostUsd: _m, maxSessionCostUsd: _s, ...limits } = context.limits;
+    const usage = { promptTokens: 10, completionTokens: 5, totalTokens: 15 };
+    const saved = {
+      status: 'active',
+      value: 'AwaitingInput',
+      context: { ...context, limits, totalUsage: usage },
+    } as unknown as PersistedAgentSnapshot;
+    const upgraded = upgradeSnapshot(saved);
+    expect(upgraded.context.limits).toEqual({ ...limits, maxCostUsd: null, maxSessionCostUsd: null });
+    expect(upgraded.context.totalUsage).toEqual(usage);
+    expect(checkPersistedSnapshot(saved)).toMatchObject({ ok: true });
   });
 
   it('leaves a current snapshot as it is', () => {

@@ -1,4 +1,4 @@
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ValidationReport } from '../src/bundle/validate-tree.js';
@@ -87,6 +87,8 @@ describe('validate a BMAD 6.12 install', () => {
 describe('validate a BMAD 6.0 install, a source tree and bundle.yaml', () => {
   let work: string;
   beforeAll(async () => {
+    // test-artifacts/ is not in git: a fresh clone (or Stryker's sandbox) has none yet.
+    await mkdir(path.join(repoRoot, 'test-artifacts'), { recursive: true });
     work = await mkdtemp(path.join(repoRoot, 'test-artifacts', 'bmad6-validate-'));
   });
   afterAll(async () => {

@@ -47,9 +47,11 @@ describe('events', () => {
     expect(modelOrder).toEqual([
       'turn_start',
       'iteration',
+      'model_call',
       'thinking',
       'usage',
       'iteration',
+      'model_call',
       'usage',
       'turn_end',
     ]);

@@ -1,8 +1,11 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MemorySessionStore } from '../src/session/memory-session-store.js';
-import { describeSessionStoreConformance } from './support/session-store-conformance.js';
+import { describeSessionStoreConformance } from '../src/store-conformance/index.js';
 
-describeSessionStoreConformance('MemorySessionStore', () => new MemorySessionStore());
+describeSessionStoreConformance(
+  { describe, it, beforeEach, afterEach },
+  { name: 'MemorySessionStore', create: () => new MemorySessionStore() },
+);
 
 describe('MemorySessionStore', () => {
   it('stamps times from the given clock, 1 ms apart when the clock stands still', async () => {

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -224,12 +224,55 @@ describe('the packed package', { timeout: 180_000 }, () => {
     const cjs = await run(process.execPath, ['cjs.cjs'], app);
     expect(cjs.code, explain(cjs)).toBe(0);
     expect(JSON.parse(cjs.stdout)).toEqual({
-      entries: ['function', 'function', 'function', 'function', 'function'],
+      entries: ['function', 'function', 'function', 'function', 'function', 'function'],
       name: 'agentloop',
       success: true,
       response: 'Hello from CommonJS.',
     });
   });
+
+  it("runs a store author's tests: the example JSON-file store through agentloop/testing/stores, in vitest", async () => {
+    // The kit takes the runner's functions: vitest is the author's dependency, never agentloop's.
+    const manifest = JSON.parse(
+      await readFile(path.join(app, 'node_modules', 'agentloop', 'package.json'), 'utf8'),
+    ) as Record<string, Record<string, string> | undefined>;
+    for (const field of ['dependencies', 'peerDependencies', 'optionalDependencies']) {
+      expect(Object.keys(manifest[field] ?? {}), field).not.toContain('vitest');
+    }
+    const { version } = JSON.parse(
+      await readFile(path.join(repoRoot, 'node_modules', 'vitest', 'package.json'), 'utf8'),
+    ) as { version: string };
+    const args = ['install', '--save-dev', `vitest@${version}`, '--no-audit', '--no-fund'];
+    let install = await run('npm', args, app, 240_000);
+    if (install.code !== 0) install = await run('npm', args, app, 240_000);
+    expect(install.code, explain(install)).toBe(0);
+    const dir = path.join(app, 'store');
+    await mkdir(dir);
+    for (const file of ['json-file-session-store.ts', 'json-file-session-store.test.ts']) {
+      await copyFile(path.join(repoRoot, 'docs', 'examples', file), path.join(dir, file));
+    }
+    const vitest = await run(
+      'npx',
+      ['--no', '--', 'vitest', 'run', '--reporter=verbose', 'store/'],
+      app,
+      170_000,
+    );
+    expect(vitest.code, explain(vitest)).toBe(0);
+    expect(vitest.stdout).toContain('SessionStore conformance: JsonFileSessionStore');
+    // Every group ran, the crash cases (the example can be reopened) and the lease cases included.
+    for (const group of [
+      'save and load',
+      'transcript',
+      'session ids',
+      'ownership and inbox',
+      'after a crash',
+    ]) {
+      expect(vitest.stdout).toContain(`JsonFileSessionStore > ${group} >`);
+    }
+    const passed = Number(/Tests\s+(\d+) passed/.exec(vitest.stdout)?.[1]);
+    expect(passed).toBeGreaterThan(45);
+    expect(vitest.stdout).not.toMatch(/failed|skipped/);
+  }, 420_000);
 
   it('type-checks a strict TypeScript consumer without @types/node, our declarations included', async () => {
     const dir = path.join(app, 'ts');
@@ -343,6 +386,7 @@ const { startScriptedServer } = require('agentloop/testing');
 const entries = [
   createAgent,
   require('agentloop/bundle').loadBundleAgent,
+  require('agentloop/evals').trajectoryMatch,
   require('agentloop/inspector').startInspectorServer,
   startScriptedServer,
   require('agentloop/unstable').TokenCounter,
@@ -378,12 +422,18 @@ const TS_CONFIG = {
 };
 
 const TS_CONSUMER = `
-import { type AgentEvent, type AgentStateName, createAgent, defineTool } from 'agentloop';
+import { type AgentEvent, type AgentStateName, createAgent, defineTool, MemorySessionStore } from 'agentloop';
 import { loadBundleAgent } from 'agentloop/bundle';
+import { trajectoryMatch, trajectoryOf } from 'agentloop/evals';
 import { startInspectorServer, statelyInspection } from 'agentloop/inspector';
 import { startScriptedServer } from 'agentloop/testing';
+import { describeSessionStoreConformance, type TestApi } from 'agentloop/testing/stores';
 import { TokenCounter } from 'agentloop/unstable';
 import { z } from 'zod';
+
+// The kit's declarations need neither vitest nor @types/node.
+export const registerKit = (api: TestApi): void =>
+  describeSessionStoreConformance(api, { name: 'memory', create: () => new MemorySessionStore() });
 
 const add = defineTool({
   name: 'add',
@@ -405,10 +455,13 @@ export async function main(): Promise<string> {
   agent.on('limit_warning', (e: AgentEvent<'limit_warning'>) => {
     // @ts-expect-error not a limit the runtime emits
     if (e.limit === 'disk_space') return;
-    const limit: 'max_iterations' | 'timeout' | 'repeated_calls' | 'consecutive_errors' | 'context_window' = e.limit;
+    const limit: 'max_iterations' | 'timeout' | 'repeated_calls' | 'consecutive_errors' | 'context_window' | 'cost_budget' =
+      e.limit;
     void limit;
   });
   const result = await agent.send('Hello');
+  const verdict = trajectoryMatch(trajectoryOf(result.messages), [], { mode: 'superset', args: 'subset' });
+  if (!verdict.ok) throw new Error(verdict.reason);
   void [loadBundleAgent, startInspectorServer, new TokenCounter('o200k_base').countText('x')];
   await server.close();
   return result.response;

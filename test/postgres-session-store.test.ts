@@ -1,23 +1,30 @@
 import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PostgresSessionStore, SCHEMA_VERSION } from '../src/postgres/postgres-session-store.js';
 import type { SessionStore } from '../src/session/session-store.js';
+import { describeSessionStoreConformance } from '../src/store-conformance/index.js';
 import { dropSchema, freshSchema, postgresStore, postgresUrl } from './support/postgres.js';
-import { describeSessionStoreConformance } from './support/session-store-conformance.js';
 
 const schemas = new Map<SessionStore, string>();
 
 describeSessionStoreConformance(
-  'PostgresSessionStore',
-  () => {
-    const schema = freshSchema('conf');
-    const store = postgresStore(schema);
-    schemas.set(store, schema);
-    return store;
-  },
-  async (store) => {
-    await (store as PostgresSessionStore).close();
-    await dropSchema(schemas.get(store)!);
+  { describe, it, beforeEach, afterEach },
+  {
+    name: 'PostgresSessionStore',
+    create: () => {
+      const schema = freshSchema('conf');
+      const store = postgresStore(schema);
+      schemas.set(store, schema);
+      return store;
+    },
+    // Another process's store on the same schema.
+    reopen: (store) => postgresStore(schemas.get(store)!),
+    close: (store) => (store as PostgresSessionStore).close(),
+    dispose: async (store) => {
+      await (store as PostgresSessionStore).close();
+      await dropSchema(schemas.get(store)!);
+      schemas.delete(store);
+    },
   },
 );
 

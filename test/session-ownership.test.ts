@@ -58,7 +58,9 @@ describe('one owner per session', () => {
     const sessions = path.join(children.work(), 'sessions');
     const holder = children.run(
       'hold',
-      { baseURL: server.url, sessions, session: 'shared-1' },
+      // A long lease: a renewal starved on a loaded machine must not free the session for the wrong
+      // reason; the SIGKILL below must free it at once whatever the lease says.
+      { baseURL: server.url, sessions, session: 'shared-1', leaseMs: 60_000 },
       (l) => l.ready === true,
     );
     await holder.reached;

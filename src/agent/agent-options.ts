@@ -16,6 +16,7 @@ import type { McpServersConfig } from '../mcp/mcp-config.js';
 import { type AgentDefinition, renderInstructions } from '../prompt/agent-definition.js';
 import type { ContextProvider } from '../prompt/context-blocks.js';
 import type { ContextGuardOptions } from '../prompt/context-guard.js';
+import type { ModelPricing } from '../prompt/model-prices.js';
 import type { SessionOptions } from '../session/session-options.js';
 import type { Tool } from '../tools/define-tool.js';
 import type { ApprovalPolicy } from '../tools/tool-call.js';
@@ -80,6 +81,12 @@ export interface AgentOptions<TOutput = unknown> extends SessionOptions {
   /** Stream responses (default true). */
   stream?: boolean;
   limits?: Partial<AgentLimits> & { toolTimeoutMs?: number; maxToolResultChars?: number };
+  /**
+   * Prices by model name (USD per million input, cached input and output tokens) over the built-in
+   * table (src/prompt/model-prices.ts): results, `usage` events and sessions then say what calls cost,
+   * and `limits.maxCostUsd` can apply. A model in neither has an unknown cost, never 0.
+   */
+  pricing?: ModelPricing;
   /** Which calls need the user's approval (default: each tool's `needsApproval`). */
   approval?: ApprovalPolicy;
   /** Retry policy for model calls (429, 5xx, connection errors, cut streams). */
@@ -143,7 +150,10 @@ export interface ExecutionResult<TOutput = unknown> {
   /** The whole conversation so far. */
   messages: Message[];
   terminateReason: TerminateReason;
-  /** Tokens used by the turn. */
+  /**
+   * Tokens used by the turn, and `costUsd`: what they cost from the price table (`pricing`),
+   * `undefined` when the model has no price.
+   */
   usage: Usage;
   error?: string;
   /** The response validated by `outputSchema`. */

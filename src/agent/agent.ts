@@ -27,6 +27,7 @@ import { type AgentTools, agentTools } from './agent-tools.js';
 import { type ApprovalAnswer, approvalAnswer, approvalEvent, pendingCallFor } from './approval-answer.js';
 import { effectsFromOptions } from './effects-from-options.js';
 import { errorEvent, eventsHeard, listen } from './event-relay.js';
+import { sendRefusal } from './send-refusal.js';
 import { errorText, stoppedResult, turnResult } from './turn-result.js';
 
 export type { AgentStateName } from '../machines/agent-states.js';
@@ -233,12 +234,8 @@ export class Agent<TOutput = unknown> {
     this.#assertRunning();
     await this.#ready;
     this.#assertRunning();
-    const snapshot = this.actor.getSnapshot();
-    if (snapshot.matches('Error') && !snapshot.context.initialized) {
-      throw new Error(`agent failed to initialize: ${snapshot.context.error?.message ?? 'unknown error'}`);
-    }
-    if (isBusyState(this.state))
-      throw new Error(`agent is busy (${this.state}); wait for the turn to end or interrupt it`);
+    const refusal = sendRefusal(this.state, this.actor.getSnapshot().context);
+    if (refusal) throw new Error(refusal);
     const result = this.#nextTurn();
     this.#persistence?.tagNextUserMessage(options.inbox);
     this.actor.send({ type: 'USER_MESSAGE', text, at: Date.now() });

@@ -8,6 +8,7 @@ import type { AgentEventType } from '../machines/emitted-events.js';
 import type { McpServers } from '../mcp/mcp-servers.js';
 import { evaluateContextProviders } from '../prompt/context-blocks.js';
 import { createContextGuard } from '../prompt/context-guard.js';
+import { checkPricing, type ModelPrice, resolveModelPrice } from '../prompt/model-prices.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { AgentOptions } from './agent-options.js';
 
@@ -52,6 +53,7 @@ export function effectsFromOptions(options: AgentOptions<unknown>, env: EffectsE
       ? undefined
       : createContextGuard(model, () => registry.toJSON(), options.contextWindow ?? {}));
   const providers = options.contextProviders ?? [];
+  const price = modelPrice(model, options);
   const callLlm = callLlmEffect({
     client,
     model,
@@ -59,6 +61,7 @@ export function effectsFromOptions(options: AgentOptions<unknown>, env: EffectsE
     stream: options.stream ?? true,
     approval: options.approval ?? 'tool',
     eagerToolStart: options.eagerToolStart ?? DEFAULTS.eagerToolStart,
+    price,
     ...(options.toolFormat ? { toolFormat: options.toolFormat } : {}),
     ...(options.api ? { api: options.api } : {}),
     ...(env.debug ? { onNotice: oncePerMessage(env.debug) } : {}),
@@ -103,6 +106,22 @@ export function effectsFromOptions(options: AgentOptions<unknown>, env: EffectsE
     }),
     hears,
   };
+}
+
+/**
+ * The model's price (`pricing` over the built-in table), checked: a cost budget for a model without a
+ * price could never apply, so it is refused here, at `createAgent`, naming the model and the option.
+ */
+function modelPrice(model: string, options: AgentOptions<unknown>): ModelPrice | undefined {
+  checkPricing(options.pricing);
+  const price = resolveModelPrice(model, options.pricing);
+  const budget = (['maxCostUsd', 'maxSessionCostUsd'] as const).find((key) => options.limits?.[key] != null);
+  if (budget && !price)
+    throw new Error(
+      `createAgent: \`limits.${budget}\` needs the price of model "${model}", which agentloop does not know: ` +
+        `add it to \`pricing\` ({ "${model}": { inputPerMTok, cachedInputPerMTok, outputPerMTok } })`,
+    );
+  return price;
 }
 
 /** Wraps an effect so that what it rejects with is redacted (`redactedError`). */

@@ -28,12 +28,13 @@ export function relayEvents(
 
 /**
  * Which emitted events the machine must build for an agent: those the bus hears, `turn_end` (the agent
- * itself waits for it), and, while someone reads `content_chunk`, every event that ends a stream (the
+ * itself waits for it), `model_call` (a saved session records it; one per model call), and, while someone reads `content_chunk`, every event that ends a stream (the
  * redaction flushes the held-back end of the text before it).
  */
 export function eventsHeard(bus: AgentEventBus): (type: AgentEventType) => boolean {
   return (type) =>
     type === 'turn_end' ||
+    type === 'model_call' ||
     bus.hears(type) ||
     (type !== 'content_chunk' && endsStream(type) && bus.hears('content_chunk'));
 }

@@ -54,7 +54,7 @@ export function kindOf(info: Stats): string {
 }
 
 function codeOf(error: unknown): string | undefined {
-  return (error as NodeJS.ErrnoException).code;
+  return (error as NodeJS.ErrnoException | undefined)?.code;
 }
 
 /** A symlink or a file took a folder's place, or the place emptied, between the check and the open. */
@@ -129,7 +129,17 @@ async function openFolderAt(at: string, shown: string, input: string): Promise<F
 export async function openForWrite(target: WriteTarget): Promise<FileHandle> {
   const { root, real, input } = target;
   if (!target.useProc) {
-    await mkdir(path.dirname(real), { recursive: true });
+    await mkdir(path.dirname(real), { recursive: true }).catch((error: unknown) => {
+      // A file (or a dangling name) where one of the folders should be.
+      if (codeOf(error) === 'EEXIST' || codeOf(error) === 'ENOTDIR') {
+        throw new BundleError(
+          'sandbox',
+          `Write refused: ${input}: a file is in the place of one of its folders; nothing was written`,
+          { file: input, cause: error },
+        );
+      }
+      throw error;
+    });
     await target.check(path.join(await realPathOf(path.dirname(real)), path.basename(real)));
     return openWriteFile(real, input, path.dirname(real));
   }

@@ -10,6 +10,7 @@ import type { ChatInput } from './chat-input.js';
 import type { ChatRenderer } from './chat-renderer.js';
 import { runSlashCommand, type SlashCommandOutcome } from './chat-slash-commands.js';
 import type { ChatPersona } from './cli-agent.js';
+import { formatCostUsd } from './cost-text.js';
 import { terminalSafe } from './terminal-safe.js';
 
 /** What a {@link ChatSession} reads from, draws on, and opens sessions with. */
@@ -183,6 +184,10 @@ export class ChatSession {
 
   #afterTurn(end: AgentEvent<'turn_end'>): void {
     const { c } = this.#r;
+    // What the session has cost so far, when the model has a price; nothing for one without (a local
+    // model): a line saying "unknown" after every turn would be noise, and /usage says it.
+    const spent = this.#agent.context.totalUsage.costUsd;
+    if (spent !== undefined && spent > 0) this.#r.line(c.dim(`· session cost ${formatCostUsd(spent)}`));
     switch (end.terminateReason) {
       case 'completed':
       case 'question':

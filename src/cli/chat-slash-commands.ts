@@ -4,6 +4,7 @@ import type { ApprovalPolicy } from '../tools/tool-call.js';
 import { printChatMessage } from './chat-history-view.js';
 import type { ChatRenderer } from './chat-renderer.js';
 import type { ChatPersona } from './cli-agent.js';
+import { formatCostUsd } from './cost-text.js';
 import { planChecklist } from './plan-checklist.js';
 import { formatSessionList } from './sessions-command.js';
 import { terminalSafe, terminalSafeValue } from './terminal-safe.js';
@@ -88,6 +89,11 @@ export async function runSlashCommand(line: string, host: SlashCommandHost): Pro
       );
       r.line(
         `Session: ${all.promptTokens} in, ${all.completionTokens} out, ${all.totalTokens} in all, ${ctx.turn} turns.`,
+      );
+      r.line(
+        all.costUsd === undefined
+          ? 'Cost: unknown (no price for the model, see the `pricing` option; or a reply without usage).'
+          : `Cost: last turn ${formatCostUsd(t.costUsd)}, session ${formatCostUsd(all.costUsd)}.`,
       );
       return;
     }

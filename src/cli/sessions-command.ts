@@ -6,6 +6,7 @@ import type { SessionListEntry } from '../session/session-store.js';
 import type { Colors } from './chat-renderer.js';
 import { parseFlags } from './cli-args.js';
 import type { CommandIo } from './command-io.js';
+import { formatCostUsd } from './cost-text.js';
 import { terminalSafe, terminalSafeJson } from './terminal-safe.js';
 
 const USAGE = `Usage: agentloop sessions [--project <dir>] [--sessions-dir <dir>] [--json]
@@ -48,15 +49,16 @@ export async function runSessionsCommand(args: string[], io: CommandIo): Promise
 }
 
 /**
- * A table of sessions: id, state, last saved, agent, turns, title; `current` marked with `*`. Every
+ * A table of sessions: id, state, last saved, agent, turns, tokens and cost (`unknown` for a model
+ * without a price), title; `current` marked with `*`. Every
  * cell is printed terminal-safe (a title may hold anything a user pasted).
  */
 export function formatSessionList(rows: SessionListEntry[], c: Colors, current?: string): string {
   if (rows.length === 0) return '';
-  const header = ['', 'ID', 'STATE', 'SAVED', 'AGENT', 'TURNS', 'TITLE'];
+  const header = ['', 'ID', 'STATE', 'SAVED', 'AGENT', 'TURNS', 'TOKENS', 'COST', 'TITLE'];
   const raw = rows.map((row) =>
     row.error !== undefined
-      ? [row.id === current ? '*' : '', row.id, 'unreadable', when(row.updatedAt), '', '', row.error]
+      ? [row.id === current ? '*' : '', row.id, 'unreadable', when(row.updatedAt), '', '', '', '', row.error]
       : [
           row.id === current ? '*' : '',
           row.id,
@@ -64,11 +66,15 @@ export function formatSessionList(rows: SessionListEntry[], c: Colors, current?:
           when(row.updatedAt),
           row.agentName ?? '',
           String(row.turns ?? 0),
+          row.usage ? String(row.usage.totalTokens) : '',
+          row.usage ? formatCostUsd(row.usage.costUsd) : '',
           row.title ?? '',
         ],
   );
   const table = raw.map((row) => row.map(terminalSafe));
-  const widths = header.map((h, i) => Math.max(h.length, ...table.map((r) => (i === 6 ? 0 : r[i]!.length))));
+  const widths = header.map((h, i) =>
+    Math.max(h.length, ...table.map((r) => (i === header.length - 1 ? 0 : r[i]!.length))),
+  );
   const format = (cells: string[]) =>
     cells
       .map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]!)))

@@ -14,6 +14,7 @@ import {
   unusableCall,
   usageField,
 } from './reply-fields.js';
+import { responseIdentityOf } from './response-identity.js';
 import { type CallIdScope, settleCallId } from './tool-call-ids.js';
 
 /**
@@ -27,7 +28,7 @@ export async function requestCompletion(
   notice?: ReplyNotice,
 ): Promise<Completion> {
   const completion: unknown = await client.chat.completions.create({ ...body, stream: false }, { signal });
-  return readCompletion(completion, scope, notice);
+  return Object.assign(readCompletion(completion, scope, notice), responseIdentityOf(completion));
 }
 
 /**

@@ -34,4 +34,11 @@ export interface Usage {
   promptTokens: number;
   completionTokens: number;
   totalTokens: number;
+  /** The part of `promptTokens` the server served from its prompt cache, when it said. */
+  cachedPromptTokens?: number;
+  /**
+   * What these tokens cost in USD, from the agent's price table (src/prompt/model-prices.ts); never
+   * set by the wire. `undefined` when the model's price is unknown.
+   */
+  costUsd?: number;
 }

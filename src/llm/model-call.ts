@@ -2,7 +2,13 @@ import type OpenAI from 'openai';
 import { DEFAULTS } from '../defaults.js';
 import { type ChatRequestOptions, callsInText, type ModelRequest } from './chat-request.js';
 import { DeadlineExceededError } from './deadline.js';
-import { type ModelReply, type ModelToolCall, toModelReply } from './model-reply.js';
+import {
+  type Completion,
+  type ModelCallRecord,
+  type ModelReply,
+  type ModelToolCall,
+  toModelReply,
+} from './model-reply.js';
 import { type ModelApi, wireFor } from './model-wire.js';
 import type { ReplyNotice } from './reply-fields.js';
 import { type RetryInfo, type RetryOptions, resolveRetryPolicy, withRetry } from './retry-policy.js';
@@ -95,8 +101,12 @@ export async function callModel(
           onCallReady: request.toolsEnabled && !inText ? io.onCallReady : undefined,
           notice: options.onNotice,
         };
+  let answered = 0;
+  let startedAt = 0;
   const attempt = (attemptNumber: number) => {
     if (attemptNumber > 1) io.onReset?.({ reason: 'retry', attempt: attemptNumber });
+    answered = attemptNumber;
+    startedAt = Date.now();
     return wire(read, combined);
   };
   const retry: RetryOptions = { ...options.retry, signal: combined, url: options.client.baseURL };
@@ -109,11 +119,31 @@ export async function callModel(
   try {
     const completion = await withRetry(attempt, retry);
     if (inText) completion.calls = xmlCallsOf(completion.content, request);
-    return toModelReply(completion, request.toolsEnabled);
+    const reply = toModelReply(completion, request.toolsEnabled);
+    reply.record = callRecord(
+      options.api ?? 'chat-completions',
+      completion,
+      answered,
+      Date.now() - startedAt,
+    );
+    return reply;
   } catch (error) {
     if (deadline?.signal.aborted && !signal.aborted) throw new DeadlineExceededError();
     throw error;
   } finally {
     clearTimeout(timer);
   }
+}
+
+function callRecord(
+  wire: ModelApi,
+  completion: Completion,
+  attempt: number,
+  durationMs: number,
+): ModelCallRecord {
+  const record: ModelCallRecord = { wire, requestHash: completion.requestHash ?? '', attempt, durationMs };
+  if (completion.responseId !== undefined) record.responseId = completion.responseId;
+  if (completion.responseModel !== undefined) record.responseModel = completion.responseModel;
+  if (completion.firstChunkMs !== undefined) record.firstChunkMs = completion.firstChunkMs;
+  return record;
 }

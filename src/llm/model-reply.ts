@@ -1,6 +1,8 @@
 import type { AssistantMessage, ReasoningItem, Usage } from './message.js';
+import type { ModelApi } from './model-wire.js';
 import { reasoningOf } from './reasoning.js';
 import type { UsageCounts } from './reply-fields.js';
+import type { ResponseIdentity } from './response-identity.js';
 
 /** One tool call as the model made it: its id as the conversation keeps it, its name, its raw arguments. */
 export interface ModelToolCall {
@@ -13,7 +15,7 @@ export interface ModelToolCall {
 }
 
 /** What one attempt of a model call yields, streamed or not, before it is shaped for the conversation. */
-export interface Completion {
+export interface Completion extends ResponseIdentity {
   content: string;
   /** `reasoning_content` the server sent alongside the text ('' for none). */
   reasoning: string;
@@ -24,6 +26,24 @@ export interface Completion {
   usage: UsageCounts | null | undefined;
   /** Reasoning items of a Responses API reply, to send back on the next call (none on Chat Completions). */
   reasoningItems?: ReasoningItem[];
+  /** Streamed: ms from the request to the first chunk of the stream. */
+  firstChunkMs?: number;
+  /** `requestHash` of the body this attempt sent (set by the wire). */
+  requestHash?: string;
+}
+
+/** How one model call went: what the transcript's `model_call` entry records beside the reply. */
+export interface ModelCallRecord extends ResponseIdentity {
+  /** The API the call spoke. */
+  wire: ModelApi;
+  /** `requestHash` of the body as sent (src/llm/request-hash.ts). */
+  requestHash: string;
+  /** The attempt that was answered, counted from 1 (later than 1 after retries). */
+  attempt: number;
+  /** ms from the start of the answered attempt to its complete reply. */
+  durationMs: number;
+  /** Streamed: ms from the start of the answered attempt to its first chunk. */
+  firstChunkMs?: number;
 }
 
 /** What `callModel` resolves with. */
@@ -36,6 +56,8 @@ export interface ModelReply {
   usage: Usage | null;
   /** Reasoning text (`reasoning_content` deltas or `<thinking>` blocks), when the model sent any. */
   reasoning?: string;
+  /** How the call went (set by `callModel`). */
+  record?: ModelCallRecord;
 }
 
 /**
@@ -72,6 +94,7 @@ export function toModelReply(completion: Completion, toolsEnabled: boolean): Mod
           promptTokens: usage.prompt_tokens,
           completionTokens: usage.completion_tokens,
           totalTokens: usage.total_tokens,
+          ...(usage.cached_tokens ? { cachedPromptTokens: usage.cached_tokens } : {}),
         }
       : null,
   };

@@ -3,6 +3,7 @@ import { buildChatBody, type ChatRequestOptions, type ModelRequest } from './cha
 import { requestCompletion } from './completion-call.js';
 import type { ModelOptions } from './model-call.js';
 import type { Completion } from './model-reply.js';
+import { requestHash } from './request-hash.js';
 import { requestResponse } from './responses-call.js';
 import { buildResponsesBody } from './responses-request.js';
 import { readResponsesStream } from './responses-stream.js';
@@ -22,15 +23,23 @@ export function wireFor(options: ModelOptions, request: ModelRequest): WireAttem
   const { client, onNotice } = options;
   if (options.api !== 'responses') {
     const body = buildChatBody(options, request);
-    return (read, signal) =>
-      read
-        ? readCompletionStream(client, body, read)
-        : requestCompletion(client, body, signal, request, onNotice);
+    return async (read, signal) =>
+      hashed(
+        await (read
+          ? readCompletionStream(client, body, read)
+          : requestCompletion(client, body, signal, request, onNotice)),
+        body,
+      );
   }
   const build = () => buildResponsesBody(options, request, !withoutEncryptedReasoning.has(options));
   let body = build();
-  const once: WireAttempt = (read, signal) =>
-    read ? readResponsesStream(client, body, read) : requestResponse(client, body, signal, request, onNotice);
+  const once: WireAttempt = async (read, signal) =>
+    hashed(
+      await (read
+        ? readResponsesStream(client, body, read)
+        : requestResponse(client, body, signal, request, onNotice)),
+      body,
+    );
   return async (read, signal) => {
     try {
       return await once(read, signal);
@@ -42,6 +51,12 @@ export function wireFor(options: ModelOptions, request: ModelRequest): WireAttem
       return once(read, signal);
     }
   };
+}
+
+/** The completion with the hash of the body that was answered (hashed once, after the reply). */
+function hashed(completion: Completion, body: object): Completion {
+  completion.requestHash = requestHash(body);
+  return completion;
 }
 
 /** Model options whose server refused `include: ['reasoning.encrypted_content']` (models that do not reason). */

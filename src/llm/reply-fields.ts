@@ -131,6 +131,8 @@ export interface UsageCounts {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  /** The part of `prompt_tokens` served from the prompt cache, when the server said. */
+  cached_tokens?: number;
 }
 
 /** A `usage` object: its counts (a missing total is the sum), `null` when absent. */
@@ -146,7 +148,22 @@ export function usageField(value: unknown, where: string): UsageCounts | null {
   const prompt = count('prompt_tokens');
   const completion = count('completion_tokens');
   const total = value.total_tokens === undefined ? prompt + completion : count('total_tokens');
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total };
+  return withCachedTokens(
+    { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total },
+    value.prompt_tokens_details,
+  );
+}
+
+/**
+ * The counts with `cached_tokens` from a usage's details (`prompt_tokens_details` on Chat Completions,
+ * `input_tokens_details` on the Responses API) when it is a count no larger than the prompt. Anything
+ * else is left out rather than refused: the cached part only lowers a cost, so without it the input is
+ * billed at the full price, the safe side.
+ */
+export function withCachedTokens(counts: UsageCounts, details: unknown): UsageCounts {
+  const cached = isRecord(details) ? details.cached_tokens : undefined;
+  if (typeof cached !== 'number' || !Number.isInteger(cached) || cached <= 0) return counts;
+  return { ...counts, cached_tokens: Math.min(cached, counts.prompt_tokens) };
 }
 
 /** The name a call without a usable function name is recorded under (the API refuses an empty one). */

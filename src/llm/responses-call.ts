@@ -2,6 +2,7 @@ import type OpenAI from 'openai';
 import type { ResponseCreateParamsBase } from 'openai/resources/responses/responses';
 import type { Completion } from './model-reply.js';
 import type { ReplyNotice } from './reply-fields.js';
+import { responseIdentityOf } from './response-identity.js';
 import { readResponse } from './responses-reply.js';
 import type { CallIdScope } from './tool-call-ids.js';
 
@@ -14,5 +15,5 @@ export async function requestResponse(
   notice?: ReplyNotice,
 ): Promise<Completion> {
   const response: unknown = await client.responses.create({ ...body, stream: false }, { signal });
-  return readResponse(response, scope, notice);
+  return Object.assign(readResponse(response, scope, notice), responseIdentityOf(response));
 }

@@ -10,6 +10,7 @@ import {
   textField,
   type UsageCounts,
   unusableCall,
+  withCachedTokens,
 } from './reply-fields.js';
 import { type CallIdScope, settleCallId } from './tool-call-ids.js';
 
@@ -136,7 +137,10 @@ export function responseUsage(value: unknown): UsageCounts | null {
   const input = count('input_tokens');
   const output = count('output_tokens');
   const total = value.total_tokens === undefined ? input + output : count('total_tokens');
-  return { prompt_tokens: input, completion_tokens: output, total_tokens: total };
+  return withCachedTokens(
+    { prompt_tokens: input, completion_tokens: output, total_tokens: total },
+    value.input_tokens_details,
+  );
 }
 
 /**

@@ -4,6 +4,7 @@ import { CompletionAssembler } from './completion-assembler.js';
 import { StreamCutError } from './error-classification.js';
 import type { Completion, ModelToolCall } from './model-reply.js';
 import type { ReplyNotice } from './reply-fields.js';
+import { type ResponseIdentity, responseIdentityOf } from './response-identity.js';
 import type { CallIdScope } from './tool-call-ids.js';
 
 /** How one stream is read and who hears it as it comes. */
@@ -122,17 +123,24 @@ export async function readModelStream(
         flushSoon();
       }),
   );
+  const opened = lastData;
+  let firstChunkMs: number | undefined;
+  let identity: ResponseIdentity = {};
   try {
     const response = await open(idle.signal);
     for await (const chunk of response) {
       lastData = Date.now();
+      firstChunkMs ??= lastData - opened;
+      if (identity.responseId === undefined) identity = responseIdentityOf(chunk);
       assembler.push(chunk);
     }
     // An aborted stream ends quietly in the SDK; a stream closed early by the server is a cut (retried).
     idle.signal.throwIfAborted();
     if (!assembler.ended) throw new StreamCutError();
     flush(false);
-    return assembler.toCompletion();
+    const completion = assembler.toCompletion();
+    if (firstChunkMs !== undefined) completion.firstChunkMs = firstChunkMs;
+    return Object.assign(completion, identity);
   } catch (error) {
     if (idle.signal.aborted && !signal.aborted) throw idle.signal.reason;
     throw error;

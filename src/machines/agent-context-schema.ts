@@ -18,6 +18,7 @@ const TERMINATE_REASONS = [
   'length',
   'content_filter',
   'token_budget',
+  'cost_budget',
   'repeated_calls',
   'consecutive_errors',
   'error',
@@ -31,7 +32,14 @@ export type TerminateReasonsListed = [Exclude<TerminateReason, (typeof TERMINATE
   : never;
 
 const count = z.number().int().nonnegative();
-const usage = z.object({ promptTokens: z.number(), completionTokens: z.number(), totalTokens: z.number() });
+const usage = z.object({
+  promptTokens: z.number(),
+  completionTokens: z.number(),
+  totalTokens: z.number(),
+  cachedPromptTokens: z.number().optional(),
+  // Absent in sessions saved before prices were known, and for a model without one: unknown.
+  costUsd: z.number().optional(),
+});
 const terminateReason = z.enum(TERMINATE_REASONS);
 
 /** A chat message as far as the machine and the wire rely on it: a known role, call ids where they belong. */
@@ -80,6 +88,8 @@ const limits = z.object({
   iterationWarningShare: z.number(),
   timeoutMs: z.number().nullable(),
   tokenBudget: z.number().nullable(),
+  maxCostUsd: z.number().nullable(),
+  maxSessionCostUsd: z.number().nullable(),
   maxRepeatedCalls: z.number(),
   maxConsecutiveErrors: z.number(),
 });

@@ -56,7 +56,8 @@ export interface AgentContext {
   lastState: AgentStateName | null;
 }
 
-export const ZERO_USAGE: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
+/** Nothing used yet: no tokens, and nothing spent (`costUsd: 0`, known). */
+export const ZERO_USAGE: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0, costUsd: 0 };
 
 /** The context a new machine starts with. */
 export function initialContext(input: AgentMachineInput): AgentContext {

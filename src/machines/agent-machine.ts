@@ -137,8 +137,8 @@ export const agentMachine = machineSetup
           }),
           onDone: [
             {
-              guard: ({ event: ev }) =>
-                ev.output.finishReason === 'length' || ev.output.finishReason === 'content_filter',
+              // Cut off, or its calls would go past a cost budget: the calls are answered, not run.
+              guard: 'replyNotRun',
               target: 'Completed',
               actions: ['recordAssistant', 'stopRunners', 'finishCutOff'],
             },

@@ -70,7 +70,8 @@ function firstIssue(error: z.ZodError, root: unknown, prefix: readonly PropertyK
 export function upgradeSnapshot(persisted: PersistedAgentSnapshot): PersistedAgentSnapshot {
   const saved = withoutFinishedRunners(persisted);
   const old = saved.context as AgentContext & Partial<LegacyBatchFields>;
-  if (old.batch !== undefined && old.alwaysAllowed !== undefined && old.plan !== undefined) return saved;
+  const current = old.batch !== undefined && old.alwaysAllowed !== undefined && old.plan !== undefined;
+  if (current && old.limits?.maxCostUsd !== undefined) return saved;
   const { calls, results, pending, started, runners, ...rest } = old;
   const batch: ToolBatch = old.batch ?? {
     calls: calls ?? [],
@@ -84,7 +85,12 @@ export function upgradeSnapshot(persisted: PersistedAgentSnapshot): PersistedAge
     ),
   };
   const defaults = initialContext({ sessionId: old.sessionId, limits: old.limits });
-  return { ...saved, context: { ...defaults, ...rest, batch, alwaysAllowed: old.alwaysAllowed ?? [] } };
+  // Limits a later version added (the cost budgets) get their defaults.
+  const limits = defaults.limits;
+  return {
+    ...saved,
+    context: { ...defaults, ...rest, limits, batch, alwaysAllowed: old.alwaysAllowed ?? [] },
+  };
 }
 
 /**

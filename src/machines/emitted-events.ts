@@ -1,4 +1,5 @@
 import type { Usage } from '../llm/message.js';
+import type { ModelCallRecord } from '../llm/model-reply.js';
 import type { Plan } from '../tools/update-plan-tool.js';
 import type { AgentStateName } from './agent-states.js';
 
@@ -23,20 +24,23 @@ export type TerminateReason =
   | 'length'
   | 'content_filter'
   | 'token_budget'
+  | 'cost_budget'
   | 'repeated_calls'
   | 'consecutive_errors'
   | 'error';
 
 /**
  * The limits a `limit_warning` names: the iteration count, the turn's deadline, identical repeated
- * calls, a failing streak, and the model's context window (the conversation nears its size).
+ * calls, a failing streak, the model's context window (the conversation nears its size), and the
+ * turn's or session's cost in USD (`maxCostUsd`, `maxSessionCostUsd`).
  */
 export type LimitName =
   | 'max_iterations'
   | 'timeout'
   | 'repeated_calls'
   | 'consecutive_errors'
-  | 'context_window';
+  | 'context_window'
+  | 'cost_budget';
 
 /** A tool call as the model made it, with parsed arguments when they parse. */
 export interface ToolCallInfo {
@@ -59,6 +63,12 @@ export interface AgentEventMap {
   approval_resolved: { toolCallId: string; approved: boolean; reason?: string };
   limit_warning: { limit: LimitName; message: string; used: number; max: number };
   usage: { usage: Usage; turnUsage: Usage; totalUsage: Usage };
+  /**
+   * A model reply was accepted: how its call went (the wire, the request's hash, the attempt answered,
+   * the response's id and model, timings), its finish reason and usage. A saved session writes it to
+   * its transcript as a `model_call` event, just before the reply's message.
+   */
+  model_call: ModelCallRecord & { finishReason: string; usage: Usage | null };
   turn_end: { terminateReason: TerminateReason; response: string; iterations: number };
   error: { message: string; code?: string };
   /**

@@ -7,6 +7,7 @@ import { effectActor, type InitializeOutput } from './agent-effects.js';
 import type { AgentMachineEvent } from './agent-events.js';
 import type { AgentEvent } from './emitted-events.js';
 import { isComplete, loopBreaker, needsApproval, runnerClosesBatch } from './tool-batch.js';
+import { stopReplyReason } from './turn-limits.js';
 
 /**
  * The machine's types, actors (by name: each runs the effect bound to the agent, see agent-effects.ts;
@@ -47,5 +48,8 @@ export const machineSetup = setup({
     canContinueTurn: ({ context }) => context.initialized && context.turn > 0,
     isInitialized: ({ context }) => context.initialized,
     endedAtIterationLimit: ({ context }) => context.terminateReason === 'max_iterations',
+    // A reply whose calls are not run: cut off, or reaching a cost budget (stopReplyReason).
+    replyNotRun: ({ context, event }) =>
+      stopReplyReason(context, (event as unknown as { output: LlmCallOutput }).output) !== null,
   },
 });

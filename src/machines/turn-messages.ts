@@ -74,10 +74,21 @@ export function startEvents(self: AnyActorRef, context: AgentContext, calls: Too
   return calls.map((call) => event(context, 'tool_call_start', callInfo(call)));
 }
 
+/**
+ * The sum of two usages. A cost is known only while every call's was: one call of unknown cost (a
+ * model without a price, a reply without usage) makes the sum unknown, never too small.
+ */
 export function addUsage(a: Usage, b: Usage): Usage {
-  return {
+  const sum: Usage = {
     promptTokens: a.promptTokens + b.promptTokens,
     completionTokens: a.completionTokens + b.completionTokens,
     totalTokens: a.totalTokens + b.totalTokens,
   };
+  const cached = (a.cachedPromptTokens ?? 0) + (b.cachedPromptTokens ?? 0);
+  if (cached > 0) sum.cachedPromptTokens = cached;
+  if (a.costUsd !== undefined && b.costUsd !== undefined) sum.costUsd = a.costUsd + b.costUsd;
+  return sum;
 }
+
+/** The usage of a reply that reported none: no tokens counted, and its cost unknown. */
+export const UNREPORTED_USAGE: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };

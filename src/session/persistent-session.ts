@@ -10,6 +10,7 @@ import { FileSessionStore } from './file-session-store.js';
 import type { IdempotentRerun } from './idempotent-rerun.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { ledgerHooks } from './ledger-hooks.js';
+import { modelCallEntry } from './model-call-entry.js';
 import { compactSnapshot } from './saved-conversation.js';
 import type { SessionLease } from './session-lease.js';
 import type { PersistenceErrorHandler, SessionOptions } from './session-options.js';
@@ -272,7 +273,9 @@ export class SessionPersistence {
   }
 
   #onEvent(event: AgentEvent): void {
-    if (event.type === 'turn_end' && event.terminateReason === 'interrupted') {
+    if (event.type === 'model_call') {
+      this.#background(this.#append([modelCallEntry(event)]));
+    } else if (event.type === 'turn_end' && event.terminateReason === 'interrupted') {
       this.#background(this.#append([{ kind: 'event', event: 'interrupted', data: { turn: event.turn } }]));
     }
   }

@@ -50,6 +50,8 @@ export interface SessionSummary {
   /** The record's title with whitespace collapsed, cut to {@link TITLE_MAX_CHARS} characters. */
   title?: string;
   turns?: number;
+  /** Tokens the session used and what they cost in USD (`costUsd` absent when unknown), from its snapshot. */
+  usage?: { totalTokens: number; costUsd?: number };
   error?: undefined;
 }
 
@@ -91,7 +93,8 @@ export interface SessionFiles {
 }
 
 /**
- * Where sessions live. Every implementation passes `test/support/session-store-conformance.ts`.
+ * Where sessions live. Every implementation passes the conformance kit (`src/store-conformance/`,
+ * `agentloop/testing/stores`).
  * Calls for one session take effect in call order; a store has one writer per session at a time.
  */
 export interface SessionStore {
@@ -266,7 +269,22 @@ export function summarizeSession(record: SessionRecord): SessionSummary {
   if (record.bundle !== undefined) summary.bundle = record.bundle;
   if (record.title !== undefined) summary.title = shortTitle(record.title);
   if (record.turns !== undefined) summary.turns = record.turns;
+  const usage = sessionUsage(record.snapshot);
+  if (usage) summary.usage = usage;
   return summary;
+}
+
+/** The session's total usage as its snapshot's context holds it; `undefined` when it holds none that reads. */
+function sessionUsage(snapshot: unknown): SessionSummary['usage'] {
+  const total = (snapshot as { context?: { totalUsage?: unknown } } | null)?.context?.totalUsage;
+  if (typeof total !== 'object' || total === null) return undefined;
+  const { totalTokens, costUsd } = total as { totalTokens?: unknown; costUsd?: unknown };
+  if (!isCount(totalTokens)) return undefined;
+  return isCount(costUsd) ? { totalTokens, costUsd } : { totalTokens };
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0;
 }
 
 /** Newest first, then by id, so that the order is total and stable. */

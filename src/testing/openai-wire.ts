@@ -271,7 +271,7 @@ export function buildReply(turn: ScriptedTurn, ctx: ReplyContext): WireReply {
       prompt_tokens: prompt,
       completion_tokens: completion,
       total_tokens: prompt + completion,
-      prompt_tokens_details: { cached_tokens: 0 },
+      prompt_tokens_details: { cached_tokens: Math.min(turn.usage?.cached_tokens ?? 0, prompt) },
       completion_tokens_details: { reasoning_tokens: 0 },
     },
   };

@@ -77,7 +77,7 @@ export function responseObject(reply: WireReply, done = true): Json {
     usage: done
       ? {
           input_tokens: usage.prompt_tokens,
-          input_tokens_details: { cached_tokens: 0 },
+          input_tokens_details: { cached_tokens: usage.prompt_tokens_details.cached_tokens },
           output_tokens: usage.completion_tokens,
           output_tokens_details: {
             reasoning_tokens: reply.reasoning ? Math.ceil(reply.reasoning.length / 4) : 0,

@@ -56,8 +56,11 @@ export interface ScriptedTurn {
   toolCalls?: ScriptedToolCall[];
   /** Default: `tool_calls` when tool calls are sent, else `stop`. */
   finishReason?: ScriptedFinishReason;
-  /** Default: an estimate (about a token per 4 characters of the request and of the reply). */
-  usage?: { prompt_tokens?: number; completion_tokens?: number };
+  /**
+   * Default: an estimate (about a token per 4 characters of the request and of the reply).
+   * `cached_tokens` (default 0) is the part of `prompt_tokens` reported as served from the prompt cache.
+   */
+  usage?: { prompt_tokens?: number; completion_tokens?: number; cached_tokens?: number };
   /** Milliseconds to wait before the response starts (added to the scenario's `latencyMs`). */
   delayMs?: number;
   /** Milliseconds between stream chunks (default 0: all chunks are written at once). */
@@ -127,7 +130,13 @@ const turnSchema = z
     reasoning: z.string().optional(),
     toolCalls: z.array(toolCallSchema).optional(),
     finishReason: z.enum(['stop', 'tool_calls', 'length', 'content_filter']).optional(),
-    usage: z.strictObject({ prompt_tokens: ms.optional(), completion_tokens: ms.optional() }).optional(),
+    usage: z
+      .strictObject({
+        prompt_tokens: ms.optional(),
+        completion_tokens: ms.optional(),
+        cached_tokens: ms.optional(),
+      })
+      .optional(),
     delayMs: ms.optional(),
     chunkDelayMs: ms.optional(),
     chunkSize: z.number().int().min(1).optional(),

@@ -14,7 +14,8 @@ import {
   runnerIds,
   startRun,
 } from '../tool-batch.js';
-import { addUsage, event, hears, runInput, startEvents } from '../turn-messages.js';
+import { costWarnings, usageAfter } from '../turn-limits.js';
+import { event, hears, runInput, startEvents } from '../turn-messages.js';
 import { enteredState } from './state-actions.js';
 
 // Actions for the model call: streamed text, retries, context reports, calls started early, the answer.
@@ -81,18 +82,16 @@ function replyFields(context: AgentContext, output: LlmCallOutput) {
   const message: Message = final
     ? { role: 'assistant', content: output.message.content ?? '' }
     : output.message;
-  const usage = output.usage;
   return {
     messages: context.messages.concat([message]),
     batch: receiveCalls(context.batch, final ? [] : output.calls, context.alwaysAllowed),
     response: typeof output.message.content === 'string' ? output.message.content : '',
     partial: '',
-    turnUsage: usage ? addUsage(context.turnUsage, usage) : context.turnUsage,
-    totalUsage: usage ? addUsage(context.totalUsage, usage) : context.totalUsage,
+    ...usageAfter(context, output.usage),
   };
 }
 
-/** The `thinking` and `usage` events of a reply, for those who listen. */
+/** The `model_call`, `thinking` and `usage` events of a reply, for those who listen. */
 function replyEvents(
   self: AnyActorRef,
   context: AgentContext,
@@ -100,7 +99,13 @@ function replyEvents(
   next: ReturnType<typeof replyFields>,
 ) {
   const events: AgentEvent[] = [];
+  if (output.record && hears(self, 'model_call')) {
+    const { finishReason, usage } = output;
+    events.push(event(context, 'model_call', { ...output.record, finishReason, usage }));
+  }
   if (output.reasoning) events.push(event(context, 'thinking', { content: output.reasoning }));
+  for (const warning of costWarnings(context, next.turnUsage, next.totalUsage))
+    events.push(event(context, 'limit_warning', { limit: 'cost_budget', ...warning }));
   if (output.usage && hears(self, 'usage')) {
     events.push(
       event(context, 'usage', {

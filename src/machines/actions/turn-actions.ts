@@ -89,12 +89,19 @@ export const finishWithAnswer = machineSetup.createAction(
   })),
 );
 
+/**
+ * A reply whose calls are not run (`stopReplyReason`, the guard): cut off by the model's output limit
+ * or filter, or else reaching a cost budget. The assistant message is kept as sent (it was recorded,
+ * and paid for); its calls are answered without running them (those started early keep their result).
+ */
 export const finishCutOff = machineSetup.createAction(
   assign(({ context, event: ev }) => {
     const output = (ev as unknown as { output: LlmCallOutput }).output;
-    const reason: TerminateReason = output.finishReason === 'content_filter' ? 'content_filter' : 'length';
-    // The assistant message is kept as sent; its calls are answered without running them.
-    const note = `Not run: the model's output was cut off (finish_reason: ${output.finishReason}).`;
+    const cut = output.finishReason === 'length' || output.finishReason === 'content_filter';
+    const reason: TerminateReason = cut ? (output.finishReason as TerminateReason) : 'cost_budget';
+    const note = cut
+      ? `Not run: the model's output was cut off (finish_reason: ${output.finishReason}).`
+      : 'Not run: the cost budget (limits.maxCostUsd or maxSessionCostUsd) was reached.';
     return {
       messages: context.messages.concat(answerAll(context.batch, note)),
       ...endedTurnFields(reason),

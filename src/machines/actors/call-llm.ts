@@ -1,9 +1,10 @@
 import { DEFAULTS } from '../../defaults.js';
 import type { AssistantMessage, Message, Usage } from '../../llm/message.js';
 import { callModel, type ModelOptions } from '../../llm/model-call.js';
-import type { ModelToolCall } from '../../llm/model-reply.js';
+import type { ModelCallRecord, ModelToolCall } from '../../llm/model-reply.js';
 import { callIdIndex } from '../../llm/tool-call-ids.js';
 import { type ContextBlock, planBlock, withContextBlocks } from '../../prompt/context-blocks.js';
+import { callCostUsd, type ModelPrice } from '../../prompt/model-prices.js';
 import { type ApprovalPolicy, planToolCall, type ToolCallRequest } from '../../tools/tool-call.js';
 import type { ToolRegistry } from '../../tools/tool-registry.js';
 import type { Plan } from '../../tools/update-plan-tool.js';
@@ -39,6 +40,8 @@ export interface LlmCallOutput {
   reasoning?: string;
   /** When the reply was complete (epoch ms): a wait for approval stops the turn's clock from here. */
   at: number;
+  /** How the call went (the wire, the request's hash, the attempt, timings): the `model_call` event. */
+  record?: ModelCallRecord;
 }
 
 /** Options of the LLM actor: how model calls are made (`ModelOptions`), and what the actor adds. */
@@ -57,6 +60,8 @@ export interface LlmActorOptions extends ModelOptions {
    * They go into the request before `prepareMessages`, so the context window counts them.
    */
   contextBlocks?: (input: LlmCallInput, signal: AbortSignal) => Promise<ContextBlock[]> | ContextBlock[];
+  /** The model's price: the reply's usage gets its `costUsd` (none when the price is unknown). */
+  price?: ModelPrice | undefined;
 }
 
 /** The request view of the conversation, with what the context window noticed. */
@@ -136,8 +141,24 @@ export function callLlmEffect(
         onReset: ({ reason, attempt }) => send({ type: 'LLM.RESET', reason, attempt }),
       },
     );
-    return { ...reply, calls: reply.calls.map(plan), at: Date.now() };
+    return {
+      ...reply,
+      usage: priced(reply.usage, options.price),
+      calls: reply.calls.map(plan),
+      at: Date.now(),
+    };
   };
+}
+
+/** The usage with what it cost at `price`; as it was when the price is unknown. */
+function priced(usage: Usage | null, price: ModelPrice | undefined): Usage | null {
+  if (!usage || !price) return usage;
+  const tokens = {
+    inputTokens: usage.promptTokens,
+    cachedInputTokens: usage.cachedPromptTokens ?? 0,
+    outputTokens: usage.completionTokens,
+  };
+  return { ...usage, costUsd: callCostUsd(tokens, price) };
 }
 
 /**

@@ -1,43 +1,32 @@
-import { expect, it } from 'vitest';
-import { hasInbox } from '../../src/session/session-inbox.js';
-import { hasOwnership, type SessionLease } from '../../src/session/session-lease.js';
-import { type SessionStore, SessionStoreError } from '../../src/session/session-store.js';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function refusal(promise: Promise<unknown>): Promise<SessionStoreError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(SessionStoreError);
-  return error as SessionStoreError;
-}
+import assert from 'node:assert/strict';
+import { hasInbox } from '../session/session-inbox.js';
+import { hasOwnership, type SessionLease } from '../session/session-lease.js';
+import type { SessionStore } from '../session/session-store.js';
+import { assertMatches, refusal } from './check.js';
+import { sleep } from './fixtures.js';
+import type { TestApi } from './test-api.js';
 
 /**
- * The ownership and inbox cases of the store conformance suite (docs/scale-out.md), registered
- * inside `describeSessionStoreConformance`; a store without the capability skips them (every store
- * that ships has ownership; the file store has no inbox yet).
+ * Leases, fencing and the inbox (docs/scale-out.md). A store without the capability (no
+ * `acquireLease`, no `postInbox`) passes these cases without running them: both are optional.
  */
-export function ownershipConformance(store: () => SessionStore): void {
+export function ownershipCases({ it }: TestApi, store: () => SessionStore): void {
   const owned = () => {
     const s = store();
-    if (!hasOwnership(s)) return undefined;
-    return s;
+    return hasOwnership(s) ? s : undefined;
   };
 
   it('ownership: one owner at a time; another gets in_use naming the pid', async () => {
     const s = owned();
     if (!s) return;
     const lease = await s.acquireLease('s1', { owner: 'a', leaseMs: 5_000 });
-    expect(lease).toMatchObject({ sessionId: 's1', owner: 'a', pid: process.pid });
-    expect(lease.token).toBeGreaterThan(0);
-    const error = await refusal(s.acquireLease('s1', { owner: 'b', leaseMs: 5_000 }));
-    expect(error.code).toBe('in_use');
-    expect(error.message).toContain(`in use by pid ${process.pid}`);
+    assertMatches(lease, { sessionId: 's1', owner: 'a', pid: process.pid }, 'lease');
+    assert.ok(lease.token > 0, `token ${lease.token} > 0`);
+    const error = await refusal(s.acquireLease('s1', { owner: 'b', leaseMs: 5_000 }), 'in_use');
+    assert.ok(error.message.includes(`in use by pid ${process.pid}`), error.message);
     // The holder may take it again; another session is free.
-    expect((await s.acquireLease('s1', { owner: 'a', leaseMs: 5_000 })).owner).toBe('a');
-    expect((await s.acquireLease('s2', { owner: 'b', leaseMs: 5_000 })).owner).toBe('b');
+    assert.equal((await s.acquireLease('s1', { owner: 'a', leaseMs: 5_000 })).owner, 'a');
+    assert.equal((await s.acquireLease('s2', { owner: 'b', leaseMs: 5_000 })).owner, 'b');
   });
 
   it('ownership: a released or lapsed lease goes to the next owner with a higher fencing token', async () => {
@@ -46,13 +35,13 @@ export function ownershipConformance(store: () => SessionStore): void {
     const first = await s.acquireLease('s1', { owner: 'a', leaseMs: 5_000 });
     await s.releaseLease(first);
     const second = await s.acquireLease('s1', { owner: 'b', leaseMs: 40 });
-    expect(second.token).toBeGreaterThan(first.token);
+    assert.ok(second.token > first.token, `token ${second.token} > ${first.token}`);
     await sleep(80);
     const third = await s.acquireLease('s1', { owner: 'c', leaseMs: 5_000 });
-    expect(third.token).toBeGreaterThan(second.token);
+    assert.ok(third.token > second.token, `token ${third.token} > ${second.token}`);
     // Releasing a lease that was taken over changes nothing.
     await s.releaseLease(second);
-    expect((await refusal(s.acquireLease('s1', { owner: 'd', leaseMs: 5_000 }))).code).toBe('in_use');
+    await refusal(s.acquireLease('s1', { owner: 'd', leaseMs: 5_000 }), 'in_use');
   });
 
   it('fencing: writes and renewals with a lease that was taken over are refused; nothing is written', async () => {
@@ -66,18 +55,18 @@ export function ownershipConformance(store: () => SessionStore): void {
     await s.save({ id: 's1', state: 'Completed', snapshot: { by: 'new' } }, { lease: now });
     const saving = await refusal(
       s.save({ id: 's1', state: 'Error', snapshot: { by: 'paused' } }, { lease: old }),
+      'stale_lease',
     );
-    expect(saving.code).toBe('stale_lease');
-    expect(saving.message).toContain(`token ${old.token}`);
-    const appending = await refusal(
+    assert.ok(saving.message.includes(`token ${old.token}`), saving.message);
+    await refusal(
       s.appendTranscript('s1', [{ kind: 'event', event: 'paused-2' }], { lease: old }),
+      'stale_lease',
     );
-    expect(appending.code).toBe('stale_lease');
-    expect((await refusal(s.renewLease(old, 5_000))).code).toBe('stale_lease');
+    await refusal(s.renewLease(old, 5_000), 'stale_lease');
     await s.appendTranscript('s1', [{ kind: 'event', event: 'new-1' }], { lease: now });
-    expect((await s.load('s1'))?.snapshot).toEqual({ by: 'new' });
+    assert.deepEqual((await s.load('s1'))?.snapshot, { by: 'new' });
     const events = (await s.readTranscript('s1')).entries.map((e) => (e.kind === 'event' ? e.event : e.kind));
-    expect(events).toEqual(['paused-1', 'new-1']);
+    assert.deepEqual(events, ['paused-1', 'new-1']);
   });
 
   it('ownership: a renewed lease outlives its first term', async () => {
@@ -85,9 +74,9 @@ export function ownershipConformance(store: () => SessionStore): void {
     if (!s) return;
     const lease = await s.acquireLease('s1', { owner: 'a', leaseMs: 60 });
     const renewed = await s.renewLease(lease, 5_000);
-    expect(renewed.token).toBe(lease.token);
+    assert.equal(renewed.token, lease.token);
     await sleep(100);
-    expect((await refusal(s.acquireLease('s1', { owner: 'b', leaseMs: 5_000 }))).code).toBe('in_use');
+    await refusal(s.acquireLease('s1', { owner: 'b', leaseMs: 5_000 }), 'in_use');
     await s.save({ id: 's1', state: 'AwaitingInput', snapshot: null }, { lease: renewed });
   });
 
@@ -95,32 +84,38 @@ export function ownershipConformance(store: () => SessionStore): void {
     const s = store();
     if (!hasInbox(s) || !hasOwnership(s)) return;
     const m = await s.postInbox('new-session', { kind: 'message', text: 'hello' });
-    expect(m).toMatchObject({ kind: 'message', text: 'hello', seq: 1 });
+    assertMatches(m, { kind: 'message', text: 'hello', seq: 1 }, 'first item');
     const yes = await s.postInbox('new-session', { kind: 'approval', toolCallId: 'c1', approved: true });
-    expect(yes?.seq).toBeGreaterThan(1);
-    expect(
+    assert.ok((yes?.seq ?? 0) > 1, `second item seq ${yes?.seq} > 1`);
+    assert.equal(
       await s.postInbox('new-session', { kind: 'approval', toolCallId: 'c1', approved: false }),
-    ).toBeUndefined();
+      undefined,
+    );
     await s.postInbox('new-session', { kind: 'interrupt' });
     const items = await s.readInbox('new-session');
-    expect(items.map((i) => i.kind)).toEqual(['message', 'approval', 'interrupt']);
-    expect(items[1]).toMatchObject({ approved: true, toolCallId: 'c1' });
+    assert.deepEqual(
+      items.map((i) => i.kind),
+      ['message', 'approval', 'interrupt'],
+    );
+    assertMatches(items[1], { approved: true, toolCallId: 'c1' }, 'approval item');
     const [lease] = await s.claimSessions({ owner: 'w1', leaseMs: 30, limit: 10 });
-    expect(lease?.sessionId).toBe('new-session');
+    assert.equal(lease?.sessionId, 'new-session');
     await s.completeInbox('new-session', [items[0]!.seq], { lease });
-    expect((await s.readInbox('new-session')).map((i) => i.kind)).toEqual(['approval', 'interrupt']);
+    assert.deepEqual(
+      (await s.readInbox('new-session')).map((i) => i.kind),
+      ['approval', 'interrupt'],
+    );
     await sleep(60);
     const [next] = await s.claimSessions({ owner: 'w2', leaseMs: 5_000, limit: 10 });
-    expect(next?.token).toBeGreaterThan(lease!.token);
-    const stale = await refusal(s.completeInbox('new-session', [items[1]!.seq], { lease }));
-    expect(stale.code).toBe('stale_lease');
-    expect((await s.readInbox('new-session')).length).toBe(2);
+    assert.ok((next?.token ?? 0) > lease!.token, `token ${next?.token} > ${lease!.token}`);
+    await refusal(s.completeInbox('new-session', [items[1]!.seq], { lease }), 'stale_lease');
+    assert.equal((await s.readInbox('new-session')).length, 2);
   });
 
   it('inbox: claims take sessions with items and no live lease, each by one claimant', async () => {
     const s = store();
     if (!hasInbox(s) || !hasOwnership(s)) return;
-    expect(await s.claimSessions({ owner: 'w', leaseMs: 5_000, limit: 10 })).toEqual([]);
+    assert.deepEqual(await s.claimSessions({ owner: 'w', leaseMs: 5_000, limit: 10 }), []);
     for (let i = 0; i < 12; i++) await s.postInbox(`s${i}`, { kind: 'message', text: `m${i}` });
     await s.acquireLease('s0', { owner: 'busy', leaseMs: 5_000 });
     await s.save({ id: 'idle', state: 'AwaitingInput', snapshot: null });
@@ -128,8 +123,8 @@ export function ownershipConformance(store: () => SessionStore): void {
       ['w1', 'w2', 'w3'].map((owner) => s.claimSessions({ owner, leaseMs: 5_000, limit: 5 })),
     );
     const ids = claims.flat().map((l: SessionLease) => l.sessionId);
-    expect(new Set(ids).size).toBe(ids.length);
-    expect(ids.sort()).toEqual(Array.from({ length: 11 }, (_, i) => `s${i + 1}`).sort());
-    expect(await s.claimSessions({ owner: 'w4', leaseMs: 5_000, limit: 5 })).toEqual([]);
+    assert.equal(new Set(ids).size, ids.length, `each session claimed once: ${ids.join(', ')}`);
+    assert.deepEqual(ids.sort(), Array.from({ length: 11 }, (_, i) => `s${i + 1}`).sort());
+    assert.deepEqual(await s.claimSessions({ owner: 'w4', leaseMs: 5_000, limit: 5 }), []);
   });
 }

@@ -1,0 +1,17 @@
+/**
+ * `agentloop/evals`: test what an agent does from its recorded runs (docs/evals.md). So far: reading a
+ * recording (`Cassette`), the trajectory of a conversation or transcript, and matching it against an
+ * expected one.
+ */
+export type { RecordedCall } from './cassette.js';
+export { Cassette, CassetteError } from './cassette.js';
+export type { Trajectory, TrajectoryStep } from './trajectory.js';
+export { trajectoryOf } from './trajectory.js';
+export type {
+  ArgsMatch,
+  ExpectedStep,
+  TrajectoryMatchOptions,
+  TrajectoryMode,
+  TrajectoryVerdict,
+} from './trajectory-match.js';
+export { trajectoryMatch } from './trajectory-match.js';

@@ -1,0 +1,53 @@
+import type { Usage } from '../llm/message.js';
+import type { ModelApi } from '../llm/model-wire.js';
+import type { AgentEvent } from '../machines/emitted-events.js';
+import type { TranscriptEntry, TranscriptEntryInput } from './transcript.js';
+
+/** The `event` name of the transcript entry written after each accepted model reply. */
+export const MODEL_CALL_EVENT = 'model_call';
+
+/**
+ * The `data` of a `model_call` transcript entry: where the call was in the session, how it went, and
+ * who answered. Written just before the reply's assistant message. `requestHash` is of the request as
+ * sent, before the transcript's redaction (src/llm/request-hash.ts). Transcripts written before this
+ * entry existed have none; readers take its absence as "not recorded".
+ */
+export interface ModelCallData {
+  turn: number;
+  iteration: number;
+  /** The attempt answered, counted from 1. */
+  attempt: number;
+  wire: ModelApi;
+  requestHash: string;
+  responseId?: string;
+  responseModel?: string;
+  finishReason: string;
+  usage: Usage | null;
+  durationMs: number;
+  firstChunkMs?: number;
+}
+
+/** The transcript entry of a `model_call` event (the bus's fields `type`, `sessionId`, `timestamp` left out). */
+export function modelCallEntry(event: AgentEvent<'model_call'>): TranscriptEntryInput {
+  const { type: _type, sessionId: _session, timestamp, ...data } = event;
+  return { kind: 'event', event: MODEL_CALL_EVENT, at: new Date(timestamp).toISOString(), data };
+}
+
+/**
+ * The data of a `model_call` entry, checked (a transcript file is hostile input), or the reason it is
+ * not one. `undefined` for entries of any other kind.
+ */
+export function modelCallOf(entry: TranscriptEntry): ModelCallData | string | undefined {
+  if (entry.kind !== 'event' || entry.event !== MODEL_CALL_EVENT) return undefined;
+  const data = entry.data as Record<string, unknown> | null | undefined;
+  if (typeof data !== 'object' || data === null) return 'a model_call entry without a data object';
+  for (const key of ['turn', 'iteration', 'attempt', 'durationMs'] as const) {
+    if (!Number.isSafeInteger(data[key]) || (data[key] as number) < 0)
+      return `model_call "${key}" is not a count`;
+  }
+  if (data.wire !== 'chat-completions' && data.wire !== 'responses')
+    return 'model_call "wire" is not a known API';
+  if (typeof data.requestHash !== 'string') return 'model_call "requestHash" is not a string';
+  if (typeof data.finishReason !== 'string') return 'model_call "finishReason" is not a string';
+  return data as unknown as ModelCallData;
+}

@@ -1,0 +1,255 @@
+import { execFileSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { link, mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BundleErrorCode } from '../src/bundle/bundle-error.js';
+import { kindOf } from '../src/bundle/checked-open.js';
+import { Sandbox } from '../src/bundle/sandbox.js';
+import { refusal } from './support/bundle-refusal.js';
+
+// What a refusal of the sandbox carries besides its message: the error code callers branch on
+// (`status()` says outside-root only for `sandbox`; tools report not-found and too-large apart) and
+// the file the caller asked for. Every refusal, on both ways of checking the opened file (/proc and
+// the portable one), and nothing left behind: no descriptor stays open after a read, a write or a
+// refusal. Written for the mutation run (docs/testing.md): these are the facts the older tests did
+// not pin down.
+
+let dir: string;
+let project: string;
+let out: string;
+let outside: string;
+let sessions: string;
+
+beforeAll(async () => {
+  dir = await realpath(await mkdtemp(path.join(tmpdir(), 'agentloop-refusals-')));
+  project = path.join(dir, 'project');
+  out = path.join(project, 'out');
+  outside = path.join(dir, 'outside');
+  // A session store inside the project, configured through a symlink from elsewhere.
+  sessions = path.join(project, 'store', 'sessions');
+  for (const folder of [out, outside, sessions]) await mkdir(folder, { recursive: true });
+  await writeFile(path.join(project, 'five.txt'), '12345');
+  await writeFile(path.join(project, 'six.txt'), '123456');
+  await writeFile(path.join(outside, 'secret.txt'), 'secret');
+  await writeFile(path.join(out, 'file'), 'a file where a folder is expected');
+  await writeFile(path.join(sessions, 'snapshot.json'), '{}');
+  await mkdir(path.join(project, 'folder'));
+  await mkdir(path.join(out, 'folder'));
+  execFileSync('mkfifo', [path.join(project, 'pipe')]);
+  execFileSync('mkfifo', [path.join(out, 'pipe.md')]);
+  await symlink(path.join(project, 'loop-b'), path.join(project, 'loop-a'));
+  await symlink(path.join(project, 'loop-a'), path.join(project, 'loop-b'));
+  await symlink(path.join(project, 'gone'), path.join(project, 'dangling'));
+  await writeFile(path.join(outside, 'victim.md'), 'victim');
+  await link(path.join(outside, 'victim.md'), path.join(out, 'hard.md'));
+  await symlink(path.join(project, 'store'), path.join(dir, 'store-link'));
+});
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+function openDescriptors(): number {
+  return readdirSync('/proc/self/fd').length;
+}
+
+const sandboxOf = (procFd: boolean, maxReadBytes = 5) =>
+  Sandbox.create({
+    readRoots: [project],
+    writeRoot: out,
+    sessionsDirs: [path.join(dir, 'store-link', 'sessions')],
+    procFd,
+    maxReadBytes,
+    env: {},
+  });
+
+describe.each([
+  ['descriptors from /proc', true],
+  ['the portable check', false],
+])('sandbox refusals (%s)', (_, procFd) => {
+  let sandbox: Sandbox;
+  beforeAll(async () => {
+    sandbox = await sandboxOf(procFd);
+  });
+
+  const reads: [string, string, BundleErrorCode][] = [
+    ['a relative path', 'notes/a.md', 'sandbox'],
+    ['a home-relative path', '~/.ssh/id_rsa', 'sandbox'],
+    ['a path with a null byte', '/etc/passwd\0.md', 'sandbox'],
+    ['a file outside the roots', '{outside}/secret.txt', 'sandbox'],
+    ['a file in a sessions folder, by its real path', '{store}/sessions/snapshot.json', 'sandbox'],
+    ['a symlink loop', '{project}/loop-a', 'sandbox'],
+    ['a dangling symlink', '{project}/dangling', 'sandbox'],
+    ['a missing file', '{project}/missing.txt', 'not-found'],
+    ['a file below a missing folder', '{project}/nowhere/missing.txt', 'not-found'],
+    ['a file over the size limit', '{project}/six.txt', 'too-large'],
+    ['a folder', '{project}/folder', 'invalid-input'],
+    ['a named pipe', '{project}/pipe', 'invalid-input'],
+  ];
+  it.each(reads)('a read of %s is refused with its code, naming the file', async (_, given, code) => {
+    const input = expand(given);
+    const error = await refusal(sandbox.readText(input, 'read_file'));
+    expect({ code: error.code, file: error.file }).toEqual({ code, file: input });
+  });
+
+  const writes: [string, string, BundleErrorCode][] = [
+    ['a file outside the output folder', '{project}/five.txt', 'sandbox'],
+    ['the output folder itself', '{out}', 'sandbox'],
+    ['a hard link', '{out}/hard.md', 'sandbox'],
+    ['a file below a file', '{out}/file/below.md', 'sandbox'],
+    ['a folder', '{out}/folder', 'invalid-input'],
+    ['a named pipe', '{out}/pipe.md', 'invalid-input'],
+  ];
+  it.each(writes)('a write to %s is refused with its code, naming the file', async (_, given, code) => {
+    const input = expand(given);
+    const error = await refusal(sandbox.writeText(input, 'x'));
+    expect({ code: error.code, file: error.file }).toEqual({ code, file: input });
+  });
+
+  it('refuses a device file in the roots, for reads and writes (root may make one)', async () => {
+    const device = path.join(out, `null-${procFd}`);
+    try {
+      execFileSync('mknod', [device, 'c', '1', '3'], { stdio: 'ignore' });
+    } catch {
+      return; // not allowed here: nothing to check
+    }
+    for (const call of [sandbox.readText(device, 'read_file'), sandbox.writeText(device, 'x')]) {
+      const error = await refusal(call);
+      expect({ code: error.code, file: error.file }).toEqual({ code: 'invalid-input', file: device });
+      expect(error.message).toContain(device);
+    }
+  });
+
+  it('leaves what a refused write aimed at as it was', async () => {
+    await refusal(sandbox.writeText(path.join(out, 'hard.md'), 'overwritten'));
+    expect(await readFile(path.join(outside, 'victim.md'), 'utf8')).toBe('victim');
+  });
+
+  it('reads a file exactly at the size limit; one byte more is too large', async () => {
+    expect((await sandbox.readText(path.join(project, 'five.txt'), 'read_file')).content).toBe('12345');
+    expect((await refusal(sandbox.readText(path.join(project, 'six.txt'), 'read_file'))).code).toBe(
+      'too-large',
+    );
+  });
+
+  it('reads back what it wrote: the output folder is readable too', async () => {
+    const target = path.join(out, 'deep', 'er', 'note.md');
+    await sandbox.writeText(target, 'ünï');
+    expect(await sandbox.readText(target, 'read_file')).toMatchObject({
+      path: target,
+      content: 'ünï',
+      bytes: 5,
+    });
+  });
+
+  it('tells exists, missing and outside-root apart, and does not call a path it cannot judge outside-root', async () => {
+    expect(await sandbox.status(path.join(project, 'five.txt'))).toBe('exists');
+    expect(await sandbox.status(path.join(project, 'missing.txt'))).toBe('missing');
+    expect(await sandbox.status(path.join(outside, 'secret.txt'))).toBe('outside-root');
+    expect(await sandbox.status('relative.txt')).toBe('outside-root');
+    // A name longer than any file system allows: the error is not the sandbox's to swallow.
+    const tooLong = path.join(project, 'x'.repeat(300));
+    await expect(sandbox.status(tooLong)).rejects.toMatchObject({ code: 'ENAMETOOLONG' });
+  });
+
+  it('keeps no descriptor open after reads, writes and refusals', async () => {
+    const before = openDescriptors();
+    for (let i = 0; i < 20; i++) {
+      await sandbox.readText(path.join(project, 'five.txt'), 'read_file');
+      await sandbox.writeText(path.join(out, 'deep', `n${i}.md`), 'x');
+      await refusal(sandbox.readText(path.join(project, 'folder'), 'read_file'));
+      await refusal(sandbox.readText(path.join(project, 'six.txt'), 'read_file'));
+      await refusal(sandbox.writeText(path.join(out, 'hard.md'), 'x'));
+      await refusal(sandbox.writeText(path.join(out, 'folder'), 'x'));
+    }
+    expect(openDescriptors()).toBe(before);
+  });
+});
+
+describe('the sandbox', () => {
+  it('uses descriptors from /proc on Linux unless told not to', async () => {
+    expect((await sandboxOf(true)).procFd).toBe(process.platform === 'linux');
+    expect((await sandboxOf(false)).procFd).toBe(false);
+  });
+
+  it('refuses a path that is not a string (hostile tool arguments) with a sandbox error', async () => {
+    const sandbox = await sandboxOf(true);
+    for (const input of [42, null, undefined, { path: '/etc/passwd' }, '']) {
+      const error = await refusal(sandbox.readText(input as unknown as string, 'read_file'));
+      expect(error.code).toBe('sandbox');
+    }
+  });
+
+  it('lets reads reach the output folder when it lies outside the read roots', async () => {
+    const sandbox = await Sandbox.create({
+      readRoots: [path.join(project, 'folder')],
+      writeRoot: out,
+      env: {},
+    });
+    await sandbox.writeText(path.join(out, 'own.md'), 'mine');
+    expect((await sandbox.readText(path.join(out, 'own.md'), 'read_file')).content).toBe('mine');
+  });
+
+  it('refuses every write when no output folder is configured, naming the file', async () => {
+    const sandbox = await Sandbox.create({ readRoots: [project], env: {} });
+    const input = path.join(project, 'new.md');
+    const error = await refusal(sandbox.writeText(input, 'x'));
+    expect({ code: error.code, file: error.file }).toEqual({ code: 'sandbox', file: input });
+    expect(error.message).toContain(input);
+  });
+
+  it('withReadRoots adds folders to read and keeps the output folder', async () => {
+    const sandbox = await sandboxOf(true);
+    const wider = await sandbox.withReadRoots([outside]);
+    expect((await refusal(wider.readText(path.join(outside, 'secret.txt'), 'skill'))).code).toBe('too-large');
+    await wider.writeText(path.join(out, 'still.md'), 'yes');
+    expect(wider.writeRoot).toBe(out);
+    expect(await sandbox.status(path.join(outside, 'secret.txt'))).toBe('outside-root');
+  });
+
+  it('describes every kind of non-regular file differently', async () => {
+    const { lstat } = await import('node:fs/promises');
+    const kinds = await Promise.all(
+      [
+        path.join(project, 'folder'),
+        path.join(project, 'pipe'),
+        '/dev/null',
+        path.join(project, 'dangling'),
+      ].map(async (p) => kindOf(await lstat(p))),
+    );
+    const socketLike = kindOf({
+      isDirectory: () => false,
+      isFIFO: () => false,
+      isSocket: () => true,
+      isCharacterDevice: () => false,
+      isBlockDevice: () => false,
+      isSymbolicLink: () => false,
+    } as never);
+    const blockLike = kindOf({
+      isDirectory: () => false,
+      isFIFO: () => false,
+      isSocket: () => false,
+      isCharacterDevice: () => false,
+      isBlockDevice: () => true,
+      isSymbolicLink: () => false,
+    } as never);
+    const all = [
+      ...kinds,
+      socketLike,
+      blockLike,
+      kindOf((await import('node:fs')).lstatSync(path.join(project, 'five.txt'))),
+    ];
+    expect(all.every((k) => k.length > 0)).toBe(true);
+    expect(new Set(all).size).toBe(all.length);
+  });
+});
+
+function expand(given: string): string {
+  return given
+    .replace('{project}', project)
+    .replace('{outside}', outside)
+    .replace('{out}', out)
+    .replace('{store}', path.join(project, 'store'));
+}
