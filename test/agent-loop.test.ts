@@ -53,3 +53,21 @@ describe.each(WIRES)('agent loop smoke over %s', (api) => {
     agent.stop();
   });
 });
+
+describe("a turn's result", () => {
+  it("holds the conversation the turn ended with, the caller's own array, the same on every read", async () => {
+    server = await startScriptedServer({ scenario: { turns: [{ content: 'one' }, { content: 'two' }] } });
+    const agent = createAgent({ baseURL: server.url, apiKey: 'test', stream: false });
+    const first = await agent.send('a');
+    expect(first.messages).toBe(first.messages);
+    expect(first.messages.map((m) => m.content)).toEqual(['a', 'one']);
+    first.messages.push({ role: 'user', content: 'mine' });
+    const second = await agent.send('b');
+    // The next turn neither sees the caller's change nor changes the first result.
+    expect(second.messages.map((m) => m.content)).toEqual(['a', 'one', 'b', 'two']);
+    expect(first.messages.map((m) => m.content)).toEqual(['a', 'one', 'mine']);
+    expect(JSON.parse(JSON.stringify(second)).messages).toHaveLength(4);
+    expect({ ...second }.messages).toBe(second.messages);
+    agent.stop();
+  });
+});

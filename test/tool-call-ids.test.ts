@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool, type Message } from '../src/index.js';
-import { callIdsIn, settleCallId } from '../src/llm/tool-call-ids.js';
+import { callIdIndex, callIdsIn, settleCallId } from '../src/llm/tool-call-ids.js';
 import type { ScriptedTurn } from '../src/testing/index.js';
 import { agentOn, assertToolCallsAnswered } from './support/harness.js';
 
@@ -140,5 +140,49 @@ describe('settleCallId', () => {
   it('skips made ids that are taken too, deterministically', () => {
     expect(settleCallId('call_a', 0, 'call_m3', taken([]))).toBe('call_m3_0_2');
     expect(settleCallId('', 0, 'call_m3', taken(['call_m3_0_2']))).toBe('call_m3_0_3');
+  });
+});
+
+describe('callIdIndex', () => {
+  const reply = (id: string): Message => ({
+    role: 'assistant',
+    content: null,
+    tool_calls: [{ id, type: 'function', function: { name: 'f', arguments: '{}' } }],
+  });
+  /** A message that counts how often its role is read (a scan reads every message's role). */
+  const counted = (message: Message, reads: { n: number }): Message => {
+    const { role, ...rest } = message;
+    return Object.defineProperty(rest, 'role', { enumerable: true, get: () => (reads.n++, role) }) as Message;
+  };
+
+  it('reads only the messages appended since its last lookup, and answers as a scan would', () => {
+    const reads = { n: 0 };
+    const index = callIdIndex();
+    const first = [counted({ role: 'user', content: 'go' }, reads), counted(reply('a'), reads)];
+    expect(index.lookup(first).has('a')).toBe(true);
+    expect(reads.n).toBe(2);
+    const second = first.concat(
+      counted({ role: 'tool', tool_call_id: 'a', content: 'ok' }, reads),
+      reply('b'),
+    );
+    const lookup = index.lookup(second);
+    expect([lookup.has('a'), lookup.has('b'), lookup.has('c')]).toEqual([true, true, false]);
+    expect(reads.n).toBe(3);
+  });
+
+  it("never changes an earlier lookup's answers, and indexes another conversation anew", () => {
+    const index = callIdIndex();
+    const start: Message[] = [{ role: 'user', content: 'go' }, reply('a')];
+    const earlier = index.lookup(start);
+    expect(earlier.has('b')).toBe(false);
+    const longer = start.concat(reply('b'));
+    expect(index.lookup(longer).has('b')).toBe(true);
+    expect(earlier.has('b')).toBe(false);
+    // A branch from `start` that appended something else: its own ids only.
+    const branch = start.concat(reply('c'));
+    const lookup = index.lookup(branch);
+    expect([lookup.has('a'), lookup.has('b'), lookup.has('c')]).toEqual([true, false, true]);
+    const other = index.lookup([{ role: 'user', content: 'hi' }, reply('z')]);
+    expect([other.has('a'), other.has('z')]).toEqual([false, true]);
   });
 });

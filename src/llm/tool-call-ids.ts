@@ -16,20 +16,64 @@ export interface CallIdLookup {
 }
 
 /**
- * The ids of the calls of the assistant messages in `messages`, looked up when asked: nothing is
- * copied, and the conversation is read only when a reply has calls.
+ * The ids of the calls of the assistant messages in `messages`, for one reply (the conversation is
+ * read when first asked). An agent's model calls use one `callIdIndex()`, which reads only what each
+ * reply's conversation appended since the last.
  */
 export function callIdsIn(messages: readonly Message[]): CallIdLookup {
-  return { has: (id) => holdsCallId(messages, id) };
+  return callIdIndex().lookup(messages);
 }
 
-function holdsCallId(messages: readonly Message[], id: string): boolean {
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const message = messages[i]!;
-    if (message.role !== 'assistant' || message.tool_calls === undefined) continue;
-    for (const call of message.tool_calls) if (call.id === id) return true;
-  }
-  return false;
+/** Call ids of one conversation's messages, for its replies one after another. */
+export interface CallIdIndex {
+  /** The ids `messages` holds, read when first asked. */
+  lookup(messages: readonly Message[]): CallIdLookup;
+}
+
+/**
+ * An index of one conversation's call ids, extended by what each lookup's array appended. A
+ * conversation is append-only and every message of it is an object made when it was appended
+ * (restore makes new ones), so an array whose first message and message at `count - 1` are those the
+ * index last saw holds the indexed messages as its first `count`: only the rest is read. Any other
+ * array (a shorter one, another conversation, a branch of a state-graph traversal) is indexed anew.
+ * Each id keeps the position of its first message, and a lookup of an array of length `n` answers
+ * only for positions below `n`, so a later lookup's additions never change an earlier lookup's
+ * answers (a retried stream settles the same ids). The answers are a scan's, so made ids stay
+ * deterministic; a reply's lookup costs its new messages, not the conversation.
+ */
+export function callIdIndex(): CallIdIndex {
+  let first: Message | undefined;
+  let last: Message | undefined;
+  let count = 0;
+  let positions = new Map<string, number>();
+  const extend = (messages: readonly Message[]) => {
+    if (messages[0] !== first || count > messages.length || (count > 0 && messages[count - 1] !== last)) {
+      first = messages[0];
+      count = 0;
+      positions = new Map();
+    }
+    for (let i = count; i < messages.length; i++) {
+      const message = messages[i]!;
+      if (message.role !== 'assistant' || message.tool_calls === undefined) continue;
+      for (const call of message.tool_calls) if (!positions.has(call.id)) positions.set(call.id, i);
+    }
+    count = messages.length;
+    last = messages[count - 1];
+    return positions;
+  };
+  return {
+    lookup(messages) {
+      const length = messages.length;
+      let ids: ReadonlyMap<string, number> | undefined;
+      return {
+        has: (id) => {
+          ids ??= extend(messages);
+          const at = ids.get(id);
+          return at !== undefined && at < length;
+        },
+      };
+    },
+  };
 }
 
 /** Where the ids of one reply's calls are checked and made (fields of a `ModelRequest`). */

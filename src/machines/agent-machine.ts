@@ -99,7 +99,7 @@ export const agentMachine = machineSetup
           onDone: {
             target: 'AwaitingInput',
             actions: assign(({ context, event: ev }) => ({
-              messages: [...context.messages, ...(ev.output?.messages ?? [])],
+              messages: context.messages.concat(ev.output?.messages ?? []),
               initialized: true,
             })),
           },

@@ -83,7 +83,7 @@ function replyFields(context: AgentContext, output: LlmCallOutput) {
     ? { role: 'assistant', content: output.message.content ?? '' }
     : output.message;
   return {
-    messages: [...context.messages, message],
+    messages: context.messages.concat([message]),
     batch: receiveCalls(context.batch, final ? [] : output.calls, context.alwaysAllowed),
     response: typeof output.message.content === 'string' ? output.message.content : '',
     partial: '',

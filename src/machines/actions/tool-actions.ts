@@ -1,5 +1,6 @@
 import { enqueueActions } from 'xstate';
 import { DEFAULTS } from '../../defaults.js';
+import type { Message } from '../../llm/message.js';
 import type { ToolResult } from '../../tools/tool-call.js';
 import type { AgentContext } from '../agent-context.js';
 import type { AgentEvent } from '../emitted-events.js';
@@ -153,8 +154,8 @@ export const runnerDone = machineSetup.createAction(
 function closedBatch(context: AgentContext, batch: ToolBatch) {
   const results = orderedResults(batch);
   const verdict = checkLimitsAfterTools({ ...context, batch }, results);
-  const messages = [...context.messages, ...results.map(toolMessage)];
-  for (const note of verdict.notes) messages.push({ role: 'system', content: note.message });
+  const notes = verdict.notes.map((note): Message => ({ role: 'system', content: note.message }));
+  const messages = context.messages.concat(results.map(toolMessage), notes);
   const fields = {
     messages,
     batch: EMPTY_BATCH,

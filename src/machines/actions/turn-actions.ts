@@ -1,5 +1,6 @@
 import { assign, emit, enqueueActions } from 'xstate';
 import { DEFAULTS } from '../../defaults.js';
+import type { Message } from '../../llm/message.js';
 import type { LlmCallOutput } from '../actors/call-llm.js';
 import { type AgentContext, deadlineFrom, endedTurnFields, newTurnFields } from '../agent-context.js';
 import type { TerminateReason } from '../emitted-events.js';
@@ -22,7 +23,7 @@ export const startTurn = machineSetup.createAction(
   enqueueActions(({ enqueue, context, event: ev }) => {
     if (ev.type !== 'USER_MESSAGE') return;
     const next = {
-      messages: [...context.messages, { role: 'user' as const, content: ev.text }],
+      messages: context.messages.concat([{ role: 'user', content: ev.text }]),
       ...newTurnFields(context, context.turn + 1, ev.at),
     };
     enqueue.assign(next);
@@ -48,12 +49,14 @@ export const enterThinking = machineSetup.createAction(
   enqueueActions(({ enqueue, context, self }) => {
     const entered = enteredState(enqueue as never, self, context, 'Thinking');
     const warning = iterationWarning(context);
-    let messages = context.messages;
+    const notes: Message[] = [];
     if (warning) {
-      messages = [...messages, { role: 'system', content: warning.message }];
+      notes.push({ role: 'system', content: warning.message });
       enqueue.emit(event(context, 'limit_warning', { limit: 'max_iterations', ...warning }));
     }
-    if (context.finalReason) messages = [...messages, finalCallNote(context.finalReason)];
+    if (context.finalReason) notes.push(finalCallNote(context.finalReason));
+    // Usually no note: the context keeps its array, and a note costs one copy, not one per note.
+    const messages = notes.length > 0 ? context.messages.concat(notes) : context.messages;
     const iteration = context.iteration + 1;
     enqueue.assign({
       ...entered,
@@ -72,7 +75,7 @@ export const finishWithBreaker = machineSetup.createAction(
   assign(({ context }) => {
     const breaker = loopBreaker(context.batch)!;
     return {
-      messages: [...context.messages, ...orderedResults(context.batch).map(toolMessage)],
+      messages: context.messages.concat(orderedResults(context.batch).map(toolMessage)),
       batch: EMPTY_BATCH,
       response: context.batch.results[breaker.id]!.content,
       terminateReason: (breaker.loopBreaking === 'question' ? 'question' : 'completed') as TerminateReason,
@@ -100,7 +103,7 @@ export const finishCutOff = machineSetup.createAction(
       ? `Not run: the model's output was cut off (finish_reason: ${output.finishReason}).`
       : 'Not run: the cost budget (limits.maxCostUsd or maxSessionCostUsd) was reached.';
     return {
-      messages: [...context.messages, ...answerAll(context.batch, note)],
+      messages: context.messages.concat(answerAll(context.batch, note)),
       ...endedTurnFields(reason),
     };
   }),
@@ -108,7 +111,7 @@ export const finishCutOff = machineSetup.createAction(
 
 /** Every call of the batch (and of a stream cut short) gets its one answer, and the turn ends. */
 function endTurnEarly(context: AgentContext, marker: string, fallback: string) {
-  return [...context.messages, ...unfinishedStream(context, marker), ...answerAll(context.batch, fallback)];
+  return context.messages.concat(unfinishedStream(context, marker), answerAll(context.batch, fallback));
 }
 
 export const recordInterrupt = machineSetup.createAction(

@@ -2,7 +2,7 @@ import { DEFAULTS } from '../../defaults.js';
 import type { AssistantMessage, Message, Usage } from '../../llm/message.js';
 import { callModel, type ModelOptions } from '../../llm/model-call.js';
 import type { ModelCallRecord, ModelToolCall } from '../../llm/model-reply.js';
-import { callIdsIn } from '../../llm/tool-call-ids.js';
+import { callIdIndex } from '../../llm/tool-call-ids.js';
 import { type ContextBlock, planBlock, withContextBlocks } from '../../prompt/context-blocks.js';
 import { callCostUsd, type ModelPrice } from '../../prompt/model-prices.js';
 import { type ApprovalPolicy, planToolCall, type ToolCallRequest } from '../../tools/tool-call.js';
@@ -86,6 +86,8 @@ export function callLlmEffect(
   const { registry } = options;
   const eager = options.eagerToolStart ?? DEFAULTS.eagerToolStart;
   const xml = options.toolFormat === 'xml';
+  // One conversation's call ids, read once and extended by each reply's new messages.
+  const callIds = callIdIndex();
 
   return async (input, io) => {
     const signal = io.signal;
@@ -112,7 +114,7 @@ export function callLlmEffect(
         tools: registry.toJSON(),
         toolsEnabled: input.toolsEnabled,
         deadline: input.deadline,
-        usedCallIds: callIdsIn(input.messages),
+        usedCallIds: callIds.lookup(input.messages),
         // Ids made for calls without a usable one name the reply by its place in the conversation
         // (XML calls, which never have one, by turn and iteration).
         callIdStem: xml ? `xml_${input.turn}_${input.iteration}` : `call_m${input.messages.length}`,
