@@ -152,7 +152,11 @@ describe('callIdIndex', () => {
   /** A message that counts how often its role is read (a scan reads every message's role). */
   const counted = (message: Message, reads: { n: number }): Message => {
     const { role, ...rest } = message;
-    return Object.defineProperty(rest, 'role', { enumerable: true, get: () => (reads.n++, role) }) as Message;
+    const get = () => {
+      reads.n++;
+      return role;
+    };
+    return Object.defineProperty(rest, 'role', { enumerable: true, get }) as Message;
   };
 
   it('reads only the messages appended since its last lookup, and answers as a scan would', () => {
