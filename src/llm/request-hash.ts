@@ -26,10 +26,10 @@ const CONVERSATION_FIELDS: ReadonlySet<string> = new Set(['messages', 'input']);
  * The identity of a model request: the SHA-256 (hex) of the canonical JSON (`canonicalJson`) of the
  * body as the wire sends it (after pruning and context blocks: model, `messages` or `input`, tools,
  * tool choice, response format, sampling parameters and every other field), without `stream` and
- * `stream_options`, so a streamed and a non-streamed call of the same request hash alike. Each item of
- * `messages` / `input` stands in that JSON as its own SHA-256 (`itemDigest`): a conversation's
- * messages are immutable objects, so each is hashed once per agent, not once per call, and a turn at
- * 800 does not hash the 3,000 messages before it again (issue 28).
+ * `stream_options`, so a streamed and a non-streamed call of the same request hash alike. `messages` /
+ * `input` stands in that JSON as one digest chained over its items (`conversationDigest`): a
+ * conversation's messages are immutable objects, so each is hashed once per agent, not once per call,
+ * and a turn at 800 does not hash the 3,000 messages before it again (issue 28).
  *
  * The hash is of the request as sent, secrets included: a transcript is written redacted, so the
  * messages it holds may no longer hash to the recorded value; a replay compares the hash of the
@@ -39,9 +39,32 @@ export function requestHash(body: object): string {
   const kept: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(body)) {
     if (TRANSPORT_FIELDS.has(key)) continue;
-    kept[key] = CONVERSATION_FIELDS.has(key) && Array.isArray(value) ? value.map(itemDigest) : value;
+    kept[key] = CONVERSATION_FIELDS.has(key) && Array.isArray(value) ? conversationDigest(value) : value;
   }
   return sha256(canonicalJson(kept));
+}
+
+/** The chain's digest up to an item, by the item, with the digest of what came before it. */
+const chained = new WeakMap<object, { before: string; digest: string }>();
+
+/**
+ * `sha256(before + itemDigest(item))` over the items in order, starting from the empty string: equal
+ * item lists give equal digests, and a list that extends one already hashed reuses its prefix (an
+ * item's entry counts only after the same digest), so a call costs a lookup per older message.
+ */
+function conversationDigest(items: readonly unknown[]): string {
+  let digest = '';
+  for (const item of items) {
+    const entry = item !== null && typeof item === 'object' ? chained.get(item) : undefined;
+    if (entry?.before === digest) {
+      digest = entry.digest;
+      continue;
+    }
+    const next = sha256(digest + itemDigest(item));
+    if (item !== null && typeof item === 'object') chained.set(item, { before: digest, digest: next });
+    digest = next;
+  }
+  return digest;
 }
 
 /** Digests of conversation items already hashed, by identity (messages are never changed once made). */
