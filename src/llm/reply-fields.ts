@@ -137,6 +137,22 @@ export interface UsageCounts {
 
 /** A `usage` object: its counts (a missing total is the sum), `null` when absent. */
 export function usageField(value: unknown, where: string): UsageCounts | null {
+  return usageCounts(value, where, {
+    input: 'prompt_tokens',
+    output: 'completion_tokens',
+    details: 'prompt_tokens_details',
+  });
+}
+
+/** Where a wire's usage object keeps its input and output counts and the input's details. */
+export interface UsageKeys {
+  input: string;
+  output: string;
+  details: string;
+}
+
+/** A wire's usage object in Chat Completions' terms: absent counts are 0, a missing total the sum. */
+export function usageCounts(value: unknown, where: string, keys: UsageKeys): UsageCounts | null {
   if (value === undefined || value === null) return null;
   if (!isRecord(value)) throw new ReplyShapeError(where, value, 'an object');
   const count = (key: string): number => {
@@ -145,12 +161,12 @@ export function usageField(value: unknown, where: string): UsageCounts | null {
     if (typeof n === 'number' && Number.isFinite(n)) return n;
     throw new ReplyShapeError(`${where}.${key}`, n, 'a number');
   };
-  const prompt = count('prompt_tokens');
-  const completion = count('completion_tokens');
-  const total = value.total_tokens === undefined ? prompt + completion : count('total_tokens');
+  const input = count(keys.input);
+  const output = count(keys.output);
+  const total = value.total_tokens === undefined ? input + output : count('total_tokens');
   return withCachedTokens(
-    { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total },
-    value.prompt_tokens_details,
+    { prompt_tokens: input, completion_tokens: output, total_tokens: total },
+    value[keys.details],
   );
 }
 
@@ -160,7 +176,7 @@ export function usageField(value: unknown, where: string): UsageCounts | null {
  * else is left out rather than refused: the cached part only lowers a cost, so without it the input is
  * billed at the full price, the safe side.
  */
-export function withCachedTokens(counts: UsageCounts, details: unknown): UsageCounts {
+function withCachedTokens(counts: UsageCounts, details: unknown): UsageCounts {
   const cached = isRecord(details) ? details.cached_tokens : undefined;
   if (typeof cached !== 'number' || !Number.isInteger(cached) || cached <= 0) return counts;
   return { ...counts, cached_tokens: Math.min(cached, counts.prompt_tokens) };

@@ -10,7 +10,7 @@ import {
   textField,
   type UsageCounts,
   unusableCall,
-  withCachedTokens,
+  usageCounts,
 } from './reply-fields.js';
 import { type CallIdScope, settleCallId } from './tool-call-ids.js';
 
@@ -126,21 +126,11 @@ export function finishReasonOf(response: Record<string, unknown>, hasCalls: bool
 
 /** Responses usage (`input_tokens`, `output_tokens`) in Chat Completions' terms. */
 export function responseUsage(value: unknown): UsageCounts | null {
-  if (value === undefined || value === null) return null;
-  if (!isRecord(value)) throw new ReplyShapeError('response.usage', value, 'an object');
-  const count = (key: string): number => {
-    const n = value[key];
-    if (n === undefined || n === null) return 0;
-    if (typeof n === 'number' && Number.isFinite(n)) return n;
-    throw new ReplyShapeError(`response.usage.${key}`, n, 'a number');
-  };
-  const input = count('input_tokens');
-  const output = count('output_tokens');
-  const total = value.total_tokens === undefined ? input + output : count('total_tokens');
-  return withCachedTokens(
-    { prompt_tokens: input, completion_tokens: output, total_tokens: total },
-    value.input_tokens_details,
-  );
+  return usageCounts(value, 'response.usage', {
+    input: 'input_tokens',
+    output: 'output_tokens',
+    details: 'input_tokens_details',
+  });
 }
 
 /**
