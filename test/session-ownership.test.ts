@@ -42,6 +42,9 @@ agent.on('error', (e) => say({ error: e.message }));
 await agent.ready();
 if (mode === 'hold') {
   say({ ready: true, pid: process.pid });
+  // Hold the session until killed: the lease's renewal timer is unref'd, so without this the
+  // process could exit (freeing the lease: a dead pid's is free at once) before the parent looks.
+  setInterval(() => {}, 60_000);
 } else {
   const result = await agent.send('freeze please');
   say({ done: true, state: agent.state, error: result.error ?? null });
@@ -58,9 +61,7 @@ describe('one owner per session', () => {
     const sessions = path.join(children.work(), 'sessions');
     const holder = children.run(
       'hold',
-      // A long lease: a renewal starved on a loaded machine must not free the session for the wrong
-      // reason; the SIGKILL below must free it at once whatever the lease says.
-      { baseURL: server.url, sessions, session: 'shared-1', leaseMs: 60_000 },
+      { baseURL: server.url, sessions, session: 'shared-1' },
       (l) => l.ready === true,
     );
     await holder.reached;
