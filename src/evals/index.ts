@@ -5,6 +5,11 @@
  */
 export type { RecordedCall } from './cassette.js';
 export { Cassette, CassetteError } from './cassette.js';
+export type { CaseOutcome } from './eval-expectations.js';
+export type { EvalCase, EvalSuite } from './eval-suite-file.js';
+export { EvalSuiteError, loadEvalSuite } from './eval-suite-file.js';
+export type { EvalCaseResult, EvalReport, RunEvalSuiteOptions } from './run-eval-suite.js';
+export { runEvalSuite } from './run-eval-suite.js';
 export type { Trajectory, TrajectoryStep } from './trajectory.js';
 export { trajectoryOf } from './trajectory.js';
 export type {
