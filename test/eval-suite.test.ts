@@ -115,6 +115,13 @@ describe('eval suite files', () => {
       /^model\.scenario: .*missing\.yaml: cannot read file/,
     );
     expect(await loadError({ cases: [{ ...live, trials: 0 }] })).toMatch(/^cases\[0\]\.trials: /);
+    await writeFile(
+      path.join(work, 'broken.jsonl'),
+      '{"seq":1,"at":"x","kind":"message","message":{"role":"user","content":"hi"}}\n{"seq":\n',
+    );
+    expect(await loadError({ cases: [{ name: 'r', transcript: 'broken.jsonl' }] })).toMatch(
+      /^cases\[0\]\.transcript: .*broken\.jsonl line 2: not valid JSON/,
+    );
   });
 
   it('a file that is not YAML, a folder without suites and an agent module without a definition are named', async () => {

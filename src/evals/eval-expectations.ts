@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { unfencedAnswer } from '../agent/turn-result.js';
 import type { TerminateReason } from '../machines/emitted-events.js';
 import type { EvalExpectations } from './eval-suite-schema.js';
 import type { Trajectory } from './trajectory.js';
@@ -80,13 +81,9 @@ function outputMisses(response: string, expect: NonNullable<EvalExpectations['ou
 
 /** Why `response` (JSON, a fenced block unwrapped) does not satisfy the JSON Schema; undefined when it does. */
 function schemaProblem(response: string, schema: Record<string, unknown>): string | undefined {
-  const text = response
-    .trim()
-    .replace(/^```(?:json)?\s*/i, '')
-    .replace(/```$/, '');
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = JSON.parse(unfencedAnswer(response));
   } catch {
     return `the output is not JSON: ${quote(response)}`;
   }

@@ -2,6 +2,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { describeIssues, loadScenario, type Scenario, ScenarioError } from '../testing/scenario.js';
+import { Cassette } from './cassette.js';
 import {
   type EvalAgentSpec,
   type EvalCaseSpec,
@@ -14,6 +15,8 @@ export interface EvalCase extends Omit<EvalCaseSpec, 'mode' | 'scenario'> {
   mode: 'replay' | 'live';
   /** The scripted model's scenario for live runs (the case's, else the suite's), read and checked. */
   scenario?: Scenario;
+  /** The transcript, read and checked (absent when recording: it is about to be written). */
+  cassette?: Cassette;
 }
 
 /** An eval suite read from its file: paths resolved against the file's folder. */
@@ -92,13 +95,22 @@ export async function loadEvalSuite(file: string, options: { recording?: boolean
   const cases: EvalCase[] = [];
   for (const [index, { mode, scenario, ...c }] of spec.cases.entries()) {
     const transcript = c.transcript === undefined ? undefined : at(c.transcript);
-    if (transcript && !options.recording && !(await stat(transcript).catch(() => undefined))) {
-      fail([`cases[${index}].transcript: ${transcript} does not exist (record it: agentloop eval --record)`]);
+    let cassette: Cassette | undefined;
+    if (transcript && !options.recording) {
+      if (!(await stat(transcript).catch(() => undefined))) {
+        fail([
+          `cases[${index}].transcript: ${transcript} does not exist (record it: agentloop eval --record)`,
+        ]);
+      }
+      cassette = await Cassette.fromFile(transcript).catch((error: Error) =>
+        fail([`cases[${index}].transcript: ${error.message}`]),
+      );
     }
     const caseScenario = (await scenarioAt(scenario, `cases[${index}].scenario`)) ?? suiteScenario;
     cases.push({
       ...c,
       ...(transcript ? { transcript } : {}),
+      ...(cassette ? { cassette } : {}),
       mode: mode ?? (transcript ? 'replay' : 'live'),
       ...(caseScenario ? { scenario: caseScenario } : {}),
     });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TERMINATE_REASONS } from '../machines/agent-context-schema.js';
 
 // The shape of an eval suite file (docs/evals.md, "Eval suites"). Paths are as written in the file;
 // `eval-suite-file.ts` resolves them against the file's folder.
@@ -81,21 +82,6 @@ const outputSchema = z.strictObject({
     .optional(),
 });
 
-const terminateReasons = [
-  'completed',
-  'question',
-  'max_iterations',
-  'timeout',
-  'interrupted',
-  'length',
-  'content_filter',
-  'token_budget',
-  'cost_budget',
-  'repeated_calls',
-  'consecutive_errors',
-  'error',
-] as const;
-
 const expectSchema = z.strictObject({
   trajectory: trajectorySchema.optional(),
   /** Tools that must not be called (asked for by the model). */
@@ -103,7 +89,7 @@ const expectSchema = z.strictObject({
   /** Tools whose calls must have asked for approval. */
   approvalsAsked: z.array(name).optional(),
   output: outputSchema.optional(),
-  terminateReason: z.enum(terminateReasons).optional(),
+  terminateReason: z.enum(TERMINATE_REASONS).optional(),
   /** At most this many model calls and tokens over the case. */
   budget: z.strictObject({ modelCalls: count.optional(), tokens: count.optional() }).optional(),
 });

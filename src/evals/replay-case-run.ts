@@ -13,7 +13,7 @@ import { type LiveRun, runLiveCase } from './live-case-run.js';
  * Interim: `replaySession` (strict request matching, recorded tool results) takes this over when it lands.
  */
 export async function runReplayCase(definition: AgentDefinition, evalCase: EvalCase): Promise<LiveRun> {
-  const cassette = await Cassette.fromFile(evalCase.transcript!);
+  const cassette = evalCase.cassette ?? (await Cassette.fromFile(evalCase.transcript!));
   const inputs = cassette.entries.flatMap((e) =>
     e.kind === 'message' && e.message.role === 'user' && typeof e.message.content === 'string'
       ? [e.message.content]
