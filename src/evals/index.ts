@@ -5,6 +5,18 @@
  */
 export type { RecordedCall } from './cassette.js';
 export { Cassette, CassetteError } from './cassette.js';
+export type {
+  ReplayAgent,
+  ReplayApprovalAnswer,
+  ReplayApprovalCall,
+  ReplayDivergence,
+  ReplayedTurn,
+  ReplayMatch,
+  ReplayOptions,
+  ReplayResult,
+  ReplayTools,
+} from './replay-options.js';
+export { replaySession } from './replay-session.js';
 export type { Trajectory, TrajectoryStep } from './trajectory.js';
 export { trajectoryOf } from './trajectory.js';
 export type {
