@@ -8,6 +8,18 @@ export { Cassette, CassetteError } from './cassette.js';
 export type { CaseOutcome } from './eval-expectations.js';
 export type { EvalCase, EvalSuite } from './eval-suite-file.js';
 export { EvalSuiteError, loadEvalSuite } from './eval-suite-file.js';
+export type {
+  ReplayAgent,
+  ReplayApprovalAnswer,
+  ReplayApprovalCall,
+  ReplayDivergence,
+  ReplayedTurn,
+  ReplayMatch,
+  ReplayOptions,
+  ReplayResult,
+  ReplayTools,
+} from './replay-options.js';
+export { replaySession } from './replay-session.js';
 export type { EvalCaseResult, EvalReport, RunEvalSuiteOptions } from './run-eval-suite.js';
 export { runEvalSuite } from './run-eval-suite.js';
 export type { Trajectory, TrajectoryStep } from './trajectory.js';

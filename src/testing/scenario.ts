@@ -78,10 +78,21 @@ export interface ScriptedTurn {
   times?: number;
 }
 
-/** A turn computed from the request (for tests whose answer depends on what was sent). */
+/** What a turn function gets beside the request: the body exactly as it came, and its API. */
+export interface ScriptedRequestInfo {
+  /** The parsed JSON body as sent (for the Responses API: not its Chat Completions view). */
+  body: unknown;
+  api: 'chat-completions' | 'responses';
+}
+
+/**
+ * A turn computed from the request (for tests whose answer depends on what was sent, and for replays
+ * answering from a recording).
+ */
 export type ScriptedTurnFn = (
   request: ScriptedRequest,
   index: number,
+  info: ScriptedRequestInfo,
 ) => ScriptedTurn | Promise<ScriptedTurn>;
 
 /**
