@@ -25,15 +25,15 @@ afterAll(async () => {
   await rm(work, { recursive: true, force: true, maxRetries: 5 });
 });
 
-/** A copy of the example suite folder with its suite file changed by `edit`. */
-async function editedCopy(name: string, edit: (text: string) => string): Promise<string> {
+/** A copy of the example suite folder with one of its files (the suite by default) changed by `edit`. */
+async function editedCopy(name: string, edit: (text: string) => string, file = SUITE): Promise<string> {
   const dir = path.join(work, name);
   await cp(EXAMPLE, dir, { recursive: true });
-  const file = path.join(dir, SUITE);
-  const text = await readFile(file, 'utf8');
+  const target = path.join(dir, file);
+  const text = await readFile(target, 'utf8');
   const edited = edit(text);
   expect(edited).not.toBe(text);
-  await writeFile(file, edited);
+  await writeFile(target, edited);
   return dir;
 }
 
@@ -63,6 +63,28 @@ describe('agentloop eval', () => {
         '"I refunded 42.50 EUR for order A-1001. Sorry it arrived damaged."',
     );
     expect(lines.at(-1)).toBe('2 passed, 1 failed');
+    expect(code).toBe(1);
+  });
+
+  it('a changed tool schema makes the replay cases fail at the first model call, naming the path', async () => {
+    const dir = await editedCopy(
+      'changed-tool',
+      (text) =>
+        text.replace(
+          'z.object({ orderId: z.string() })',
+          "z.object({ orderId: z.string().describe('the id') })",
+        ),
+      'support-agent.mjs',
+    );
+    const { code, stdout } = await runCli(['eval', dir, '--mode', 'replay'], { timeoutMs: 60_000 });
+    const miss =
+      'replay diverged: model call 1 (turn 1, iteration 1): the request differs at ' +
+      'tools[0].function.parameters.properties.orderId.description: recorded (absent), now "the id"';
+    expect(stdout.trimEnd().split('\n')).toEqual([
+      `FAIL  support-desk › refunds a damaged order (replay): ${miss}`,
+      `FAIL  support-desk › the recorded refund replays (replay): ${miss}`,
+      '0 passed, 2 failed',
+    ]);
     expect(code).toBe(1);
   });
 

@@ -41,6 +41,10 @@ beforeAll(async () => {
   await mkdir(path.join(repoRoot, 'test-artifacts'), { recursive: true });
   work = await mkdtemp(path.join(repoRoot, 'test-artifacts', 'eval-suite-'));
   await writeFile(path.join(work, 'agent.ts'), AGENT);
+  await writeFile(
+    path.join(work, 'changed-agent.ts'),
+    AGENT.replace("instructions: 'Help.'", "instructions: 'Help more.'"),
+  );
   await writeFile(path.join(work, 'search.yaml'), stringify(SEARCH_THEN_ANSWER));
   await writeFile(
     path.join(work, 'delete.yaml'),
@@ -263,5 +267,30 @@ describe('runEvalSuite', () => {
       ['other', 'live', 2],
       ['replayed', 'replay', 1],
     ]);
+  });
+
+  it('a replay of a changed agent diverges under strict matching, and goes through with warnings under sequential', async () => {
+    const recorder = await suiteFile({
+      cases: [{ name: 'rec', input: 'find cats', transcript: './rec/changed.jsonl', mode: 'live' }],
+    });
+    await runEvalSuite(recorder, { record: true });
+    const replayed = (replay: Record<string, unknown>) => ({
+      name: `replay ${JSON.stringify(replay)}`,
+      transcript: './rec/changed.jsonl',
+      replay,
+      expect: { trajectory: ['search'], output: { contains: 'Cats' } },
+    });
+    const file = await suiteFile({
+      agent: { module: './changed-agent.ts' },
+      cases: [replayed({}), replayed({ match: 'sequential' })],
+    });
+    const report = await runEvalSuite(file);
+    const [strict, sequential] = report.cases;
+    expect(strict!.passed).toBe(false);
+    expect(strict!.misses[0]).toBe(
+      'replay diverged: model call 1 (turn 1, iteration 1): the request differs at messages[0].content: recorded "Help.", now "Help more."',
+    );
+    expect(sequential!.passed).toBe(true);
+    expect(sequential!.outcome?.warnings?.[0]).toContain('messages[0].content');
   });
 });

@@ -21,6 +21,8 @@ export interface CaseOutcome {
   tokens: number;
   /** Why the run failed, when it did (the turn's error, a replay's divergence). */
   error?: string;
+  /** What a replay noted without failing (sequential hash differences, unrecorded approvals). */
+  warnings?: string[];
 }
 
 /**

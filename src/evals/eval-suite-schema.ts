@@ -105,6 +105,13 @@ const caseSchema = z
     /** A scenario for this case's scripted model (over the suite's `model.scenario`). */
     scenario: name.optional(),
     approvals: approvalsSchema.optional(),
+    /** How a replay matches requests (default strict) and answers tool calls (default recorded). */
+    replay: z
+      .strictObject({
+        match: z.enum(['strict', 'sequential']).optional(),
+        tools: z.enum(['recorded', 'live']).optional(),
+      })
+      .optional(),
     expect: expectSchema.default({}),
     /** Live runs of the case (default 1) and the share of them that must pass (default 1). */
     trials: z.number().int().min(1).optional(),

@@ -1,48 +1,55 @@
 import type { AgentDefinition } from '../prompt/agent-definition.js';
-import type { ScriptedTurn } from '../testing/scenario.js';
 import { Cassette } from './cassette.js';
-import { connectEvalModel } from './eval-model.js';
+import type { CaseOutcome } from './eval-expectations.js';
 import type { EvalCase } from './eval-suite-file.js';
-import { type LiveRun, runLiveCase } from './live-case-run.js';
+import { approvalDecision, EVAL_REJECT_REASON } from './live-case-run.js';
+import type { ReplayApprovalAnswer, ReplayApprovalCall } from './replay-options.js';
+import { replaySession } from './replay-session.js';
+import { recordedApprovals } from './replay-tools.js';
 
 /**
- * Replays a case's transcript: the agent runs again on the scripted server answering each model call
- * with the recorded reply in order (the k-th reply answers the k-th call), the user messages of the
- * recording sent as the turns, approvals as the case says. Tools run.
- *
- * Interim: `replaySession` (strict request matching, recorded tool results) takes this over when it lands.
+ * Replays a case's transcript with `replaySession`: the agent runs again against the scripted server
+ * answering from the recording (`replay.match`, default strict: each request must hash to the recorded
+ * one; `replay.tools`, default recorded: no tool runs). Approvals are answered as the case says, else as
+ * the recording did (a call it has no answer for is approved). A divergence is the outcome's `error`
+ * and the case's first miss.
  */
-export async function runReplayCase(definition: AgentDefinition, evalCase: EvalCase): Promise<LiveRun> {
+export async function runReplayCase(
+  definition: AgentDefinition,
+  evalCase: EvalCase,
+): Promise<{ outcome: CaseOutcome; divergence?: string }> {
   const cassette = evalCase.cassette ?? (await Cassette.fromFile(evalCase.transcript!));
-  const inputs = cassette.entries.flatMap((e) =>
-    e.kind === 'message' && e.message.role === 'user' && typeof e.message.content === 'string'
-      ? [e.message.content]
-      : [],
-  );
-  if (inputs.length === 0) throw new Error(`${cassette.source}: the recording has no user message`);
-  const turns = cassette.calls.map(({ reply, record }): ScriptedTurn => {
-    const turn: ScriptedTurn = {};
-    if (typeof reply.content === 'string') turn.content = reply.content;
-    const calls = (reply.tool_calls ?? []).filter((c) => c.type === 'function');
-    if (calls.length > 0) {
-      turn.toolCalls = calls.map((c) => ({
-        id: c.id,
-        name: c.function.name,
-        arguments: c.function.arguments,
-      }));
+  const recorded = recordedApprovals(cassette.entries);
+  const asked: string[] = [];
+  const approve = (call: ReplayApprovalCall): ReplayApprovalAnswer => {
+    asked.push(call.name);
+    if (evalCase.approvals !== undefined) {
+      return approvalDecision(evalCase.approvals, call.name) === 'approve'
+        ? true
+        : { approved: false, reason: EVAL_REJECT_REASON };
     }
-    if (record?.usage) {
-      turn.usage = {
-        prompt_tokens: record.usage.promptTokens,
-        completion_tokens: record.usage.completionTokens,
-      };
-    }
-    return turn;
+    const answer = recorded.get(call.toolCallId);
+    return answer ? { approved: answer.approved, ...(answer.reason ? { reason: answer.reason } : {}) } : true;
+  };
+  const replay = await replaySession(cassette, {
+    agent: definition,
+    approve,
+    ...(evalCase.replay?.match ? { match: evalCase.replay.match } : {}),
+    ...(evalCase.replay?.tools ? { tools: evalCase.replay.tools } : {}),
   });
-  const model = await connectEvalModel({}, { turns });
-  try {
-    return await runLiveCase(definition, model!, inputs, evalCase.approvals);
-  } finally {
-    await model!.close();
-  }
+  const { result } = replay;
+  if (!result) throw new Error(`${cassette.source}: the recording has no user message to replay`);
+  const divergence = replay.divergence ? `replay diverged: ${replay.divergence.message}` : undefined;
+  const error = divergence ?? result.error;
+  const outcome: CaseOutcome = {
+    trajectory: replay.trajectory,
+    approvalsAsked: asked,
+    response: result.response,
+    terminateReason: result.terminateReason,
+    modelCalls: replay.turns.reduce((sum, t) => sum + t.result.iterations, 0),
+    tokens: replay.turns.reduce((sum, t) => sum + t.result.usage.totalTokens, 0),
+    ...(error ? { error } : {}),
+    ...(replay.warnings.length > 0 ? { warnings: replay.warnings } : {}),
+  };
+  return { outcome, ...(divergence ? { divergence } : {}) };
 }

@@ -144,13 +144,20 @@ async function runCase(
   for (let trial = 0; trial < trials; trial++) {
     let trialMisses: string[];
     try {
-      const run =
-        mode === 'replay'
-          ? await runReplayCase(definition, evalCase)
-          : await runLive(suite, evalCase, definition, options);
-      outcome = run.outcome;
-      entries = run.entries;
-      trialMisses = expectationMisses(run.outcome, evalCase.expect);
+      if (mode === 'replay') {
+        const replay = await runReplayCase(definition, evalCase);
+        outcome = replay.outcome;
+        // A divergence is a miss of its own, before what the expectations say of the run.
+        trialMisses = [
+          ...(replay.divergence ? [replay.divergence] : []),
+          ...expectationMisses(outcome, evalCase.expect),
+        ];
+      } else {
+        const run = await runLive(suite, evalCase, definition, options);
+        outcome = run.outcome;
+        entries = run.entries;
+        trialMisses = expectationMisses(outcome, evalCase.expect);
+      }
     } catch (error) {
       trialMisses = [`the run failed: ${(error as Error).message.split('\n')[0]}`];
     }
