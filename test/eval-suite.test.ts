@@ -293,4 +293,74 @@ describe('runEvalSuite', () => {
     expect(sequential!.passed).toBe(true);
     expect(sequential!.outcome?.warnings?.[0]).toContain('messages[0].content');
   });
+
+  it('tests a bundle agent and a skills assistant; their save_output writes to a folder of its own', async () => {
+    const skills = path.join(work, 'skills', 'greeting');
+    await mkdir(skills, { recursive: true });
+    await writeFile(
+      path.join(skills, 'SKILL.md'),
+      '---\nname: greeting\ndescription: Greets people warmly\n---\n\nSay hello.\n',
+    );
+    await writeFile(
+      path.join(work, 'save.yaml'),
+      stringify({
+        turns: [
+          {
+            toolCalls: [
+              {
+                name: 'save_output',
+                arguments: { file_path: '{output_folder}/eval-note.md', content: 'note' },
+              },
+            ],
+          },
+          { content: 'Saved.' },
+        ],
+      }),
+    );
+    await writeFile(
+      path.join(work, 'activate.yaml'),
+      stringify({
+        turns: [
+          { toolCalls: [{ name: 'activate_skill', arguments: { name: 'greeting' } }] },
+          { content: 'Hello!' },
+        ],
+      }),
+    );
+    const bundle = path.join(repoRoot, 'bundles', 'requirements-workflow');
+    const save = {
+      name: 'saves',
+      input: 'save a note',
+      scenario: './save.yaml',
+      expect: { trajectory: ['save_output'], output: { equals: 'Saved.' } },
+    };
+    const bundleSuite = await suiteFile({
+      agent: { bundle, agent: 'intake-facilitator', project: '.' },
+      cases: [save],
+    });
+    const skillsSuite = await suiteFile({
+      agent: { skills: ['./skills'], project: '.' },
+      cases: [
+        save,
+        {
+          name: 'activates',
+          input: 'hi',
+          scenario: './activate.yaml',
+          expect: { trajectory: ['activate_skill'] },
+        },
+      ],
+    });
+    for (const file of [bundleSuite, skillsSuite]) {
+      const result = await runEvalSuite(file);
+      expect(result.cases.map((c) => [c.case, c.passed, c.misses])).toEqual(
+        result.cases.map((c) => [c.case, true, []]),
+      );
+    }
+    // Neither the bundle's output folder ({project-root}/docs/requirements) nor <project>/output got it.
+    for (const dir of [path.join(work, 'docs'), path.join(work, 'output'), path.join(bundle, 'docs')]) {
+      await expect(readFile(path.join(dir, 'requirements', 'eval-note.md'))).rejects.toThrow(/ENOENT/);
+      await expect(readFile(path.join(dir, 'eval-note.md'))).rejects.toThrow(/ENOENT/);
+    }
+    const missing = await suiteFile({ agent: { bundle, agent: 'nobody' }, cases: [save] });
+    await expect(runEvalSuite(missing)).rejects.toThrow(`${missing}: agent: `);
+  });
 });
