@@ -196,6 +196,23 @@ describe('runEvalSuite', () => {
     expect(report).toMatchObject({ passed: 1, failed: missed.length, skipped: 0 });
   });
 
+  it('a run that ended in error fails the case unless it expects terminateReason: error', async () => {
+    await writeFile(
+      path.join(work, 'broken-model.yaml'),
+      stringify({ turns: [{ error: { status: 400, message: 'model says no' } }] }),
+    );
+    const cases = [{}, { terminateReason: 'error' }].map((expectation, i) => ({
+      name: `error ${i}`,
+      input: 'hi',
+      scenario: './broken-model.yaml',
+      expect: { notCalled: ['delete_all'], ...expectation },
+    }));
+    const report = await runEvalSuite(await suiteFile({ cases }));
+    expect(report.cases[0]!.passed).toBe(false);
+    expect(report.cases[0]!.misses[0]).toMatch(/^the run ended in error: .*model says no/);
+    expect(report.cases[1]!.passed).toBe(true);
+  });
+
   it('answers approvals as the case says and sees which were asked', async () => {
     const cases = ['approve', 'reject'].map((answer) => ({
       name: answer,

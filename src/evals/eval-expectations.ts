@@ -28,9 +28,14 @@ export interface CaseOutcome {
 /**
  * The expectations `outcome` misses, in the order the suite format lists them (trajectory, tools not
  * to call, approvals, output, terminate reason, budgets), one sentence each; empty when it meets them.
+ * A run that ended in error is a miss unless the case expects `terminateReason: error`.
  */
 export function expectationMisses(outcome: CaseOutcome, expect: EvalExpectations): string[] {
   const misses: string[] = [];
+  // A run that broke (model unreachable, a failed write) passes nothing by accident.
+  if (outcome.terminateReason === 'error' && expect.terminateReason === undefined) {
+    misses.push(`the run ended in error: ${outcome.error ?? 'no message'}`);
+  }
   if (expect.trajectory) {
     const { steps, match, args } = expect.trajectory;
     const verdict = trajectoryMatch(outcome.trajectory, steps, {
