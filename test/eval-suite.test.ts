@@ -213,6 +213,41 @@ describe('runEvalSuite', () => {
     expect(report.cases[1]!.passed).toBe(true);
   });
 
+  it('an input list is one turn each; expectations see the whole case and the last answer', async () => {
+    await writeFile(
+      path.join(work, 'two-turns.yaml'),
+      stringify({
+        turns: [
+          { toolCalls: [{ name: 'search', arguments: { q: 'a' } }] },
+          { content: 'first' },
+          { toolCalls: [{ name: 'search', arguments: { q: 'b' } }] },
+          { content: 'second' },
+        ],
+      }),
+    );
+    const file = await suiteFile({
+      cases: [
+        {
+          name: 'two turns',
+          input: ['one', 'two'],
+          scenario: './two-turns.yaml',
+          expect: {
+            trajectory: [
+              { name: 'search', args: { q: 'a' } },
+              { name: 'search', args: { q: 'b' } },
+            ],
+            output: { equals: 'second' },
+            budget: { modelCalls: 4 },
+          },
+        },
+      ],
+    });
+    const [result] = (await runEvalSuite(file)).cases;
+    expect(result).toMatchObject({ passed: true, misses: [] });
+    expect(result!.outcome).toMatchObject({ modelCalls: 4, response: 'second' });
+    expect(result!.outcome!.tokens).toBeGreaterThan(0);
+  });
+
   it('answers approvals as the case says and sees which were asked', async () => {
     const cases = ['approve', 'reject'].map((answer) => ({
       name: answer,
