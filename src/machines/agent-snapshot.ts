@@ -172,6 +172,30 @@ export function interruptedSnapshot(
   return { ...saved, value: state, context: rebuilt, children: {} };
 }
 
+/**
+ * The snapshot of the same agent (`saved`: its limits, XState's envelope) at the start of session
+ * `sessionId`: initialized, resting in AwaitingInput before its first turn, holding `messages` (the
+ * leading ones, e.g. a system prompt) and `totalUsage`. What a fork is rebuilt from: `planRestore`
+ * then replays its conversation from its transcript, as after a crash.
+ */
+export function sessionStartSnapshot(
+  saved: PersistedAgentSnapshot,
+  start: { sessionId: string; messages: Message[]; totalUsage: AgentContext['totalUsage'] },
+): PersistedAgentSnapshot {
+  const fresh = initialContext({
+    sessionId: start.sessionId,
+    limits: saved.context.limits,
+    messages: start.messages,
+  });
+  const context: AgentContext = {
+    ...fresh,
+    totalUsage: start.totalUsage,
+    initialized: true,
+    lastState: 'AwaitingInput',
+  };
+  return { ...saved, value: 'AwaitingInput', context, children: {} };
+}
+
 /** A saved snapshot with the tools the transcript says the user allowed added (approvals after the save). */
 export function withAlwaysAllowed(
   saved: PersistedAgentSnapshot,

@@ -1,0 +1,268 @@
+/**
+ * `forkSession`: a new session holding a recorded session's transcript up to a rest point, on the file
+ * store and on PostgreSQL. Recorded and continued through the real SDK against the scripted server;
+ * tool runs are counted where the tool runs.
+ */
+import { readFile } from 'node:fs/promises';
+import { afterAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { ForkError, forkCutProblem, forkPoints, forkSession } from '../src/evals/index.js';
+import { defineTool, FileSessionStore, type SessionStore } from '../src/index.js';
+import type { TranscriptEntry } from '../src/session/transcript.js';
+import { agentAt, serve, testDir } from './support/harness.js';
+import { disposablePostgresStore } from './support/postgres.js';
+
+/** The `echo` tool and how many times it really ran. */
+function countingEcho() {
+  const runs: string[] = [];
+  const tool = defineTool({
+    name: 'echo',
+    description: 'echoes',
+    parameters: z.object({ text: z.string() }),
+    execute: ({ text }) => {
+      runs.push(text);
+      return `echo: ${text}`;
+    },
+  });
+  return { tool, runs };
+}
+
+/**
+ * Session `orig` on `store`: turn 1 asks for two echo calls then answers "done", turn 2 answers
+ * "second". Returns the seq of each entry by a short name.
+ */
+async function record(store: SessionStore) {
+  const server = await serve({
+    turns: [
+      {
+        toolCalls: [
+          { name: 'echo', arguments: { text: 'a' } },
+          { name: 'echo', arguments: { text: 'b' } },
+        ],
+      },
+      { content: 'done' },
+      { content: 'second' },
+    ],
+  });
+  const echo = countingEcho();
+  const agent = agentAt(server, { tools: [echo.tool], store, session: 'orig', instructions: 'be nice' });
+  await agent.send('go');
+  await agent.send('again');
+  await agent.flush();
+  agent.stop();
+  const { entries } = await store.readTranscript('orig');
+  const seqOf = (test: (e: TranscriptEntry) => boolean) => entries.find(test)!.seq;
+  const message = (role: string, content?: string) => (e: TranscriptEntry) =>
+    e.kind === 'message' &&
+    e.message.role === role &&
+    (content === undefined || e.message.content === content);
+  return {
+    entries,
+    runs: echo.runs,
+    seq: {
+      go: seqOf(message('user', 'go')),
+      started: seqOf((e) => e.kind === 'tool_call_started'),
+      modelCall: seqOf((e) => e.kind === 'event' && e.event === 'model_call'),
+      batch: seqOf(message('assistant', undefined)),
+      firstResult: seqOf(message('tool')),
+      lastResult: entries.filter(message('tool')).at(-1)!.seq,
+      done: seqOf(message('assistant', 'done')),
+      again: seqOf(message('user', 'again')),
+    },
+  };
+}
+
+/** Everything a store holds of a session, as text: the transcript's entries and the record. */
+async function stored(store: SessionStore, id: string): Promise<string> {
+  const files = store.files?.(id);
+  if (files) return (await readFile(files.transcript, 'utf8')) + (await readFile(files.snapshot, 'utf8'));
+  return JSON.stringify([(await store.readTranscript(id)).entries, await store.load(id)]);
+}
+
+const cleanups: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const step of cleanups.splice(0)) await step();
+});
+
+const stores: [string, () => Promise<SessionStore>][] = [
+  ['file store', async () => new FileSessionStore({ dir: await testDir('fork-') })],
+  ['PostgreSQL store', async () => disposablePostgresStore('fork', cleanups)],
+];
+
+describe.each(stores)('forkSession on the %s', (_name, makeStore) => {
+  it('copies the prefix to a new session, changes nothing of the original, and runs no tool before the cut again', async () => {
+    const store = await makeStore();
+    const { entries, runs, seq } = await record(store);
+    expect(runs).toEqual(['a', 'b']);
+    const before = await stored(store, 'orig');
+
+    const fork = await forkSession(store, 'orig', { at: seq.lastResult });
+    expect(await stored(store, 'orig')).toBe(before);
+    const forked = (await store.readTranscript(fork.id)).entries;
+    expect(forked.slice(0, seq.lastResult)).toEqual(entries.slice(0, seq.lastResult));
+    expect(forked[seq.lastResult]).toMatchObject({
+      seq: seq.lastResult + 1,
+      kind: 'event',
+      event: 'session_forked',
+      data: { session: 'orig', seq: seq.lastResult },
+    });
+    expect(fork.record).toMatchObject({
+      state: 'Interrupted',
+      turns: 1,
+      meta: { forkedFrom: { session: 'orig', seq: seq.lastResult } },
+    });
+
+    // Continued: restored from its transcript with the recorded results, then live after the cut.
+    // The scripted server answers by the number of assistant messages in the request: one so far.
+    const server = await serve({
+      turns: [
+        { content: 'not asked' },
+        { toolCalls: [{ id: 'call_c', name: 'echo', arguments: { text: 'c' } }] },
+        { content: 'forked answer' },
+      ],
+    });
+    const echo = countingEcho();
+    const agent = agentAt(server, { tools: [echo.tool], store, session: fork.id });
+    await agent.ready();
+    expect(agent.state).toBe('Interrupted');
+    expect(echo.runs).toEqual([]);
+    const result = await agent.resume();
+    expect(result.response).toBe('forked answer');
+    expect(echo.runs).toEqual(['c']);
+    const first = server.requests[0]!.messages.map((m) => [m.role, m.content]);
+    expect(first).toEqual([
+      ['system', 'be nice'],
+      ['user', 'go'],
+      ['assistant', null],
+      ['tool', 'echo: a'],
+      ['tool', 'echo: b'],
+    ]);
+    await agent.flush();
+    agent.stop();
+    expect(await stored(store, 'orig')).toBe(before);
+    const after = (await store.readTranscript(fork.id)).entries;
+    expect(after.filter((e) => e.kind === 'tool_call_started').map((e) => e.seq > seq.lastResult)).toEqual([
+      false,
+      false,
+      true,
+    ]);
+  });
+
+  it('appends the next user message, replaces the system prompt and remembers the model', async () => {
+    const store = await makeStore();
+    const { seq } = await record(store);
+    const fork = await forkSession(store, 'orig', {
+      at: seq.done,
+      message: 'something else',
+      system: 'be terse',
+      model: 'other-model',
+    });
+    expect(fork.record).toMatchObject({ state: 'Interrupted', turns: 2, meta: { model: 'other-model' } });
+    const forked = (await store.readTranscript(fork.id)).entries;
+    expect(forked.at(-1)).toMatchObject({
+      kind: 'message',
+      message: { role: 'user', content: 'something else' },
+    });
+    expect(forked.find((e) => e.kind === 'message')).toMatchObject({ message: { content: 'be nice' } });
+    expect(forked.find((e) => e.kind === 'event' && e.event === 'session_forked')).toMatchObject({
+      data: { session: 'orig', seq: seq.done, model: 'other-model', system: true },
+    });
+
+    const server = await serve({ turns: [{ content: 'x' }, { content: 'x' }, { content: 'terse answer' }] });
+    const agent = agentAt(server, {
+      tools: [countingEcho().tool],
+      store,
+      session: fork.id,
+      model: 'other-model',
+    });
+    await agent.ready();
+    expect((await agent.resume()).response).toBe('terse answer');
+    expect(server.requests[0]!.messages.map((m) => m.content)).toEqual([
+      'be terse',
+      'go',
+      null,
+      'echo: a',
+      'echo: b',
+      'done',
+      'something else',
+    ]);
+    await agent.flush();
+    agent.stop();
+    // A later restore keeps the replaced system prompt (the record holds it; the transcript keeps the original's).
+    const again = agentAt(server, { store, session: fork.id });
+    await again.ready();
+    expect(again.messages[0]).toEqual({ role: 'system', content: 'be terse' });
+    again.stop();
+  });
+
+  it('refuses a cut that is not a rest point, naming why, and writes nothing', async () => {
+    const store = await makeStore();
+    const { seq } = await record(store);
+    const sessions = (await store.list()).length;
+    const cases: [number, RegExp][] = [
+      [
+        seq.started,
+        /not at seq \d+: it is at a tool call that started and has no result \("echo", call \S+, started at seq \d+\)/,
+      ],
+      [
+        seq.modelCall,
+        /it is at a model call that started and has no result \(the model_call entry at seq \d+/,
+      ],
+      [seq.batch, /it is inside a tool batch \(the assistant message at seq \d+ asked for 2 call\(s\)/],
+      [seq.firstResult, /it is inside a tool batch \(the assistant message at seq \d+ asked for 1 call\(s\)/],
+      [1, /there is no user message before it/],
+      [999, /there is no entry seq 999 \(the transcript has seq 1 to \d+\)/],
+      [0, /"at" must be an entry seq \(1 or more\), got 0/],
+      [1.5, /"at" must be an entry seq/],
+    ];
+    for (const [at, reason] of cases) {
+      const error = await forkSession(store, 'orig', { at }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ForkError);
+      expect((error as Error).message).toMatch(/^cannot fork session "orig": /);
+      expect((error as Error).message).toMatch(reason);
+    }
+    await expect(forkSession(store, 'ghost', { at: 3 })).rejects.toThrow(
+      'cannot fork session "ghost": there is no such session',
+    );
+    await expect(forkSession(store, 'orig', { at: seq.go, id: 'orig' })).rejects.toThrow(
+      'session "orig" exists already',
+    );
+    await expect(forkSession(store, 'orig', { at: seq.go, message: ' ' })).rejects.toThrow(
+      '"message" must be a non-empty string',
+    );
+    expect((await store.list()).length).toBe(sessions);
+  });
+});
+
+describe('fork points', () => {
+  it('are the user messages, the last result of each batch and the final answers', async () => {
+    const store = new FileSessionStore({ dir: await testDir('fork-points-') });
+    const { entries, seq } = await record(store);
+    expect(forkPoints(entries)).toEqual([seq.go, seq.lastResult, seq.done, seq.again, entries.at(-1)!.seq]);
+    for (const entry of entries) {
+      const allowed = forkCutProblem(entries, entry.seq) === undefined;
+      if (entry.kind === 'message') expect(allowed).toBe(forkPoints(entries).includes(entry.seq));
+    }
+  });
+
+  it('refuses a cut after a tool call that finished before the assistant message asking for it was written', () => {
+    const at = '2026-01-01T00:00:00.000Z';
+    const entries: TranscriptEntry[] = [
+      { seq: 1, at, kind: 'message', message: { role: 'user', content: 'go' } },
+      { seq: 2, at, kind: 'tool_call_started', toolCallId: 'c1', name: 'echo', args: {} },
+      {
+        seq: 3,
+        at,
+        kind: 'tool_call_finished',
+        toolCallId: 'c1',
+        name: 'echo',
+        result: 'r',
+        isError: false,
+        durationMs: 1,
+      },
+    ];
+    expect(forkCutProblem(entries, 3)).toBe(
+      'it is inside a tool batch ("echo", call c1, ran from seq 2 for an assistant message after the cut)',
+    );
+  });
+});
