@@ -5,72 +5,18 @@
  */
 import { readFile } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { ForkError, forkCutProblem, forkPoints, forkSession } from '../src/evals/index.js';
-import { defineTool, FileSessionStore, type SessionStore } from '../src/index.js';
+import {
+  ForkError,
+  forkCutProblem,
+  forkPoints,
+  forkSession,
+  trajectoryMessages,
+} from '../src/evals/index.js';
+import { FileSessionStore, type SessionStore } from '../src/index.js';
 import type { TranscriptEntry } from '../src/session/transcript.js';
 import { agentAt, serve, testDir } from './support/harness.js';
 import { disposablePostgresStore } from './support/postgres.js';
-
-/** The `echo` tool and how many times it really ran. */
-function countingEcho() {
-  const runs: string[] = [];
-  const tool = defineTool({
-    name: 'echo',
-    description: 'echoes',
-    parameters: z.object({ text: z.string() }),
-    execute: ({ text }) => {
-      runs.push(text);
-      return `echo: ${text}`;
-    },
-  });
-  return { tool, runs };
-}
-
-/**
- * Session `orig` on `store`: turn 1 asks for two echo calls then answers "done", turn 2 answers
- * "second". Returns the seq of each entry by a short name.
- */
-async function record(store: SessionStore) {
-  const server = await serve({
-    turns: [
-      {
-        toolCalls: [
-          { name: 'echo', arguments: { text: 'a' } },
-          { name: 'echo', arguments: { text: 'b' } },
-        ],
-      },
-      { content: 'done' },
-      { content: 'second' },
-    ],
-  });
-  const echo = countingEcho();
-  const agent = agentAt(server, { tools: [echo.tool], store, session: 'orig', instructions: 'be nice' });
-  await agent.send('go');
-  await agent.send('again');
-  await agent.flush();
-  agent.stop();
-  const { entries } = await store.readTranscript('orig');
-  const seqOf = (test: (e: TranscriptEntry) => boolean) => entries.find(test)!.seq;
-  const message = (role: string, content?: string) => (e: TranscriptEntry) =>
-    e.kind === 'message' &&
-    e.message.role === role &&
-    (content === undefined || e.message.content === content);
-  return {
-    entries,
-    runs: echo.runs,
-    seq: {
-      go: seqOf(message('user', 'go')),
-      started: seqOf((e) => e.kind === 'tool_call_started'),
-      modelCall: seqOf((e) => e.kind === 'event' && e.event === 'model_call'),
-      batch: seqOf(message('assistant', undefined)),
-      firstResult: seqOf(message('tool')),
-      lastResult: entries.filter(message('tool')).at(-1)!.seq,
-      done: seqOf(message('assistant', 'done')),
-      again: seqOf(message('user', 'again')),
-    },
-  };
-}
+import { countingEcho, recordSession as record } from './support/recorded-session.js';
 
 /** Everything a store holds of a session, as text: the transcript's entries and the record. */
 async function stored(store: SessionStore, id: string): Promise<string> {
@@ -165,7 +111,7 @@ describe.each(stores)('forkSession on the %s', (_name, makeStore) => {
     });
     expect(forked.find((e) => e.kind === 'message')).toMatchObject({ message: { content: 'be nice' } });
     expect(forked.find((e) => e.kind === 'event' && e.event === 'session_forked')).toMatchObject({
-      data: { session: 'orig', seq: seq.done, model: 'other-model', system: true },
+      data: { session: 'orig', seq: seq.done, model: 'other-model', system: 'be terse' },
     });
 
     const server = await serve({ turns: [{ content: 'x' }, { content: 'x' }, { content: 'terse answer' }] });
@@ -188,6 +134,11 @@ describe.each(stores)('forkSession on the %s', (_name, makeStore) => {
     ]);
     await agent.flush();
     agent.stop();
+    // Exported as OpenAI messages, the fork shows the prompt it ran with.
+    const exported = trajectoryMessages((await store.readTranscript(fork.id)).entries);
+    expect(exported.map((m) => m.content)).toEqual(
+      server.requests[0]!.messages.map((m) => m.content).concat('terse answer'),
+    );
     // A later restore keeps the replaced system prompt (the record holds it; the transcript keeps the original's).
     const again = agentAt(server, { store, session: fork.id });
     await again.ready();

@@ -37,8 +37,8 @@ export interface SessionForkedData {
   /** The `seq` of the last entry copied. */
   seq: number;
   model?: string;
-  /** Whether the system prompt was replaced (the record holds the new one). */
-  system?: boolean;
+  /** The system prompt that replaced the conversation's first message in the fork. */
+  system?: string;
 }
 
 /** The new session. */
@@ -98,7 +98,7 @@ export async function forkSession(
     session: id,
     seq: at,
     ...(options.model !== undefined ? { model: options.model } : {}),
-    ...(options.system !== undefined ? { system: true } : {}),
+    ...(options.system !== undefined ? { system: options.system } : {}),
   };
   const appended: TranscriptEntryInput[] = [
     ...prefix.map(copyOf),

@@ -18,3 +18,5 @@ export type {
   TrajectoryVerdict,
 } from './trajectory-match.js';
 export { trajectoryMatch } from './trajectory-match.js';
+export type { TrajectoryMessage } from './trajectory-messages.js';
+export { trajectoryMessages } from './trajectory-messages.js';
