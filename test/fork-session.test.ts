@@ -12,7 +12,7 @@ import {
   forkSession,
   trajectoryMessages,
 } from '../src/evals/index.js';
-import { FileSessionStore, type SessionStore } from '../src/index.js';
+import { FileSessionStore, MemorySessionStore, type SessionStore } from '../src/index.js';
 import type { TranscriptEntry } from '../src/session/transcript.js';
 import { agentAt, serve, testDir } from './support/harness.js';
 import { disposablePostgresStore } from './support/postgres.js';
@@ -32,6 +32,7 @@ afterAll(async () => {
 
 const stores: [string, () => Promise<SessionStore>][] = [
   ['file store', async () => new FileSessionStore({ dir: await testDir('fork-') })],
+  ['memory store', async () => new MemorySessionStore()],
   ['PostgreSQL store', async () => disposablePostgresStore('fork', cleanups)],
 ];
 
@@ -52,6 +53,12 @@ describe.each(stores)('forkSession on the %s', (_name, makeStore) => {
       event: 'session_forked',
       data: { session: 'orig', seq: seq.lastResult },
     });
+    // The usage at the cut: the one model call before it, as its model_call entry recorded it.
+    const firstCall = entries.find((e) => e.kind === 'event' && e.event === 'model_call')!;
+    const { usage } = (firstCall as { data: { usage: { totalTokens: number } } }).data;
+    const listed = (await store.list()).find((s) => s.id === fork.id);
+    expect(listed).toMatchObject({ usage: { totalTokens: usage.totalTokens } });
+    expect(usage.totalTokens).toBeGreaterThan(0);
     expect(fork.record).toMatchObject({
       state: 'Interrupted',
       turns: 1,
