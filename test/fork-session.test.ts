@@ -151,6 +151,25 @@ describe.each(stores)('forkSession on the %s', (_name, makeStore) => {
     await again.ready();
     expect(again.messages[0]).toEqual({ role: 'system', content: 'be terse' });
     again.stop();
+    // So does a fork of the fork that does not replace it.
+    const cut = forked.at(-1)!.seq;
+    const second = await forkSession(store, fork.id, { at: cut });
+    const twice = agentAt(server, { store, session: second.id });
+    await twice.ready();
+    expect(twice.messages.map((m) => m.content)).toEqual([
+      'be terse',
+      'go',
+      null,
+      'echo: a',
+      'echo: b',
+      'done',
+      'something else',
+    ]);
+    twice.stop();
+    expect(trajectoryMessages((await store.readTranscript(second.id)).entries)[0]).toEqual({
+      role: 'system',
+      content: 'be terse',
+    });
   });
 
   it('refuses a cut that is not a rest point, naming why, and writes nothing', async () => {

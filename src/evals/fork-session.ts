@@ -2,7 +2,7 @@ import type { Message, Usage } from '../llm/message.js';
 import { checkPersistedSnapshot, sessionStartSnapshot } from '../machines/agent-snapshot.js';
 import { addUsage, UNREPORTED_USAGE } from '../machines/turn-messages.js';
 import { modelCallOf } from '../session/model-call-entry.js';
-import { compactSnapshot, expandSnapshot } from '../session/saved-conversation.js';
+import { compactSnapshot, exactMessages, expandSnapshot } from '../session/saved-conversation.js';
 import {
   assertValidSessionId,
   createSessionId,
@@ -88,12 +88,13 @@ export async function forkSession(
   if ((await store.load(forkId)) || (await store.readTranscript(forkId)).entries.length > 0)
     throw refuse(`session "${forkId}" exists already`);
 
-  const expanded = expandSnapshot(record.snapshot, currentEntries(entries)).snapshot;
+  const sourceCurrent = currentEntries(entries);
+  const expanded = expandSnapshot(record.snapshot, sourceCurrent).snapshot;
   const checked = checkPersistedSnapshot(expanded);
   if (!checked.ok) throw refuse(`its saved snapshot cannot be read (${checked.field}: ${checked.problem})`);
 
   const current = currentEntries(prefix);
-  const leading = leadingMessages(current, options.system, refuse);
+  const system = replacedSystem(current, options.system, refuse);
   const forked: SessionForkedData = {
     session: id,
     seq: at,
@@ -112,17 +113,23 @@ export async function forkSession(
   const forkEntries = currentEntries((await store.readTranscript(forkId)).entries);
   const start = sessionStartSnapshot(checked.snapshot, {
     sessionId: forkId,
-    messages: leading,
     totalUsage: usageBefore(current),
   });
   const plan = planRestore(start, forkEntries, () => false);
   if (plan.append.length > 0) await store.appendTranscript(forkId, plan.append);
   const { snapshot } = plan;
-  const exact = new Map<number, Message>(leading.map((m, i) => [i, m]));
+  const count = snapshot.context.messages.length;
+  // The messages the source's record holds as they were (the transcript has them redacted, or a fork
+  // replaced its system prompt) stay so in the fork, when the cut is in the source's current session.
+  const sameSession = current.length > 0 && current[0]!.seq === sourceCurrent[0]?.seq;
+  const exact = new Map(
+    [...(sameSession ? exactMessages(record.snapshot, sourceCurrent) : [])].filter(([i]) => i < count),
+  );
+  if (system) exact.set(0, system);
   const saved = await store.save({
     id: forkId,
     state: String(snapshot.value),
-    snapshot: compactSnapshot(snapshot, snapshot.context.messages.length, exact),
+    snapshot: compactSnapshot(snapshot, count, exact),
     ...(record.agentName !== undefined ? { agentName: record.agentName } : {}),
     ...(record.bundle !== undefined ? { bundle: record.bundle } : {}),
     ...(record.title !== undefined ? { title: record.title } : {}),
@@ -136,21 +143,18 @@ export async function forkSession(
   return { id: forkId, record: saved };
 }
 
-/**
- * The messages the fork's record holds itself: none (the transcript has them all), or with `system`
- * the replaced system prompt in place of the conversation's first message.
- */
-function leadingMessages(
+/** With `system`, the conversation's first message (a system prompt, else refused) with that text. */
+function replacedSystem(
   entries: readonly TranscriptEntry[],
   system: string | undefined,
   refuse: (why: string) => ForkError,
-): Message[] {
-  if (system === undefined) return [];
+): Message | undefined {
+  if (system === undefined) return undefined;
   const first = entries.find((e) => e.kind === 'message');
   if (first?.kind !== 'message' || first.message.role !== 'system') {
     throw refuse('its conversation does not start with a system prompt to replace');
   }
-  return [{ ...first.message, content: system }];
+  return { ...first.message, content: system };
 }
 
 /**

@@ -174,19 +174,15 @@ export function interruptedSnapshot(
 
 /**
  * The snapshot of the same agent (`saved`: its limits, XState's envelope) at the start of session
- * `sessionId`: initialized, resting in AwaitingInput before its first turn, holding `messages` (the
- * leading ones, e.g. a system prompt) and `totalUsage`. What a fork is rebuilt from: `planRestore`
- * then replays its conversation from its transcript, as after a crash.
+ * `sessionId`: initialized, resting in AwaitingInput before its first turn, no message yet, having used
+ * `totalUsage`. What a fork is rebuilt from: `planRestore` then replays its whole conversation from
+ * its transcript, as after a crash.
  */
 export function sessionStartSnapshot(
   saved: PersistedAgentSnapshot,
-  start: { sessionId: string; messages: Message[]; totalUsage: AgentContext['totalUsage'] },
+  start: { sessionId: string; totalUsage: AgentContext['totalUsage'] },
 ): PersistedAgentSnapshot {
-  const fresh = initialContext({
-    sessionId: start.sessionId,
-    limits: saved.context.limits,
-    messages: start.messages,
-  });
+  const fresh = initialContext({ sessionId: start.sessionId, limits: saved.context.limits });
   const context: AgentContext = {
     ...fresh,
     totalUsage: start.totalUsage,
