@@ -2,18 +2,24 @@
  * `agentloop fork` and `agentloop sessions export --format trajectory`, run as users run them (the
  * built CLI in a child process) on a sessions folder recorded through the real SDK.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FileSessionStore } from '../src/index.js';
 import { buildDist } from './support/build-dist.js';
 import { runCli } from './support/cli-process.js';
-import { testDir } from './support/harness.js';
+import { serve, testDir } from './support/harness.js';
+import { dropSchema, freshSchema, postgresStore, postgresUrl } from './support/postgres.js';
 import { recordSession } from './support/recorded-session.js';
 
 beforeAll(async () => {
   await buildDist();
 }, 180_000);
+
+const cleanups: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const step of cleanups.splice(0)) await step();
+});
 
 /** A project folder holding session `orig` in `sessions/`. */
 async function project() {
@@ -38,17 +44,27 @@ describe('agentloop fork', () => {
     expect(await store.load(id)).toMatchObject({ state: 'Interrupted', meta: { model: 'fork-model' } });
     expect(await readFile(store.files('orig').transcript, 'utf8')).toBe(original);
 
-    // The scripted model answers by the number of assistant messages: one before the cut.
-    await writeFile(
-      path.join(dir, 'scenario.yaml'),
-      ['turns:', '  - content: not asked', '  - content: The fork went on.'].join('\n'),
-    );
+    // A model server in this process, to see the model asked for; it answers by the number of
+    // assistant messages in the request: one before the cut.
+    const model = await serve({ turns: [{ content: 'not asked' }, { content: 'The fork went on.' }] });
     const chat = await runCli(
-      ['chat', '--resume', id, '--sessions-dir', sessions, '--scenario', 'scenario.yaml', '--yes'],
+      [
+        'chat',
+        '--resume',
+        id,
+        '--sessions-dir',
+        sessions,
+        '--base-url',
+        model.url,
+        '--api-key',
+        'k',
+        '--yes',
+      ],
       { cwd: dir, input: '/continue\n/exit\n' },
     );
     expect(chat.code, chat.stderr).toBe(0);
     expect(chat.stdout).toContain('The fork went on.');
+    expect(model.requests.map((r) => r.model)).toEqual(['fork-model']);
     // The fork's model and origin outlive chat's saves.
     expect(await store.load(id)).toMatchObject({
       state: 'Completed',
@@ -87,6 +103,34 @@ describe('agentloop fork', () => {
     }
     const list = await runCli(['sessions', '--sessions-dir', sessions, '--json'], { cwd: dir });
     expect(JSON.parse(list.stdout)).toHaveLength(1);
+  });
+
+  it('forks and exports on the PostgreSQL store --store names', async () => {
+    const schema = freshSchema('clifork');
+    const store = postgresStore(schema);
+    cleanups.push(async () => {
+      await store.close();
+      await dropSchema(schema);
+    });
+    const { seq } = await recordSession(store);
+    const before = JSON.stringify(await store.readTranscript('orig'));
+    const pg = ['--store', postgresUrl(), '--schema', schema];
+    const forked = await runCli(['fork', 'orig', '--at', String(seq.done), '--message', 'and then?', ...pg]);
+    expect(forked.code, forked.stderr).toBe(0);
+    const id = forked.stdout.trim();
+    expect(await store.load(id)).toMatchObject({ state: 'Interrupted', turns: 2 });
+    expect(JSON.stringify(await store.readTranscript('orig'))).toBe(before);
+    const exported = await runCli(['sessions', 'export', id, '--format', 'trajectory', ...pg]);
+    expect(exported.code, exported.stderr).toBe(0);
+    expect((JSON.parse(exported.stdout) as { content: unknown }[]).map((m) => m.content)).toEqual([
+      'be nice',
+      'go',
+      null,
+      'echo: a',
+      'echo: b',
+      'done',
+      'and then?',
+    ]);
   });
 
   it('reads the store --store names', async () => {
