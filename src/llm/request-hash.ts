@@ -44,6 +44,20 @@ export function requestHash(body: object): string {
   return sha256(canonicalJson(kept));
 }
 
+/**
+ * What a request asks besides its conversation: the body without `messages` / `input` and without
+ * `stream` / `stream_options` (model, tools, tool choice, response format, sampling parameters, ...).
+ * A saved session records it when it first appears or changes (`request_settings`), so a replay can
+ * name the field of a changed tool schema; the conversation is in the transcript already.
+ */
+export function requestSettings(body: object): Record<string, unknown> {
+  const kept: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(body)) {
+    if (!TRANSPORT_FIELDS.has(key) && !CONVERSATION_FIELDS.has(key)) kept[key] = value;
+  }
+  return kept;
+}
+
 /** The chain's digest up to an item, by the item, with the digest of what came before it. */
 const chained = new WeakMap<object, { before: string; digest: string }>();
 

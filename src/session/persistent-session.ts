@@ -1,6 +1,7 @@
 import type { Actor } from 'xstate';
 import { DEFAULTS } from '../defaults.js';
 import type { Message } from '../llm/message.js';
+import { canonicalJson } from '../llm/request-hash.js';
 import type { ToolRunHooks } from '../machines/actors/run-tools.js';
 import type { AgentMachine } from '../machines/agent-machine.js';
 import { persistedSnapshotWithoutMessages } from '../machines/agent-snapshot.js';
@@ -10,7 +11,7 @@ import { FileSessionStore } from './file-session-store.js';
 import type { IdempotentRerun } from './idempotent-rerun.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { ledgerHooks } from './ledger-hooks.js';
-import { modelCallEntry } from './model-call-entry.js';
+import { modelCallEntry, REQUEST_SETTINGS_EVENT } from './model-call-entry.js';
 import { compactSnapshot } from './saved-conversation.js';
 import type { SessionLease } from './session-lease.js';
 import type { PersistenceErrorHandler, SessionOptions } from './session-options.js';
@@ -78,6 +79,8 @@ export class SessionPersistence {
   readonly #rerun: IdempotentRerun | undefined;
   /** The inbox item the next user message comes from. */
   #inboxTag: number | undefined;
+  /** Canonical JSON of the request settings last written (`request_settings`). */
+  #settingsWritten: string | undefined;
 
   constructor(
     options: SessionOptions & { agentName?: string | undefined },
@@ -274,7 +277,14 @@ export class SessionPersistence {
 
   #onEvent(event: AgentEvent): void {
     if (event.type === 'model_call') {
-      this.#background(this.#append([modelCallEntry(event)]));
+      const entries = [modelCallEntry(event)];
+      const settings = event.settings && canonicalJson(event.settings);
+      if (settings !== undefined && settings !== this.#settingsWritten) {
+        this.#settingsWritten = settings;
+        const data = { wire: event.wire, settings: event.settings };
+        entries.unshift({ kind: 'event', event: REQUEST_SETTINGS_EVENT, at: entries[0]!.at, data });
+      }
+      this.#background(this.#append(entries));
     } else if (event.type === 'turn_end' && event.terminateReason === 'interrupted') {
       this.#background(this.#append([{ kind: 'event', event: 'interrupted', data: { turn: event.turn } }]));
     }
