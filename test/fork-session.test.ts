@@ -1,15 +1,17 @@
 /**
- * `forkSession`: a new session holding a recorded session's transcript up to a rest point, on the file
- * store and on PostgreSQL. Recorded and continued through the real SDK against the scripted server;
+ * `forkSession`: a new session holding a recorded session's transcript up to a rest point, on the file,
+ * memory and PostgreSQL stores. Recorded and continued through the real SDK against the scripted server;
  * tool runs are counted where the tool runs.
  */
 import { readFile } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
+  Cassette,
   ForkError,
   forkCutProblem,
   forkPoints,
   forkSession,
+  replaySession,
   trajectoryMessages,
 } from '../src/evals/index.js';
 import { FileSessionStore, MemorySessionStore, type SessionStore } from '../src/index.js';
@@ -208,6 +210,22 @@ describe.each(stores)('forkSession on the %s', (_name, makeStore) => {
       '"message" must be a non-empty string',
     );
     expect((await store.list()).length).toBe(sessions);
+  });
+});
+
+describe('a fork as a recording', () => {
+  it('replays with ok: true up to its cut, no tool run', async () => {
+    const store = new FileSessionStore({ dir: await testDir('fork-replay-') });
+    const { seq } = await record(store);
+    const fork = await forkSession(store, 'orig', { at: seq.done });
+    const echo = countingEcho();
+    const replay = await replaySession(await Cassette.fromSession(store, fork.id), {
+      agent: { tools: [echo.tool], instructions: 'be nice' },
+    });
+    expect(replay.divergence).toBeUndefined();
+    expect(replay.ok).toBe(true);
+    expect(replay.turns.map((t) => [t.input, t.result.response])).toEqual([['go', 'done']]);
+    expect(echo.runs).toEqual([]);
   });
 });
 
