@@ -9,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runInspectCommand } from '../src/cli/inspect-command.js';
 import { FileSessionStore } from '../src/index.js';
 import { type InspectorServer, startInspectorServer } from '../src/inspector/inspector-server.js';
 import type { ServerMessage } from '../src/inspector/protocol.js';
@@ -121,5 +122,33 @@ describe('Fork here', () => {
       error: 'this inspector has no session store to fork into',
     });
     expect((await store.list()).length).toBe(1);
+  });
+
+  it('works in agentloop inspect, which forks into the folder it shows', async () => {
+    const dir = await testDir('inspect-fork-');
+    const store = new FileSessionStore({ dir });
+    const { seq } = await recordSession(store);
+    const stop = new AbortController();
+    let stdout = '';
+    const io = {
+      stdout: (text: string) => {
+        stdout += text;
+      },
+      stderr: () => {},
+    };
+    const done = runInspectCommand(['--dir', dir, '--inspector-port', '0', '--poll', '0'], io, stop.signal);
+    try {
+      while (!stdout.includes('press Ctrl-C')) await new Promise((resolve) => setTimeout(resolve, 10));
+      const ws = await connectPage(/inspector: (\S+)/.exec(stdout)![1]!);
+      const sync = await ws.waitFor<Extract<ServerMessage, { t: 'sync' }>>((m) => m.t === 'sync');
+      expect(sync.session.forkPoints?.map((p) => p.seq)).toContain(seq.again);
+      ws.send({ t: 'fork', id: 1, session: 'orig', seq: seq.again });
+      const ack = await ws.ack(1);
+      expect(ack).toMatchObject({ ok: true, session: expect.any(String) });
+      expect(await store.load(ack.session!)).toMatchObject({ state: 'Interrupted', turns: 2 });
+    } finally {
+      stop.abort();
+      await done;
+    }
   });
 });
