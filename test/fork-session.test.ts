@@ -132,22 +132,14 @@ describe.each(stores)('forkSession on the %s', (_name, makeStore) => {
     });
     await agent.ready();
     expect((await agent.resume()).response).toBe('terse answer');
-    expect(server.requests[0]!.messages.map((m) => m.content)).toEqual([
-      'be terse',
-      'go',
-      null,
-      'echo: a',
-      'echo: b',
-      'done',
-      'something else',
-    ]);
+    // The conversation the model is asked with: the new prompt, the prefix, the new message.
+    const conversation = ['be terse', 'go', null, 'echo: a', 'echo: b', 'done', 'something else'];
+    expect(server.requests[0]!.messages.map((m) => m.content)).toEqual(conversation);
     await agent.flush();
     agent.stop();
     // Exported as OpenAI messages, the fork shows the prompt it ran with.
     const exported = trajectoryMessages((await store.readTranscript(fork.id)).entries);
-    expect(exported.map((m) => m.content)).toEqual(
-      server.requests[0]!.messages.map((m) => m.content).concat('terse answer'),
-    );
+    expect(exported.map((m) => m.content)).toEqual([...conversation, 'terse answer']);
     // A later restore keeps the replaced system prompt (the record holds it; the transcript keeps the original's).
     const again = agentAt(server, { store, session: fork.id });
     await again.ready();
@@ -158,15 +150,7 @@ describe.each(stores)('forkSession on the %s', (_name, makeStore) => {
     const second = await forkSession(store, fork.id, { at: cut });
     const twice = agentAt(server, { store, session: second.id });
     await twice.ready();
-    expect(twice.messages.map((m) => m.content)).toEqual([
-      'be terse',
-      'go',
-      null,
-      'echo: a',
-      'echo: b',
-      'done',
-      'something else',
-    ]);
+    expect(twice.messages.map((m) => m.content)).toEqual(conversation);
     twice.stop();
     expect(trajectoryMessages((await store.readTranscript(second.id)).entries)[0]).toEqual({
       role: 'system',
