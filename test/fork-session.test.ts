@@ -213,6 +213,31 @@ describe('a fork as a recording', () => {
   });
 });
 
+describe('a hostile transcript', () => {
+  it('is refused, naming the field, when its prefix does not rebuild, and nothing is written', async () => {
+    const store = new MemorySessionStore();
+    await record(store);
+    const { snapshot } = (await store.load('orig'))!;
+    await store.appendTranscript('bad', [
+      { kind: 'message', message: { role: 'user', content: 'go' } },
+      {
+        kind: 'message',
+        message: {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 7, type: 'function', function: { name: 'echo', arguments: '{}' } }],
+        } as never,
+      },
+      { kind: 'message', message: { role: 'tool', tool_call_id: '7', content: 'r' } },
+    ]);
+    await store.save({ id: 'bad', state: 'Completed', snapshot });
+    await expect(forkSession(store, 'bad', { at: 3 })).rejects.toThrow(
+      /^cannot fork session "bad": its transcript up to seq 3 does not rebuild \(snapshot\.context\.messages\.1/,
+    );
+    expect((await store.list()).map((s) => s.id).sort()).toEqual(['bad', 'orig']);
+  });
+});
+
 describe('fork points', () => {
   it('are the user messages, the last result of each batch and the final answers', async () => {
     const store = new FileSessionStore({ dir: await testDir('fork-points-') });

@@ -103,20 +103,22 @@ export async function forkSession(
   };
   const appended: TranscriptEntryInput[] = [
     ...prefix.map(copyOf),
-    { kind: 'event', event: SESSION_FORKED_EVENT, data: forked },
+    { kind: 'event', event: SESSION_FORKED_EVENT, data: forked, at: new Date().toISOString() },
     ...(options.message !== undefined
       ? [{ kind: 'message' as const, message: { role: 'user' as const, content: options.message } }]
       : []),
   ];
-  await store.appendTranscript(forkId, appended);
 
-  const forkEntries = currentEntries((await store.readTranscript(forkId)).entries);
+  // The fork's state at the cut, planned (and checked) before anything is written.
   const start = sessionStartSnapshot(checked.snapshot, {
     sessionId: forkId,
     totalUsage: usageBefore(current),
   });
-  const plan = planRestore(start, forkEntries, () => false);
-  if (plan.append.length > 0) await store.appendTranscript(forkId, plan.append);
+  const planned = appended.map((entry, i) => ({ at: '', ...entry, seq: i + 1 }) as TranscriptEntry);
+  const plan = planRestore(start, currentEntries(planned), () => false);
+  const fit = checkPersistedSnapshot(plan.snapshot);
+  if (!fit.ok) throw refuse(`its transcript up to seq ${at} does not rebuild (${fit.field}: ${fit.problem})`);
+  await store.appendTranscript(forkId, [...appended, ...plan.append]);
   const { snapshot } = plan;
   const count = snapshot.context.messages.length;
   // The messages the source's record holds as they were (the transcript has them redacted, or a fork
