@@ -8,6 +8,7 @@ import { usageErrorOf } from './cli-args.js';
 import type { CommandIo } from './command-io.js';
 import { packageRoot, runDemoCommand } from './demo-command.js';
 import { runEvalCommand } from './eval-command.js';
+import { runForkCommand } from './fork-command.js';
 import { runInspectCommand } from './inspect-command.js';
 import { runMcpCommand } from './mcp-command.js';
 import { runRunCommand } from './run-command.js';
@@ -30,6 +31,10 @@ Usage:
   agentloop mcp list|login <server>|logout <server>
                                          the project's MCP servers; sign in to remote ones (OAuth)
   agentloop sessions [--json]            list saved sessions
+  agentloop sessions export <id> --format trajectory [--out <file>]
+                                         a session's conversation as OpenAI messages (for eval tools)
+  agentloop fork <session> --at <seq> [--model <id>] [--message "<text>"]
+                                         copy a saved session up to a rest point into a new one
   agentloop validate <root> [--json]     check a bundle or an installed BMAD tree
   agentloop inspect [--inspector-port <port>] [--dir <dir>]
                                          the inspector page for sessions saved on disk
@@ -68,6 +73,7 @@ const COMMANDS: Record<string, Command> = {
   send: runSendCommand,
   mcp: runMcpCommand,
   eval: runEvalCommand,
+  fork: runForkCommand,
 };
 
 /** The version in the package's package.json. */
