@@ -3,6 +3,8 @@
  * store, run again against a server answering from the recording. Strict and sequential matching, the
  * divergence's JSON path, recorded and live tools, approvals, and a transcript older than model_call.
  */
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Cassette, replaySession } from '../src/evals/index.js';
@@ -94,5 +96,157 @@ describe('replaySession', () => {
       { name: 'lookup', args: { key: 'k' }, id: 'call_lookup' },
     ]);
     expect(replay.result?.response).toBe('k is known');
+  });
+
+  it('strict: a changed system prompt diverges at the first model call, naming messages[0].content', async () => {
+    const cassette = await Cassette.fromFile((await record()).file);
+    const { tool } = echoTool();
+    const replay = await replaySession(cassette, {
+      agent: agentOptions([tool, lookup], { instructions: 'You echo things loudly.' }),
+    });
+    expect(replay.ok).toBe(false);
+    expect(replay.divergence).toMatchObject({
+      kind: 'request',
+      step: 1,
+      turn: 1,
+      iteration: 1,
+      path: 'messages[0].content',
+      recorded: INSTRUCTIONS,
+      actual: 'You echo things loudly.',
+    });
+    expect(replay.divergence?.message).toContain('messages[0].content');
+    // The miss is answered with an error the agent does not retry, and the replay stops there.
+    expect(replay.turns).toHaveLength(1);
+    expect(replay.result?.success).toBe(false);
+  });
+
+  it('strict: a changed tool schema diverges at the first model call, naming the changed property', async () => {
+    const cassette = await Cassette.fromFile((await record()).file);
+    const changed = defineTool({
+      name: 'echo',
+      description: 'echoes a text',
+      parameters: z.object({ path: z.string() }),
+      execute: ({ path: p }) => p,
+    });
+    const replay = await replaySession(cassette, { agent: agentOptions([changed, lookup]) });
+    expect(replay.divergence).toMatchObject({ kind: 'request', step: 1, approximate: false });
+    const divergence = replay.divergence as { path: string };
+    expect(divergence.path).toMatch(/^tools\[0\]\.function\.parameters\.properties\.(path|text)$/);
+    expect(replay.divergence?.message).toContain(divergence.path);
+  });
+
+  it('sequential: the same changes go through, each differing call a warning', async () => {
+    const cassette = await Cassette.fromFile((await record()).file);
+    const { tool, runs } = echoTool();
+    const replay = await replaySession(cassette, {
+      agent: agentOptions([tool, lookup], { instructions: 'You echo things loudly.' }),
+      match: 'sequential',
+    });
+    expect(replay.ok).toBe(true);
+    expect(replay.warnings).toHaveLength(4);
+    expect(replay.warnings[0]).toMatch(
+      /^model call 1 \(turn 1, iteration 1\): the request differs at messages\[0\]\.content/,
+    );
+    expect(replay.turns.map((t) => t.result.response)).toEqual(['echoed a', 'k is known']);
+    expect(runs.count).toBe(0);
+  });
+
+  it('tools live: the tools run; a result that differs from the recording is the divergence', async () => {
+    const cassette = await Cassette.fromFile((await record()).file);
+    const same = echoTool();
+    const live = await replaySession(cassette, { agent: agentOptions([same.tool, lookup]), tools: 'live' });
+    expect(live.divergence).toBeUndefined();
+    expect(same.runs.count).toBe(1);
+
+    const other = echoTool('ECHO');
+    const changed = await replaySession(cassette, {
+      agent: agentOptions([other.tool, lookup]),
+      tools: 'live',
+    });
+    expect(other.runs.count).toBe(1);
+    expect(changed.ok).toBe(false);
+    expect(changed.divergence).toMatchObject({
+      kind: 'tool_result',
+      step: 1,
+      name: 'echo',
+      recorded: 'echo: a',
+      actual: 'ECHO: a',
+    });
+  });
+
+  it('approvals: answered as recorded, or by a function (a rejection reaches the model and diverges)', async () => {
+    const cassette = await Cassette.fromFile((await record()).file);
+    const asked: string[] = [];
+    const { tool } = echoTool();
+    const approved = await replaySession(cassette, {
+      agent: agentOptions([tool, lookup]),
+      approve: (call) => {
+        asked.push(`${call.name} ${JSON.stringify(call.args)}`);
+        return true;
+      },
+    });
+    expect(asked).toEqual(['lookup {"key":"k"}']);
+    expect(approved.ok).toBe(true);
+
+    const rejected = await replaySession(cassette, {
+      agent: agentOptions([tool, lookup]),
+      approve: () => ({ approved: false, reason: 'not today' }),
+    });
+    expect(rejected.ok).toBe(false);
+    expect(rejected.divergence).toMatchObject({
+      kind: 'request',
+      step: 4,
+      path: expect.stringMatching(/^messages\[\d+\]\.content$/),
+    });
+    expect(JSON.stringify((rejected.divergence as { actual: unknown }).actual)).toContain('not today');
+  });
+
+  it('replays a transcript written before model_call entries by position', async () => {
+    const { file, dir } = await record();
+    const lines = (await readFile(file, 'utf8'))
+      .split('\n')
+      .filter((l) => !l.includes('"model_call"') && !l.includes('"request_settings"'));
+    const old = path.join(dir, 'old.jsonl');
+    await writeFile(old, lines.join('\n'));
+    const cassette = await Cassette.fromFile(old);
+    const { tool } = echoTool();
+    const replay = await replaySession(cassette, {
+      agent: agentOptions([tool, lookup], { instructions: 'Changed, unnoticed without hashes.' }),
+      match: 'strict',
+    });
+    expect(replay.ok).toBe(true);
+    expect(replay.warnings).toEqual([
+      `${old}: no model_call entries (an older transcript); matched by position`,
+    ]);
+    expect(replay.turns.map((t) => t.result.response)).toEqual(['echoed a', 'k is known']);
+  });
+
+  it('reports a run that makes fewer model calls than the recording', async () => {
+    const { file, dir } = await record();
+    // Without the second user message, the replay has one turn to send: two calls of four.
+    const lines = (await readFile(file, 'utf8')).split('\n').filter((l) => !l.includes('"look k up"'));
+    const cut = path.join(dir, 'cut.jsonl');
+    await writeFile(cut, lines.join('\n'));
+    const { tool } = echoTool();
+    const replay = await replaySession(await Cassette.fromFile(cut), { agent: agentOptions([tool, lookup]) });
+    expect(replay.ok).toBe(false);
+    expect(replay.divergence).toEqual({
+      kind: 'calls',
+      step: 3,
+      recordedCalls: 4,
+      actualCalls: 2,
+      message: 'the recording has 4 model calls, the replay made 2',
+    });
+  });
+
+  it('replays a retried call as live: the recorded failed attempt is served again', async () => {
+    const cassette = await Cassette.fromFile((await record()).file);
+    expect(cassette.calls[0]!.record?.attempt).toBe(2);
+    const { tool } = echoTool();
+    const once = await replaySession(cassette, {
+      agent: agentOptions([tool, lookup], { retry: { maxAttempts: 1 } }),
+    });
+    expect(once.ok).toBe(false);
+    expect(once.turns[0]!.result.error).toMatch(/503/);
   });
 });

@@ -9,6 +9,7 @@ import type { CommandIo } from './command-io.js';
 import { packageRoot, runDemoCommand } from './demo-command.js';
 import { runInspectCommand } from './inspect-command.js';
 import { runMcpCommand } from './mcp-command.js';
+import { runReplayCommand } from './replay-command.js';
 import { runRunCommand } from './run-command.js';
 import { runSendCommand } from './send-command.js';
 import { runSessionsCommand } from './sessions-command.js';
@@ -29,6 +30,9 @@ Usage:
   agentloop mcp list|login <server>|logout <server>
                                          the project's MCP servers; sign in to remote ones (OAuth)
   agentloop sessions [--json]            list saved sessions
+  agentloop replay <session-id|file.jsonl> [--tools recorded|live] [--match strict|sequential]
+                                         run a saved session's agent again against its recording
+                                         (exit 0 it matches, 1 it diverges, 2 bad input)
   agentloop validate <root> [--json]     check a bundle or an installed BMAD tree
   agentloop inspect [--inspector-port <port>] [--dir <dir>]
                                          the inspector page for sessions saved on disk
@@ -64,6 +68,7 @@ const COMMANDS: Record<string, Command> = {
   worker: (args, io) => runWorkerCommand(args, io),
   send: runSendCommand,
   mcp: runMcpCommand,
+  replay: runReplayCommand,
 };
 
 /** The version in the package's package.json. */
