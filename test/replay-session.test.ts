@@ -249,4 +249,78 @@ describe('replaySession', () => {
     expect(once.ok).toBe(false);
     expect(once.turns[0]!.result.error).toMatch(/503/);
   });
+
+  it('a saved session writes the request settings when they first appear and when they change, not per call', async () => {
+    const { file } = await record();
+    const entries = (await readFile(file, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    const settings = entries.filter((e) => e.event === 'request_settings');
+    expect(settings).toHaveLength(1);
+    expect(settings[0].data.settings).toMatchObject({ model: 'rec-model', tool_choice: 'auto' });
+    expect(
+      settings[0].data.settings.tools.map((t: { function: { name: string } }) => t.function.name),
+    ).toContain('echo');
+    expect(entries.filter((e) => e.event === 'model_call').every((e) => e.data.settings === undefined)).toBe(
+      true,
+    );
+
+    // The last call of a turn at its iteration limit goes without tools (tool_choice "none"): a change.
+    const server = await serve({
+      turns: [
+        { toolCalls: [{ name: 'echo', arguments: { text: 'a' } }] },
+        { content: 'stopped' },
+        { content: 'again' },
+      ],
+    });
+    const store = new FileSessionStore({ dir: await testDir('replay-settings-') });
+    const agent = agentAt(server, {
+      ...agentOptions([echoTool().tool]),
+      store,
+      session: 'lim',
+      limits: { maxIterations: 1 },
+    });
+    await agent.send('go');
+    await agent.send('more');
+    await agent.flush();
+    agent.stop();
+    const written = (await store.readTranscript('lim')).entries.flatMap((e) =>
+      e.kind === 'event' && (e.event === 'request_settings' || e.event === 'model_call')
+        ? [
+            e.event === 'model_call'
+              ? 'call'
+              : (e.data as { settings: { tool_choice: string } }).settings.tool_choice,
+          ]
+        : [],
+    );
+    expect(written).toEqual(['auto', 'call', 'none', 'call', 'auto', 'call']);
+    // Replayed, the same session matches, and names the settings of each call.
+    const cassette = await Cassette.fromSession(store, 'lim');
+    expect(cassette.calls.map((c) => c.settings?.settings.tool_choice)).toEqual(['auto', 'none', 'auto']);
+    const replay = await replaySession(cassette, {
+      agent: { ...agentOptions([echoTool().tool]), limits: { maxIterations: 1 } },
+    });
+    expect(replay.divergence).toBeUndefined();
+  });
+
+  it('a hostile recording (usage that is no count, tool_calls that is no list) replays without throwing', async () => {
+    const { file, dir } = await record();
+    const lines = (await readFile(file, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    for (const entry of lines) {
+      if (entry.event === 'model_call') entry.data.usage = { promptTokens: 'many', completionTokens: -1 };
+      if (entry.message?.role === 'assistant' && entry.message.content === 'echoed a')
+        entry.message.tool_calls = 'x';
+    }
+    const hostile = path.join(dir, 'hostile.jsonl');
+    await writeFile(hostile, lines.map((l) => JSON.stringify(l)).join('\n'));
+    const replay = await replaySession(await Cassette.fromFile(hostile), {
+      agent: agentOptions([echoTool().tool, lookup]),
+    });
+    expect(replay.turns.map((t) => t.result.response)).toEqual(['echoed a', 'k is known']);
+    expect(replay.ok).toBe(true);
+  });
 });

@@ -136,15 +136,19 @@ function turnOf(call: RecordedCall): ScriptedTurn {
   if (toolCalls.length > 0) turn.toolCalls = toolCalls;
   const finish = call.record?.finishReason;
   if (finish && FINISH_REASONS.has(finish)) turn.finishReason = finish as ScriptedFinishReason;
+  // The record comes from a file: counts that are not counts are left to the server's estimate.
   const usage = call.record?.usage;
-  if (usage) {
-    turn.usage = {
-      prompt_tokens: usage.promptTokens,
-      completion_tokens: usage.completionTokens,
-      ...(usage.cachedPromptTokens ? { cached_tokens: usage.cachedPromptTokens } : {}),
-    };
+  if (usage && typeof usage === 'object') {
+    turn.usage = {};
+    if (isCount(usage.promptTokens)) turn.usage.prompt_tokens = usage.promptTokens;
+    if (isCount(usage.completionTokens)) turn.usage.completion_tokens = usage.completionTokens;
+    if (isCount(usage.cachedPromptTokens)) turn.usage.cached_tokens = usage.cachedPromptTokens;
   }
   return turn;
+}
+
+function isCount(value: unknown): value is number {
+  return Number.isSafeInteger(value) && (value as number) >= 0;
 }
 
 function textOf(content: AssistantMessage['content']): string {
