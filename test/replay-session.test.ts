@@ -113,6 +113,7 @@ describe('replaySession', () => {
       path: 'messages[0].content',
       recorded: INSTRUCTIONS,
       actual: 'You echo things loudly.',
+      approximate: false,
     });
     expect(replay.divergence?.message).toContain('messages[0].content');
     // The miss is answered with an error the agent does not retry, and the replay stops there.
@@ -322,5 +323,39 @@ describe('replaySession', () => {
     });
     expect(replay.turns.map((t) => t.result.response)).toEqual(['echoed a', 'k is known']);
     expect(replay.ok).toBe(true);
+  });
+
+  it('replays a session recorded over the Responses API (reasoning items included)', async () => {
+    const server = await serve({
+      turns: [
+        { reasoning: 'echo first', toolCalls: [{ name: 'echo', arguments: { text: 'a' } }] },
+        { reasoning: 'then answer', content: 'echoed a' },
+      ],
+    });
+    const store = new FileSessionStore({ dir: await testDir('replay-responses-') });
+    const agent = agentAt(server, {
+      ...agentOptions([echoTool().tool]),
+      api: 'responses',
+      store,
+      session: 'resp',
+    });
+    await agent.send('echo a');
+    await agent.flush();
+    agent.stop();
+    const cassette = await Cassette.fromSession(store, 'resp');
+    const same = await replaySession(cassette, { agent: agentOptions([echoTool().tool]) });
+    expect(same.warnings).toEqual([]);
+    expect(same.divergence).toBeUndefined();
+    const changed = await replaySession(cassette, {
+      agent: agentOptions([echoTool().tool], { instructions: 'Something else.' }),
+    });
+    expect(changed.divergence).toMatchObject({
+      kind: 'request',
+      step: 1,
+      path: 'input[0].content',
+      recorded: INSTRUCTIONS,
+      actual: 'Something else.',
+      approximate: false,
+    });
   });
 });
