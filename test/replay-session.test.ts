@@ -77,6 +77,39 @@ async function record(): Promise<{ file: string; store: FileSessionStore; dir: s
   return { file: store.files('rec').transcript, store, dir };
 }
 
+/** A transcript entry as a test edits it. */
+interface LooseEntry {
+  event?: string;
+  data?: Record<string, unknown>;
+  message?: { role?: string; content?: unknown; tool_calls?: unknown };
+}
+
+/**
+ * A copy of the recording at `file` beside it, named `name`, with each entry passed through `edit`
+ * (an entry it returns undefined for is left out); the copy's path.
+ */
+async function editedCopy(
+  file: string,
+  name: string,
+  edit: (entry: LooseEntry) => LooseEntry | undefined,
+): Promise<string> {
+  const entries = (await readFile(file, 'utf8'))
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  const copy = path.join(path.dirname(file), name);
+  await writeFile(
+    copy,
+    entries
+      .flatMap((e) => {
+        const kept = edit(e);
+        return kept ? [JSON.stringify(kept)] : [];
+      })
+      .join('\n'),
+  );
+  return copy;
+}
+
 describe('replaySession', () => {
   it('replays a recorded session with ok: true, nothing run, the recorded ids kept', async () => {
     const { file } = await record();
@@ -203,12 +236,10 @@ describe('replaySession', () => {
   });
 
   it('replays a transcript written before model_call entries by position', async () => {
-    const { file, dir } = await record();
-    const lines = (await readFile(file, 'utf8'))
-      .split('\n')
-      .filter((l) => !l.includes('"model_call"') && !l.includes('"request_settings"'));
-    const old = path.join(dir, 'old.jsonl');
-    await writeFile(old, lines.join('\n'));
+    const { file } = await record();
+    const old = await editedCopy(file, 'old.jsonl', (e) =>
+      e.event === 'model_call' || e.event === 'request_settings' ? undefined : e,
+    );
     const cassette = await Cassette.fromFile(old);
     const { tool } = echoTool();
     const replay = await replaySession(cassette, {
@@ -223,11 +254,11 @@ describe('replaySession', () => {
   });
 
   it('reports a run that makes fewer model calls than the recording', async () => {
-    const { file, dir } = await record();
+    const { file } = await record();
     // Without the second user message, the replay has one turn to send: two calls of four.
-    const lines = (await readFile(file, 'utf8')).split('\n').filter((l) => !l.includes('"look k up"'));
-    const cut = path.join(dir, 'cut.jsonl');
-    await writeFile(cut, lines.join('\n'));
+    const cut = await editedCopy(file, 'cut.jsonl', (e) =>
+      e.message?.content === 'look k up' ? undefined : e,
+    );
     const { tool } = echoTool();
     const replay = await replaySession(await Cassette.fromFile(cut), { agent: agentOptions([tool, lookup]) });
     expect(replay.ok).toBe(false);
@@ -306,18 +337,12 @@ describe('replaySession', () => {
   });
 
   it('a hostile recording (usage that is no count, tool_calls that is no list) replays without throwing', async () => {
-    const { file, dir } = await record();
-    const lines = (await readFile(file, 'utf8'))
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l));
-    for (const entry of lines) {
-      if (entry.event === 'model_call') entry.data.usage = { promptTokens: 'many', completionTokens: -1 };
-      if (entry.message?.role === 'assistant' && entry.message.content === 'echoed a')
-        entry.message.tool_calls = 'x';
-    }
-    const hostile = path.join(dir, 'hostile.jsonl');
-    await writeFile(hostile, lines.map((l) => JSON.stringify(l)).join('\n'));
+    const { file } = await record();
+    const hostile = await editedCopy(file, 'hostile.jsonl', (e) => {
+      if (e.event === 'model_call' && e.data) e.data.usage = { promptTokens: 'many', completionTokens: -1 };
+      if (e.message?.role === 'assistant' && e.message.content === 'echoed a') e.message.tool_calls = 'x';
+      return e;
+    });
     const replay = await replaySession(await Cassette.fromFile(hostile), {
       agent: agentOptions([echoTool().tool, lookup]),
     });
