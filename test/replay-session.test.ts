@@ -313,8 +313,12 @@ describe('replaySession', () => {
       session: 'lim',
       limits: { maxIterations: 1 },
     });
+    const heard: unknown[] = [];
+    agent.on('model_call', (event) => heard.push(event.settings));
     await agent.send('go');
     await agent.send('more');
+    // Listeners (and audit logs) get the call's record without the schemas.
+    expect(heard).toEqual([undefined, undefined, undefined]);
     await agent.flush();
     agent.stop();
     const written = (await store.readTranscript('lim')).entries.flatMap((e) =>
