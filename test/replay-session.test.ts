@@ -129,6 +129,7 @@ describe('replaySession', () => {
       { name: 'lookup', args: { key: 'k' }, id: 'call_lookup' },
     ]);
     expect(replay.result?.response).toBe('k is known');
+    expect(replay.modelCalls).toBe(4);
   });
 
   it('strict: a changed system prompt diverges at the first model call, naming messages[0].content', async () => {
@@ -386,5 +387,30 @@ describe('replaySession', () => {
       actual: 'Something else.',
       approximate: false,
     });
+  });
+
+  it('approvals as recorded: a recorded rejection is given again, and the replay matches', async () => {
+    const server = await serve({
+      turns: [
+        { toolCalls: [{ id: 'call_no', name: 'lookup', arguments: { key: 'k' } }] },
+        { content: 'declined' },
+      ],
+    });
+    const store = new FileSessionStore({ dir: await testDir('replay-reject-') });
+    const agent = agentAt(server, { ...agentOptions([lookup]), store, session: 'no' });
+    agent.on('approval_requested', ({ pending }) => {
+      for (const call of pending) queueMicrotask(() => agent.reject(call.toolCallId, 'not now'));
+    });
+    await agent.send('look k up');
+    await agent.flush();
+    agent.stop();
+    const cassette = await Cassette.fromSession(store, 'no');
+    const replay = await replaySession(cassette, { agent: agentOptions([lookup]) });
+    expect(replay.warnings).toEqual([]);
+    expect(replay.ok).toBe(true);
+    expect(replay.turns[0]!.result.messages.find((m) => m.role === 'tool')?.content).toContain('not now');
+    // Approving instead changes what the model is told: the next request differs.
+    const approved = await replaySession(cassette, { agent: agentOptions([lookup]), approve: () => true });
+    expect(approved.divergence).toMatchObject({ kind: 'request', step: 2 });
   });
 });

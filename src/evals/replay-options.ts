@@ -117,4 +117,6 @@ export interface ReplayResult {
   result: ExecutionResult | undefined;
   /** Every replayed turn. */
   turns: ReplayedTurn[];
+  /** Model calls the replay answered from the recording (retried attempts count once). */
+  modelCalls: number;
 }

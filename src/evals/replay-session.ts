@@ -64,6 +64,7 @@ export async function replaySession(cassette: Cassette, options: ReplayOptions):
       trajectory: trajectoryOf(agent.messages),
       result: turns.at(-1)?.result,
       turns,
+      modelCalls: log.answered,
     };
   } finally {
     await agent?.close().catch(() => {});
