@@ -280,7 +280,14 @@ describe('replaySession', () => {
       agent: agentOptions([tool, lookup], { retry: { maxAttempts: 1 } }),
     });
     expect(once.ok).toBe(false);
-    expect(once.turns[0]!.result.error).toMatch(/503/);
+    expect(once.turns).toHaveLength(1);
+    expect(once.divergence).toMatchObject({
+      kind: 'error',
+      step: 1,
+      turn: 1,
+      error: expect.stringMatching(/503/),
+    });
+    expect(once.divergence?.message).toMatch(/^turn 1 ended in an error the recording did not have: .*503/);
   });
 
   it('a saved session writes the request settings when they first appear and when they change, not per call', async () => {

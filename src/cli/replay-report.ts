@@ -38,6 +38,9 @@ export function divergenceText(divergence: ReplayDivergence): string {
     );
     lines.push(`  - recorded: ${shownValue(divergence.recorded, 400)}`);
     lines.push(`  + replay:   ${shownValue(divergence.actual, 400)}`);
+  } else if (divergence.kind === 'error') {
+    lines.push(`diverged at model call ${divergence.step}: turn ${divergence.turn} ended in an error`);
+    lines.push(`  ${oneLine(divergence.error)}`);
   } else {
     lines.push(`diverged: ${divergence.message}`);
   }

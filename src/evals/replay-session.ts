@@ -45,6 +45,12 @@ export async function replaySession(cassette: Cassette, options: ReplayOptions):
       const turn = { turn: turns.length + 1, input, result };
       turns.push(turn);
       options.onTurn?.(turn);
+      if (!log.divergence && result.terminateReason === 'error') {
+        const error = result.error ?? 'unknown error';
+        const message = `turn ${turn.turn} ended in an error the recording did not have: ${error}`;
+        log.divergence = { kind: 'error', step: log.answered + 1, turn: turn.turn, error, message };
+        break;
+      }
       if (log.divergence && match === 'strict') break;
     }
     if (!log.divergence && log.answered < cassette.calls.length) {
