@@ -7,6 +7,7 @@ import { runChatCommand } from './chat-command.js';
 import { usageErrorOf } from './cli-args.js';
 import type { CommandIo } from './command-io.js';
 import { packageRoot, runDemoCommand } from './demo-command.js';
+import { runEvalCommand } from './eval-command.js';
 import { runInspectCommand } from './inspect-command.js';
 import { runMcpCommand } from './mcp-command.js';
 import { runReplayCommand } from './replay-command.js';
@@ -40,6 +41,8 @@ Usage:
                                          carry the sessions of a store (PostgreSQL or a folder); start several
   agentloop send --store <url-or-dir> --session <id> "<message>" [--wait]
                                          post to a session's inbox (also --approve/--reject <call>, --interrupt)
+  agentloop eval <suite.eval.yaml|dir> [--mode replay|live] [--trials <n>] [--report <file>] [--record]
+                                         run eval suites: a line per case, then "N passed, N failed"
   agentloop help [<command>]             this text, or a command's options (also: <command> --help)
   agentloop --version                    the installed version
 
@@ -69,6 +72,7 @@ const COMMANDS: Record<string, Command> = {
   send: runSendCommand,
   mcp: runMcpCommand,
   replay: runReplayCommand,
+  eval: runEvalCommand,
 };
 
 /** The version in the package's package.json. */

@@ -1,10 +1,14 @@
 /**
  * `agentloop/evals`: test what an agent does from its recorded runs (docs/evals.md): reading a
  * recording (`Cassette`), running an agent again against it (`replaySession`), the trajectory of a
- * conversation or transcript, and matching it against an expected one.
+ * conversation or transcript and matching it against an expected one, and eval suites in YAML
+ * (`runEvalSuite`).
  */
 export type { RecordedCall } from './cassette.js';
 export { Cassette, CassetteError } from './cassette.js';
+export type { CaseOutcome } from './eval-expectations.js';
+export type { EvalCase, EvalSuite } from './eval-suite-file.js';
+export { EvalSuiteError, loadEvalSuite } from './eval-suite-file.js';
 export type {
   ReplayAgent,
   ReplayApprovalAnswer,
@@ -17,6 +21,8 @@ export type {
   ReplayTools,
 } from './replay-options.js';
 export { replaySession } from './replay-session.js';
+export type { EvalCaseResult, EvalReport, RunEvalSuiteOptions } from './run-eval-suite.js';
+export { runEvalSuite } from './run-eval-suite.js';
 export type { Trajectory, TrajectoryStep } from './trajectory.js';
 export { trajectoryOf } from './trajectory.js';
 export type {

@@ -108,7 +108,7 @@ function answerOf(answer: ReplayApprovalAnswer): Omit<RecordedApproval, 'toolCal
 }
 
 /** The recording's approval answers by tool-call id (the first answer of a call wins). */
-function recordedApprovals(entries: readonly TranscriptEntry[]): Map<string, RecordedApproval> {
+export function recordedApprovals(entries: readonly TranscriptEntry[]): Map<string, RecordedApproval> {
   const answers = new Map<string, RecordedApproval>();
   for (const entry of entries) {
     if (entry.kind !== 'event' || entry.event !== APPROVAL_EVENT) continue;

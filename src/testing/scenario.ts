@@ -190,7 +190,8 @@ function formatPath(path: ReadonlyArray<PropertyKey>): string {
   return out;
 }
 
-function describe(issues: z.core.$ZodIssue[], prefix: ReadonlyArray<PropertyKey>): string[] {
+/** One line per zod issue, each starting with its key path (`turns[2].toolCalls[0].name: ...`); also used for eval suites. */
+export function describeIssues(issues: z.core.$ZodIssue[], prefix: ReadonlyArray<PropertyKey>): string[] {
   return issues.map((issue) => {
     const where = formatPath([...prefix, ...issue.path]);
     const message =
@@ -208,13 +209,13 @@ function describe(issues: z.core.$ZodIssue[], prefix: ReadonlyArray<PropertyKey>
  */
 export function parseScenario(value: unknown, source = 'scenario'): Scenario {
   const top = scenarioSchema.safeParse(Array.isArray(value) ? { turns: value } : value);
-  if (!top.success) throw new ScenarioError(source, describe(top.error.issues, []));
+  if (!top.success) throw new ScenarioError(source, describeIssues(top.error.issues, []));
   const problems: string[] = [];
   const turns = top.data.turns.map((turn, index) => {
     if (typeof turn === 'function') return turn as ScriptedTurnFn;
     const parsed = turnSchema.safeParse(turn);
     if (parsed.success) return parsed.data as ScriptedTurn;
-    problems.push(...describe(parsed.error.issues, ['turns', index]));
+    problems.push(...describeIssues(parsed.error.issues, ['turns', index]));
     return {};
   });
   if (problems.length > 0) throw new ScenarioError(source, problems);
