@@ -79,6 +79,25 @@ describe('agentloop replay', () => {
     );
   }, 60_000);
 
+  it('tools: recorded replays a changed file as recorded (exit 0); live reads it again and diverges (exit 1)', async () => {
+    const template = path.join(bundle, 'templates', 'stakeholder-map.md');
+    const original = await readFile(template, 'utf8');
+    await writeFile(template, '# A different map\n');
+    try {
+      const recorded = await replay('rec');
+      expect(recorded.code, recorded.stdout).toBe(0);
+      const live = await replay('rec', '--tools', 'live');
+      expect(live.code, live.stdout + live.stderr).toBe(1);
+      expect(live.stdout).toMatch(
+        /diverged after model call 1: tool call \S+ \(read_file\) returned another result/,
+      );
+      expect(live.stdout).toMatch(/ {2}- recorded: ".*stakeholder-map\.md/);
+      expect(live.stdout).toMatch(/ {2}\+ replay: {3}".*# A different map.*"\n/);
+    } finally {
+      await writeFile(template, original);
+    }
+  }, 60_000);
+
   it('exit 1 with a readable diff when the agent changed; sequential goes through with warnings', async () => {
     const agentFile = path.join(bundle, 'agents', 'intake-facilitator.md');
     const text = await readFile(agentFile, 'utf8');
