@@ -110,7 +110,7 @@ function recordedModel(cassette: Cassette, base: BaseOptions): Pick<AgentOptions
 }
 
 /** The user messages of the recording, in order: each started a turn (`agent.send`). */
-export function userInputs(cassette: Cassette): string[] {
+function userInputs(cassette: Cassette): string[] {
   const inputs: string[] = [];
   for (const entry of cassette.entries) {
     if (entry.kind !== 'message' || entry.message.role !== 'user') continue;
