@@ -262,7 +262,7 @@ export function sessionOrigin(record: SessionRecord | undefined): SessionOrigin 
 }
 
 /** Loads `tools` (or the default export) of an ES module: an array of `defineTool` results. */
-async function loadToolModule(file: string): Promise<Tool[]> {
+export async function loadToolModule(file: string): Promise<Tool[]> {
   const module = (await import(pathToFileURL(path.resolve(file)).href)) as {
     tools?: unknown;
     default?: unknown;

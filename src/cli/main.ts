@@ -11,6 +11,7 @@ import { runEvalCommand } from './eval-command.js';
 import { runForkCommand } from './fork-command.js';
 import { runInspectCommand } from './inspect-command.js';
 import { runMcpCommand } from './mcp-command.js';
+import { runReplayCommand } from './replay-command.js';
 import { runRunCommand } from './run-command.js';
 import { runSendCommand } from './send-command.js';
 import { runSessionsCommand } from './sessions-command.js';
@@ -35,6 +36,9 @@ Usage:
                                          a session's conversation as OpenAI messages (for eval tools)
   agentloop fork <session> --at <seq> [--model <id>] [--message "<text>"]
                                          copy a saved session up to a rest point into a new one
+  agentloop replay <session-id|file.jsonl> [--tools recorded|live] [--match strict|sequential]
+                                         run a saved session's agent again against its recording
+                                         (exit 0 it matches, 1 it diverges, 2 bad input)
   agentloop validate <root> [--json]     check a bundle or an installed BMAD tree
   agentloop inspect [--inspector-port <port>] [--dir <dir>]
                                          the inspector page for sessions saved on disk
@@ -72,6 +76,7 @@ const COMMANDS: Record<string, Command> = {
   worker: (args, io) => runWorkerCommand(args, io),
   send: runSendCommand,
   mcp: runMcpCommand,
+  replay: runReplayCommand,
   eval: runEvalCommand,
   fork: runForkCommand,
 };

@@ -1,4 +1,4 @@
-import type { AssistantMessage } from '../llm/message.js';
+import type { AssistantMessage, ReasoningItem } from '../llm/message.js';
 import { requestHash } from '../llm/request-hash.js';
 import type { ScriptedFinishReason, ScriptedTurn, ScriptedTurnFn } from '../testing/scenario.js';
 import type { Cassette, RecordedCall } from './cassette.js';
@@ -134,17 +134,35 @@ function turnOf(call: RecordedCall): ScriptedTurn {
       : [],
   );
   if (toolCalls.length > 0) turn.toolCalls = toolCalls;
+  // Responses API: the recorded reasoning items go back as they were (the next request holds them).
+  const items = Array.isArray(reply.reasoning_items) ? reply.reasoning_items.filter(isReasoningItem) : [];
+  if (items.length > 0) turn.reasoningItems = items;
   const finish = call.record?.finishReason;
   if (finish && FINISH_REASONS.has(finish)) turn.finishReason = finish as ScriptedFinishReason;
+  // The record comes from a file: counts that are not counts are left to the server's estimate.
   const usage = call.record?.usage;
-  if (usage) {
-    turn.usage = {
-      prompt_tokens: usage.promptTokens,
-      completion_tokens: usage.completionTokens,
-      ...(usage.cachedPromptTokens ? { cached_tokens: usage.cachedPromptTokens } : {}),
-    };
+  if (usage && typeof usage === 'object') {
+    turn.usage = {};
+    if (isCount(usage.promptTokens)) turn.usage.prompt_tokens = usage.promptTokens;
+    if (isCount(usage.completionTokens)) turn.usage.completion_tokens = usage.completionTokens;
+    if (isCount(usage.cachedPromptTokens)) turn.usage.cached_tokens = usage.cachedPromptTokens;
   }
   return turn;
+}
+
+function isReasoningItem(item: unknown): item is ReasoningItem {
+  const value = item as Partial<ReasoningItem> | null;
+  return (
+    value?.type === 'reasoning' &&
+    typeof value.id === 'string' &&
+    Array.isArray(value.summary) &&
+    value.summary.every((part) => part?.type === 'summary_text' && typeof part.text === 'string') &&
+    (value.encrypted_content == null || typeof value.encrypted_content === 'string')
+  );
+}
+
+function isCount(value: unknown): value is number {
+  return Number.isSafeInteger(value) && (value as number) >= 0;
 }
 
 function textOf(content: AssistantMessage['content']): string {

@@ -1,8 +1,8 @@
 /**
  * `agentloop/evals`: test what an agent does from its recorded runs (docs/evals.md): reading a
- * recording (`Cassette`), the trajectory of a conversation or transcript and matching it against an
- * expected one, eval suites in YAML (`runEvalSuite`), and forking a session at a rest point
- * (`forkSession`).
+ * recording (`Cassette`), running an agent again against it (`replaySession`), the trajectory of a
+ * conversation or transcript and matching it against an expected one, eval suites in YAML
+ * (`runEvalSuite`), and forking a session at a rest point (`forkSession`).
  */
 export type { RecordedCall } from './cassette.js';
 export { Cassette, CassetteError } from './cassette.js';

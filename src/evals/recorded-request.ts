@@ -1,4 +1,6 @@
+import type { Message } from '../llm/message.js';
 import { requestHash, requestSettings } from '../llm/request-hash.js';
+import { toInputItems } from '../llm/responses-request.js';
 import type { RecordedCall } from './cassette.js';
 import { firstDifference, type JsonDifference } from './json-difference.js';
 
@@ -17,7 +19,7 @@ export interface RequestDifference {
  * Compares a request as sent with the recorded one. The recording holds the request's hash, not its
  * body: the settings (model, tools, parameters) come from the `request_settings` entry in force, the
  * conversation from the transcript's messages before the reply. The settings are compared first,
- * then the conversation (Chat Completions' `messages`; a Responses API `input` is not rebuilt).
+ * then the conversation (Chat Completions' `messages`, or the Responses API's `input` items).
  */
 export function requestDifference(
   call: RecordedCall,
@@ -30,12 +32,19 @@ export function requestDifference(
     const difference = firstDifference(recordedSettings, actualSettings, FIELD_ORDER);
     if (difference) return { difference, approximate: false };
   }
+  // The Responses API sends the conversation as input items: rebuilt the way its wire makes them.
   const field = Array.isArray(body.input) || call.record?.wire === 'responses' ? 'input' : 'messages';
-  const rebuilt = { ...(recordedSettings ?? actualSettings), messages: conversation };
-  const approximate =
-    field === 'input' || !recordedSettings || requestHash(rebuilt) !== call.record?.requestHash;
-  if (field === 'input') return { approximate };
-  const difference = firstDifference(conversation, body.messages, [], 'messages');
+  let recorded: unknown = conversation;
+  if (field === 'input') {
+    try {
+      recorded = toInputItems(conversation as Message[]);
+    } catch {
+      return { approximate: true };
+    }
+  }
+  const rebuilt = { ...(recordedSettings ?? actualSettings), [field]: recorded };
+  const approximate = !recordedSettings || requestHash(rebuilt) !== call.record?.requestHash;
+  const difference = firstDifference(recorded, body[field], [], field);
   return difference ? { difference, approximate } : { approximate };
 }
 

@@ -93,6 +93,18 @@ export type ReplayDivergence =
       message: string;
     }
   | {
+      /**
+       * A turn ended in an error where the recording went on (the agent gave up on a call the
+       * recording retried to an answer, an initialization that failed, ...).
+       */
+      kind: 'error';
+      /** The model call the turn was at: calls answered so far, plus one. */
+      step: number;
+      turn: number;
+      error: string;
+      message: string;
+    }
+  | {
       /** A live tool's result differs from the recorded one. */
       kind: 'tool_result';
       step: number;
@@ -117,4 +129,6 @@ export interface ReplayResult {
   result: ExecutionResult | undefined;
   /** Every replayed turn. */
   turns: ReplayedTurn[];
+  /** Model calls the replay answered from the recording (retried attempts count once). */
+  modelCalls: number;
 }

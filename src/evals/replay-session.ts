@@ -45,6 +45,12 @@ export async function replaySession(cassette: Cassette, options: ReplayOptions):
       const turn = { turn: turns.length + 1, input, result };
       turns.push(turn);
       options.onTurn?.(turn);
+      if (!log.divergence && result.terminateReason === 'error') {
+        const error = result.error ?? 'unknown error';
+        const message = `turn ${turn.turn} ended in an error the recording did not have: ${error}`;
+        log.divergence = { kind: 'error', step: log.answered + 1, turn: turn.turn, error, message };
+        break;
+      }
       if (log.divergence && match === 'strict') break;
     }
     if (!log.divergence && log.answered < cassette.calls.length) {
@@ -64,6 +70,7 @@ export async function replaySession(cassette: Cassette, options: ReplayOptions):
       trajectory: trajectoryOf(agent.messages),
       result: turns.at(-1)?.result,
       turns,
+      modelCalls: log.answered,
     };
   } finally {
     await agent?.close().catch(() => {});
@@ -103,7 +110,7 @@ function recordedModel(cassette: Cassette, base: BaseOptions): Pick<AgentOptions
 }
 
 /** The user messages of the recording, in order: each started a turn (`agent.send`). */
-export function userInputs(cassette: Cassette): string[] {
+function userInputs(cassette: Cassette): string[] {
   const inputs: string[] = [];
   for (const entry of cassette.entries) {
     if (entry.kind !== 'message' || entry.message.role !== 'user') continue;

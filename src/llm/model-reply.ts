@@ -42,7 +42,8 @@ export interface ModelCallRecord extends ResponseIdentity {
   requestHash: string;
   /**
    * The body's `requestSettings` (model, tools, parameters: all but the conversation). Not written
-   * in the `model_call` entry: a saved session writes it as `request_settings` when it changes.
+   * in the `model_call` entry, and left out of the `model_call` event listeners get: a saved session
+   * writes it as `request_settings` when it changes.
    */
   settings?: Record<string, unknown>;
   /** The attempt that was answered, counted from 1 (later than 1 after retries). */

@@ -1,7 +1,7 @@
 import type { Actor } from 'xstate';
 import { DEFAULTS } from '../defaults.js';
 import type { Message } from '../llm/message.js';
-import { canonicalJson } from '../llm/request-hash.js';
+import { canonicalSettings } from '../llm/request-hash.js';
 import type { ToolRunHooks } from '../machines/actors/run-tools.js';
 import type { AgentMachine } from '../machines/agent-machine.js';
 import { persistedSnapshotWithoutMessages } from '../machines/agent-snapshot.js';
@@ -278,7 +278,7 @@ export class SessionPersistence {
   #onEvent(event: AgentEvent): void {
     if (event.type === 'model_call') {
       const entries = [modelCallEntry(event)];
-      const settings = event.settings && canonicalJson(event.settings);
+      const settings = event.settings && canonicalSettings(event.settings);
       if (settings !== undefined && settings !== this.#settingsWritten) {
         this.#settingsWritten = settings;
         const data = { wire: event.wire, settings: event.settings };

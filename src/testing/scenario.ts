@@ -3,6 +3,7 @@ import { extname } from 'node:path';
 import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import type { ReasoningItem } from '../llm/message.js';
 
 /** A Chat Completions request body as the scripted server received it (parsed JSON). */
 export type ScriptedRequest = ChatCompletionCreateParams;
@@ -54,6 +55,11 @@ export interface ScriptedTurn {
    */
   reasoning?: string;
   toolCalls?: ScriptedToolCall[];
+  /**
+   * Responses API: these reasoning items are sent as they are, instead of the one made from
+   * `reasoning` (a replay sends the recorded ones, whose ids and `encrypted_content` come back).
+   */
+  reasoningItems?: ReasoningItem[];
   /** Default: `tool_calls` when tool calls are sent, else `stop`. */
   finishReason?: ScriptedFinishReason;
   /**
@@ -140,6 +146,16 @@ const turnSchema = z
     content: z.string().optional(),
     reasoning: z.string().optional(),
     toolCalls: z.array(toolCallSchema).optional(),
+    reasoningItems: z
+      .array(
+        z.looseObject({
+          type: z.literal('reasoning'),
+          id: z.string(),
+          summary: z.array(z.strictObject({ type: z.literal('summary_text'), text: z.string() })),
+          encrypted_content: z.string().nullable().optional(),
+        }),
+      )
+      .optional(),
     finishReason: z.enum(['stop', 'tool_calls', 'length', 'content_filter']).optional(),
     usage: z
       .strictObject({
