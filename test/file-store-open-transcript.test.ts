@@ -2,6 +2,8 @@ import { constants, existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, readlink, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FileSessionStore, TRANSCRIPT_FILE } from '../src/session/file-session-store.js';
 
@@ -116,6 +118,21 @@ describe.skipIf(!hasProc)('FileSessionStore keeps the transcript open', () => {
     await store.appendTranscript('s1', [event('a')], { lease });
     expect(await openDescriptors(transcriptOf('s1'))).toHaveLength(1);
     await store.releaseLease(lease);
+    expect(await openDescriptors(transcriptOf('s1'))).toEqual([]);
+  });
+
+  it('a store let go without releasing its sessions frees their descriptors when collected', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    await (async () => {
+      const store = new FileSessionStore({ dir, fsync: false });
+      await store.appendTranscript('s1', [event('a')]);
+    })();
+    expect(await openDescriptors(transcriptOf('s1'))).toHaveLength(1);
+    for (let i = 0; i < 20 && (await openDescriptors(transcriptOf('s1'))).length > 0; i++) {
+      gc();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
     expect(await openDescriptors(transcriptOf('s1'))).toEqual([]);
   });
 });

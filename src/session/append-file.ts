@@ -11,6 +11,15 @@ interface Opened {
   created: boolean;
 }
 
+/** Closes the descriptor of an {@link AppendFile} dropped while open (a store let go without releasing its sessions). */
+const dropped = new FinalizationRegistry<{ fd: number | undefined }>((box) => {
+  try {
+    if (box.fd !== undefined) closeSync(box.fd);
+  } catch {
+    // Already closed: nothing to free.
+  }
+});
+
 /**
  * One append-only file kept open between writes (`O_APPEND`, and with `fsync` `O_DSYNC`, so a write is
  * on disk when it returns: `fdatasync`'s guarantee in one trip through libuv's thread pool instead of
@@ -23,10 +32,13 @@ export class AppendFile {
   readonly file: string;
   readonly #fsync: boolean;
   #opened: Opened | undefined;
+  /** The open descriptor, for {@link dropped}. */
+  readonly #box: { fd: number | undefined } = { fd: undefined };
 
   constructor(file: string, fsync: boolean) {
     this.file = file;
     this.#fsync = fsync;
+    dropped.register(this, this.#box);
   }
 
   /** Whether the path no longer names the file open here (removed or replaced); false when none is open. */
@@ -58,6 +70,7 @@ export class AppendFile {
   close(): void {
     const opened = this.#opened;
     this.#opened = undefined;
+    this.#box.fd = undefined;
     if (opened) closeSync(opened.fd);
   }
 
@@ -69,6 +82,7 @@ export class AppendFile {
     const fd = await openFd(this.file, flags);
     const { dev, ino } = fstatSync(fd);
     this.#opened = { fd, dev, ino, created: !existed };
+    this.#box.fd = fd;
     return this.#opened;
   }
 }
