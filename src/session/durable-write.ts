@@ -18,9 +18,9 @@ const writeFd = promisify(writeCallback);
 export const fsyncFd = promisify(fsyncCallback);
 /** `fdatasync` of a file descriptor. */
 export const fdatasyncFd = promisify(fdatasyncCallback);
+const openCallbackFd = promisify(openCallback);
 /** Opens a file descriptor (mode 0o666 before the umask, as `fs.open`). */
-export const openFd: (file: string, flags: number) => Promise<number> = (file, flags) =>
-  promisify(openCallback)(file, flags, 0o666);
+export const openFd = (file: string, flags: number): Promise<number> => openCallbackFd(file, flags, 0o666);
 
 /** Writes all of `data` at the descriptor's position (one `write` unless the kernel takes less). */
 export async function writeAll(fd: number, data: string): Promise<void> {
@@ -64,7 +64,9 @@ async function writeTemp(file: string, data: string, fsync: boolean): Promise<st
     fd = await openFd(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | sync);
     await writeAll(fd, data);
     if (fsync && sync === 0) await fsyncFd(fd);
-    closeSync(fd); // in place: nothing to wait for once the data is flushed
+    const written = fd;
+    fd = undefined;
+    closeSync(written); // in place: nothing to wait for once the data is flushed
     return temp;
   } catch (error) {
     if (fd !== undefined) closeSync(fd);
