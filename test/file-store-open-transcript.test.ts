@@ -99,6 +99,14 @@ describe.skipIf(!hasProc)('FileSessionStore keeps the transcript open', () => {
     expect((await reader.load('s1'))?.transcriptSeq).toBe(1);
   });
 
+  it('a save after the session folder was removed by hand makes the folder again (as every save did)', async () => {
+    const store = new FileSessionStore({ dir });
+    await store.save({ id: 's1', state: 'AwaitingInput', snapshot: null });
+    await rm(path.join(dir, 's1'), { recursive: true });
+    await store.save({ id: 's1', state: 'Completed', snapshot: null });
+    expect((await new FileSessionStore({ dir }).load('s1'))?.state).toBe('Completed');
+  });
+
   it('keeps at most 64 transcripts open, closing the one used longest ago', async () => {
     const store = new FileSessionStore({ dir, fsync: false });
     const ids = Array.from({ length: 70 }, (_, i) => `s${i}`);
