@@ -4,6 +4,7 @@ import path from 'node:path';
 import { mkdirDurable, removeAtomicWriteLeftovers, writeFileAtomic } from './durable-write.js';
 import { FileInbox } from './file-inbox.js';
 import { isLive, LEASE_FILE, LeaseFile } from './lease-file.js';
+import { mapLimit } from './map-limit.js';
 import { isMissing, readIfExists } from './read-if-exists.js';
 import type { InboxInput, InboxItem, SessionInboxStore } from './session-inbox.js';
 import type { LeaseRequest, SessionLease, SessionOwnership, WriteOptions } from './session-lease.js';
@@ -90,6 +91,8 @@ interface Lane {
 }
 
 const LIST_CONCURRENCY = 16;
+/** Transcript files a store keeps open between appends (each is one file descriptor). */
+const MAX_OPEN_TRANSCRIPTS = 64;
 const noop = () => {};
 
 /**
@@ -109,6 +112,8 @@ export class FileSessionStore implements SessionStore, SessionOwnership, Session
   private readonly saveClock: () => Date;
   private readonly lanes = new Map<string, Lane>();
   private readonly inbox: FileInbox;
+  /** Lanes whose transcript file is open, the one used longest ago first. */
+  readonly #openTranscripts = new Set<Lane>();
 
   constructor(options: FileSessionStoreOptions = {}) {
     this.dir = resolveSessionsDir(options);
@@ -135,18 +140,23 @@ export class FileSessionStore implements SessionStore, SessionOwnership, Session
     const id = input.id;
     const lane = this.lane(id);
     return this.enqueue(lane, async () => {
-      await lane.lease.check(options);
+      lane.lease.check(options);
       const transcriptSeq = await lane.transcript.lastSeq();
       const file = this.file(id, SNAPSHOT_FILE);
       const previous = lane.saved ?? (await readSavedTimes(file, id, this.now));
       const times = saveTimes(input, previous, this.saveClock());
       const json = encodeSnapshot(id, input.state, times, transcriptSeq, body);
-      await mkdirDurable(this.sessionDir(id), this.fsync);
       if (!lane.swept) {
+        await mkdirDurable(this.sessionDir(id), this.fsync);
         await removeAtomicWriteLeftovers(file);
         lane.swept = true;
       }
-      await writeFileAtomic(file, json, this.fsync);
+      await writeFileAtomic(file, json, this.fsync).catch(async (error: unknown) => {
+        // The folder went away since the first save (removed by hand): make it again, as that save did.
+        if (!isMissing(error)) throw error;
+        await mkdirDurable(this.sessionDir(id), this.fsync);
+        await writeFileAtomic(file, json, this.fsync);
+      });
       lane.saved = times;
       return decodeSnapshot(json, file, id);
     });
@@ -187,6 +197,7 @@ export class FileSessionStore implements SessionStore, SessionOwnership, Session
         if (isMissing(error)) return false;
         throw error;
       }
+      this.#closeTranscript(lane);
       Object.assign(lane, this.freshLaneState(id));
       await rm(trash, { recursive: true, force: true });
       return true;
@@ -209,7 +220,8 @@ export class FileSessionStore implements SessionStore, SessionOwnership, Session
       const fresh: AppendBatch = { key, bodies: [], done: Promise.resolve() };
       fresh.done = this.enqueue(lane, async () => {
         if (lane.batch === fresh) lane.batch = undefined;
-        await lane.lease.check(options);
+        lane.lease.check(options);
+        this.#keepOpen(lane);
         return lane.transcript.append(fresh.bodies);
       });
       lane.batch = fresh;
@@ -238,7 +250,10 @@ export class FileSessionStore implements SessionStore, SessionOwnership, Session
 
   async releaseLease(lease: SessionLease): Promise<void> {
     const lane = this.lane(lease.sessionId);
-    return this.enqueue(lane, () => lane.lease.release(lease));
+    return this.enqueue(lane, async () => {
+      this.#closeTranscript(lane);
+      await lane.lease.release(lease);
+    });
   }
 
   async postInbox(id: string, input: InboxInput): Promise<InboxItem | undefined> {
@@ -255,7 +270,7 @@ export class FileSessionStore implements SessionStore, SessionOwnership, Session
     assertValidSessionId(id);
     const lane = this.lane(id);
     return this.enqueue(lane, async () => {
-      await lane.lease.check(options);
+      lane.lease.check(options);
       await this.inbox.complete(id, seqs);
     });
   }
@@ -293,6 +308,24 @@ export class FileSessionStore implements SessionStore, SessionOwnership, Session
   /** Wakes `listener` when a session gets inbox items (fs.watch; workers poll as well). */
   watchInbox(listener: () => void): Promise<() => void> {
     return this.inbox.watch(listener);
+  }
+
+  /**
+   * Marks the lane's transcript as the one used last; past {@link MAX_OPEN_TRANSCRIPTS} open files, the
+   * one used longest ago is closed once its queued writes are done (it opens again when next written).
+   */
+  #keepOpen(lane: Lane): void {
+    this.#openTranscripts.delete(lane);
+    this.#openTranscripts.add(lane);
+    if (this.#openTranscripts.size <= MAX_OPEN_TRANSCRIPTS) return;
+    const oldest = this.#openTranscripts.values().next().value as Lane;
+    this.#openTranscripts.delete(oldest);
+    void this.enqueue(oldest, async () => oldest.transcript.close());
+  }
+
+  #closeTranscript(lane: Lane): void {
+    this.#openTranscripts.delete(lane);
+    lane.transcript.close();
   }
 
   private file(id: string, name: string): string {
@@ -355,17 +388,4 @@ function isValidSessionId(name: string): boolean {
   } catch {
     return false;
   }
-}
-
-async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await fn(items[index] as T);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
 }

@@ -1,8 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { createFileExclusive, mkdirDurable, writeFileAtomic } from './durable-write.js';
-import { readIfExists } from './read-if-exists.js';
+import { isMissing, readIfExists } from './read-if-exists.js';
 import {
   type LeaseRequest,
   processAlive,
@@ -36,14 +37,21 @@ export class LeaseFile {
 
   /** The lease in the file, or undefined when there is none (or it does not parse: a lease is never worth an error). */
   async read(): Promise<SessionLease | undefined> {
-    const text = await readIfExists(this.#file, 'utf8');
-    if (text === undefined) return undefined;
-    try {
-      const lease = JSON.parse(text) as SessionLease;
-      return typeof lease.owner === 'string' && Number.isSafeInteger(lease.token) ? lease : undefined;
-    } catch {
-      return undefined;
-    }
+    return parseLease(await readIfExists(this.#file, 'utf8'));
+  }
+
+  /**
+   * Throws `stale_lease` when the write's lease no longer holds the session. Runs before every write,
+   * so it reads the small file in place: microseconds, where a read through the thread pool costs four
+   * trips (open, stat, read, close). The file is only ever replaced by a rename, so the read sees a
+   * whole lease, the old one or the new.
+   */
+  check(options: WriteOptions): void {
+    const lease = options.lease;
+    if (!lease) return;
+    const current = parseLease(readTextNow(this.#file));
+    if (current?.owner !== lease.owner || current.token !== lease.token)
+      throw staleLeaseError(lease, current);
   }
 
   /**
@@ -131,7 +139,7 @@ export class LeaseFile {
   }
 
   async renew(lease: SessionLease, leaseMs: number): Promise<SessionLease> {
-    await this.check({ lease });
+    this.check({ lease });
     const renewed = { ...lease, expiresAt: Date.now() + leaseMs };
     await writeFileAtomic(this.#file, JSON.stringify(renewed), this.#fsync);
     return renewed;
@@ -143,14 +151,26 @@ export class LeaseFile {
     if (current?.owner !== lease.owner || current.token !== lease.token) return;
     await writeFileAtomic(this.#file, JSON.stringify({ ...current, expiresAt: 0 }), this.#fsync);
   }
+}
 
-  /** Throws `stale_lease` when the write's lease no longer holds the session. */
-  async check(options: WriteOptions): Promise<void> {
-    const lease = options.lease;
-    if (!lease) return;
-    const current = await this.read();
-    if (current?.owner !== lease.owner || current.token !== lease.token)
-      throw staleLeaseError(lease, current);
+/** The lease in `text`, or undefined when there is none or it does not parse (a lease is never worth an error). */
+function parseLease(text: string | undefined): SessionLease | undefined {
+  if (text === undefined) return undefined;
+  try {
+    const lease = JSON.parse(text) as SessionLease;
+    return typeof lease.owner === 'string' && Number.isSafeInteger(lease.token) ? lease : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The file's text, or undefined when it does not exist. */
+function readTextNow(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    if (isMissing(error)) return undefined;
+    throw error;
   }
 }
 

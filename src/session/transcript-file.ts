@@ -1,6 +1,5 @@
-import { open, truncate } from 'node:fs/promises';
-import path from 'node:path';
-import { fsyncDir, mkdirDurable } from './durable-write.js';
+import { truncate } from 'node:fs/promises';
+import { AppendFile } from './append-file.js';
 import { readIfExists } from './read-if-exists.js';
 import {
   corruptFileError,
@@ -101,20 +100,27 @@ export class TranscriptAppender {
   readonly #options: TranscriptAppenderOptions;
   /** `seq` of the last entry; undefined until the file has been read here. */
   #lastSeq: number | undefined;
-  #isNew = false;
   #tailFix: TailFix | undefined;
+  /** The file, kept open between appends. */
+  readonly #out: AppendFile;
 
   /** Appends to `file`, the transcript of session `id`. */
   constructor(file: string, id: string, options: TranscriptAppenderOptions) {
     this.file = file;
     this.#id = id;
     this.#options = options;
+    this.#out = new AppendFile(file, options.fsync);
   }
 
   /** `seq` of the last entry in the file (0 when there is none). */
   async lastSeq(): Promise<number> {
     await this.#readState();
     return this.#lastSeq ?? 0;
+  }
+
+  /** Closes the file until the next append (what is known of it is kept). */
+  close(): void {
+    this.#out.close();
   }
 
   /** Writes `bodies` (from `transcriptEntryJson`) as the next lines, numbered in order, in one write. */
@@ -143,17 +149,8 @@ export class TranscriptAppender {
       }
       this.#tailFix = undefined;
       for (const body of bodies) text += `${storedEntryJson(++seq, body)}\n`;
-      await mkdirDurable(path.dirname(file), this.#options.fsync);
-      const handle = await open(file, 'a');
-      try {
-        await handle.writeFile(text);
-        if (this.#options.fsync) await handle.datasync();
-      } finally {
-        await handle.close();
-      }
-      if (this.#options.fsync && this.#isNew) await fsyncDir(path.dirname(file));
+      await this.#out.append(text);
       this.#lastSeq = seq;
-      this.#isNew = false;
     } catch (error) {
       // The file may now end in a partial line: read it again before the next write.
       this.#lastSeq = undefined;
@@ -162,13 +159,13 @@ export class TranscriptAppender {
     }
   }
 
-  /** Learns the last `seq` and the state of the file's end, once. */
+  /** Learns the last `seq` and the state of the file's end, once, and again when the file was replaced. */
   async #readState(): Promise<void> {
+    if (this.#out.replaced()) this.#lastSeq = undefined;
     if (this.#lastSeq !== undefined) return;
     const buffer = await readIfExists(this.file);
     if (buffer === undefined) {
       this.#lastSeq = 0;
-      this.#isNew = true;
       this.#tailFix = undefined;
       return;
     }
@@ -176,7 +173,6 @@ export class TranscriptAppender {
     let lastSeq = 0;
     for (const entry of parsed.entries) lastSeq = Math.max(lastSeq, entry.seq);
     this.#lastSeq = lastSeq;
-    this.#isNew = false;
     this.#tailFix = parsed.torn
       ? { kind: 'drop', ...parsed.torn }
       : parsed.missingNewline

@@ -1,0 +1,92 @@
+import { closeSync, constants, fstatSync, type Stats, statSync } from 'node:fs';
+import path from 'node:path';
+import { DSYNC_WRITES, fdatasyncFd, fsyncDir, mkdirDurable, openFd, writeAll } from './durable-write.js';
+
+/** The file an {@link AppendFile} has open, and which file that is (to notice when the path is replaced). */
+interface Opened {
+  fd: number;
+  dev: number;
+  ino: number;
+  /** The file did not exist before this open: its folder entry is flushed after the first write. */
+  created: boolean;
+}
+
+/** Closes the descriptor of an {@link AppendFile} dropped while open (a store let go without releasing its sessions). */
+const dropped = new FinalizationRegistry<{ fd: number | undefined }>((box) => {
+  try {
+    if (box.fd !== undefined) closeSync(box.fd);
+  } catch {
+    // Already closed: nothing to free.
+  }
+});
+
+/**
+ * One append-only file kept open between writes (`O_APPEND`, and with `fsync` `O_DSYNC`, so a write is
+ * on disk when it returns: `fdatasync`'s guarantee in one trip through libuv's thread pool instead of
+ * open, write, flush and close). Before each use it checks, with a `stat` (microseconds, done in
+ * place), that the path still names the open file; when the file was removed or replaced it is opened
+ * again by name, as a write by name would. Calls must not overlap (the store queues them).
+ */
+export class AppendFile {
+  /** The file. */
+  readonly file: string;
+  readonly #fsync: boolean;
+  #opened: Opened | undefined;
+  /** The open descriptor, for {@link dropped}. */
+  readonly #box: { fd: number | undefined } = { fd: undefined };
+
+  constructor(file: string, fsync: boolean) {
+    this.file = file;
+    this.#fsync = fsync;
+    dropped.register(this, this.#box);
+  }
+
+  /** Whether the path no longer names the file open here (removed or replaced); false when none is open. */
+  replaced(): boolean {
+    const opened = this.#opened;
+    if (!opened) return false;
+    const now = statSync(this.file, { throwIfNoEntry: false });
+    if (now && sameFile(now, opened)) return false;
+    this.close();
+    return true;
+  }
+
+  /** Appends `text` and, with `fsync`, makes it durable (the folder too when this created the file). */
+  async append(text: string): Promise<void> {
+    const opened = this.#opened ?? (await this.#open());
+    try {
+      await writeAll(opened.fd, text);
+      if (this.#fsync && DSYNC_WRITES === 0) await fdatasyncFd(opened.fd);
+      if (this.#fsync && opened.created) await fsyncDir(path.dirname(this.file));
+      opened.created = false;
+    } catch (error) {
+      // The file may end in part of `text`; the next append opens it again after its owner reread it.
+      this.close();
+      throw error;
+    }
+  }
+
+  /** Closes the file (the next append opens it again). */
+  close(): void {
+    const opened = this.#opened;
+    this.#opened = undefined;
+    this.#box.fd = undefined;
+    if (opened) closeSync(opened.fd);
+  }
+
+  async #open(): Promise<Opened> {
+    await mkdirDurable(path.dirname(this.file), this.#fsync);
+    const existed = statSync(this.file, { throwIfNoEntry: false }) !== undefined;
+    const flags =
+      constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (this.#fsync ? DSYNC_WRITES : 0);
+    const fd = await openFd(this.file, flags);
+    const { dev, ino } = fstatSync(fd);
+    this.#opened = { fd, dev, ino, created: !existed };
+    this.#box.fd = fd;
+    return this.#opened;
+  }
+}
+
+function sameFile(a: Stats, b: Pick<Opened, 'dev' | 'ino'>): boolean {
+  return a.dev === b.dev && a.ino === b.ino;
+}
