@@ -25,6 +25,7 @@ import { type AgentSkills, agentSkills } from './agent-skills.js';
 import { loadAndStart } from './agent-start.js';
 import { type AgentTools, agentTools } from './agent-tools.js';
 import { type ApprovalAnswer, approvalAnswer, approvalEvent, pendingCallFor } from './approval-answer.js';
+import { type CompactResult, compactOnRequest } from './compact-on-request.js';
 import { effectsFromOptions } from './effects-from-options.js';
 import { errorEvent, eventsHeard, listen } from './event-relay.js';
 import { sendRefusal } from './send-refusal.js';
@@ -311,6 +312,16 @@ export class Agent<TOutput = unknown> {
     const result = this.#nextTurn();
     this.actor.send(event);
     return result;
+  }
+
+  /**
+   * Compacts the conversation now (after a turn): a summary of the older part, focused on `instructions`
+   * if given, replaces it in the requests from now on. Resolves with what was done (docs/context-window.md).
+   */
+  async compact(instructions?: string): Promise<CompactResult> {
+    this.#assertRunning();
+    await this.#ready;
+    return compactOnRequest(this.actor, instructions);
   }
 
   /** The machine's persisted snapshot (save it at rest points only). */

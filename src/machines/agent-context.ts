@@ -1,5 +1,6 @@
 import { type AgentLimits, resolveLimits } from '../limits.js';
 import type { Message, Usage } from '../llm/message.js';
+import type { CompactionRecord } from '../prompt/compaction.js';
 import type { Plan } from '../tools/update-plan-tool.js';
 import type { AgentStateName } from './agent-states.js';
 import type { TerminateReason } from './emitted-events.js';
@@ -54,6 +55,18 @@ export interface AgentContext {
   initialized: boolean;
   /** The last top-level state entered (for `state_change` events). */
   lastState: AgentStateName | null;
+  /** The summary requests send in place of the older conversation (`null`: none, the whole conversation). */
+  compaction: CompactionRecord | null;
+  /** The model call (iteration) the conversation was last compacted for: at most one compaction per call. */
+  compactedCall: number | null;
+  /** An on-demand compaction (`COMPACT`): its instructions, and the rest state it returns to. */
+  compactRequest: CompactRequest | null;
+}
+
+/** What `COMPACT` asked for: the summary's focus, and where the agent rests again afterwards. */
+export interface CompactRequest {
+  instructions: string | null;
+  resume: 'Completed' | 'Interrupted' | 'Error';
 }
 
 /** Nothing used yet: no tokens, and nothing spent (`costUsd: 0`, known). */
@@ -72,6 +85,7 @@ export function initialContext(input: AgentMachineInput): AgentContext {
     plan: null,
     initialized: false,
     lastState: null,
+    compaction: null,
   };
 }
 
@@ -106,6 +120,8 @@ function turnFields(limits: AgentLimits, turn: number, deadline: number | null) 
     turnUsage: ZERO_USAGE,
     repeatedCalls: {},
     consecutiveErrors: 0,
+    compactedCall: null,
+    compactRequest: null,
   } satisfies Partial<AgentContext>;
 }
 
@@ -117,5 +133,7 @@ export function endedTurnFields(terminateReason: TerminateReason) {
     pausedAt: null,
     finalReason: null,
     terminateReason,
+    compactedCall: null,
+    compactRequest: null,
   } satisfies Partial<AgentContext>;
 }

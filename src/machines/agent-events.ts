@@ -19,7 +19,9 @@ export type AgentInputEvent =
    * turn ends in Error with `message`, which names the write. Sent by the persistence glue while a
    * turn runs or its last writes are under way; a turn is never reported done with its record lost.
    */
-  | { type: 'WRITE_FAILED'; message: string };
+  | { type: 'WRITE_FAILED'; message: string }
+  /** Compact the conversation now, at rest (`agent.compact()`), with what the summary should focus on. */
+  | { type: 'COMPACT'; instructions?: string };
 
 /** Events the invoked actors send to the machine while they run. */
 export type AgentActorEvent =
@@ -33,7 +35,9 @@ export type AgentActorEvent =
       warning?: Pick<AgentEventMap['limit_warning'], 'used' | 'max'>;
       pruned?: AgentEventMap['context_pruned'];
     }
-  | { type: 'TOOL.FINISHED'; result: ToolResult };
+  | { type: 'TOOL.FINISHED'; result: ToolResult }
+  /** The request is past `compactAt`: compact before this model call (callLlm waits to be stopped). */
+  | { type: 'LLM.COMPACT' };
 
 /** Every event the machine accepts. */
 export type AgentMachineEvent = AgentInputEvent | AgentActorEvent;

@@ -1,4 +1,5 @@
 import { type ActorRefFrom, assign } from 'xstate';
+import { finishCompaction, requestCompaction } from './actions/compaction-actions.js';
 import { enterState } from './actions/state-actions.js';
 import {
   contextReport,
@@ -34,9 +35,28 @@ import {
   startTurn,
   timeoutFinalCall,
 } from './actions/turn-actions.js';
+import type { CompactRequest } from './agent-context.js';
 import { initialContext } from './agent-context.js';
 import type { TerminateReason } from './emitted-events.js';
 import { machineSetup } from './machine-setup.js';
+
+/**
+ * Where Compacting goes when the summary call ends: back to the rest state an asked-for compaction
+ * (COMPACT) came from, else on to the model call it was made for.
+ */
+const afterCompaction = [
+  ...(['Completed', 'Interrupted', 'Error'] as const satisfies CompactRequest['resume'][]).map((state) => ({
+    guard: { type: 'compactionReturnsTo' as const, params: { state } },
+    target: state,
+    actions: 'finishCompaction' as const,
+  })),
+  { target: 'Thinking' as const, actions: 'finishCompaction' as const },
+];
+
+/** After a turn, `COMPACT` compacts the conversation now (`agent.compact()`, `/compact`). */
+const compactOnRequest = {
+  COMPACT: { target: 'Compacting' as const, actions: 'requestCompaction' as const },
+};
 
 /**
  * The agent loop as a statechart. Pure definition: the LLM call (`callLlm`), the tool runner
@@ -60,6 +80,8 @@ export const agentMachine = machineSetup
       finishCutOff,
       finishWithAnswer,
       finishWithBreaker,
+      finishCompaction,
+      requestCompaction,
       receiveReply,
       recordAssistant,
       recordError,
@@ -130,6 +152,8 @@ export const agentMachine = machineSetup
             iteration: context.iteration,
             messages: context.messages,
             plan: context.plan,
+            compaction: context.compaction,
+            mayCompact: context.compactedCall !== context.iteration,
             toolsEnabled: context.finalReason === null,
             // The final call after a timeout has its grace deadline; after other limits, none.
             deadline:
@@ -175,6 +199,30 @@ export const agentMachine = machineSetup
           'LLM.RETRY': { actions: 'retryNotice' },
           'LLM.CONTEXT': { actions: 'contextReport' },
           'LLM.TOOL_CALL_READY': { actions: 'startEarly' },
+          // The request is past `compactAt`: summarize first (the call waits to be stopped).
+          'LLM.COMPACT': { target: 'Compacting' },
+          INTERRUPT: { target: 'Interrupted', actions: ['stopRunners', 'recordInterrupt'] },
+          WRITE_FAILED: { target: 'Error', actions: ['stopRunners', 'recordWriteFailure'] },
+        },
+      },
+      Compacting: {
+        entry: { type: 'enterState', params: { state: 'Compacting' } },
+        invoke: {
+          id: 'compact',
+          src: 'compact',
+          input: ({ context }) => ({
+            sessionId: context.sessionId,
+            turn: context.turn,
+            iteration: context.iteration,
+            messages: context.messages,
+            compaction: context.compaction,
+            instructions: context.compactRequest?.instructions ?? null,
+          }),
+          onDone: afterCompaction,
+          onError: afterCompaction,
+        },
+        on: {
+          // Nothing of the compaction is kept: the conversation is exactly as before.
           INTERRUPT: { target: 'Interrupted', actions: ['stopRunners', 'recordInterrupt'] },
           WRITE_FAILED: { target: 'Error', actions: ['stopRunners', 'recordWriteFailure'] },
         },
@@ -218,6 +266,7 @@ export const agentMachine = machineSetup
           },
           // The turn's last writes failed after it came to rest: it is not done, it failed.
           WRITE_FAILED: { target: 'Error', actions: 'recordWriteFailure' },
+          ...compactOnRequest,
         },
       },
       Interrupted: {
@@ -226,6 +275,7 @@ export const agentMachine = machineSetup
           USER_MESSAGE: { target: 'Thinking', actions: 'startTurn' },
           RESUME: { guard: 'canContinueTurn', target: 'Thinking', actions: 'continueTurn' },
           WRITE_FAILED: { target: 'Error', actions: 'recordWriteFailure' },
+          ...compactOnRequest,
         },
       },
       Error: {
@@ -233,6 +283,7 @@ export const agentMachine = machineSetup
         on: {
           USER_MESSAGE: { guard: 'isInitialized', target: 'Thinking', actions: 'startTurn' },
           RESUME: { guard: 'canContinueTurn', target: 'Thinking', actions: 'continueTurn' },
+          COMPACT: { guard: 'isInitialized', target: 'Compacting', actions: 'requestCompaction' },
         },
       },
     },

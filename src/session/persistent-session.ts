@@ -6,6 +6,7 @@ import type { AgentMachine } from '../machines/agent-machine.js';
 import { persistedSnapshotWithoutMessages } from '../machines/agent-snapshot.js';
 import { isRestState } from '../machines/agent-states.js';
 import type { AgentEvent } from '../machines/emitted-events.js';
+import { compactionEntry } from './compaction-entry.js';
 import { FileSessionStore } from './file-session-store.js';
 import type { IdempotentRerun } from './idempotent-rerun.js';
 import { LeaseKeeper } from './lease-keeper.js';
@@ -56,6 +57,8 @@ export class SessionPersistence {
   #approvals: RecordedApproval[] = [];
   /** Messages of the conversation already in the transcript. */
   #recordedMessages = 0;
+  /** The summary in effect that the transcript has (a restored one is there already). */
+  #recordedCompaction: { summary: string; through: number } | null | undefined;
   #actor: Actor<AgentMachine> | undefined;
   #lastSaved: Snapshot | undefined;
   #dirty: { snapshot: Snapshot; persisted: unknown } | undefined;
@@ -165,6 +168,7 @@ export class SessionPersistence {
     this.#record = record;
     this.#exact = loaded.exact;
     this.#recordedMessages = entries.filter((e) => e.kind === 'message').length;
+    this.#recordedCompaction = plan.snapshot.context.compaction;
     this.#decisions = plan.decisions;
     this.#approvals = plan.approvals;
     this.report = plan.report;
@@ -251,6 +255,7 @@ export class SessionPersistence {
 
   #onSnapshot(snapshot: Snapshot): void {
     this.#appendNewMessages(snapshot);
+    this.#appendCompaction(snapshot);
     if (!isRestState(snapshot.value) || !snapshot.context.initialized) return;
     if (snapshot === this.#lastSaved) return;
     // Taken now: by the time the save runs, the machine may have moved on.
@@ -278,6 +283,16 @@ export class SessionPersistence {
     } else if (event.type === 'turn_end' && event.terminateReason === 'interrupted') {
       this.#background(this.#append([{ kind: 'event', event: 'interrupted', data: { turn: event.turn } }]));
     }
+  }
+
+  /** A new summary in effect gets its `compaction` entry, after the messages it covers. */
+  #appendCompaction(snapshot: Snapshot): void {
+    const record = snapshot.context.compaction;
+    const known = this.#recordedCompaction;
+    if (!record || (known && known.summary === record.summary && known.through === record.through)) return;
+    this.#recordedCompaction = record;
+    const { turn, iteration } = snapshot.context;
+    this.#background(this.#writer.write(this.#redact([compactionEntry(record, turn, iteration)])));
   }
 
   #appendNewMessages(snapshot: Snapshot): void {

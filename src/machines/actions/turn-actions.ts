@@ -1,4 +1,4 @@
-import { assign, emit, enqueueActions } from 'xstate';
+import { assign, enqueueActions } from 'xstate';
 import { DEFAULTS } from '../../defaults.js';
 import type { Message } from '../../llm/message.js';
 import type { LlmCallOutput } from '../actors/call-llm.js';
@@ -48,6 +48,11 @@ export const continueTurn = machineSetup.createAction(
 export const enterThinking = machineSetup.createAction(
   enqueueActions(({ enqueue, context, self }) => {
     const entered = enteredState(enqueue as never, self, context, 'Thinking');
+    // Back from compacting for this model call: it was counted (and warned about) on the way in.
+    if (context.lastState === 'Compacting') {
+      enqueue.assign({ ...entered, partial: '' });
+      return;
+    }
     const warning = iterationWarning(context);
     const notes: Message[] = [];
     if (warning) {
@@ -159,18 +164,28 @@ export const recordWriteFailure = machineSetup.createAction(
   }),
 );
 
+/** Whether a rest state is entered again after an asked-for compaction: no turn ended there. */
+const backFromCompaction = (ev: { type: string }) =>
+  ev.type === 'xstate.done.actor.compact' || ev.type === 'xstate.error.actor.compact';
+
 export const emitTurnEnd = machineSetup.createAction(
-  emit(({ context }) =>
-    event(context, 'turn_end', {
-      terminateReason: context.terminateReason ?? 'completed',
-      response: context.response,
-      iterations: context.iteration,
-    }),
-  ),
+  enqueueActions(({ enqueue, context, event: ev }) => {
+    if (backFromCompaction(ev)) return;
+    enqueue.emit(
+      event(context, 'turn_end', {
+        terminateReason: context.terminateReason ?? 'completed',
+        response: context.response,
+        iterations: context.iteration,
+      }),
+    );
+  }),
 );
 
 export const emitError = machineSetup.createAction(
-  emit(({ context }) => event(context, 'error', context.error ?? { message: 'unknown error' })),
+  enqueueActions(({ enqueue, context, event: ev }) => {
+    if (backFromCompaction(ev)) return;
+    enqueue.emit(event(context, 'error', context.error ?? { message: 'unknown error' }));
+  }),
 );
 
 export const extendLimit = machineSetup.createAction(

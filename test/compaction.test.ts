@@ -1,0 +1,108 @@
+/**
+ * Compaction by summary (issue 26): past `contextWindow.compactAt` the agent summarizes the older
+ * conversation with one model call, and requests send the summary in its place. Real `openai` SDK over
+ * HTTP to the scripted server, whose model answers from what each request holds (so a fact a summary
+ * lost fails the test); real session files in temp dirs.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type AgentEvent, createAgent, FileSessionStore, type Message } from '../src/index.js';
+import { type ScriptedRequest, startScriptedServer } from '../src/testing/index.js';
+import { tokenCounterFor } from '../src/unstable.js';
+import {
+  answer,
+  factOf,
+  isSummaryCall,
+  questionMessage,
+  readDoc,
+  sendsSummary,
+  taskMessage,
+} from './support/compaction-scenario.js';
+import { assertToolCallsAnswered } from './support/harness.js';
+
+const WINDOW = 8_000;
+/** The prompt budget: the window less the completion reserve (a quarter of a small window). */
+const BUDGET = WINDOW - WINDOW / 4;
+const COMPACT_AT = 0.6;
+const READS = 5;
+
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+});
+async function tempStore(): Promise<FileSessionStore> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'agentloop-compaction-'));
+  dirs.push(dir);
+  return new FileSessionStore({ dir });
+}
+
+const counter = tokenCounterFor('o200k_base');
+const requestTokens = (request: ScriptedRequest) =>
+  counter.countPrompt(request.messages as Message[], request.tools ?? []);
+
+function agentFor(url: string, extra: Partial<Parameters<typeof createAgent>[0]> = {}) {
+  return createAgent({
+    baseURL: url,
+    apiKey: 'test-key',
+    model: 'gpt-4o-mini',
+    instructions: 'Do the tasks. Read documents with read_doc.',
+    tools: [readDoc],
+    contextWindow: { contextWindow: WINDOW, compactAt: COMPACT_AT },
+    retry: { maxAttempts: 1 },
+    ...extra,
+  });
+}
+
+describe('compaction by summary', () => {
+  it('a session that crosses the window three times keeps working, every fact kept in the summaries', async () => {
+    const server = await startScriptedServer({ respond: (request) => answer(request) });
+    const store = await tempStore();
+    const agent = agentFor(server.url, { store });
+    const compacted: AgentEvent<'context_compacted'>[] = [];
+    const pruned: AgentEvent<'context_pruned'>[] = [];
+    agent.on('context_compacted', (e) => compacted.push(e));
+    agent.on('context_pruned', (e) => pruned.push(e));
+    try {
+      for (let k = 1; k <= 4; k++) {
+        const result = await agent.send(taskMessage(k, READS));
+        expect(result.terminateReason).toBe('completed');
+        expect(result.response).toBe(`Done ${k}.`);
+      }
+      expect(compacted.length).toBe(3);
+      // The facts of every task are still known: the scripted model answers from the request only.
+      for (let k = 1; k <= 4; k++) {
+        const result = await agent.send(questionMessage(k));
+        expect(result.response).toBe(`The code of task ${k} is ${factOf(k)}.`);
+      }
+
+      const calls = server.requests.filter((r) => !isSummaryCall(r));
+      const summaries = server.requests.filter(isSummaryCall);
+      expect(summaries).toHaveLength(3);
+      // Every request fits the window; from the first compaction on, each sends a summary.
+      for (const request of server.requests) expect(requestTokens(request)).toBeLessThanOrEqual(BUDGET);
+      const first = calls.findIndex(sendsSummary);
+      expect(first).toBeGreaterThan(0);
+      expect(calls.slice(first).every(sendsSummary)).toBe(true);
+      expect(pruned).toEqual([]);
+      for (const e of compacted) expect(e.tokensAfter).toBeLessThan(e.tokensBefore);
+
+      // The conversation keeps every message; the transcript every message and one entry per compaction.
+      assertToolCallsAnswered(agent.messages);
+      expect(agent.messages.filter((m) => m.role === 'tool')).toHaveLength(4 * READS);
+      await agent.flush();
+      const { entries } = await store.readTranscript(agent.sessionId);
+      const messageEntries = entries.filter((e) => e.kind === 'message');
+      expect(messageEntries).toHaveLength(agent.messages.length);
+      const entriesOfCompaction = entries.filter((e) => e.kind === 'event' && e.event === 'compaction');
+      expect(entriesOfCompaction).toHaveLength(3);
+      const last = entriesOfCompaction.at(-1) as { data: Record<string, unknown> };
+      expect(last.data).toMatchObject({ model: 'gpt-4o-mini', from: 1 });
+      expect(String(last.data.summary)).toContain(factOf(1));
+    } finally {
+      agent.stop();
+      await server.close();
+    }
+  }, 60_000);
+});
