@@ -57,7 +57,11 @@ export interface AgentContext {
   lastState: AgentStateName | null;
   /** The summary requests send in place of the older conversation (`null`: none, the whole conversation). */
   compaction: CompactionRecord | null;
-  /** The model call (iteration) the conversation was last compacted for: at most one compaction per call. */
+  /**
+   * The model call (iteration) of this turn the conversation was compacted for, or a compaction failed
+   * for: at most one a turn (within a turn there is nothing new to summarize: the last user message
+   * and what follows stay verbatim), so a failing summary call is not retried before every call.
+   */
   compactedCall: number | null;
   /** An on-demand compaction (`COMPACT`): its instructions, and the rest state it returns to. */
   compactRequest: CompactRequest | null;

@@ -153,7 +153,7 @@ export const agentMachine = machineSetup
             messages: context.messages,
             plan: context.plan,
             compaction: context.compaction,
-            mayCompact: context.compactedCall !== context.iteration,
+            mayCompact: context.compactedCall === null,
             toolsEnabled: context.finalReason === null,
             // The final call after a timeout has its grace deadline; after other limits, none.
             deadline:

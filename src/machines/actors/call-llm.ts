@@ -25,7 +25,7 @@ export interface LlmCallInput {
   plan?: Plan | null;
   /** The summary sent in place of the older conversation (docs/context-window.md, "Compaction"). */
   compaction?: CompactionRecord | null;
-  /** Whether this model call may still compact first (at most one compaction per call). */
+  /** Whether this model call may still compact first (at most one compaction a turn). */
   mayCompact?: boolean;
   /** `false` for the final answer call at a limit: `tool_choice: 'none'`, calls ignored. */
   toolsEnabled: boolean;

@@ -49,9 +49,9 @@ export const USER_TEXT = `Please do the task. ${'Take care with every detail of 
 /** What the scripted model's summary call answers. */
 export const SUMMARY = 'The user asked for the task.';
 
-/** Whether the model call about to be made may compact first: once per call, with something to cover. */
+/** Whether the model call about to be made may compact first: once a turn, with something to cover. */
 export const canCompact = (c: AgentContext) =>
-  c.compactedCall !== c.iteration && compactionCut(c.messages, c.compaction) !== undefined;
+  c.compactedCall === null && compactionCut(c.messages, c.compaction) !== undefined;
 /** Whether a compaction now makes a summary call (else it fails at once: nothing to summarize). */
 export const compactionCalls = (c: AgentContext) => compactionCut(c.messages, c.compaction) !== undefined;
 
