@@ -66,7 +66,7 @@ const EVENT_CASES = [
   'xstate.error.actor.initialize',
   'WRITE_FAILED', // a transcript append or save failed (ENOSPC)
   'LLM.COMPACT', // the request is past compactAt: compact before the model call
-  'COMPACT', // agent.compact() after a turn
+  'COMPACTED', // agent.compact() after a turn
   'xstate.done.actor.compact', // the summary came
   'xstate.error.actor.compact', // the summary call failed: prune instead
 ];

@@ -54,6 +54,7 @@ export class Agent<TOutput = unknown> {
   #ready: Promise<void>;
   #actor: Actor<AgentMachine> | undefined;
   #stopped = false;
+  #compacting: AbortController | undefined; // while `compact()` runs
   readonly #mcp: AgentTools['mcp'];
   #closed: Promise<void> = Promise.resolve(); // resolves once the MCP servers are closed (after `stop()`)
   #loadError: unknown; // why the session could not be loaded (the agent then never starts)
@@ -280,6 +281,7 @@ export class Agent<TOutput = unknown> {
    */
   interrupt(reason?: string): void {
     if (!this.#actor && !this.#stopped) return void this.#queued.push({ interrupt: true, reason });
+    this.#compacting?.abort(); // a compaction asked for after the turn (`compact()`)
     if (!isBusyState(this.state)) return;
     this.actor.send(reason === undefined ? { type: 'INTERRUPT' } : { type: 'INTERRUPT', reason });
   }
@@ -321,7 +323,13 @@ export class Agent<TOutput = unknown> {
   async compact(instructions?: string): Promise<CompactResult> {
     this.#assertRunning();
     await this.#ready;
-    return compactOnRequest(this.actor, instructions);
+    const stop = new AbortController();
+    this.#compacting = stop;
+    try {
+      return await compactOnRequest(this.actor, stop.signal, instructions);
+    } finally {
+      this.#compacting = undefined;
+    }
   }
 
   /** The machine's persisted snapshot (save it at rest points only). */
@@ -338,6 +346,7 @@ export class Agent<TOutput = unknown> {
   stop(): void {
     if (this.#stopped) return;
     this.#stopped = true;
+    this.#compacting?.abort();
     this.#actor?.stop();
     this.#persistence?.close();
     this.#closed = this.#mcp?.close() ?? Promise.resolve();

@@ -1,4 +1,7 @@
 import type { Actor } from 'xstate';
+import type { Message } from '../llm/message.js';
+import { CompactionFailedError } from '../machines/actors/compact-conversation.js';
+import { type EffectIO, effectsOf } from '../machines/agent-effects.js';
 import type { AgentMachine } from '../machines/agent-machine.js';
 
 /** What `agent.compact()` did. */
@@ -13,44 +16,69 @@ export interface CompactResult {
   reason?: string;
 }
 
+/** The states after a turn in which a compaction may be asked for. */
+const AFTER_TURN = new Set(['Completed', 'Interrupted', 'Error']);
+
 /**
  * Compacts the conversation of an agent at rest after a turn (Completed, Interrupted, Error): the
- * machine goes through Compacting and back. Resolves once it is back; throws when a turn runs or no
- * turn has been taken yet.
+ * summary call runs here (the agent's `compact` effect) and its outcome goes to the machine as
+ * `COMPACTED`, which takes the summary in or warns why there is none. `signal` stops the call (the
+ * conversation is then unchanged). Throws when a turn runs or none was taken yet.
  */
-export function compactOnRequest(actor: Actor<AgentMachine>, instructions?: string): Promise<CompactResult> {
-  const event = {
-    type: 'COMPACT' as const,
-    ...(instructions?.trim() ? { instructions: instructions.trim() } : {}),
-  };
-  const before = actor.getSnapshot();
-  if (!before.can(event)) {
+export async function compactOnRequest(
+  actor: Actor<AgentMachine>,
+  signal: AbortSignal,
+  instructions?: string,
+): Promise<CompactResult> {
+  const snapshot = actor.getSnapshot();
+  const { context } = snapshot;
+  if (!AFTER_TURN.has(String(snapshot.value)) || context.turn === 0) {
     throw new Error(
-      `agent.compact(): nothing to compact in state ${String(before.value)} (compact after a turn, not while one runs)`,
+      `agent.compact(): nothing to compact in state ${String(snapshot.value)} (compact after a turn, not while one runs)`,
     );
   }
-  return new Promise((resolve) => {
-    let reason: string | undefined;
-    const warnings = actor.on('limit_warning', (e) => {
-      if (e.limit === 'context_window') reason = e.message;
-    });
-    const subscription = actor.subscribe({
-      next: (snapshot) => {
-        if (snapshot.value === 'Compacting' && snapshot.status === 'active') return;
-        subscription.unsubscribe();
-        warnings.unsubscribe();
-        const record = snapshot.context.compaction;
-        if (record && record !== before.context.compaction) {
-          resolve({
-            compacted: true,
-            tokensBefore: record.tokensBefore,
-            tokensAfter: record.tokensAfter,
-            entriesCovered: record.through - record.from,
-          });
-        } else resolve({ compacted: false, reason: reason ?? `stopped in state ${String(snapshot.value)}` });
-      },
-      error: () => resolve({ compacted: false, reason: 'the agent failed' }),
-    });
-    actor.send(event);
-  });
+  const compact = effectsOf(actor)?.compact;
+  if (!compact) return { compacted: false, reason: 'this agent does not compact (compaction is off)' };
+  const io: EffectIO = {
+    signal,
+    get aborted() {
+      return signal.aborted;
+    },
+    get reason() {
+      return signal.reason;
+    },
+    onAbort(listener) {
+      signal.addEventListener('abort', listener, { once: true });
+      return () => signal.removeEventListener('abort', listener);
+    },
+    send: () => {},
+    conversation: (): readonly Message[] => actor.getSnapshot().context.messages,
+  };
+  const input = {
+    sessionId: context.sessionId,
+    turn: context.turn,
+    iteration: context.iteration,
+    messages: context.messages,
+    compaction: context.compaction,
+    instructions: instructions?.trim() || null,
+  };
+  try {
+    const { record, usage } = await compact(input, io);
+    if (signal.aborted) return { compacted: false, reason: 'interrupted' };
+    actor.send({ type: 'COMPACTED', record, usage });
+    if (actor.getSnapshot().context.compaction !== record)
+      return { compacted: false, reason: 'a turn started meanwhile' };
+    return {
+      compacted: true,
+      tokensBefore: record.tokensBefore,
+      tokensAfter: record.tokensAfter,
+      entriesCovered: record.through - record.from,
+    };
+  } catch (error) {
+    if (signal.aborted) return { compacted: false, reason: 'interrupted' };
+    const failure = error instanceof Error ? error.message : String(error);
+    const usage = error instanceof CompactionFailedError ? error.usage : null;
+    actor.send({ type: 'COMPACTED', failure, usage });
+    return { compacted: false, reason: failure };
+  }
 }

@@ -122,12 +122,6 @@ const contextShape: { [K in keyof AgentContext]-?: ZodType } = {
   // Checked against the conversation by the restore (compactionProblem), which falls back to pruning.
   compaction: z.looseObject({}).nullable(),
   compactedCall: count.nullable(),
-  compactRequest: z
-    .looseObject({
-      instructions: z.string().nullable(),
-      resume: z.enum(['Completed', 'Interrupted', 'Error']),
-    })
-    .nullable(),
 };
 
 /** The machine's context, as a restore requires it (after `upgradeSnapshot`). */

@@ -63,14 +63,6 @@ export interface AgentContext {
    * and what follows stay verbatim), so a failing summary call is not retried before every call.
    */
   compactedCall: number | null;
-  /** An on-demand compaction (`COMPACT`): its instructions, and the rest state it returns to. */
-  compactRequest: CompactRequest | null;
-}
-
-/** What `COMPACT` asked for: the summary's focus, and where the agent rests again afterwards. */
-export interface CompactRequest {
-  instructions: string | null;
-  resume: 'Completed' | 'Interrupted' | 'Error';
 }
 
 /** Nothing used yet: no tokens, and nothing spent (`costUsd: 0`, known). */
@@ -125,7 +117,6 @@ function turnFields(limits: AgentLimits, turn: number, deadline: number | null) 
     repeatedCalls: {},
     consecutiveErrors: 0,
     compactedCall: null,
-    compactRequest: null,
   } satisfies Partial<AgentContext>;
 }
 
@@ -138,6 +129,5 @@ export function endedTurnFields(terminateReason: TerminateReason) {
     finalReason: null,
     terminateReason,
     compactedCall: null,
-    compactRequest: null,
   } satisfies Partial<AgentContext>;
 }

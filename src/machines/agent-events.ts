@@ -1,3 +1,5 @@
+import type { Usage } from '../llm/message.js';
+import type { CompactionRecord } from '../prompt/compaction.js';
 import type { ToolCallRequest, ToolResult } from '../tools/tool-call.js';
 import type { AgentEventMap } from './emitted-events.js';
 
@@ -20,8 +22,11 @@ export type AgentInputEvent =
    * turn runs or its last writes are under way; a turn is never reported done with its record lost.
    */
   | { type: 'WRITE_FAILED'; message: string }
-  /** Compact the conversation now, at rest (`agent.compact()`), with what the summary should focus on. */
-  | { type: 'COMPACT'; instructions?: string };
+  /**
+   * A compaction asked for after a turn (`agent.compact()`) came back: the summary to send from now on,
+   * or why there is none (`failure`), and what its call used.
+   */
+  | { type: 'COMPACTED'; record?: CompactionRecord; failure?: string; usage: Usage | null };
 
 /** Events the invoked actors send to the machine while they run. */
 export type AgentActorEvent =

@@ -1,5 +1,5 @@
 import { type ActorRefFrom, assign } from 'xstate';
-import { finishCompaction, requestCompaction } from './actions/compaction-actions.js';
+import { applyCompaction, finishCompaction } from './actions/compaction-actions.js';
 import { enterState } from './actions/state-actions.js';
 import {
   contextReport,
@@ -35,28 +35,9 @@ import {
   startTurn,
   timeoutFinalCall,
 } from './actions/turn-actions.js';
-import type { CompactRequest } from './agent-context.js';
 import { initialContext } from './agent-context.js';
 import type { TerminateReason } from './emitted-events.js';
 import { machineSetup } from './machine-setup.js';
-
-/**
- * Where Compacting goes when the summary call ends: back to the rest state an asked-for compaction
- * (COMPACT) came from, else on to the model call it was made for.
- */
-const afterCompaction = [
-  ...(['Completed', 'Interrupted', 'Error'] as const satisfies CompactRequest['resume'][]).map((state) => ({
-    guard: { type: 'compactionReturnsTo' as const, params: { state } },
-    target: state,
-    actions: 'finishCompaction' as const,
-  })),
-  { target: 'Thinking' as const, actions: 'finishCompaction' as const },
-];
-
-/** After a turn, `COMPACT` compacts the conversation now (`agent.compact()`, `/compact`). */
-const compactOnRequest = {
-  COMPACT: { target: 'Compacting' as const, actions: 'requestCompaction' as const },
-};
 
 /**
  * The agent loop as a statechart. Pure definition: the LLM call (`callLlm`), the tool runner
@@ -81,7 +62,7 @@ export const agentMachine = machineSetup
       finishWithAnswer,
       finishWithBreaker,
       finishCompaction,
-      requestCompaction,
+      applyCompaction,
       receiveReply,
       recordAssistant,
       recordError,
@@ -205,28 +186,6 @@ export const agentMachine = machineSetup
           WRITE_FAILED: { target: 'Error', actions: ['stopRunners', 'recordWriteFailure'] },
         },
       },
-      Compacting: {
-        entry: { type: 'enterState', params: { state: 'Compacting' } },
-        invoke: {
-          id: 'compact',
-          src: 'compact',
-          input: ({ context }) => ({
-            sessionId: context.sessionId,
-            turn: context.turn,
-            iteration: context.iteration,
-            messages: context.messages,
-            compaction: context.compaction,
-            instructions: context.compactRequest?.instructions ?? null,
-          }),
-          onDone: afterCompaction,
-          onError: afterCompaction,
-        },
-        on: {
-          // Nothing of the compaction is kept: the conversation is exactly as before.
-          INTERRUPT: { target: 'Interrupted', actions: ['stopRunners', 'recordInterrupt'] },
-          WRITE_FAILED: { target: 'Error', actions: ['stopRunners', 'recordWriteFailure'] },
-        },
-      },
       ExecutingTool: {
         entry: { type: 'enterState', params: { state: 'ExecutingTool' } },
         on: {
@@ -266,7 +225,8 @@ export const agentMachine = machineSetup
           },
           // The turn's last writes failed after it came to rest: it is not done, it failed.
           WRITE_FAILED: { target: 'Error', actions: 'recordWriteFailure' },
-          ...compactOnRequest,
+          // A compaction asked for after the turn (agent.compact()) came back.
+          COMPACTED: { actions: 'applyCompaction' },
         },
       },
       Interrupted: {
@@ -275,7 +235,8 @@ export const agentMachine = machineSetup
           USER_MESSAGE: { target: 'Thinking', actions: 'startTurn' },
           RESUME: { guard: 'canContinueTurn', target: 'Thinking', actions: 'continueTurn' },
           WRITE_FAILED: { target: 'Error', actions: 'recordWriteFailure' },
-          ...compactOnRequest,
+          // A compaction asked for after the turn (agent.compact()) came back.
+          COMPACTED: { actions: 'applyCompaction' },
         },
       },
       Error: {
@@ -283,7 +244,30 @@ export const agentMachine = machineSetup
         on: {
           USER_MESSAGE: { guard: 'isInitialized', target: 'Thinking', actions: 'startTurn' },
           RESUME: { guard: 'canContinueTurn', target: 'Thinking', actions: 'continueTurn' },
-          COMPACT: { guard: 'isInitialized', target: 'Compacting', actions: 'requestCompaction' },
+          COMPACTED: { actions: 'applyCompaction' },
+        },
+      },
+      // Last in the definition: the inspector draws it below the rest states, clear of Thinking's edges.
+      Compacting: {
+        entry: { type: 'enterState', params: { state: 'Compacting' } },
+        invoke: {
+          id: 'compact',
+          src: 'compact',
+          input: ({ context }) => ({
+            sessionId: context.sessionId,
+            turn: context.turn,
+            iteration: context.iteration,
+            messages: context.messages,
+            compaction: context.compaction,
+            instructions: null,
+          }),
+          onDone: { target: 'Thinking', actions: 'finishCompaction' },
+          onError: { target: 'Thinking', actions: 'finishCompaction' },
+        },
+        on: {
+          // Nothing of the compaction is kept: the conversation is exactly as before.
+          INTERRUPT: { target: 'Interrupted', actions: ['stopRunners', 'recordInterrupt'] },
+          WRITE_FAILED: { target: 'Error', actions: ['stopRunners', 'recordWriteFailure'] },
         },
       },
     },

@@ -3,7 +3,7 @@ import type { ToolResult } from '../tools/tool-call.js';
 import type { LlmCallInput, LlmCallOutput } from './actors/call-llm.js';
 import type { CompactInput, CompactOutput } from './actors/compact-conversation.js';
 import type { RunToolsInput } from './actors/run-tools.js';
-import type { AgentContext, AgentMachineInput, CompactRequest } from './agent-context.js';
+import type { AgentContext, AgentMachineInput } from './agent-context.js';
 import { effectActor, type InitializeOutput } from './agent-effects.js';
 import type { AgentMachineEvent } from './agent-events.js';
 import type { AgentEvent } from './emitted-events.js';
@@ -53,9 +53,6 @@ export const machineSetup = setup({
     runnerClosesBatch: ({ context, event }) => runnerClosesBatch(context.batch, event),
     canContinueTurn: ({ context }) => context.initialized && context.turn > 0,
     isInitialized: ({ context }) => context.initialized,
-    // An asked-for compaction (COMPACT) goes back to the rest state it came from.
-    compactionReturnsTo: ({ context }, params: { state: CompactRequest['resume'] }) =>
-      context.compactRequest?.resume === params.state,
     endedAtIterationLimit: ({ context }) => context.terminateReason === 'max_iterations',
     // A reply whose calls are not run: cut off, or reaching a cost budget (stopReplyReason).
     replyNotRun: ({ context, event }) =>

@@ -1,21 +1,11 @@
-import { assign, enqueueActions } from 'xstate';
+import { enqueueActions } from 'xstate';
 import { CompactionFailedError, type CompactOutput } from '../actors/compact-conversation.js';
-import type { CompactRequest } from '../agent-context.js';
 import { machineSetup } from '../machine-setup.js';
 import { usageAfter } from '../turn-limits.js';
 import { event } from '../turn-messages.js';
 
-// Actions of compaction by summary: the Compacting state's way in and its outcomes. The summary is
+// Actions of compaction by summary: the outcomes of Compacting, and of a compaction asked for at rest. The summary is
 // taken into the context only when it came; a failed or interrupted compaction changes no message.
-
-/** `COMPACT` at rest: remember the instructions and the state to rest in again. */
-export const requestCompaction = machineSetup.createAction(
-  assign(({ context, event: ev }) => {
-    const instructions = ev.type === 'COMPACT' && ev.instructions?.trim() ? ev.instructions.trim() : null;
-    const resume = (context.lastState ?? 'Completed') as CompactRequest['resume'];
-    return { compactRequest: { instructions, resume } };
-  }),
-);
 
 /**
  * The summary call came back. With a summary, the requests from now on send it in place of the
@@ -28,11 +18,7 @@ export const finishCompaction = machineSetup.createAction(
     const error = (ev as unknown as { error?: unknown }).error;
     const failure = error instanceof CompactionFailedError ? error : undefined;
     const usage = output?.usage ?? failure?.usage;
-    const done = {
-      compactedCall: context.iteration,
-      compactRequest: null,
-      ...(usage ? usageAfter(context, usage) : {}),
-    };
+    const done = { compactedCall: context.iteration, ...(usage ? usageAfter(context, usage) : {}) };
     if (output) {
       const { record } = output;
       enqueue.assign({ ...done, compaction: record });
@@ -48,16 +34,43 @@ export const finishCompaction = machineSetup.createAction(
     }
     // The message, not `reason`: the effect's wrapper redacts it (a server's error may echo a key).
     const reason = error instanceof Error ? error.message : String(error);
-    const fallback = context.compactRequest
-      ? 'the conversation is unchanged'
-      : 'old tool results are pruned instead';
     enqueue.assign(done);
     enqueue.emit(
       event(context, 'limit_warning', {
         limit: 'context_window',
-        message: `Compaction failed (${reason}); ${fallback}.`,
+        message: `Compaction failed (${reason}); old tool results are pruned instead.`,
         used: failure?.tokens ?? 0,
         max: failure?.max ?? 0,
+      }),
+    );
+  }),
+);
+
+/** A compaction asked for after the turn (`COMPACTED`, from `agent.compact()`): taken in, or told why not. */
+export const applyCompaction = machineSetup.createAction(
+  enqueueActions(({ enqueue, context, event: ev }) => {
+    if (ev.type !== 'COMPACTED') return;
+    const usage = ev.usage ? usageAfter(context, ev.usage) : {};
+    const { record } = ev;
+    if (record) {
+      enqueue.assign({ ...usage, compaction: record });
+      enqueue.emit(
+        event(context, 'context_compacted', {
+          tokensBefore: record.tokensBefore,
+          tokensAfter: record.tokensAfter,
+          entriesCovered: record.through - record.from,
+          model: record.model,
+        }),
+      );
+      return;
+    }
+    enqueue.assign(usage);
+    enqueue.emit(
+      event(context, 'limit_warning', {
+        limit: 'context_window',
+        message: `Compaction failed (${ev.failure ?? 'no summary'}); the conversation is unchanged.`,
+        used: 0,
+        max: 0,
       }),
     );
   }),

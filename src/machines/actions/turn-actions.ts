@@ -1,4 +1,4 @@
-import { assign, enqueueActions } from 'xstate';
+import { assign, emit, enqueueActions } from 'xstate';
 import { DEFAULTS } from '../../defaults.js';
 import type { Message } from '../../llm/message.js';
 import type { LlmCallOutput } from '../actors/call-llm.js';
@@ -164,28 +164,18 @@ export const recordWriteFailure = machineSetup.createAction(
   }),
 );
 
-/** Whether a rest state is entered again after an asked-for compaction: no turn ended there. */
-const backFromCompaction = (ev: { type: string }) =>
-  ev.type === 'xstate.done.actor.compact' || ev.type === 'xstate.error.actor.compact';
-
 export const emitTurnEnd = machineSetup.createAction(
-  enqueueActions(({ enqueue, context, event: ev }) => {
-    if (backFromCompaction(ev)) return;
-    enqueue.emit(
-      event(context, 'turn_end', {
-        terminateReason: context.terminateReason ?? 'completed',
-        response: context.response,
-        iterations: context.iteration,
-      }),
-    );
-  }),
+  emit(({ context }) =>
+    event(context, 'turn_end', {
+      terminateReason: context.terminateReason ?? 'completed',
+      response: context.response,
+      iterations: context.iteration,
+    }),
+  ),
 );
 
 export const emitError = machineSetup.createAction(
-  enqueueActions(({ enqueue, context, event: ev }) => {
-    if (backFromCompaction(ev)) return;
-    enqueue.emit(event(context, 'error', context.error ?? { message: 'unknown error' }));
-  }),
+  emit(({ context }) => event(context, 'error', context.error ?? { message: 'unknown error' })),
 );
 
 export const extendLimit = machineSetup.createAction(

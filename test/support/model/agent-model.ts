@@ -52,6 +52,15 @@ export const SUMMARY = 'The user asked for the task.';
 /** Whether the model call about to be made may compact first: once a turn, with something to cover. */
 export const canCompact = (c: AgentContext) =>
   c.compactedCall === null && compactionCut(c.messages, c.compaction) !== undefined;
+/** The summary the scripted model's summary call gives for the conversation of `c`. */
+const summaryOf = (c: AgentContext) => ({
+  summary: SUMMARY,
+  from: leadingSystemCount(c.messages),
+  through: compactionCut(c.messages, c.compaction)!,
+  tokensBefore: 200,
+  tokensAfter: 100,
+  model: 'gpt-4o-mini',
+});
 /** Whether a compaction now makes a summary call (else it fails at once: nothing to summarize). */
 export const compactionCalls = (c: AgentContext) => compactionCut(c.messages, c.compaction) !== undefined;
 
@@ -163,20 +172,11 @@ export const ev = {
   userMessage: (): ModelEvent => ({ type: 'USER_MESSAGE', text: USER_TEXT, at: AT }),
   // The request is past compactAt (the replay's prepareMessages says so for this call).
   compact: (): ModelEvent => ({ type: 'LLM.COMPACT' }),
-  compactRequest: (): ModelEvent => ({ type: 'COMPACT', instructions: 'keep the decisions' }),
+  // agent.compact() after a turn: its summary came back.
+  compacted: (c: AgentContext): ModelEvent => ({ type: 'COMPACTED', record: summaryOf(c), usage: null }),
   compactDone: (c: AgentContext): ModelEvent => ({
     type: 'xstate.done.actor.compact',
-    output: {
-      record: {
-        summary: SUMMARY,
-        from: leadingSystemCount(c.messages),
-        through: compactionCut(c.messages, c.compaction)!,
-        tokensBefore: 200,
-        tokensAfter: 100,
-        model: 'gpt-4o-mini',
-      },
-      usage: null,
-    },
+    output: { record: summaryOf(c), usage: null },
     actorId: 'compact',
   }),
   compactError: (): ModelEvent => ({
@@ -242,6 +242,9 @@ const doneEvent = (c: AgentContext, runner: string) =>
     runner,
     runnerCalls(c, runner).map((id) => callById(c, id)),
   );
+
+/** agent.compact() after a turn, when there is something to summarize (else it sends nothing). */
+const compactNow = (c: AgentContext) => (c.turn > 0 && compactionCalls(c) ? [ev.compacted(c)] : []);
 
 /**
  * What can happen next in the real world, given the snapshot. Events the real world produces by
@@ -320,9 +323,9 @@ export function menu(snapshot: Snapshot): ModelEvent[] {
       ];
     case 'Completed':
     case 'Interrupted':
-      return [ev.userMessage(), ev.resume(), ev.writeFailed(), ...extend, ev.compactRequest()];
+      return [ev.userMessage(), ev.resume(), ev.writeFailed(), ...extend, ...compactNow(c)];
     case 'Error':
-      return [ev.userMessage(), ev.resume(), ...extend, ...(c.initialized ? [ev.compactRequest()] : [])];
+      return [ev.userMessage(), ev.resume(), ...extend, ...(c.initialized ? compactNow(c) : [])];
     default:
       return [];
   }
@@ -352,7 +355,6 @@ export function abstractState(snapshot: Snapshot): string {
     c.compaction !== null,
     canCompact(c),
     compactionCalls(c),
-    c.compactRequest?.resume ?? null,
   ]);
 }
 

@@ -123,7 +123,10 @@ function requestIndexes(steps: ReturnType<typeof modelSteps>) {
     if (compacts) compacting.add(calls);
     if (
       (step.to.value === 'Thinking' && !compacts && (entersThinking || step.event.type === 'LLM.RESET')) ||
-      (step.to.value === 'Compacting' && step.from.value !== 'Compacting' && compactionCalls(step.to.context))
+      (step.to.value === 'Compacting' &&
+        step.from.value !== 'Compacting' &&
+        compactionCalls(step.to.context)) ||
+      step.event.type === 'COMPACTED'
     )
       r++;
     out.push(r);
@@ -337,8 +340,14 @@ export async function replay(path: ModelPath): Promise<ReplayReport> {
         return finishTool(event.result);
       case 'LLM.COMPACT':
         return; // the model call's prepareMessages said so; no request is sent
-      case 'COMPACT':
-        return void settle(agent.compact(event.instructions));
+      case 'COMPACTED': {
+        // agent.compact(): its summary call arrives, and its summary comes back.
+        void settle(agent.compact('keep the decisions'));
+        const r = requestOf[i]!;
+        await untilArrived(r);
+        released.add(r);
+        return arrivals[r]!.resolve({ content: SUMMARY });
+      }
       case 'xstate.done.actor.compact':
       case 'xstate.error.actor.compact': {
         if (!compactionCalls(from.context)) return; // fails at once: nothing to summarize
