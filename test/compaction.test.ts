@@ -105,4 +105,67 @@ describe('compaction by summary', () => {
       await server.close();
     }
   }, 60_000);
+
+  it('agent.compact(instructions) compacts after a turn, on demand', async () => {
+    const server = await startScriptedServer({ respond: (request) => answer(request) });
+    const store = await tempStore();
+    // A window large enough that nothing compacts by itself.
+    const agent = agentFor(server.url, { store, contextWindow: { contextWindow: 128_000 } });
+    const lines: string[] = [];
+    agent.on('context_compacted', (e) => lines.push(`${e.entriesCovered} messages, ${e.model}`));
+    try {
+      await agent.send(taskMessage(1, 2));
+      const running = agent.send(taskMessage(2, 2));
+      await expect(agent.compact()).rejects.toThrow(
+        /agent.compact\(\): nothing to compact in state Thinking/,
+      );
+      await running;
+      const result = await agent.compact('keep the codes');
+      expect(result).toMatchObject({ compacted: true, entriesCovered: 6 });
+      expect(result.tokensAfter).toBeLessThan(result.tokensBefore!);
+      expect(lines).toEqual(['6 messages, gpt-4o-mini']);
+      const summaryCall = server.requests.find(isSummaryCall)!;
+      expect(JSON.stringify(summaryCall.messages)).toContain('The user asks: keep the codes');
+      const answered = await agent.send(questionMessage(1));
+      expect(answered.response).toBe(`The code of task 1 is ${factOf(1)}.`);
+      expect(sendsSummary(server.requests.at(-1)!)).toBe(true);
+      // Saved at rest with its transcript entry.
+      await agent.flush();
+      const { entries } = await store.readTranscript(agent.sessionId);
+      expect(entries.filter((e) => e.kind === 'event' && e.event === 'compaction')).toHaveLength(1);
+    } finally {
+      agent.stop();
+      await server.close();
+    }
+  }, 30_000);
+
+  it('agent.compact() says why when there is nothing to compact or compaction is off', async () => {
+    const server = await startScriptedServer({ respond: (request) => answer(request) });
+    const off = agentFor(server.url, { compaction: false });
+    const on = agentFor(server.url);
+    try {
+      await off.send(taskMessage(1, 1));
+      expect(await off.compact()).toEqual({
+        compacted: false,
+        reason: 'this agent does not compact (compaction is off)',
+      });
+      await expect(on.compact()).rejects.toThrow(/nothing to compact in state AwaitingInput/);
+      await on.send(taskMessage(1, 1));
+      const warnings: string[] = [];
+      on.on('limit_warning', (e) => warnings.push(e.message));
+      const result = await on.compact();
+      expect(result).toEqual({
+        compacted: false,
+        reason: 'nothing before the last user message is left to summarize',
+      });
+      expect(warnings).toEqual([
+        'Compaction failed (nothing before the last user message is left to summarize); the conversation is unchanged.',
+      ]);
+      expect(on.context.compaction).toBeNull();
+    } finally {
+      off.stop();
+      on.stop();
+      await server.close();
+    }
+  });
 });
