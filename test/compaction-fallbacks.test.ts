@@ -4,55 +4,27 @@
  * pruning, an interrupt while compacting leaves the conversation as it was, and a session whose
  * summary is corrupt or missing restores with pruning. Real SDK over HTTP, real session files.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { type AgentEvent, createAgent, FileSessionStore, type Message } from '../src/index.js';
+import { readFile, writeFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { type AgentEvent, FileSessionStore, type Message } from '../src/index.js';
 import { type ScriptedRequest, type ScriptedTurn, startScriptedServer } from '../src/testing/index.js';
-import { tokenCounterFor } from '../src/unstable.js';
 import {
   answer,
+  BUDGET,
+  compactingAgent,
   factOf,
   isSummaryCall,
   questionMessage,
-  readDoc,
+  requestTokens,
   sendsSummary,
   taskMessage,
+  tempStores,
 } from './support/compaction-scenario.js';
 import { assertToolCallsAnswered } from './support/harness.js';
 
-const WINDOW = 8_000;
-const BUDGET = WINDOW - WINDOW / 4;
 const READS = 5;
-
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
-});
-async function tempStore(): Promise<FileSessionStore> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'agentloop-compaction-'));
-  dirs.push(dir);
-  return new FileSessionStore({ dir });
-}
-
-const counter = tokenCounterFor('o200k_base');
-const requestTokens = (request: ScriptedRequest) =>
-  counter.countPrompt(request.messages as Message[], request.tools ?? []);
-
-type Options = Parameters<typeof createAgent>[0];
-function agentFor(url: string, extra: Partial<Options> = {}) {
-  return createAgent({
-    baseURL: url,
-    apiKey: 'test-key',
-    model: 'gpt-4o-mini',
-    instructions: 'Do the tasks. Read documents with read_doc.',
-    tools: [readDoc],
-    contextWindow: { contextWindow: WINDOW, compactAt: 0.6 },
-    retry: { maxAttempts: 1 },
-    ...extra,
-  });
-}
+const tempStore = tempStores();
+type Options = Parameters<typeof compactingAgent>[1];
 
 /** A server whose summary calls get `summary` (the other calls the scripted model's answers). */
 async function serverWithSummary(summary: (request: ScriptedRequest) => ScriptedTurn) {
@@ -62,12 +34,9 @@ async function serverWithSummary(summary: (request: ScriptedRequest) => Scripted
 }
 
 /** Runs two tasks (the second crosses compactAt) and checks the session went on, pruned to fit. */
-async function twoTasksPruned(
-  summary: (request: ScriptedRequest) => ScriptedTurn,
-  extra: Partial<Options> = {},
-) {
+async function twoTasksPruned(summary: (request: ScriptedRequest) => ScriptedTurn, extra: Options = {}) {
   const server = await serverWithSummary(summary);
-  const agent = agentFor(server.url, extra);
+  const agent = compactingAgent(server.url, extra);
   const warnings: AgentEvent<'limit_warning'>[] = [];
   const compacted: AgentEvent<'context_compacted'>[] = [];
   agent.on('limit_warning', (e) => warnings.push(e));
@@ -126,7 +95,7 @@ describe('compaction falls back to pruning', () => {
 describe('compaction that is not enough, or stopped', () => {
   it('a summary that leaves the request above the budget is followed by pruning, once per turn', async () => {
     const server = await serverWithSummary(answer);
-    const agent = agentFor(server.url);
+    const agent = compactingAgent(server.url);
     const events: string[] = [];
     agent.on('context_compacted', () => events.push('compacted'));
     agent.on('context_pruned', () => events.push('pruned'));
@@ -161,7 +130,7 @@ describe('compaction that is not enough, or stopped', () => {
       summaryArrived();
       return { content: 'never sent', delayMs: 10_000 };
     });
-    const agent = agentFor(server.url);
+    const agent = compactingAgent(server.url);
     try {
       await agent.send(taskMessage(1, READS));
       let before: readonly Message[] = [];
@@ -193,7 +162,7 @@ describe('restoring a compacted session', () => {
   async function compactedSession() {
     const store = await tempStore();
     const server = await serverWithSummary(answer);
-    const agent = agentFor(server.url, { store });
+    const agent = compactingAgent(server.url, { store });
     try {
       for (let k = 1; k <= 2; k++) await agent.send(taskMessage(k, READS));
       expect(agent.context.compaction).not.toBeNull();
@@ -208,7 +177,10 @@ describe('restoring a compacted session', () => {
   it('rebuilds the same request view from the transcript', async () => {
     const { store, id, messages } = await compactedSession();
     const server = await serverWithSummary(answer);
-    const agent = agentFor(server.url, { store: new FileSessionStore({ dir: store.dir }), session: id });
+    const agent = compactingAgent(server.url, {
+      store: new FileSessionStore({ dir: store.dir }),
+      session: id,
+    });
     try {
       await agent.ready();
       expect(agent.messages).toEqual(messages);
@@ -238,7 +210,7 @@ describe('restoring a compacted session', () => {
       });
       await writeFile(file, `${edited.join('\n')}\n`);
       const server = await serverWithSummary(answer);
-      const agent = agentFor(server.url, {
+      const agent = compactingAgent(server.url, {
         store: new FileSessionStore({ dir: store.dir }),
         session: id,
         compaction: false,

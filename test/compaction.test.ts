@@ -4,62 +4,31 @@
  * HTTP to the scripted server, whose model answers from what each request holds (so a fact a summary
  * lost fails the test); real session files in temp dirs.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { type AgentEvent, createAgent, FileSessionStore, type Message } from '../src/index.js';
-import { type ScriptedRequest, startScriptedServer } from '../src/testing/index.js';
-import { tokenCounterFor } from '../src/unstable.js';
+import { describe, expect, it } from 'vitest';
+import type { AgentEvent } from '../src/index.js';
+import { startScriptedServer } from '../src/testing/index.js';
 import {
   answer,
+  BUDGET,
+  compactingAgent,
   factOf,
   isSummaryCall,
   questionMessage,
-  readDoc,
+  requestTokens,
   sendsSummary,
   taskMessage,
+  tempStores,
 } from './support/compaction-scenario.js';
 import { assertToolCallsAnswered } from './support/harness.js';
 
-const WINDOW = 8_000;
-/** The prompt budget: the window less the completion reserve (a quarter of a small window). */
-const BUDGET = WINDOW - WINDOW / 4;
-const COMPACT_AT = 0.6;
 const READS = 5;
-
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
-});
-async function tempStore(): Promise<FileSessionStore> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'agentloop-compaction-'));
-  dirs.push(dir);
-  return new FileSessionStore({ dir });
-}
-
-const counter = tokenCounterFor('o200k_base');
-const requestTokens = (request: ScriptedRequest) =>
-  counter.countPrompt(request.messages as Message[], request.tools ?? []);
-
-function agentFor(url: string, extra: Partial<Parameters<typeof createAgent>[0]> = {}) {
-  return createAgent({
-    baseURL: url,
-    apiKey: 'test-key',
-    model: 'gpt-4o-mini',
-    instructions: 'Do the tasks. Read documents with read_doc.',
-    tools: [readDoc],
-    contextWindow: { contextWindow: WINDOW, compactAt: COMPACT_AT },
-    retry: { maxAttempts: 1 },
-    ...extra,
-  });
-}
+const tempStore = tempStores();
 
 describe('compaction by summary', () => {
   it('a session that crosses the window three times keeps working, every fact kept in the summaries', async () => {
     const server = await startScriptedServer({ respond: (request) => answer(request) });
     const store = await tempStore();
-    const agent = agentFor(server.url, { store });
+    const agent = compactingAgent(server.url, { store });
     const compacted: AgentEvent<'context_compacted'>[] = [];
     const pruned: AgentEvent<'context_pruned'>[] = [];
     agent.on('context_compacted', (e) => compacted.push(e));
@@ -110,7 +79,7 @@ describe('compaction by summary', () => {
     const server = await startScriptedServer({ respond: (request) => answer(request) });
     const store = await tempStore();
     // A window large enough that nothing compacts by itself.
-    const agent = agentFor(server.url, { store, contextWindow: { contextWindow: 128_000 } });
+    const agent = compactingAgent(server.url, { store, contextWindow: { contextWindow: 128_000 } });
     const lines: string[] = [];
     agent.on('context_compacted', (e) => lines.push(`${e.entriesCovered} messages, ${e.model}`));
     try {
@@ -141,8 +110,8 @@ describe('compaction by summary', () => {
 
   it('agent.compact() says why when there is nothing to compact or compaction is off', async () => {
     const server = await startScriptedServer({ respond: (request) => answer(request) });
-    const off = agentFor(server.url, { compaction: false });
-    const on = agentFor(server.url);
+    const off = compactingAgent(server.url, { compaction: false });
+    const on = compactingAgent(server.url);
     try {
       await off.send(taskMessage(1, 1));
       expect(await off.compact()).toEqual({

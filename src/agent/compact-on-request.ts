@@ -3,6 +3,7 @@ import type { Message } from '../llm/message.js';
 import { CompactionFailedError } from '../machines/actors/compact-conversation.js';
 import { type EffectIO, effectsOf } from '../machines/agent-effects.js';
 import type { AgentMachine } from '../machines/agent-machine.js';
+import { fromSignal } from '../tools/execute-tool-call.js';
 
 /** What `agent.compact()` did. */
 export interface CompactResult {
@@ -39,21 +40,12 @@ export async function compactOnRequest(
   }
   const compact = effectsOf(actor)?.compact;
   if (!compact) return { compacted: false, reason: 'this agent does not compact (compaction is off)' };
-  const io: EffectIO = {
+  // The effect runs outside the machine: it tells nobody as it goes; `signal` stops it.
+  const io: EffectIO = Object.assign(fromSignal(signal), {
     signal,
-    get aborted() {
-      return signal.aborted;
-    },
-    get reason() {
-      return signal.reason;
-    },
-    onAbort(listener) {
-      signal.addEventListener('abort', listener, { once: true });
-      return () => signal.removeEventListener('abort', listener);
-    },
     send: () => {},
     conversation: (): readonly Message[] => actor.getSnapshot().context.messages,
-  };
+  });
   const input = {
     sessionId: context.sessionId,
     turn: context.turn,

@@ -1,8 +1,12 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach } from 'vitest';
 import { z } from 'zod';
-import type { Message } from '../../src/index.js';
-import { defineTool } from '../../src/index.js';
+import { createAgent, defineTool, FileSessionStore, type Message } from '../../src/index.js';
 import { SUMMARY_HEADING, SUMMARY_INSTRUCTIONS } from '../../src/prompt/compaction.js';
 import type { ScriptedRequest, ScriptedTurn } from '../../src/testing/index.js';
+import { tokenCounterFor } from '../../src/unstable.js';
 
 /**
  * A scripted model for compaction tests that answers from what each request contains, so that a fact
@@ -83,4 +87,41 @@ export function answer(request: ScriptedRequest): ScriptedTurn {
   const done = messages.slice(lastUser + 1).filter((m) => m.role === 'tool').length;
   if (done < reads) return { toolCalls: [{ name: 'read_doc', arguments: { n: k * 100 + done } }] };
   return { content: `Done ${k}.` };
+}
+
+/** The window of the agents below: small, so that a few tasks cross it. */
+export const WINDOW = 8_000;
+/** The prompt budget: the window less the completion reserve (a quarter of a small window). */
+export const BUDGET = WINDOW - WINDOW / 4;
+
+const counter = tokenCounterFor('o200k_base');
+/** Estimated prompt tokens of a request the server received (the agent's own counting). */
+export const requestTokens = (request: ScriptedRequest) =>
+  counter.countPrompt(request.messages as Message[], request.tools ?? []);
+
+/** An agent with `read_doc` on the scripted server at `url`, compacting at 0.6 of an 8,000-token window. */
+export function compactingAgent(url: string, extra: Partial<Parameters<typeof createAgent>[0]> = {}) {
+  return createAgent({
+    baseURL: url,
+    apiKey: 'test-key',
+    model: 'gpt-4o-mini',
+    instructions: 'Do the tasks. Read documents with read_doc.',
+    tools: [readDoc],
+    contextWindow: { contextWindow: WINDOW, compactAt: 0.6 },
+    retry: { maxAttempts: 1 },
+    ...extra,
+  });
+}
+
+/** File stores in temp dirs for the file's tests, removed after each test. */
+export function tempStores(): () => Promise<FileSessionStore> {
+  const dirs: string[] = [];
+  afterEach(async () => {
+    for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+  });
+  return async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'agentloop-compaction-'));
+    dirs.push(dir);
+    return new FileSessionStore({ dir });
+  };
 }

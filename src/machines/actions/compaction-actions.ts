@@ -1,11 +1,23 @@
 import { enqueueActions } from 'xstate';
+import type { CompactionRecord } from '../../prompt/compaction.js';
 import { CompactionFailedError, type CompactOutput } from '../actors/compact-conversation.js';
+import type { AgentContext } from '../agent-context.js';
 import { machineSetup } from '../machine-setup.js';
 import { usageAfter } from '../turn-limits.js';
 import { event } from '../turn-messages.js';
 
 // Actions of compaction by summary: the outcomes of Compacting, and of a compaction asked for at rest. The summary is
 // taken into the context only when it came; a failed or interrupted compaction changes no message.
+
+/** The `context_compacted` event of a summary taken in. */
+function compactedEvent(context: AgentContext, record: CompactionRecord) {
+  return event(context, 'context_compacted', {
+    tokensBefore: record.tokensBefore,
+    tokensAfter: record.tokensAfter,
+    entriesCovered: record.through - record.from,
+    model: record.model,
+  });
+}
 
 /**
  * The summary call came back. With a summary, the requests from now on send it in place of the
@@ -22,14 +34,7 @@ export const finishCompaction = machineSetup.createAction(
     if (output) {
       const { record } = output;
       enqueue.assign({ ...done, compaction: record });
-      enqueue.emit(
-        event(context, 'context_compacted', {
-          tokensBefore: record.tokensBefore,
-          tokensAfter: record.tokensAfter,
-          entriesCovered: record.through - record.from,
-          model: record.model,
-        }),
-      );
+      enqueue.emit(compactedEvent(context, record));
       return;
     }
     // The message, not `reason`: the effect's wrapper redacts it (a server's error may echo a key).
@@ -54,14 +59,7 @@ export const applyCompaction = machineSetup.createAction(
     const { record } = ev;
     if (record) {
       enqueue.assign({ ...usage, compaction: record });
-      enqueue.emit(
-        event(context, 'context_compacted', {
-          tokensBefore: record.tokensBefore,
-          tokensAfter: record.tokensAfter,
-          entriesCovered: record.through - record.from,
-          model: record.model,
-        }),
-      );
+      enqueue.emit(compactedEvent(context, record));
       return;
     }
     enqueue.assign(usage);
