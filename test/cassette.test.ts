@@ -94,6 +94,13 @@ describe('Cassette', () => {
     await expect(Cassette.fromFile(wrong)).rejects.toThrow(
       `${wrong} line ${at + 1}: model_call "wire" is not a known API`,
     );
+    const settingsAt = lines.findIndex((l) => l.includes('"request_settings"'));
+    const settings = JSON.parse(lines[settingsAt]!) as { data: Record<string, unknown> };
+    settings.data.settings = ['not', 'an', 'object'];
+    await writeFile(wrong, lines.map((l, i) => (i === settingsAt ? JSON.stringify(settings) : l)).join('\n'));
+    await expect(Cassette.fromFile(wrong)).rejects.toThrow(
+      `${wrong} line ${settingsAt + 1}: request_settings "settings" is not an object`,
+    );
   });
 
   it('names a missing file and a session without a transcript', async () => {

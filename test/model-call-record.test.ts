@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool, MemorySessionStore, type TranscriptEntry } from '../src/index.js';
-import { canonicalJson, requestHash } from '../src/llm/request-hash.js';
+import { canonicalJson, canonicalSettings, requestHash } from '../src/llm/request-hash.js';
 import { type ModelCallData, modelCallOf } from '../src/session/model-call-entry.js';
 import { agentAt, eachWire, serve } from './support/harness.js';
 
@@ -116,6 +116,40 @@ eachWire((api) => {
 });
 
 describe('requestHash', () => {
+  it('gives the hashes recorded transcripts hold (pinned: remembering the tools text changed no hash)', () => {
+    const tools = [
+      {
+        type: 'function',
+        function: {
+          name: 'echo',
+          description: 'echoes',
+          parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+        },
+      },
+    ];
+    const body = {
+      model: 'gpt-4o-mini',
+      stream: true,
+      stream_options: { include_usage: true },
+      temperature: undefined,
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'hi' },
+      ],
+      tools,
+      tool_choice: 'auto',
+      parallel_tool_calls: true,
+    };
+    const pinned = '166e02435fdd89a91f48d487821bd5c0a6c4b67b479ab68ce573a989d2d14aaa';
+    expect(requestHash(body)).toBe(pinned);
+    expect(requestHash(body)).toBe(pinned); // the tools text remembered
+    expect(requestHash({ ...body, tools: structuredClone(tools) })).toBe(pinned);
+    expect(requestHash({ model: 'm', input: 'text', tools: [] })).toBe(
+      '46d37aa2761060f1683f47001d733d4270dea2aaae5b4397c1029d9400783a14',
+    );
+    expect(canonicalSettings({ b: 1, tools, a: undefined })).toBe(canonicalJson({ b: 1, tools }));
+  });
+
   it('is the hash of canonical JSON: key order, undefined members and stream do not count', () => {
     const body = { model: 'm', messages: [{ role: 'user', content: 'hi' }], temperature: 0 };
     const same = {

@@ -134,6 +134,13 @@ describe('the packed package', { timeout: 180_000 }, () => {
     expect(demo.stdout).not.toContain('✗');
   });
 
+  it('runs the example eval suite as shipped: its agent module imports agentloop and zod from the install', async () => {
+    const suite = path.join(app, 'node_modules', 'agentloop', 'examples', 'evals');
+    const evals = await run('npx', ['--no', '--', 'agentloop', 'eval', suite], app);
+    expect(evals.code, explain(evals)).toBe(0);
+    expect(evals.stdout.trimEnd().split('\n').at(-1)).toBe('3 passed, 0 failed');
+  });
+
   it('shows a broken demo as broken: without examples/ the answer names the error and the exit is 1', async () => {
     const examples = path.join(app, 'node_modules', 'agentloop', 'examples');
     await rename(examples, `${examples}.away`);

@@ -12,6 +12,7 @@ import type {
 import { approvalCard } from './approval-card.js';
 import { activeIds, type ChartView, drawChart } from './chart.js';
 import { byId, h, replace } from './dom.js';
+import { type Ack, forkAction } from './fork-request.js';
 import { renderPlan } from './plan.js';
 import { lastTurnText, renderSessionList } from './session-list.js';
 import { CATEGORIES, type Category, renderTimeline, timelineRows } from './timeline.js';
@@ -24,6 +25,8 @@ interface PageSession {
   messages: unknown[];
   events: BusEvent[];
   partial: string;
+  /** Where a saved session may be forked: transcript seq by message index. */
+  forkPoints: Map<number, number>;
   /** State node ids entered since the last turn started, in order. */
   path: string[];
   /** The last inspection events (for the status panel). */
@@ -42,7 +45,7 @@ const page = {
   search: '',
   ws: undefined as WebSocket | undefined,
   nextId: 1,
-  acks: new Map<number, (ack: { ok: boolean; error?: string }) => void>(),
+  acks: new Map<number, (ack: Ack) => void>(),
   dirty: { list: true, chart: true, status: true, timeline: true, transcript: true },
   frame: 0,
 };
@@ -84,6 +87,7 @@ function applySync(sync: SessionSync): void {
     messages: sync.messages,
     events: sync.events,
     partial: sync.partial,
+    forkPoints: new Map((sync.forkPoints ?? []).map((p) => [p.index, p.seq])),
     path: pathFromEvents(rootId, sync.events),
     inspections: existing?.inspections ?? [],
   });
@@ -208,7 +212,7 @@ function markAll(): void {
 
 // ---- connection --------------------------------------------------------------------------------
 
-function request(message: ClientMessage): Promise<{ ok: boolean; error?: string }> {
+function request(message: ClientMessage): Promise<Ack> {
   const ws = page.ws;
   if (!ws || ws.readyState !== WebSocket.OPEN) return Promise.resolve({ ok: false, error: 'not connected' });
   const id = page.nextId++;
@@ -279,18 +283,28 @@ function render(): void {
   if (page.dirty.timeline) {
     renderTimeline(byId('timeline'), session ? timelineRows(session.events) : [], page.shown, page.search);
   }
-  if (page.dirty.transcript)
-    renderTranscript(byId('transcript'), session?.messages ?? [], session?.partial ?? '');
+  if (page.dirty.transcript) renderTranscriptOf(session);
   page.dirty = { list: false, chart: false, status: false, timeline: false, transcript: false };
 }
 
+function renderTranscriptOf(session: PageSession | undefined): void {
+  const forks =
+    session && session.forkPoints.size > 0
+      ? { points: session.forkPoints, fork: forkAction(request, session.info.id, openSession) }
+      : undefined;
+  renderTranscript(byId('transcript'), session?.messages ?? [], session?.partial ?? '', forks);
+}
+
+/** Shows session `id` and stops following new ones (a pick in the list, a fork just made). */
+function openSession(id: string): void {
+  page.selected = id;
+  page.pinned = true;
+  markAll();
+  schedule();
+}
+
 function renderSessions(): void {
-  renderSessionList(byId('session-list'), page.order, page.selected, (id) => {
-    page.selected = id;
-    page.pinned = true;
-    markAll();
-    schedule();
-  });
+  renderSessionList(byId('session-list'), page.order, page.selected, openSession);
 }
 
 function renderChart(session: PageSession | undefined): void {

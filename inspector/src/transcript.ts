@@ -26,11 +26,39 @@ function textOf(content: unknown): string {
   return JSON.stringify(content);
 }
 
+/** "Fork here" buttons: the transcript seq to fork at, by the index of the message it follows. */
+export interface ForkButtons {
+  points: ReadonlyMap<number, number>;
+  fork: (seq: number, button: HTMLButtonElement) => void;
+}
+
+/** The "Fork here" button after a message that is a rest point. */
+function forkButton(seq: number, buttons: ForkButtons): HTMLButtonElement {
+  const button = h(
+    'button',
+    {
+      type: 'button',
+      class: 'fork-here',
+      'data-seq': seq,
+      title: `fork the session after transcript entry ${seq}`,
+    },
+    'Fork here',
+  ) as HTMLButtonElement;
+  button.addEventListener('click', () => buttons.fork(seq, button));
+  return button;
+}
+
 /**
  * Renders the conversation as the model sees it: system messages and tool results folded,
- * assistant tool calls listed under their message, the text being streamed last.
+ * assistant tool calls listed under their message, the text being streamed last; with `forks`, a
+ * "Fork here" button after each message that is a rest point of a saved session.
  */
-export function renderTranscript(el: HTMLElement, messages: readonly unknown[], partial: string): void {
+export function renderTranscript(
+  el: HTMLElement,
+  messages: readonly unknown[],
+  partial: string,
+  forks?: ForkButtons,
+): void {
   const names = new Map<string, string>();
   const items: HTMLElement[] = [];
   messages.forEach((raw, index) => {
@@ -82,6 +110,8 @@ export function renderTranscript(el: HTMLElement, messages: readonly unknown[], 
         ),
       );
     }
+    const seq = forks?.points.get(index);
+    if (forks && seq !== undefined) items.push(forkButton(seq, forks));
   });
   if (partial) {
     items.push(

@@ -21,9 +21,20 @@ export function relayEvents(
     (type) => bus.hears(type),
   );
   actor.on('*', (event) => {
-    publish(event);
+    publish(withoutRequestSettings(event));
     onEvent(event);
   });
+}
+
+/**
+ * A `model_call` event without its request settings (tool schemas and all): the saved session, which
+ * hears the actor itself, records them when they change; listeners and audit logs get the call's
+ * record as before, not the schemas at every call.
+ */
+function withoutRequestSettings(event: AgentEvent): AgentEvent {
+  if (event.type !== 'model_call' || event.settings === undefined) return event;
+  const { settings: _settings, ...rest } = event;
+  return rest;
 }
 
 /**

@@ -23,12 +23,17 @@ export function turnResult<TOutput>(
   return result;
 }
 
-/** Parses the answer as JSON (a fenced block is unwrapped) and validates it into `result.output`, or says why not. */
-function validateOutput<TOutput>(result: ExecutionResult<TOutput>, schema: ZodType<TOutput>): void {
-  const text = result.response
+/** The answer with a fenced code block around it (```json ... ```) unwrapped: the JSON an output schema reads. */
+export function unfencedAnswer(response: string): string {
+  return response
     .trim()
     .replace(/^```(?:json)?\s*/i, '')
     .replace(/```$/, '');
+}
+
+/** Parses the answer as JSON (a fenced block is unwrapped) and validates it into `result.output`, or says why not. */
+function validateOutput<TOutput>(result: ExecutionResult<TOutput>, schema: ZodType<TOutput>): void {
+  const text = unfencedAnswer(result.response);
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -123,7 +123,11 @@ export async function runChatCommand(
   const closers: (() => Promise<void> | void)[] = [];
   try {
     for (const warning of cliAgent.warnings) io.stderr(`${terminalSafe(warning)}\n`);
-    const connection = await connectModel(modelFlags(values), cliAgent.scripted);
+    // A fork made with --model runs on that model unless --model says otherwise.
+    const connection = await connectModel(
+      modelFlags({ ...values, model: values.model ?? origin.model }),
+      cliAgent.scripted,
+    );
     closers.push(() => connection.close());
     // The inspector page answers approvals too: whichever answer comes first wins.
     const inspection = await startCliInspection(values, io);
@@ -145,7 +149,7 @@ export async function runChatCommand(
       extraTools.length === 0
         ? loaded.definition
         : defineAgent({ ...loaded.definition, tools: [...loaded.definition.tools, ...extraTools] });
-    const open = (sessionId: string, loaded: CliAgent, mcp: McpFlag): Agent => {
+    const open = (sessionId: string, loaded: CliAgent, mcp: McpFlag, from: SessionOrigin): Agent => {
       const inspect = inspection.inspectFor(connection.apiKey);
       const agent = createAgent(
         toAgentOptions(
@@ -173,6 +177,8 @@ export async function runChatCommand(
                 ...(values.skills ? { skills: values.skills.map((d) => path.resolve(projectRoot, d)) } : {}),
                 ...(values.tools ? { tools: path.resolve(values.tools) } : {}),
                 ...(mcp.files.length > 0 ? { mcpConfig: mcp.files } : {}),
+                ...(from.model !== undefined ? { model: values.model ?? from.model } : {}),
+                ...(from.forkedFrom !== undefined ? { forkedFrom: from.forkedFrom } : {}),
               },
             },
             ...(inspect ? { inspect } : {}),
@@ -210,7 +216,7 @@ export async function runChatCommand(
         const wanted = mcpFiles(from).map((f) => path.resolve(f));
         const same = wanted.join('\n') === firstMcp.files.join('\n');
         const mcp = same ? firstMcp : await mcpFor(from);
-        return { agent: open(id, loaded, mcp), persona: loaded, record };
+        return { agent: open(id, loaded, mcp, from), persona: loaded, record };
       },
     });
     return await session.run(values.resume ?? values.session ?? createSessionId(), !values.resume);
@@ -232,6 +238,10 @@ export interface SessionOrigin {
   skills?: string[];
   /** The `--mcp-config` files (a session saved before several were allowed has one string). */
   mcpConfig?: string[];
+  /** The model a fork was made to run on (`agentloop fork --model`); kept by later saves. */
+  model?: string;
+  /** The session and transcript entry a fork was made from; kept by later saves. */
+  forkedFrom?: unknown;
 }
 
 /** The bundle and agent (or skills folders) and the MCP config a saved session came from. */
@@ -239,7 +249,10 @@ export function sessionOrigin(record: SessionRecord | undefined): SessionOrigin 
   const agent = record?.meta?.agent;
   const skills = record?.meta?.skills;
   const mcpConfig = record?.meta?.mcpConfig;
+  const { model, forkedFrom } = record?.meta ?? {};
   return {
+    ...(typeof model === 'string' && model !== '' ? { model } : {}),
+    ...(forkedFrom !== undefined ? { forkedFrom } : {}),
     ...(record?.bundle ? { bundle: record.bundle } : {}),
     ...(typeof agent === 'string' ? { agent } : {}),
     ...(typeof mcpConfig === 'string' ? { mcpConfig: [mcpConfig] } : {}),
@@ -249,7 +262,7 @@ export function sessionOrigin(record: SessionRecord | undefined): SessionOrigin 
 }
 
 /** Loads `tools` (or the default export) of an ES module: an array of `defineTool` results. */
-async function loadToolModule(file: string): Promise<Tool[]> {
+export async function loadToolModule(file: string): Promise<Tool[]> {
   const module = (await import(pathToFileURL(path.resolve(file)).href)) as {
     tools?: unknown;
     default?: unknown;

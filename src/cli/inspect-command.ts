@@ -8,7 +8,8 @@ import { inspectorPort } from './inspector-flags.js';
 import { untilInterrupted } from './until-interrupted.js';
 
 const USAGE = `Usage: agentloop inspect [options]
-  Serves the inspector page for the sessions saved on disk (read-only; new saves appear as they land).
+  Serves the inspector page for the sessions saved on disk (new saves appear as they land). A saved
+  session's transcript offers "Fork here" at its rest points: the fork is saved beside it.
   Open the address it prints: it carries the page's token (new at each start; without it: 401).
   --dir <dir>               the sessions folder (default: $AGENTLOOP_HOME/sessions or ./.agentloop/sessions)
   --project <dir>           use <dir>/.agentloop/sessions
@@ -47,7 +48,9 @@ export async function runInspectCommand(
     fsync: false,
   });
   const sanitize = createSanitizer({ secrets: defaultSecrets(), maxStringChars: 8000 });
-  const server = await startInspectorServer({ port });
+  // Forks are written as any save is (durably); reading for the page needs no fsync.
+  const forkStore = new FileSessionStore({ dir: store.dir });
+  const server = await startInspectorServer({ port, store: forkStore });
   const seen = new Map<string, string>();
   const refresh = async () => {
     for (const row of await store.list()) {

@@ -7,8 +7,11 @@ import { runChatCommand } from './chat-command.js';
 import { usageErrorOf } from './cli-args.js';
 import type { CommandIo } from './command-io.js';
 import { packageRoot, runDemoCommand } from './demo-command.js';
+import { runEvalCommand } from './eval-command.js';
+import { runForkCommand } from './fork-command.js';
 import { runInspectCommand } from './inspect-command.js';
 import { runMcpCommand } from './mcp-command.js';
+import { runReplayCommand } from './replay-command.js';
 import { runRunCommand } from './run-command.js';
 import { runSendCommand } from './send-command.js';
 import { runSessionsCommand } from './sessions-command.js';
@@ -29,6 +32,13 @@ Usage:
   agentloop mcp list|login <server>|logout <server>
                                          the project's MCP servers; sign in to remote ones (OAuth)
   agentloop sessions [--json]            list saved sessions
+  agentloop sessions export <id> --format trajectory [--out <file>]
+                                         a session's conversation as OpenAI messages (for eval tools)
+  agentloop fork <session> --at <seq> [--model <id>] [--message "<text>"]
+                                         copy a saved session up to a rest point into a new one
+  agentloop replay <session-id|file.jsonl> [--tools recorded|live] [--match strict|sequential]
+                                         run a saved session's agent again against its recording
+                                         (exit 0 it matches, 1 it diverges, 2 bad input)
   agentloop validate <root> [--json]     check a bundle or an installed BMAD tree
   agentloop inspect [--inspector-port <port>] [--dir <dir>]
                                          the inspector page for sessions saved on disk
@@ -36,6 +46,8 @@ Usage:
                                          carry the sessions of a store (PostgreSQL or a folder); start several
   agentloop send --store <url-or-dir> --session <id> "<message>" [--wait]
                                          post to a session's inbox (also --approve/--reject <call>, --interrupt)
+  agentloop eval <suite.eval.yaml|dir> [--mode replay|live] [--trials <n>] [--report <file>] [--record]
+                                         run eval suites: a line per case, then "N passed, N failed"
   agentloop help [<command>]             this text, or a command's options (also: <command> --help)
   agentloop --version                    the installed version
 
@@ -64,6 +76,9 @@ const COMMANDS: Record<string, Command> = {
   worker: (args, io) => runWorkerCommand(args, io),
   send: runSendCommand,
   mcp: runMcpCommand,
+  replay: runReplayCommand,
+  eval: runEvalCommand,
+  fork: runForkCommand,
 };
 
 /** The version in the package's package.json. */

@@ -7,15 +7,19 @@ import type { Colors } from './chat-renderer.js';
 import { parseFlags } from './cli-args.js';
 import type { CommandIo } from './command-io.js';
 import { formatCostUsd } from './cost-text.js';
+import { runSessionsExportCommand } from './sessions-export-command.js';
 import { terminalSafe, terminalSafeJson } from './terminal-safe.js';
 
 const USAGE = `Usage: agentloop sessions [--project <dir>] [--sessions-dir <dir>] [--json]
   Lists saved chat sessions, newest first (from <project>/.agentloop/sessions, $AGENTLOOP_HOME/sessions
   or --sessions-dir). Continue one with: agentloop chat --resume <id>
+       agentloop sessions export <id> --format trajectory [--out <file>]
+  Writes a session's conversation as OpenAI messages (agentloop sessions export --help).
 `;
 
 /** `agentloop sessions`: the saved sessions, newest first; unreadable ones are listed with the reason. */
 export async function runSessionsCommand(args: string[], io: CommandIo): Promise<number> {
+  if (args[0] === 'export') return runSessionsExportCommand(args.slice(1), io);
   const { values } = parseFlags({
     args,
     options: {

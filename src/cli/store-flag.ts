@@ -102,3 +102,36 @@ async function openPostgres(text: string, schema: string | undefined): Promise<C
   }
   return { store, description: `PostgreSQL ${shown}`, close: () => store.close() };
 }
+
+/** The options of a command that reads saved sessions: `--store` (and `--schema`), or the project's folder. */
+export const SAVED_SESSIONS_FLAG_OPTIONS = {
+  ...STORE_FLAG_OPTIONS,
+  project: { type: 'string' },
+  'sessions-dir': { type: 'string' },
+} as const;
+
+export const SAVED_SESSIONS_USAGE = `  --store <url-or-dir>  the store: a postgres:// URL (--schema <name>, default agentloop) or a sessions
+                        folder; default: <project>/.agentloop/sessions ($AGENTLOOP_HOME/sessions)
+  --project <dir> --sessions-dir <dir>
+                        without --store: the project (default: the current folder) or its sessions folder
+`;
+
+/** The store `--store` names, or else the project's sessions folder (as `chat` and `sessions` use). */
+export async function openSavedSessions(values: {
+  store?: string | undefined;
+  schema?: string | undefined;
+  project?: string | undefined;
+  'sessions-dir'?: string | undefined;
+}): Promise<CliStore> {
+  if (values.store !== undefined) {
+    if (values.project !== undefined || values['sessions-dir'] !== undefined)
+      throw new UsageError('give --store or --project/--sessions-dir, not both');
+    return openCliStore(values);
+  }
+  if (values.schema !== undefined) throw new UsageError('--schema applies to a postgres:// --store only');
+  const store = new FileSessionStore({
+    projectRoot: path.resolve(values.project ?? process.cwd()),
+    ...(values['sessions-dir'] ? { dir: values['sessions-dir'] } : {}),
+  });
+  return { store, description: `sessions folder ${store.dir}`, close: async () => {} };
+}

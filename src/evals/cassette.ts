@@ -1,6 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import type { AssistantMessage } from '../llm/message.js';
-import { type ModelCallData, modelCallOf } from '../session/model-call-entry.js';
+import {
+  type ModelCallData,
+  modelCallOf,
+  type RequestSettingsData,
+  requestSettingsOf,
+} from '../session/model-call-entry.js';
 import type { SessionStore } from '../session/session-store.js';
 import { type TranscriptEntry, transcriptEntryProblem } from '../session/transcript.js';
 
@@ -12,6 +17,11 @@ export interface RecordedCall {
   reply: AssistantMessage;
   /** `seq` of the reply's transcript entry. */
   seq: number;
+  /**
+   * The request settings (model, tools, parameters) in force at this call: the last
+   * `request_settings` entry before it; undefined in transcripts written before that entry existed.
+   */
+  settings: RequestSettingsData | undefined;
 }
 
 /** A transcript read for replay: its entries and its model calls in order. */
@@ -73,7 +83,14 @@ export class Cassette {
   static #of(source: string, entries: TranscriptEntry[], where: (index: number) => string): Cassette {
     const calls: RecordedCall[] = [];
     let pending: ModelCallData | undefined;
+    let settings: RequestSettingsData | undefined;
     for (const [index, entry] of entries.entries()) {
+      const recorded = requestSettingsOf(entry);
+      if (typeof recorded === 'string') throw new CassetteError(`${where(index)}: ${recorded}`);
+      if (recorded) {
+        settings = recorded;
+        continue;
+      }
       const record = modelCallOf(entry);
       if (typeof record === 'string') throw new CassetteError(`${where(index)}: ${record}`);
       if (record) {
@@ -86,7 +103,7 @@ export class Cassette {
         throw new CassetteError(`${where(index)}: a message entry without a message object`);
       }
       if ((message as { role?: unknown }).role !== 'assistant') continue;
-      calls.push({ record: pending, reply: message as AssistantMessage, seq: entry.seq });
+      calls.push({ record: pending, reply: message as AssistantMessage, seq: entry.seq, settings });
       pending = undefined;
     }
     return new Cassette(source, entries, calls);

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { ClientMessage } from './protocol.js';
 
 /** Command types the server carries out; anything else is answered with an error. */
-const COMMAND_TYPES: readonly string[] = ['sync', 'approve', 'reject'];
+const COMMAND_TYPES: readonly string[] = ['sync', 'approve', 'reject', 'fork'];
 
 const commandId = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 /** Session ids and tool call ids: made by agentloop, the embedder or the model; bounded all the same. */
@@ -19,6 +19,12 @@ const commandSchema = z.discriminatedUnion('t', [
     session: name,
     toolCallId: name,
     reason: z.string().max(4000).optional(),
+  }),
+  z.object({
+    t: z.literal('fork'),
+    id: commandId,
+    session: name,
+    seq: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
   }),
 ]);
 

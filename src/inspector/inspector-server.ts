@@ -6,16 +6,18 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { AnyStateMachine, InspectionEvent, Observer } from 'xstate';
 import type { Agent } from '../agent/agent.js';
+import { forkSession } from '../evals/fork-session.js';
 import { agentMachine } from '../machines/agent-machine.js';
+import type { SessionStore } from '../session/session-store.js';
 import { newAccessToken } from './access-token.js';
 import { EventRecorder } from './event-recorder.js';
 import { type AttachOptions, createLiveSession, snapshotOf } from './live-session.js';
 import { machineChart } from './machine-graph.js';
 import { PageConnections } from './page-connections.js';
 import { INSPECTOR_PUBLIC_DIR, pageFiles } from './page-files.js';
-import { answerFrame, greeting } from './page-protocol.js';
-import { defaultSecrets } from './sanitize.js';
-import type { SavedSessionView } from './saved-sessions.js';
+import { answerFrame, type ForkSaved, greeting } from './page-protocol.js';
+import { createSanitizer, defaultSecrets } from './sanitize.js';
+import { type SavedSessionView, savedSessionView } from './saved-sessions.js';
 import { sessionSync, type TrackedSession, TrackedSessions } from './tracked-sessions.js';
 
 export type { SavedSessionView } from './saved-sessions.js';
@@ -38,6 +40,11 @@ export interface InspectorServerOptions {
   publicDir?: string;
   /** The machine drawn on the page (default `agentMachine`). */
   machine?: AnyStateMachine;
+  /**
+   * The store the saved sessions shown come from: with it, a page may fork a saved session at a rest
+   * point ("Fork here", `forkSession`); the fork is saved there and shown. Without it, no fork.
+   */
+  store?: SessionStore;
 }
 
 /** A running local inspector. */
@@ -112,12 +119,24 @@ export async function startInspectorServer(options: InspectorServerOptions = {})
     };
   };
 
+  const store = options.store;
   const showSaved = (view: SavedSessionView) => {
     if (sessions.get(view.info.id)?.kind === 'live') return;
-    const session: TrackedSession = { kind: 'saved', id: view.info.id, view };
+    // Fork points are offered only when a fork can be made.
+    const shown = store ? view : { ...view, forkPoints: [] };
+    const session: TrackedSession = { kind: 'saved', id: view.info.id, view: shown };
     sessions.set(session);
     announce(session);
   };
+
+  const sanitize = createSanitizer({ secrets, maxStringChars });
+  const fork: ForkSaved | undefined = store
+    ? async (id, seq) => {
+        const forked = await forkSession(store, id, { at: seq });
+        showSaved(await savedSessionView(store, forked.record, sanitize));
+        return forked.id;
+      }
+    : undefined;
 
   const token = newAccessToken();
   const serveFile = pageFiles(publicDir, host, token);
@@ -130,7 +149,7 @@ export async function startInspectorServer(options: InspectorServerOptions = {})
       for (const message of greeting(chart, sessions)) pages.send(page, JSON.stringify(message));
     },
     onMessage: (page, frame) =>
-      answerFrame(frame, sessions, (reply) => pages.send(page, JSON.stringify(reply))),
+      answerFrame(frame, sessions, (reply) => pages.send(page, JSON.stringify(reply)), fork),
   });
 
   await new Promise<void>((resolve, reject) => {

@@ -21,22 +21,28 @@ export function answerFrame(
   frame: string,
   sessions: TrackedSessions,
   send: (message: ServerMessage) => void,
+  fork?: ForkSaved,
 ): void {
   const read = readCommand(frame);
-  if (read.ok) answerCommand(read.message, sessions, send);
+  if (read.ok) answerCommand(read.message, sessions, send, fork);
   else if (read.id !== undefined) send({ t: 'ack', id: read.id, ok: false, error: read.error });
   else send({ t: 'error', error: read.error });
 }
 
+/** Forks saved session `session` after entry `seq` and shows the fork; resolves to its id. */
+export type ForkSaved = (session: string, seq: number) => Promise<string>;
+
 /**
  * Carries out one (validated) command of a page and answers it through `send`: `sync` sends the session again;
- * `approve` / `reject` go to the running agent with the exact tool call id. Every command ends with
- * an `ack` carrying its id (with `error` when it could not be done).
+ * `approve` / `reject` go to the running agent with the exact tool call id; `fork` forks a saved
+ * session through `fork` (the server's store) and acks with the new id. Every command ends with an
+ * `ack` carrying its id (with `error` when it could not be done).
  */
 export function answerCommand(
   message: ClientMessage,
   sessions: TrackedSessions,
   send: (message: ServerMessage) => void,
+  fork?: ForkSaved,
 ): void {
   const reply = (ok: boolean, error?: string) =>
     send({ t: 'ack', id: message.id, ok, ...(error ? { error } : {}) });
@@ -48,6 +54,16 @@ export function answerCommand(
   if (message.t === 'sync') {
     send({ t: 'sync', session: sessionSync(session) });
     reply(true);
+    return;
+  }
+  if (message.t === 'fork') {
+    if (session.kind !== 'saved') reply(false, 'only a saved session can be forked here');
+    else if (!fork) reply(false, 'this inspector has no session store to fork into');
+    else
+      fork(session.id, message.seq).then(
+        (forked) => send({ t: 'ack', id: message.id, ok: true, session: forked }),
+        (error: unknown) => reply(false, error instanceof Error ? error.message : String(error)),
+      );
     return;
   }
   if (session.kind !== 'live' || !session.attached) {

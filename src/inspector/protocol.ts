@@ -119,6 +119,12 @@ export interface InspectionRecord {
   createdAt: number;
 }
 
+/** A place a saved session can be forked at: after message `index`, its transcript entry `seq`. */
+export interface ForkPoint {
+  index: number;
+  seq: number;
+}
+
 /** Everything about one session, sent when a page connects (or asks again). */
 export interface SessionSync {
   info: SessionInfo;
@@ -129,6 +135,8 @@ export interface SessionSync {
   events: BusEvent[];
   /** Text streamed by the model call in progress. */
   partial: string;
+  /** Rest points a page may fork the session at (saved sessions, when the server has their store). */
+  forkPoints?: ForkPoint[];
 }
 
 /** One entry of a batch. */
@@ -147,7 +155,8 @@ export type ServerMessage =
   | { t: 'sessions'; sessions: SessionInfo[] }
   | { t: 'sync'; session: SessionSync }
   | { t: 'batch'; items: BatchItem[] }
-  | { t: 'ack'; id: number; ok: boolean; error?: string }
+  /** `session`: the session a `fork` made (already sent in `sessions` and `sync`). */
+  | { t: 'ack'; id: number; ok: boolean; error?: string; session?: string }
   /** The answer to a frame that is not a command and has no usable `id` to ack (not JSON, no object, ...). */
   | { t: 'error'; error: string };
 
@@ -155,4 +164,6 @@ export type ServerMessage =
 export type ClientMessage =
   | { t: 'approve'; id: number; session: string; toolCallId: string }
   | { t: 'reject'; id: number; session: string; toolCallId: string; reason?: string }
-  | { t: 'sync'; id: number; session: string };
+  | { t: 'sync'; id: number; session: string }
+  /** Forks a saved session after its transcript entry `seq` (a rest point); the ack names the fork. */
+  | { t: 'fork'; id: number; session: string; seq: number };

@@ -1,8 +1,9 @@
+import { forkPoints } from '../evals/fork-point.js';
 import { expandSnapshot } from '../session/saved-conversation.js';
 import type { SessionRecord, SessionStore } from '../session/session-store.js';
 import type { TranscriptEntry } from '../session/transcript.js';
 import { currentEntries } from '../session/transcript-replay.js';
-import type { BusEvent, SessionInfo, SessionStatus } from './protocol.js';
+import type { BusEvent, ForkPoint, SessionInfo, SessionStatus } from './protocol.js';
 import type { Sanitizer } from './sanitize.js';
 import { eventsFromTranscript, type SnapshotLike, statusOf } from './session-view.js';
 
@@ -12,6 +13,8 @@ export interface SavedSessionView {
   status: SessionStatus;
   messages: unknown[];
   events: BusEvent[];
+  /** Where the session may be forked (`forkPoints` of its transcript, by message). */
+  forkPoints?: ForkPoint[];
 }
 
 /** A saved session as the inspector shows it: state and context from the snapshot, timeline from the transcript. */
@@ -61,8 +64,23 @@ export async function savedSessionView(
     info,
     status: statusOf(like, sanitize),
     messages,
+    forkPoints: forkPointsByMessage(entries, messages.length),
     events: events.map((e) => sanitize(e) as SavedSessionView['events'][number]),
   };
+}
+
+/** The rest points of a transcript by the index of the message they follow (the current session's only). */
+function forkPointsByMessage(entries: readonly TranscriptEntry[], shown: number): ForkPoint[] {
+  const points = new Set(forkPoints(entries));
+  const result: ForkPoint[] = [];
+  let index = 0;
+  for (const entry of currentEntries(entries)) {
+    if (entry.kind !== 'message') continue;
+    if (index >= shown) break;
+    if (points.has(entry.seq)) result.push({ index, seq: entry.seq });
+    index++;
+  }
+  return result;
 }
 
 /** Longest title sent to the page (the list cuts it further to fit its width). */

@@ -28,6 +28,7 @@ export function sessionSync(session: TrackedSession): SessionSync {
     messages: view.messages,
     events: view.events,
     partial: '',
+    ...(view.forkPoints && view.forkPoints.length > 0 ? { forkPoints: view.forkPoints } : {}),
   };
 }
 

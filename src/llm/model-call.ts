@@ -145,5 +145,6 @@ function callRecord(
   if (completion.responseId !== undefined) record.responseId = completion.responseId;
   if (completion.responseModel !== undefined) record.responseModel = completion.responseModel;
   if (completion.firstChunkMs !== undefined) record.firstChunkMs = completion.firstChunkMs;
+  if (completion.requestSettings !== undefined) record.settings = completion.requestSettings;
   return record;
 }

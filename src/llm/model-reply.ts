@@ -30,6 +30,8 @@ export interface Completion extends ResponseIdentity {
   firstChunkMs?: number;
   /** `requestHash` of the body this attempt sent (set by the wire). */
   requestHash?: string;
+  /** `requestSettings` of that body: what it asked besides the conversation (set by the wire). */
+  requestSettings?: Record<string, unknown>;
 }
 
 /** How one model call went: what the transcript's `model_call` entry records beside the reply. */
@@ -38,6 +40,12 @@ export interface ModelCallRecord extends ResponseIdentity {
   wire: ModelApi;
   /** `requestHash` of the body as sent (src/llm/request-hash.ts). */
   requestHash: string;
+  /**
+   * The body's `requestSettings` (model, tools, parameters: all but the conversation). Not written
+   * in the `model_call` entry, and left out of the `model_call` event listeners get: a saved session
+   * writes it as `request_settings` when it changes.
+   */
+  settings?: Record<string, unknown>;
   /** The attempt that was answered, counted from 1 (later than 1 after retries). */
   attempt: number;
   /** ms from the start of the answered attempt to its complete reply. */

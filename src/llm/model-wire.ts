@@ -3,7 +3,7 @@ import { buildChatBody, type ChatRequestOptions, type ModelRequest } from './cha
 import { requestCompletion } from './completion-call.js';
 import type { ModelOptions } from './model-call.js';
 import type { Completion } from './model-reply.js';
-import { requestHash } from './request-hash.js';
+import { requestHash, requestSettings } from './request-hash.js';
 import { requestResponse } from './responses-call.js';
 import { buildResponsesBody } from './responses-request.js';
 import { readResponsesStream } from './responses-stream.js';
@@ -56,6 +56,7 @@ export function wireFor(options: ModelOptions, request: ModelRequest): WireAttem
 /** The completion with the hash of the body that was answered (hashed once, after the reply). */
 function hashed(completion: Completion, body: object): Completion {
   completion.requestHash = requestHash(body);
+  completion.requestSettings = requestSettings(body);
   return completion;
 }
 

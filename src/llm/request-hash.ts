@@ -36,12 +36,62 @@ const CONVERSATION_FIELDS: ReadonlySet<string> = new Set(['messages', 'input']);
  * request it is about to send (with the same secrets) against the recorded one.
  */
 export function requestHash(body: object): string {
+  return sha256(canonicalBody(body, TRANSPORT_FIELDS));
+}
+
+/**
+ * `canonicalJson` of a request body without the `skipped` fields, the conversation as its digest and
+ * a `tools` array as its text remembered per array (a tool registry hands out the same array until
+ * its tools change): the same text `canonicalJson` gives, without walking every schema at every call.
+ */
+function canonicalBody(body: object, skipped: ReadonlySet<string>): string {
+  const record = body as Record<string, unknown>;
+  const members: string[] = [];
+  for (const key of Object.keys(record).sort()) {
+    const value = record[key];
+    if (skipped.has(key) || value === undefined || typeof value === 'function') continue;
+    const text =
+      CONVERSATION_FIELDS.has(key) && Array.isArray(value)
+        ? JSON.stringify(conversationDigest(value))
+        : key === 'tools' && Array.isArray(value)
+          ? toolsJson(value)
+          : canonicalJson(value);
+    members.push(`${JSON.stringify(key)}:${text}`);
+  }
+  return `{${members.join(',')}}`;
+}
+
+/** Canonical JSON of tools arrays already seen, by identity. */
+const toolsTexts = new WeakMap<object, string>();
+
+function toolsJson(tools: readonly unknown[]): string {
+  let text = toolsTexts.get(tools);
+  if (text === undefined) {
+    text = canonicalJson(tools);
+    toolsTexts.set(tools, text);
+  }
+  return text;
+}
+
+/** `canonicalJson` of a request's settings (`requestSettings`), its tools' text remembered per array. */
+export function canonicalSettings(settings: Record<string, unknown>): string {
+  return canonicalBody(settings, NO_FIELDS);
+}
+
+const NO_FIELDS: ReadonlySet<string> = new Set();
+
+/**
+ * What a request asks besides its conversation: the body without `messages` / `input` and without
+ * `stream` / `stream_options` (model, tools, tool choice, response format, sampling parameters, ...).
+ * A saved session records it when it first appears or changes (`request_settings`), so a replay can
+ * name the field of a changed tool schema; the conversation is in the transcript already.
+ */
+export function requestSettings(body: object): Record<string, unknown> {
   const kept: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(body)) {
-    if (TRANSPORT_FIELDS.has(key)) continue;
-    kept[key] = CONVERSATION_FIELDS.has(key) && Array.isArray(value) ? conversationDigest(value) : value;
+    if (!TRANSPORT_FIELDS.has(key) && !CONVERSATION_FIELDS.has(key)) kept[key] = value;
   }
-  return sha256(canonicalJson(kept));
+  return kept;
 }
 
 /** The chain's digest up to an item, by the item, with the digest of what came before it. */

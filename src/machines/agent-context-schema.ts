@@ -9,7 +9,8 @@ import type { TerminateReason } from './emitted-events.js';
 // (agent-snapshot.ts) so that a file a later version wrote, or one edited by hand, is refused with
 // the field named instead of failing somewhere inside XState or a turn.
 
-const TERMINATE_REASONS = [
+/** Every `TerminateReason` (eval suites check a case's expected reason against it too). */
+export const TERMINATE_REASONS = [
   'completed',
   'question',
   'max_iterations',

@@ -176,6 +176,26 @@ export function interruptedSnapshot(
   return { ...saved, value: state, context: rebuilt, children: {} };
 }
 
+/**
+ * The snapshot of the same agent (`saved`: its limits, XState's envelope) at the start of session
+ * `sessionId`: initialized, resting in AwaitingInput before its first turn, no message yet, having used
+ * `totalUsage`. What a fork is rebuilt from: `planRestore` then replays its whole conversation from
+ * its transcript, as after a crash.
+ */
+export function sessionStartSnapshot(
+  saved: PersistedAgentSnapshot,
+  start: { sessionId: string; totalUsage: AgentContext['totalUsage'] },
+): PersistedAgentSnapshot {
+  const fresh = initialContext({ sessionId: start.sessionId, limits: saved.context.limits });
+  const context: AgentContext = {
+    ...fresh,
+    totalUsage: start.totalUsage,
+    initialized: true,
+    lastState: 'AwaitingInput',
+  };
+  return { ...saved, value: 'AwaitingInput', context, children: {} };
+}
+
 /** A saved snapshot with the tools the transcript says the user allowed added (approvals after the save). */
 export function withAlwaysAllowed(
   saved: PersistedAgentSnapshot,

@@ -11,7 +11,7 @@ const page = (title: string, text: string) =>
  * The loopback redirect of one sign-in: an HTTP listener on 127.0.0.1 on a port the OS picks, where
  * the authorization server sends the browser back with `code` and `state`. A request whose `state` is
  * not the one sent is refused (400) and the wait goes on; an `error` from the authorization server
- * ends the wait with that error. Nothing from the request is echoed back or logged.
+ * ends the wait with that error. Nothing from the request is echoed into the page or logged.
  */
 export class LoopbackRedirect {
   readonly #server: Server;
@@ -44,10 +44,14 @@ export class LoopbackRedirect {
       const error = url.searchParams.get('error');
       const code = url.searchParams.get('code');
       if (error || !code) {
+        // The error is the authorization server's text: kept out of the page (it would be HTML on a
+        // local origin) and stripped of control characters for the terminal.
         const why = error
-          ? `the authorization server answered "${error.slice(0, 100)}"`
+          ? `the authorization server answered "${printable(error).slice(0, 100)}"`
           : 'no code came back';
-        res.writeHead(400, { 'content-type': 'text/html; charset=utf-8' }).end(page('Sign-in failed', why));
+        res
+          .writeHead(400, { 'content-type': 'text/html; charset=utf-8' })
+          .end(page('Sign-in failed', 'The sign-in failed. agentloop says why in the terminal.'));
         this.#settle?.reject(new Error(`sign-in failed: ${why}`));
         return;
       }
@@ -92,4 +96,10 @@ function sameText(a: string, b: string): boolean {
   const x = Buffer.from(a);
   const y = Buffer.from(b);
   return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** `text` without control characters (a hostile server's escape sequences). */
+function printable(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is removed
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '');
 }

@@ -27,6 +27,14 @@ export function compactionEntry(
   return { kind: 'event', event: COMPACTION_EVENT, data };
 }
 
+/** Whether `record` is a summary the transcript does not have yet (`known`: the last one written or restored). */
+export function isNewCompaction(
+  record: CompactionRecord | null,
+  known: CompactionRecord | null | undefined,
+): record is CompactionRecord {
+  return record !== null && !(known && known.summary === record.summary && known.through === record.through);
+}
+
 /** What a restore found about the summary in effect. */
 export interface RestoredCompaction {
   record: CompactionRecord | null;

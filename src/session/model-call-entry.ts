@@ -27,10 +27,39 @@ export interface ModelCallData {
   firstChunkMs?: number;
 }
 
-/** The transcript entry of a `model_call` event (the bus's fields `type`, `sessionId`, `timestamp` left out). */
+/**
+ * The transcript entry of a `model_call` event (the bus's fields `type`, `sessionId`, `timestamp` left
+ * out, and the request's settings, which go in a `request_settings` entry when they change).
+ */
 export function modelCallEntry(event: AgentEvent<'model_call'>): TranscriptEntryInput {
-  const { type: _type, sessionId: _session, timestamp, ...data } = event;
+  const { type: _type, sessionId: _session, timestamp, settings: _settings, ...data } = event;
   return { kind: 'event', event: MODEL_CALL_EVENT, at: new Date(timestamp).toISOString(), data };
+}
+
+/**
+ * The `event` name of the entry a saved session writes before a `model_call` whose request settings
+ * (`requestSettings`: model, tools, parameters; all but the conversation) differ from the last ones it
+ * wrote: once at the first call, again only when they change.
+ */
+export const REQUEST_SETTINGS_EVENT = 'request_settings';
+
+/** The `data` of a `request_settings` entry. */
+export interface RequestSettingsData {
+  wire: ModelApi;
+  settings: Record<string, unknown>;
+}
+
+/** The data of a `request_settings` entry, checked, or why it is not one; `undefined` for other entries. */
+export function requestSettingsOf(entry: TranscriptEntry): RequestSettingsData | string | undefined {
+  if (entry.kind !== 'event' || entry.event !== REQUEST_SETTINGS_EVENT) return undefined;
+  const data = entry.data as Record<string, unknown> | null | undefined;
+  if (typeof data !== 'object' || data === null) return 'a request_settings entry without a data object';
+  const settings = data.settings;
+  if (typeof settings !== 'object' || settings === null || Array.isArray(settings))
+    return 'request_settings "settings" is not an object';
+  if (data.wire !== 'chat-completions' && data.wire !== 'responses')
+    return 'request_settings "wire" is not a known API';
+  return data as unknown as RequestSettingsData;
 }
 
 /**

@@ -1,17 +1,19 @@
 import type { Actor } from 'xstate';
 import { DEFAULTS } from '../defaults.js';
 import type { Message } from '../llm/message.js';
+import { canonicalSettings } from '../llm/request-hash.js';
 import type { ToolRunHooks } from '../machines/actors/run-tools.js';
 import type { AgentMachine } from '../machines/agent-machine.js';
 import { persistedSnapshotWithoutMessages } from '../machines/agent-snapshot.js';
 import { isRestState } from '../machines/agent-states.js';
 import type { AgentEvent } from '../machines/emitted-events.js';
-import { compactionEntry } from './compaction-entry.js';
+import type { CompactionRecord } from '../prompt/compaction.js';
+import { compactionEntry, isNewCompaction } from './compaction-entry.js';
 import { FileSessionStore } from './file-session-store.js';
 import type { IdempotentRerun } from './idempotent-rerun.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { ledgerHooks } from './ledger-hooks.js';
-import { modelCallEntry } from './model-call-entry.js';
+import { modelCallEntry, REQUEST_SETTINGS_EVENT } from './model-call-entry.js';
 import { compactSnapshot } from './saved-conversation.js';
 import type { SessionLease } from './session-lease.js';
 import type { PersistenceErrorHandler, SessionOptions } from './session-options.js';
@@ -58,7 +60,7 @@ export class SessionPersistence {
   /** Messages of the conversation already in the transcript. */
   #recordedMessages = 0;
   /** The summary in effect that the transcript has (a restored one is there already). */
-  #recordedCompaction: { summary: string; through: number } | null | undefined;
+  #recordedCompaction: CompactionRecord | null | undefined;
   #actor: Actor<AgentMachine> | undefined;
   #lastSaved: Snapshot | undefined;
   #dirty: { snapshot: Snapshot; persisted: unknown } | undefined;
@@ -81,6 +83,8 @@ export class SessionPersistence {
   readonly #rerun: IdempotentRerun | undefined;
   /** The inbox item the next user message comes from. */
   #inboxTag: number | undefined;
+  /** Canonical JSON of the request settings last written (`request_settings`). */
+  #settingsWritten: string | undefined;
 
   constructor(
     options: SessionOptions & { agentName?: string | undefined },
@@ -255,7 +259,12 @@ export class SessionPersistence {
 
   #onSnapshot(snapshot: Snapshot): void {
     this.#appendNewMessages(snapshot);
-    this.#appendCompaction(snapshot);
+    // A new summary in effect gets its `compaction` entry, after the messages it covers.
+    const { compaction, turn, iteration } = snapshot.context;
+    if (isNewCompaction(compaction, this.#recordedCompaction)) {
+      this.#recordedCompaction = compaction;
+      this.#background(this.#append([compactionEntry(compaction, turn, iteration)]));
+    }
     if (!isRestState(snapshot.value) || !snapshot.context.initialized) return;
     if (snapshot === this.#lastSaved) return;
     // Taken now: by the time the save runs, the machine may have moved on.
@@ -279,20 +288,17 @@ export class SessionPersistence {
 
   #onEvent(event: AgentEvent): void {
     if (event.type === 'model_call') {
-      this.#background(this.#append([modelCallEntry(event)]));
+      const entries = [modelCallEntry(event)];
+      const settings = event.settings && canonicalSettings(event.settings);
+      if (settings !== undefined && settings !== this.#settingsWritten) {
+        this.#settingsWritten = settings;
+        const data = { wire: event.wire, settings: event.settings };
+        entries.unshift({ kind: 'event', event: REQUEST_SETTINGS_EVENT, at: entries[0]!.at, data });
+      }
+      this.#background(this.#append(entries));
     } else if (event.type === 'turn_end' && event.terminateReason === 'interrupted') {
       this.#background(this.#append([{ kind: 'event', event: 'interrupted', data: { turn: event.turn } }]));
     }
-  }
-
-  /** A new summary in effect gets its `compaction` entry, after the messages it covers. */
-  #appendCompaction(snapshot: Snapshot): void {
-    const record = snapshot.context.compaction;
-    const known = this.#recordedCompaction;
-    if (!record || (known && known.summary === record.summary && known.through === record.through)) return;
-    this.#recordedCompaction = record;
-    const { turn, iteration } = snapshot.context;
-    this.#background(this.#writer.write(this.#redact([compactionEntry(record, turn, iteration)])));
   }
 
   #appendNewMessages(snapshot: Snapshot): void {

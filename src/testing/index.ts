@@ -15,6 +15,7 @@ export {
   type ScriptedFault,
   type ScriptedFinishReason,
   type ScriptedRequest,
+  type ScriptedRequestInfo,
   type ScriptedToolCall,
   type ScriptedTurn,
   type ScriptedTurnFn,

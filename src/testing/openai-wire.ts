@@ -1,3 +1,4 @@
+import type { ReasoningItem } from '../llm/message.js';
 import type { ScriptedFinishReason, ScriptedRequest, ScriptedTurn } from './scenario.js';
 import { splitText } from './split-text.js';
 
@@ -38,6 +39,8 @@ export interface WireReply {
   content: string | null;
   /** Reasoning sent beside the answer ('' for none): `reasoning_content` here, a reasoning item on the Responses wire. */
   reasoning: string;
+  /** Responses API: reasoning items sent as they are instead of the one made from `reasoning`. */
+  reasoningItems?: ReasoningItem[];
   toolCalls: WireToolCall[];
   finishReason: ScriptedFinishReason;
   usage: WireUsage;
@@ -265,6 +268,7 @@ export function buildReply(turn: ScriptedTurn, ctx: ReplyContext): WireReply {
     model: ctx.model,
     content,
     reasoning: turn.reasoning ?? '',
+    ...(turn.reasoningItems?.length ? { reasoningItems: turn.reasoningItems } : {}),
     toolCalls,
     finishReason,
     usage: {

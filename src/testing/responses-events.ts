@@ -15,6 +15,12 @@ export function scriptedEncryptedReasoning(reply: WireReply): string {
   return `enc_${Buffer.from(`${reply.id}:${reply.reasoning}`).toString('base64')}`;
 }
 
+/** The reasoning items of a reply: the scripted ones as given, else one made from `reasoning` (or none). */
+function reasoningItems(reply: WireReply): Json[] {
+  if (reply.reasoningItems?.length) return reply.reasoningItems as unknown as Json[];
+  return reply.reasoning ? [reasoningItem(reply)] : [];
+}
+
 function reasoningItem(reply: WireReply): Json {
   return {
     id: `rs_${reply.id}`,
@@ -48,8 +54,7 @@ function callItem(reply: WireReply, index: number, args: string, status: string)
 
 /** The output items of the finished reply. */
 function outputItems(reply: WireReply): Json[] {
-  const items: Json[] = [];
-  if (reply.reasoning) items.push(reasoningItem(reply));
+  const items: Json[] = reasoningItems(reply);
   if (reply.content) items.push(messageItem(reply, reply.content, 'completed'));
   reply.toolCalls.forEach((call, i) => {
     items.push(callItem(reply, i, call.arguments, 'completed'));
@@ -108,15 +113,17 @@ export function responseStreamEvents(reply: WireReply, chunkSize: number | undef
   send('response.created', { response: responseObject(reply, false) });
   send('response.in_progress', { response: responseObject(reply, false) });
   let output = 0;
-  if (reply.reasoning) {
-    const item = reasoningItem(reply);
-    const at = { item_id: item.id, output_index: output, summary_index: 0 };
+  for (const item of reasoningItems(reply)) {
     send('response.output_item.added', { output_index: output, item: { ...item, summary: [] } });
-    send('response.reasoning_summary_part.added', { ...at, part: { type: 'summary_text', text: '' } });
-    for (const delta of splitText(reply.reasoning, chunkSize)) {
-      send('response.reasoning_summary_text.delta', { ...at, delta });
-    }
-    send('response.reasoning_summary_text.done', { ...at, text: reply.reasoning });
+    const summary = Array.isArray(item.summary) ? (item.summary as { text: string }[]) : [];
+    summary.forEach(({ text }, index) => {
+      const at = { item_id: item.id, output_index: output, summary_index: index };
+      send('response.reasoning_summary_part.added', { ...at, part: { type: 'summary_text', text: '' } });
+      for (const delta of splitText(text, chunkSize)) {
+        send('response.reasoning_summary_text.delta', { ...at, delta });
+      }
+      send('response.reasoning_summary_text.done', { ...at, text });
+    });
     send('response.output_item.done', { output_index: output++, item });
   }
   let cutMidText = events.length;

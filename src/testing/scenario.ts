@@ -3,6 +3,7 @@ import { extname } from 'node:path';
 import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import type { ReasoningItem } from '../llm/message.js';
 
 /** A Chat Completions request body as the scripted server received it (parsed JSON). */
 export type ScriptedRequest = ChatCompletionCreateParams;
@@ -54,6 +55,11 @@ export interface ScriptedTurn {
    */
   reasoning?: string;
   toolCalls?: ScriptedToolCall[];
+  /**
+   * Responses API: these reasoning items are sent as they are, instead of the one made from
+   * `reasoning` (a replay sends the recorded ones, whose ids and `encrypted_content` come back).
+   */
+  reasoningItems?: ReasoningItem[];
   /** Default: `tool_calls` when tool calls are sent, else `stop`. */
   finishReason?: ScriptedFinishReason;
   /**
@@ -78,10 +84,21 @@ export interface ScriptedTurn {
   times?: number;
 }
 
-/** A turn computed from the request (for tests whose answer depends on what was sent). */
+/** What a turn function gets beside the request: the body exactly as it came, and its API. */
+export interface ScriptedRequestInfo {
+  /** The parsed JSON body as sent (for the Responses API: not its Chat Completions view). */
+  body: unknown;
+  api: 'chat-completions' | 'responses';
+}
+
+/**
+ * A turn computed from the request (for tests whose answer depends on what was sent, and for replays
+ * answering from a recording).
+ */
 export type ScriptedTurnFn = (
   request: ScriptedRequest,
   index: number,
+  info: ScriptedRequestInfo,
 ) => ScriptedTurn | Promise<ScriptedTurn>;
 
 /**
@@ -129,6 +146,16 @@ const turnSchema = z
     content: z.string().optional(),
     reasoning: z.string().optional(),
     toolCalls: z.array(toolCallSchema).optional(),
+    reasoningItems: z
+      .array(
+        z.looseObject({
+          type: z.literal('reasoning'),
+          id: z.string(),
+          summary: z.array(z.strictObject({ type: z.literal('summary_text'), text: z.string() })),
+          encrypted_content: z.string().nullable().optional(),
+        }),
+      )
+      .optional(),
     finishReason: z.enum(['stop', 'tool_calls', 'length', 'content_filter']).optional(),
     usage: z
       .strictObject({
@@ -163,7 +190,8 @@ function formatPath(path: ReadonlyArray<PropertyKey>): string {
   return out;
 }
 
-function describe(issues: z.core.$ZodIssue[], prefix: ReadonlyArray<PropertyKey>): string[] {
+/** One line per zod issue, each starting with its key path (`turns[2].toolCalls[0].name: ...`); also used for eval suites. */
+export function describeIssues(issues: z.core.$ZodIssue[], prefix: ReadonlyArray<PropertyKey>): string[] {
   return issues.map((issue) => {
     const where = formatPath([...prefix, ...issue.path]);
     const message =
@@ -181,13 +209,13 @@ function describe(issues: z.core.$ZodIssue[], prefix: ReadonlyArray<PropertyKey>
  */
 export function parseScenario(value: unknown, source = 'scenario'): Scenario {
   const top = scenarioSchema.safeParse(Array.isArray(value) ? { turns: value } : value);
-  if (!top.success) throw new ScenarioError(source, describe(top.error.issues, []));
+  if (!top.success) throw new ScenarioError(source, describeIssues(top.error.issues, []));
   const problems: string[] = [];
   const turns = top.data.turns.map((turn, index) => {
     if (typeof turn === 'function') return turn as ScriptedTurnFn;
     const parsed = turnSchema.safeParse(turn);
     if (parsed.success) return parsed.data as ScriptedTurn;
-    problems.push(...describe(parsed.error.issues, ['turns', index]));
+    problems.push(...describeIssues(parsed.error.issues, ['turns', index]));
     return {};
   });
   if (problems.length > 0) throw new ScenarioError(source, problems);

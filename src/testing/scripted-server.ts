@@ -18,6 +18,7 @@ import {
   parseScenario,
   type Scenario,
   type ScriptedRequest,
+  type ScriptedRequestInfo,
   type ScriptedTurn,
   type ScriptedTurnFn,
 } from './scenario.js';
@@ -26,7 +27,10 @@ import {
 export interface ScriptedServerOptions {
   /** The script, or the path of a `.json`/`.yaml` scenario file. Optional when `respond` is given. */
   scenario?: Scenario | string;
-  /** Overrides the scenario's turn lookup: called with the request and its turn index. */
+  /**
+   * Overrides the scenario's turn lookup: called with the request, its turn index and the body as sent
+   * (a replay answers from a recording this way).
+   */
   respond?: ScriptedTurnFn;
   /** Default 0: the OS picks a free port. */
   port?: number;
@@ -140,6 +144,7 @@ export async function startScriptedServer(options: ScriptedServerOptions): Promi
   const lookupTurn = async (
     request: ScriptedRequest,
     index: number,
+    info: ScriptedRequestInfo,
   ): Promise<{ turn: ScriptedTurn } | { problem: WireProblem }> => {
     const fail = (message: string) => ({ problem: problem(message, null, null, 500, 'server_error') });
     try {
@@ -149,7 +154,7 @@ export async function startScriptedServer(options: ScriptedServerOptions): Promi
           `scenario has no turn ${index} (it has ${turns.length}): the request holds ${index} assistant messages`,
         );
       }
-      const turn = typeof entry === 'function' ? await entry(request, index) : entry;
+      const turn = typeof entry === 'function' ? await entry(request, index, info) : entry;
       if (typeof turn !== 'object' || turn === null) return fail(`scripted turn ${index} is not an object`);
       return { turn };
     } catch (error) {
@@ -180,7 +185,10 @@ export async function startScriptedServer(options: ScriptedServerOptions): Promi
     }
     const request = check.request;
     const index = check.assistantCount;
-    const found = await lookupTurn(request, index);
+    const found = await lookupTurn(request, index, {
+      body,
+      api: wire === 'responses' ? 'responses' : 'chat-completions',
+    });
     if ('problem' in found) {
       if (latencyMs > 0) await wait(latencyMs);
       return sendProblem(res, found.problem);

@@ -1,0 +1,121 @@
+/**
+ * `agentloop replay` as a real process: a session recorded by `agentloop chat` (stdin piped, the
+ * example bundle copied into a temp project, a scenario with a tool call) replays with exit 0; after
+ * the bundle's agent changes, strict replay exits 1 with the diff, sequential 0 with warnings; an
+ * unknown session or an unreadable file exits 2 with one line naming it.
+ */
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildDist, repoRoot } from './support/build-dist.js';
+import { runCli } from './support/cli-process.js';
+
+let work: string;
+let bundle: string;
+
+beforeAll(async () => {
+  await buildDist();
+  work = await mkdtemp(path.join(tmpdir(), 'replay-cli-'));
+  bundle = path.join(work, 'bundle');
+  await cp(path.join(repoRoot, 'bundles', 'requirements-workflow'), bundle, { recursive: true });
+  const scenario = path.join(work, 'scenario.yaml');
+  await writeFile(
+    scenario,
+    [
+      'turns:',
+      '  - toolCalls:',
+      '      - name: read_file',
+      '        arguments: { file_path: "{bundle-root}/templates/stakeholder-map.md" }',
+      '  - content: I read the stakeholder map template.',
+    ].join('\n'),
+  );
+  const chat = ['chat', '--bundle', bundle, '--agent', 'intake-facilitator', '--project', work];
+  const recorded = await runCli([...chat, '--session', 'rec', '--scenario', scenario], {
+    cwd: work,
+    input: 'read the template\n/exit\n',
+  });
+  expect(recorded.code, recorded.stderr).toBe(0);
+}, 180_000);
+
+afterAll(async () => {
+  if (work) await rm(work, { recursive: true, force: true, maxRetries: 5 });
+});
+
+const replay = (...args: string[]) => runCli(['replay', ...args, '--project', work], { cwd: work });
+
+describe('agentloop replay', () => {
+  it('exit 0: prints the replayed turns, from the session id or its transcript file, tools recorded or live', async () => {
+    const bySession = await replay('rec');
+    expect(bySession.stderr).toBe('');
+    expect(bySession.code).toBe(0);
+    expect(bySession.stdout).toContain(
+      'replaying session "rec": 2 model calls (match strict, tools recorded)',
+    );
+    expect(bySession.stdout).toContain('turn 1 > read the template');
+    expect(bySession.stdout).toMatch(/ {2}tool read_file \{"file_path":".*stakeholder-map\.md"\}/);
+    expect(bySession.stdout).toContain('  < I read the stakeholder map template.');
+    expect(bySession.stdout).toMatch(/ok: the replay matches the recording \(2 model calls\)\n$/);
+
+    const file = path.join(work, '.agentloop', 'sessions', 'rec', 'transcript.jsonl');
+    const byFile = await replay(file, '--tools', 'live');
+    expect(byFile.code, byFile.stdout).toBe(0);
+    expect(byFile.stdout).toContain('tools live');
+  }, 60_000);
+
+  it('exit 2 on bad input: an unknown session, an unreadable file, a wrong flag value (one line each)', async () => {
+    const unknown = await replay('no-such-session');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/^agentloop replay: no session "no-such-session" in .*\n$/);
+    const missing = await replay('missing/transcript.jsonl');
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(
+      /^agentloop replay: missing\/transcript\.jsonl: cannot read the transcript \(ENOENT[^\n]*\n$/,
+    );
+    const flag = await replay('rec', '--tools', 'some');
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toBe(
+      'agentloop replay: --tools must be recorded or live (got "some"); see agentloop replay --help\n',
+    );
+  }, 60_000);
+
+  it('tools: recorded replays a changed file as recorded (exit 0); live reads it again and diverges (exit 1)', async () => {
+    const template = path.join(bundle, 'templates', 'stakeholder-map.md');
+    const original = await readFile(template, 'utf8');
+    await writeFile(template, '# A different map\n');
+    try {
+      const recorded = await replay('rec');
+      expect(recorded.code, recorded.stdout).toBe(0);
+      const live = await replay('rec', '--tools', 'live');
+      expect(live.code, live.stdout + live.stderr).toBe(1);
+      expect(live.stdout).toMatch(
+        /diverged after model call 1: tool call \S+ \(read_file\) returned another result/,
+      );
+      expect(live.stdout).toMatch(/ {2}- recorded: ".*stakeholder-map\.md/);
+      expect(live.stdout).toMatch(/ {2}\+ replay: {3}".*# A different map.*"\n/);
+    } finally {
+      await writeFile(template, original);
+    }
+  }, 60_000);
+
+  it('exit 1 with a readable diff when the agent changed; sequential goes through with warnings', async () => {
+    const agentFile = path.join(bundle, 'agents', 'intake-facilitator.md');
+    const text = await readFile(agentFile, 'utf8');
+    await writeFile(agentFile, text.replace('for small product teams', 'for large product teams'));
+    const strict = await replay('rec');
+    expect(strict.code, strict.stdout + strict.stderr).toBe(1);
+    expect(strict.stdout).toContain(
+      'diverged at model call 1 (turn 1, iteration 1): the request is not the recorded one',
+    );
+    expect(strict.stdout).toContain('  at messages[0].content');
+    expect(strict.stdout).toMatch(/ {2}- recorded: ".*for small product teams.*/);
+    expect(strict.stdout).toMatch(/ {2}\+ replay: {3}".*for large product teams.*/);
+
+    const sequential = await replay('rec', '--match', 'sequential');
+    expect(sequential.code, sequential.stdout).toBe(0);
+    expect(sequential.stdout).toMatch(
+      /warning: model call 1 \(turn 1, iteration 1\): the request differs at messages\[0\]\.content/,
+    );
+    expect(sequential.stdout).toContain('ok: the replay matches the recording');
+  }, 60_000);
+});
