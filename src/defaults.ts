@@ -34,6 +34,10 @@ export const DEFAULTS = {
   llmRetryAfterCapMs: 60_000,
   /** Share of the model's context window above which a `limit_warning` is due. */
   contextWarningShare: 0.8,
+  /** Share of the model's context window above which the conversation is compacted by summary. */
+  compactAtShare: 0.8,
+  /** Time the summary call of a compaction has, in ms; past it, the agent prunes instead. */
+  compactionTimeoutMs: 120_000,
   /** Share of `limits.maxCostUsd` (or `maxSessionCostUsd`) at which a `limit_warning` is due. */
   costWarningShare: 0.8,
   /** Tokens held back for the completion: the request is pruned to fit `window - reserve`. */

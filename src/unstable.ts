@@ -1,6 +1,8 @@
 // agentloop/unstable: the seams under the public API, for tools and tests that need them. These names
 // may change in any minor version; what the main entry exports does not.
 
+export type { CompactionOptions } from './agent/agent-options.js';
+export type { CompactResult } from './agent/compact-on-request.js';
 export type { AuditFinishRecord, AuditLogOptions, AuditStartRecord } from './events/audit-log.js';
 export { AgentEventBus } from './events/event-bus.js';
 export { DEFAULT_SECRET_PATTERNS, type RedactorOptions, type StreamRedactor } from './events/redact.js';
@@ -14,6 +16,11 @@ export type {
   LlmCallOutput,
   PreparedMessages,
 } from './machines/actors/call-llm.js';
+export {
+  type CompactInput,
+  CompactionFailedError,
+  type CompactOutput,
+} from './machines/actors/compact-conversation.js';
 export { composeToolHooks } from './machines/actors/compose-tool-hooks.js';
 export type { RunToolsInput, ToolRunnerOptions } from './machines/actors/run-tools.js';
 export type { EffectIO, InitializeOutput } from './machines/agent-effects.js';
@@ -27,6 +34,7 @@ export {
 } from './machines/agent-snapshot.js';
 export { isRestState, REST_STATES, type RestState } from './machines/agent-states.js';
 export * as toolBatch from './machines/tool-batch.js';
+export { type CompactionRecord, compactedRequest, SUMMARY_HEADING } from './prompt/compaction.js';
 export { type ContextGuardOptions, createContextGuard } from './prompt/context-guard.js';
 export {
   ContextWindow,

@@ -33,6 +33,9 @@ const UNREACHABLE: Record<string, string> = {
   // defensive: it keeps a failing custom runner from putting the whole actor in xstate's error status.
   '(root) --xstate.error.actor.*--> (none)':
     'no provided actor rejects outside the state that handles it; tool runners never reject',
+  // The model fails only a write the step before issued (writeCanFail); entering Compacting writes
+  // nothing (no message is added), so the replay cannot hold a write into it.
+  'Compacting --WRITE_FAILED--> Error': 'entering Compacting issues no write for the replay to fail',
 };
 
 /** The event cases the paths must exercise between them (the issue's list, named as eventCase() does). */
@@ -62,6 +65,10 @@ const EVENT_CASES = [
   'xstate.done.actor.initialize',
   'xstate.error.actor.initialize',
   'WRITE_FAILED', // a transcript append or save failed (ENOSPC)
+  'LLM.COMPACT', // the request is past compactAt: compact before the model call
+  'COMPACTED', // agent.compact() after a turn
+  'xstate.done.actor.compact', // the summary came
+  'xstate.error.actor.compact', // the summary call failed: prune instead
 ];
 
 const { shortest, extended } = generatePaths();

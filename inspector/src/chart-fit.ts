@@ -54,7 +54,11 @@ export function placeLabels(labels: readonly SVGTextElement[], boxes: readonly R
   const taken: Rect[] = [...boxes];
   const placed: Rect[] = [];
   for (const label of labels) {
+    // Measured at its widest: a label of an edge the session took is drawn bold (class `taken`).
+    const bold = label.classList.contains('taken');
+    label.classList.add('taken');
     const box = label.getBBox();
+    if (!bold) label.classList.remove('taken');
     const at = { x: box.x, y: box.y, w: box.width, h: box.height };
     let best: { rect: Rect; cost: number; dx: number; dy: number } | undefined;
     for (const [dx, dy] of SHIFTS) {

@@ -61,6 +61,19 @@ function rankNodes(chart: ChartDefinition, top: ChartNode[], topOf: (id: string)
       queue.push(to);
     }
   }
+  // A detour (a state entered from one state only, that leads back to it: Compacting from Thinking)
+  // goes in the column of that state, under it, so that its arrows stay short and clear of the rest.
+  for (const node of top) {
+    const sources = new Set(
+      chart.edges
+        .filter((e) => topOf(e.target) === node.id && topOf(e.source) !== node.id)
+        .map((e) => topOf(e.source)),
+    );
+    const [source] = sources;
+    if (sources.size !== 1 || source === undefined || !rank.has(source)) continue;
+    if (chart.edges.some((e) => topOf(e.source) === node.id && topOf(e.target) === source))
+      rank.set(node.id, rank.get(source)!);
+  }
   // States no transition reaches go in a last column.
   const last = Math.max(0, ...rank.values()) + 1;
   for (const node of top) if (!rank.has(node.id)) rank.set(node.id, last);
@@ -182,7 +195,12 @@ export function drawChart(svg: SVGSVGElement, chart: ChartDefinition): ChartView
     );
     edgeLayer.append(g);
     edgeEls.set(key, g);
-    const text = s('text', { x: lx, y: ly, class: `edge-label${side ? ' side' : ''}`, 'data-edge': key });
+    const text = s('text', {
+      x: lx,
+      y: ly,
+      class: `edge-label${side ? ' side' : ''}${side === 'end' ? ' end' : ''}`,
+      'data-edge': key,
+    });
     labels.forEach((label, i) => {
       text.append(s('tspan', { x: lx, dy: i === 0 ? `${-(labels.length - 1) * 0.55}em` : '1.1em' }, label));
     });
@@ -328,7 +346,7 @@ function route(
   b: Box,
   hasReverse: boolean,
   boxes: ReadonlyMap<string, Box>,
-): { d: string; lx: number; ly: number; side?: boolean } {
+): { d: string; lx: number; ly: number; side?: 'start' | 'end' } {
   const shift = hasReverse ? 7 : 0;
   if (a === b) {
     // A self-transition: a loop over the top edge.
@@ -357,12 +375,14 @@ function route(
     const x = a.x + a.w * (down ? 0.5 : 0.3);
     const y1 = down ? a.y + a.h : a.y;
     const y2 = down ? b.y : b.y + b.h;
-    return { d: `M${x},${y1} L${x},${y2}`, lx: x + 5, ly: (y1 + y2) / 2 + 3, side: true };
+    // An arrow up has its label on its left: a pair of arrows between two boxes keeps them apart.
+    const side = down ? 'start' : 'end';
+    return { d: `M${x},${y1} L${x},${y2}`, lx: down ? x + 5 : x - 5, ly: (y1 + y2) / 2 + 3, side };
   }
   const right = Math.max(a.x + a.w, b.x + b.w);
   const bulge = 18 + 16 * span;
   const p0: Point = [right, a.y + a.h / 2 + (down ? 6 : -6)];
   const p3: Point = [right, b.y + b.h / 2 + (down ? -6 : 6)];
   const c = curve(p0, [right + bulge, p0[1]], [right + bulge, p3[1]], p3, 0.5);
-  return { ...c, lx: c.lx + 4, side: true };
+  return { ...c, lx: c.lx + 4, side: 'start' };
 }

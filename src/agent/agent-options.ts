@@ -25,6 +25,16 @@ import type { SkillsOption } from './agent-skills.js';
 
 // The types of the Agent facade's API: what createAgent takes and what a turn gives back.
 
+/** How the agent compacts its conversation (`compaction`). */
+export interface CompactionOptions {
+  /** The model that writes the summary (default: the agent's model), over the same client and wire. */
+  model?: string;
+  /** Time the summary call has, in ms (default 120 s); past it, the agent prunes instead. */
+  timeoutMs?: number;
+  /** The most tokens a summary may take (default: a quarter of the prompt budget); a longer one is refused. */
+  maxSummaryTokens?: number;
+}
+
 /**
  * Everything `createAgent` takes. Only a way to reach a model is required. With `session` (and/or
  * `store`) the session is saved at every rest point and `session: id` continues a saved one.
@@ -107,7 +117,14 @@ export interface AgentOptions<TOutput = unknown> extends SessionOptions {
    * results past the budget (see docs/context-window.md). `false` sends the conversation as it is.
    */
   contextWindow?: false | ContextGuardOptions;
-  /** Builds the request's messages yourself (replaces `contextWindow`). */
+  /**
+   * Compaction by summary: past `contextWindow.compactAt` (default 0.8 of the window), a model call
+   * summarizes the older conversation and requests send the summary in its place; if it fails, the
+   * context window prunes (docs/context-window.md). `false` prunes only. Off with `contextWindow: false`
+   * or `prepareMessages`.
+   */
+  compaction?: false | CompactionOptions;
+  /** Builds the request's messages yourself (replaces `contextWindow`; no compaction). */
   prepareMessages?: LlmActorOptions['prepareMessages'];
   /** Hooks around each tool call (persistence). */
   toolHooks?: ToolRunHooks;

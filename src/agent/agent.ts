@@ -25,6 +25,7 @@ import { type AgentSkills, agentSkills } from './agent-skills.js';
 import { loadAndStart } from './agent-start.js';
 import { type AgentTools, agentTools } from './agent-tools.js';
 import { type ApprovalAnswer, approvalAnswer, approvalEvent, pendingCallFor } from './approval-answer.js';
+import { type CompactResult, compactOnRequest } from './compact-on-request.js';
 import { effectsFromOptions } from './effects-from-options.js';
 import { errorEvent, eventsHeard, listen } from './event-relay.js';
 import { sendRefusal } from './send-refusal.js';
@@ -53,6 +54,7 @@ export class Agent<TOutput = unknown> {
   #ready: Promise<void>;
   #actor: Actor<AgentMachine> | undefined;
   #stopped = false;
+  #compacting: AbortController | undefined; // while `compact()` runs
   readonly #mcp: AgentTools['mcp'];
   #closed: Promise<void> = Promise.resolve(); // resolves once the MCP servers are closed (after `stop()`)
   #loadError: unknown; // why the session could not be loaded (the agent then never starts)
@@ -279,6 +281,7 @@ export class Agent<TOutput = unknown> {
    */
   interrupt(reason?: string): void {
     if (!this.#actor && !this.#stopped) return void this.#queued.push({ interrupt: true, reason });
+    this.#compacting?.abort(); // a compaction asked for after the turn (`compact()`)
     if (!isBusyState(this.state)) return;
     this.actor.send(reason === undefined ? { type: 'INTERRUPT' } : { type: 'INTERRUPT', reason });
   }
@@ -313,6 +316,22 @@ export class Agent<TOutput = unknown> {
     return result;
   }
 
+  /**
+   * Compacts the conversation now (after a turn): a summary of the older part, focused on `instructions`
+   * if given, replaces it in the requests from now on. Resolves with what was done (docs/context-window.md).
+   */
+  async compact(instructions?: string): Promise<CompactResult> {
+    this.#assertRunning();
+    await this.#ready;
+    const stop = new AbortController();
+    this.#compacting = stop;
+    try {
+      return await compactOnRequest(this.actor, stop.signal, instructions);
+    } finally {
+      this.#compacting = undefined;
+    }
+  }
+
   /** The machine's persisted snapshot (save it at rest points only). */
   getPersistedSnapshot() {
     return this.actor.getPersistedSnapshot();
@@ -327,6 +346,7 @@ export class Agent<TOutput = unknown> {
   stop(): void {
     if (this.#stopped) return;
     this.#stopped = true;
+    this.#compacting?.abort();
     this.#actor?.stop();
     this.#persistence?.close();
     this.#closed = this.#mcp?.close() ?? Promise.resolve();

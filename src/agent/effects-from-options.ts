@@ -1,13 +1,14 @@
 import type OpenAI from 'openai';
 import { DEFAULTS } from '../defaults.js';
 import { callLlmEffect } from '../machines/actors/call-llm.js';
+import { compactEffect } from '../machines/actors/compact-conversation.js';
 import type { ToolRunHooks } from '../machines/actors/run-tools.js';
 import { runToolsEffect } from '../machines/actors/run-tools.js';
 import type { AgentEffects } from '../machines/agent-effects.js';
 import type { AgentEventType } from '../machines/emitted-events.js';
 import type { McpServers } from '../mcp/mcp-servers.js';
 import { evaluateContextProviders } from '../prompt/context-blocks.js';
-import { createContextGuard } from '../prompt/context-guard.js';
+import { createContextGuard, createRequestMeasure } from '../prompt/context-guard.js';
 import { checkPricing, type ModelPrice, resolveModelPrice } from '../prompt/model-prices.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { AgentOptions } from './agent-options.js';
@@ -54,6 +55,8 @@ export function effectsFromOptions(options: AgentOptions<unknown>, env: EffectsE
       : createContextGuard(model, () => registry.toJSON(), options.contextWindow ?? {}));
   const providers = options.contextProviders ?? [];
   const price = modelPrice(model, options);
+  // A `prepareMessages` of the caller's compacts when it reports `overCompactAt`.
+  const compacts = options.compaction !== false && options.contextWindow !== false;
   const callLlm = callLlmEffect({
     client,
     model,
@@ -62,6 +65,7 @@ export function effectsFromOptions(options: AgentOptions<unknown>, env: EffectsE
     approval: options.approval ?? 'tool',
     eagerToolStart: options.eagerToolStart ?? DEFAULTS.eagerToolStart,
     price,
+    compacts,
     ...(options.toolFormat ? { toolFormat: options.toolFormat } : {}),
     ...(options.api ? { api: options.api } : {}),
     ...(env.debug ? { onNotice: oncePerMessage(env.debug) } : {}),
@@ -104,8 +108,29 @@ export function effectsFromOptions(options: AgentOptions<unknown>, env: EffectsE
       ...(limits.maxToolResultChars !== undefined ? { maxResultChars: limits.maxToolResultChars } : {}),
       ...hooks,
     }),
+    ...(compacts ? { compact: redacted(compaction(options, env, model)) } : {}),
     hears,
   };
+}
+
+/** The compaction effect: the summary call over the agent's client and wire, measured against its window. */
+function compaction(options: AgentOptions<unknown>, env: EffectsEnvironment, model: string) {
+  const settings = options.compaction || {};
+  const window = options.contextWindow || {};
+  const summaryModel = settings.model ?? model;
+  return compactEffect({
+    client: env.client,
+    model: summaryModel,
+    stream: options.stream ?? true,
+    price: resolveModelPrice(summaryModel, options.pricing),
+    measure: createRequestMeasure(model, () => env.registry.toJSON(), window),
+    // The summary call sends no tools; its model's own window, unless it is the agent's.
+    summaryMeasure: createRequestMeasure(summaryModel, [], settings.model ? {} : window),
+    ...(options.api ? { api: options.api } : {}),
+    ...(options.retry ? { retry: options.retry } : {}),
+    ...(settings.timeoutMs !== undefined ? { timeoutMs: settings.timeoutMs } : {}),
+    ...(settings.maxSummaryTokens !== undefined ? { maxSummaryTokens: settings.maxSummaryTokens } : {}),
+  });
 }
 
 /**

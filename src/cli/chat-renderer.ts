@@ -247,6 +247,13 @@ export class ChatRenderer {
           c.dim(`· older tool results pruned to fit the context window (${event.removedTokens} tokens)`),
         );
         break;
+      case 'context_compacted':
+        this.line(
+          c.dim(
+            `· compacted: ${event.entriesCovered} earlier messages summarized (${event.tokensBefore} → ${event.tokensAfter} tokens)`,
+          ),
+        );
+        break;
       case 'error':
         this.line(c.red(`error: ${event.message}`));
         break;

@@ -19,6 +19,7 @@ export const CHAT_HELP = `Commands:
   /tools           the agent's tools (MCP servers' too) and which ones ask first
   /plan            the agent's plan
   /usage           tokens and model calls
+  /compact [focus] summarize the older conversation now (e.g. /compact keep the API decisions)
   /save            save the session now (it is saved at every rest point anyway)
   /sessions        saved sessions
   /resume <id>     switch to a saved session
@@ -95,6 +96,18 @@ export async function runSlashCommand(line: string, host: SlashCommandHost): Pro
           ? 'Cost: unknown (no price for the model, see the `pricing` option; or a reply without usage).'
           : `Cost: last turn ${formatCostUsd(t.costUsd)}, session ${formatCostUsd(all.costUsd)}.`,
       );
+      return;
+    }
+    case 'compact': {
+      if (agent.state !== 'Completed' && agent.state !== 'Interrupted' && agent.state !== 'Error') {
+        r.line(c.dim('Nothing to compact yet: compact after a turn.'));
+        return;
+      }
+      // The renderer prints the outcome: the context_compacted line, or the limit_warning saying why not.
+      r.line(c.dim('Compacting...'));
+      await agent
+        .compact(arg || undefined)
+        .catch((error: Error) => r.line(c.red(terminalSafe(error.message))));
       return;
     }
     case 'save': {

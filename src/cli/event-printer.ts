@@ -135,6 +135,13 @@ function createPrinter(out: PrintTarget, options: { states?: boolean; text?: Pri
           pc.yellow(`! context pruned: ${event.prunedMessages} tool results, ${event.removedTokens} tokens`),
         );
         break;
+      case 'context_compacted':
+        line(
+          pc.yellow(
+            `! context compacted: ${event.entriesCovered} messages summarized, ${event.tokensBefore} -> ${event.tokensAfter} tokens`,
+          ),
+        );
+        break;
       case 'usage':
         line(pc.dim(`· tokens: ${event.usage.promptTokens} in, ${event.usage.completionTokens} out`));
         break;

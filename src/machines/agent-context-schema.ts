@@ -120,6 +120,9 @@ const contextShape: { [K in keyof AgentContext]-?: ZodType } = {
   plan: plan.nullable(),
   initialized: z.boolean(),
   lastState: z.enum(AGENT_STATES).nullable(),
+  // Checked against the conversation by the restore (compactionProblem), which falls back to pruning.
+  compaction: z.looseObject({}).nullable(),
+  compactedCall: count.nullable(),
 };
 
 /** The machine's context, as a restore requires it (after `upgradeSnapshot`). */

@@ -1,5 +1,6 @@
 import { type AgentLimits, resolveLimits } from '../limits.js';
 import type { Message, Usage } from '../llm/message.js';
+import type { CompactionRecord } from '../prompt/compaction.js';
 import type { Plan } from '../tools/update-plan-tool.js';
 import type { AgentStateName } from './agent-states.js';
 import type { TerminateReason } from './emitted-events.js';
@@ -54,6 +55,14 @@ export interface AgentContext {
   initialized: boolean;
   /** The last top-level state entered (for `state_change` events). */
   lastState: AgentStateName | null;
+  /** The summary requests send in place of the older conversation (`null`: none, the whole conversation). */
+  compaction: CompactionRecord | null;
+  /**
+   * The model call (iteration) of this turn the conversation was compacted for, or a compaction failed
+   * for: at most one a turn (within a turn there is nothing new to summarize: the last user message
+   * and what follows stay verbatim), so a failing summary call is not retried before every call.
+   */
+  compactedCall: number | null;
 }
 
 /** Nothing used yet: no tokens, and nothing spent (`costUsd: 0`, known). */
@@ -72,6 +81,7 @@ export function initialContext(input: AgentMachineInput): AgentContext {
     plan: null,
     initialized: false,
     lastState: null,
+    compaction: null,
   };
 }
 
@@ -106,6 +116,7 @@ function turnFields(limits: AgentLimits, turn: number, deadline: number | null) 
     turnUsage: ZERO_USAGE,
     repeatedCalls: {},
     consecutiveErrors: 0,
+    compactedCall: null,
   } satisfies Partial<AgentContext>;
 }
 
@@ -117,5 +128,6 @@ export function endedTurnFields(terminateReason: TerminateReason) {
     pausedAt: null,
     finalReason: null,
     terminateReason,
+    compactedCall: null,
   } satisfies Partial<AgentContext>;
 }

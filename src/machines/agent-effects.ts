@@ -2,6 +2,7 @@ import type { AnyActorRef, PromiseActorLogic, PromiseSnapshot } from 'xstate';
 import type { Message } from '../llm/message.js';
 import type { ToolResult } from '../tools/tool-call.js';
 import type { LlmCallInput, LlmCallOutput } from './actors/call-llm.js';
+import type { CompactInput, CompactOutput } from './actors/compact-conversation.js';
 import type { RunToolsInput } from './actors/run-tools.js';
 import type { AgentActorEvent } from './agent-events.js';
 import type { AgentEventType } from './emitted-events.js';
@@ -43,6 +44,8 @@ export interface AgentEffects {
   initialize?(input: { sessionId: string }, io: EffectIO): Promise<InitializeOutput>;
   callLlm(input: LlmCallInput, io: EffectIO): Promise<LlmCallOutput>;
   runTools(input: RunToolsInput, io: EffectIO): Promise<ToolResult[]>;
+  /** The summary call of a compaction (Compacting); without it the agent never compacts. */
+  compact?(input: CompactInput, io: EffectIO): Promise<CompactOutput>;
   /**
    * Whether anything listens to emitted events of this type. Events nobody hears are not built
    * (default: every event is built).

@@ -1,3 +1,5 @@
+import type { Usage } from '../llm/message.js';
+import type { CompactionRecord } from '../prompt/compaction.js';
 import type { ToolCallRequest, ToolResult } from '../tools/tool-call.js';
 import type { AgentEventMap } from './emitted-events.js';
 
@@ -19,7 +21,12 @@ export type AgentInputEvent =
    * turn ends in Error with `message`, which names the write. Sent by the persistence glue while a
    * turn runs or its last writes are under way; a turn is never reported done with its record lost.
    */
-  | { type: 'WRITE_FAILED'; message: string };
+  | { type: 'WRITE_FAILED'; message: string }
+  /**
+   * A compaction asked for after a turn (`agent.compact()`) came back: the summary to send from now on,
+   * or why there is none (`failure`), and what its call used.
+   */
+  | { type: 'COMPACTED'; record?: CompactionRecord; failure?: string; usage: Usage | null };
 
 /** Events the invoked actors send to the machine while they run. */
 export type AgentActorEvent =
@@ -33,7 +40,9 @@ export type AgentActorEvent =
       warning?: Pick<AgentEventMap['limit_warning'], 'used' | 'max'>;
       pruned?: AgentEventMap['context_pruned'];
     }
-  | { type: 'TOOL.FINISHED'; result: ToolResult };
+  | { type: 'TOOL.FINISHED'; result: ToolResult }
+  /** The request is past `compactAt`: compact before this model call (callLlm waits to be stopped). */
+  | { type: 'LLM.COMPACT' };
 
 /** Every event the machine accepts. */
 export type AgentMachineEvent = AgentInputEvent | AgentActorEvent;

@@ -1,4 +1,5 @@
 import { type ActorRefFrom, assign } from 'xstate';
+import { applyCompaction, finishCompaction } from './actions/compaction-actions.js';
 import { enterState } from './actions/state-actions.js';
 import {
   contextReport,
@@ -60,6 +61,8 @@ export const agentMachine = machineSetup
       finishCutOff,
       finishWithAnswer,
       finishWithBreaker,
+      finishCompaction,
+      applyCompaction,
       receiveReply,
       recordAssistant,
       recordError,
@@ -130,6 +133,8 @@ export const agentMachine = machineSetup
             iteration: context.iteration,
             messages: context.messages,
             plan: context.plan,
+            compaction: context.compaction,
+            mayCompact: context.compactedCall === null,
             toolsEnabled: context.finalReason === null,
             // The final call after a timeout has its grace deadline; after other limits, none.
             deadline:
@@ -175,6 +180,8 @@ export const agentMachine = machineSetup
           'LLM.RETRY': { actions: 'retryNotice' },
           'LLM.CONTEXT': { actions: 'contextReport' },
           'LLM.TOOL_CALL_READY': { actions: 'startEarly' },
+          // The request is past `compactAt`: summarize first (the call waits to be stopped).
+          'LLM.COMPACT': { target: 'Compacting' },
           INTERRUPT: { target: 'Interrupted', actions: ['stopRunners', 'recordInterrupt'] },
           WRITE_FAILED: { target: 'Error', actions: ['stopRunners', 'recordWriteFailure'] },
         },
@@ -218,6 +225,8 @@ export const agentMachine = machineSetup
           },
           // The turn's last writes failed after it came to rest: it is not done, it failed.
           WRITE_FAILED: { target: 'Error', actions: 'recordWriteFailure' },
+          // A compaction asked for after the turn (agent.compact()) came back.
+          COMPACTED: { actions: 'applyCompaction' },
         },
       },
       Interrupted: {
@@ -226,6 +235,8 @@ export const agentMachine = machineSetup
           USER_MESSAGE: { target: 'Thinking', actions: 'startTurn' },
           RESUME: { guard: 'canContinueTurn', target: 'Thinking', actions: 'continueTurn' },
           WRITE_FAILED: { target: 'Error', actions: 'recordWriteFailure' },
+          // A compaction asked for after the turn (agent.compact()) came back.
+          COMPACTED: { actions: 'applyCompaction' },
         },
       },
       Error: {
@@ -233,6 +244,30 @@ export const agentMachine = machineSetup
         on: {
           USER_MESSAGE: { guard: 'isInitialized', target: 'Thinking', actions: 'startTurn' },
           RESUME: { guard: 'canContinueTurn', target: 'Thinking', actions: 'continueTurn' },
+          COMPACTED: { actions: 'applyCompaction' },
+        },
+      },
+      // Last in the definition: the inspector draws it below the rest states, clear of Thinking's edges.
+      Compacting: {
+        entry: { type: 'enterState', params: { state: 'Compacting' } },
+        invoke: {
+          id: 'compact',
+          src: 'compact',
+          input: ({ context }) => ({
+            sessionId: context.sessionId,
+            turn: context.turn,
+            iteration: context.iteration,
+            messages: context.messages,
+            compaction: context.compaction,
+            instructions: null,
+          }),
+          onDone: { target: 'Thinking', actions: 'finishCompaction' },
+          onError: { target: 'Thinking', actions: 'finishCompaction' },
+        },
+        on: {
+          // Nothing of the compaction is kept: the conversation is exactly as before.
+          INTERRUPT: { target: 'Interrupted', actions: ['stopRunners', 'recordInterrupt'] },
+          WRITE_FAILED: { target: 'Error', actions: ['stopRunners', 'recordWriteFailure'] },
         },
       },
     },

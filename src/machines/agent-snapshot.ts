@@ -70,7 +70,11 @@ function firstIssue(error: z.ZodError, root: unknown, prefix: readonly PropertyK
 export function upgradeSnapshot(persisted: PersistedAgentSnapshot): PersistedAgentSnapshot {
   const saved = withoutFinishedRunners(persisted);
   const old = saved.context as AgentContext & Partial<LegacyBatchFields>;
-  const current = old.batch !== undefined && old.alwaysAllowed !== undefined && old.plan !== undefined;
+  const current =
+    old.batch !== undefined &&
+    old.alwaysAllowed !== undefined &&
+    old.plan !== undefined &&
+    old.compaction !== undefined;
   if (current && old.limits?.maxCostUsd !== undefined) return saved;
   const { calls, results, pending, started, runners, ...rest } = old;
   const batch: ToolBatch = old.batch ?? {

@@ -6,6 +6,7 @@ export const AGENT_STATES = [
   'Initializing',
   'AwaitingInput',
   'Thinking',
+  'Compacting',
   'ExecutingTool',
   'WaitingApproval',
   'Completed',
@@ -26,7 +27,7 @@ export const REST_STATES = ['AwaitingInput', 'WaitingApproval', 'Completed', 'Er
 export type RestState = (typeof REST_STATES)[number];
 
 /** The states in which a turn runs: a new message is refused, an interrupt is heard. */
-export const BUSY_STATES = ['Thinking', 'ExecutingTool', 'WaitingApproval'] as const;
+export const BUSY_STATES = ['Thinking', 'Compacting', 'ExecutingTool', 'WaitingApproval'] as const;
 
 const rest: ReadonlySet<string> = new Set(REST_STATES);
 const busy: ReadonlySet<string> = new Set(BUSY_STATES);

@@ -94,6 +94,11 @@ export interface AgentEventMap {
     tokensBefore: number;
     tokensAfter: number;
   };
+  /**
+   * The older conversation was replaced by a summary in the requests from now on (the transcript keeps
+   * every message). `entriesCovered`: the messages the summary stands for.
+   */
+  context_compacted: { tokensBefore: number; tokensAfter: number; entriesCovered: number; model: string };
 }
 
 export type AgentEventType = keyof AgentEventMap;

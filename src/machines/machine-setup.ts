@@ -1,6 +1,7 @@
 import { setup } from 'xstate';
 import type { ToolResult } from '../tools/tool-call.js';
 import type { LlmCallInput, LlmCallOutput } from './actors/call-llm.js';
+import type { CompactInput, CompactOutput } from './actors/compact-conversation.js';
 import type { RunToolsInput } from './actors/run-tools.js';
 import type { AgentContext, AgentMachineInput } from './agent-context.js';
 import { effectActor, type InitializeOutput } from './agent-effects.js';
@@ -31,6 +32,11 @@ export const machineSetup = setup({
     ),
     callLlm: effectActor<LlmCallOutput, LlmCallInput>('callLlm', (e, input, io) => e.callLlm(input, io)),
     runTools: effectActor<ToolResult[], RunToolsInput>('runTools', (e, input, io) => e.runTools(input, io)),
+    // An agent bound without a compaction effect never compacts: an asked-for compaction says so.
+    compact: effectActor<CompactOutput, CompactInput>('compact', async (e, input, io) => {
+      if (e.compact) return e.compact(input, io);
+      throw new Error('this agent does not compact (compaction is off)');
+    }),
   },
   guards: {
     isPending: ({ context, event }) =>

@@ -1,4 +1,5 @@
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
+import { DEFAULTS } from '../defaults.js';
 import type { Message } from '../llm/message.js';
 import { ContextWindow, type PruneReport } from './context-window.js';
 import { type ModelWindowOverrides, resolveModelWindow } from './model-windows.js';
@@ -12,6 +13,11 @@ export interface ContextGuardOptions extends ModelWindowOverrides {
   reserveTokens?: number;
   /** Whether older tool results of the current turn may be pruned too (default true). */
   pruneCurrentTurn?: boolean;
+  /**
+   * Share of the window above which the conversation is compacted by summary before the model call
+   * (default 0.8; never above the pruning budget). Applies when the agent compacts (`compaction`).
+   */
+  compactAt?: number;
 }
 
 /** What the guard decided for one request. */
@@ -19,6 +25,8 @@ export interface GuardedRequest {
   messages: Message[];
   warning?: { used: number; max: number };
   pruned?: PruneReport;
+  /** Set when the request is past `compactAt`: its estimated tokens and the threshold. */
+  overCompactAt?: { tokens: number; max: number };
 }
 
 /** Upper bound of tokens per message beyond its bytes (role, separators, tool-call framing). */
@@ -53,9 +61,10 @@ export function createContextGuard(
     return window;
   };
   const bytes = new WeakMap<Message, number>();
-  const share = options.warnShare ?? 0.8;
+  const share = options.warnShare ?? DEFAULTS.contextWarningShare;
+  const compactShare = options.compactAt ?? DEFAULTS.compactAtShare;
   // The cheap bound is compared with the lowest level at which the window would act.
-  const cheapLimit = Math.floor(contextWindow * Math.min(share, 0.5));
+  const cheapLimit = Math.floor(contextWindow * Math.min(share, compactShare, 0.5));
   return (messages) => {
     const current = toolsNow();
     if (current !== tools) {
@@ -74,10 +83,53 @@ export function createContextGuard(
       if (bound >= cheapLimit) break;
     }
     if (bound < cheapLimit) return { messages };
-    const prepared = windowFor().prepareRequest(messages);
+    const guard = windowFor();
+    const prepared = guard.prepareRequest(messages);
     const result: GuardedRequest = { messages: prepared.messages };
+    const compactAt = Math.min(guard.budget, Math.floor(contextWindow * compactShare));
+    const tokens = prepared.pruned?.tokensBefore ?? prepared.tokens;
+    if (tokens > compactAt) result.overCompactAt = { tokens, max: compactAt };
     if (prepared.warning) result.warning = prepared.warning;
     if (prepared.pruned) result.pruned = prepared.pruned;
     return result;
+  };
+}
+
+/** How requests to a model are measured: their estimated tokens, and the most a prompt may take. */
+export interface RequestMeasure {
+  count(messages: Message[]): number;
+  budget: number;
+}
+
+/**
+ * Measures requests to `model` with `toolList` against its window (the same counting and budget as
+ * {@link createContextGuard}): what compaction checks its summary call and its result with.
+ */
+export function createRequestMeasure(
+  model: string,
+  toolList: readonly ChatCompletionTool[] | (() => readonly ChatCompletionTool[]),
+  options: ContextGuardOptions = {},
+): RequestMeasure {
+  const { contextWindow, encoding } = resolveModelWindow(model, options);
+  const toolsNow = typeof toolList === 'function' ? toolList : () => toolList;
+  const windowFor = (tools: readonly ChatCompletionTool[]) =>
+    new ContextWindow({
+      contextWindow,
+      tools,
+      counter: tokenCounterFor(encoding),
+      ...(options.reserveTokens !== undefined ? { reserveTokens: options.reserveTokens } : {}),
+    });
+  let tools = toolsNow();
+  let window = windowFor(tools);
+  return {
+    budget: window.budget,
+    count(messages) {
+      const current = toolsNow();
+      if (current !== tools) {
+        tools = current;
+        window = windowFor(tools);
+      }
+      return window.count(messages);
+    },
   };
 }

@@ -7,6 +7,8 @@ import type { AgentMachine } from '../machines/agent-machine.js';
 import { persistedSnapshotWithoutMessages } from '../machines/agent-snapshot.js';
 import { isRestState } from '../machines/agent-states.js';
 import type { AgentEvent } from '../machines/emitted-events.js';
+import type { CompactionRecord } from '../prompt/compaction.js';
+import { compactionEntry, isNewCompaction } from './compaction-entry.js';
 import { FileSessionStore } from './file-session-store.js';
 import type { IdempotentRerun } from './idempotent-rerun.js';
 import { LeaseKeeper } from './lease-keeper.js';
@@ -57,6 +59,8 @@ export class SessionPersistence {
   #approvals: RecordedApproval[] = [];
   /** Messages of the conversation already in the transcript. */
   #recordedMessages = 0;
+  /** The summary in effect that the transcript has (a restored one is there already). */
+  #recordedCompaction: CompactionRecord | null | undefined;
   #actor: Actor<AgentMachine> | undefined;
   #lastSaved: Snapshot | undefined;
   #dirty: { snapshot: Snapshot; persisted: unknown } | undefined;
@@ -168,6 +172,7 @@ export class SessionPersistence {
     this.#record = record;
     this.#exact = loaded.exact;
     this.#recordedMessages = entries.filter((e) => e.kind === 'message').length;
+    this.#recordedCompaction = plan.snapshot.context.compaction;
     this.#decisions = plan.decisions;
     this.#approvals = plan.approvals;
     this.report = plan.report;
@@ -254,6 +259,12 @@ export class SessionPersistence {
 
   #onSnapshot(snapshot: Snapshot): void {
     this.#appendNewMessages(snapshot);
+    // A new summary in effect gets its `compaction` entry, after the messages it covers.
+    const { compaction, turn, iteration } = snapshot.context;
+    if (isNewCompaction(compaction, this.#recordedCompaction)) {
+      this.#recordedCompaction = compaction;
+      this.#background(this.#append([compactionEntry(compaction, turn, iteration)]));
+    }
     if (!isRestState(snapshot.value) || !snapshot.context.initialized) return;
     if (snapshot === this.#lastSaved) return;
     // Taken now: by the time the save runs, the machine may have moved on.

@@ -1,5 +1,6 @@
 import type { Message } from '../llm/message.js';
 import { checkPersistedSnapshot } from '../machines/agent-snapshot.js';
+import { compactionFromTranscript, withRestoredCompaction } from './compaction-entry.js';
 import { type IdempotentRerun, rerunIdempotentCalls } from './idempotent-rerun.js';
 import { exactMessages, expandSnapshot } from './saved-conversation.js';
 import { corruptRecordError, type SessionRecord, type SessionStore } from './session-store.js';
@@ -72,6 +73,16 @@ export async function loadSession(input: LoadSessionInput): Promise<LoadedSessio
       plan = planRestore(saved, entries, isIdempotent, { lost });
       for (const call of plan.report.calls) if (rerun.ids.has(call.toolCallId)) call.outcome = 'rerun';
     }
+  }
+  // The summary in effect is the transcript's (a crash may have come after a compaction and before a save).
+  const compaction = compactionFromTranscript(entries, plan.snapshot.context.messages);
+  plan.snapshot = withRestoredCompaction(plan.snapshot, compaction);
+  if (compaction.problem) plan.report.compaction = { problem: compaction.problem };
+  else if (compaction.record) {
+    plan.report.compaction = {
+      messages: compaction.record.through - compaction.record.from,
+      ...(compaction.seqs ? { seqs: compaction.seqs } : {}),
+    };
   }
   return { record, plan, entries, exact: exactMessages(record.snapshot, entries) };
 }

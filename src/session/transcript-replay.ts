@@ -75,6 +75,11 @@ export interface RestoreReport {
    * the agent rests in Error with a message naming the file (see {@link TranscriptLoss}).
    */
   transcript?: TranscriptLoss;
+  /**
+   * The summary in effect, as the transcript's last `compaction` entry has it: the messages it stands
+   * for (and their seqs), or why it was not used (the session restores with pruning).
+   */
+  compaction?: { messages: number; seqs?: { from: number; through: number } } | { problem: string };
 }
 
 /** What the restored machine gets, and what the restore must append to the transcript. */

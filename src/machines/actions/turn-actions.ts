@@ -48,6 +48,11 @@ export const continueTurn = machineSetup.createAction(
 export const enterThinking = machineSetup.createAction(
   enqueueActions(({ enqueue, context, self }) => {
     const entered = enteredState(enqueue as never, self, context, 'Thinking');
+    // Back from compacting for this model call: it was counted (and warned about) on the way in.
+    if (context.lastState === 'Compacting') {
+      enqueue.assign({ ...entered, partial: '' });
+      return;
+    }
     const warning = iterationWarning(context);
     const notes: Message[] = [];
     if (warning) {

@@ -3,7 +3,8 @@ import type { AssistantMessage, Message, Usage } from '../../llm/message.js';
 import { callModel, type ModelOptions } from '../../llm/model-call.js';
 import type { ModelCallRecord, ModelToolCall } from '../../llm/model-reply.js';
 import { callIdIndex } from '../../llm/tool-call-ids.js';
-import { type ContextBlock, planBlock, withContextBlocks } from '../../prompt/context-blocks.js';
+import { type CompactionRecord, compactedRequest, compactionCut } from '../../prompt/compaction.js';
+import { type ContextBlock, planBlock } from '../../prompt/context-blocks.js';
 import { callCostUsd, type ModelPrice } from '../../prompt/model-prices.js';
 import { type ApprovalPolicy, planToolCall, type ToolCallRequest } from '../../tools/tool-call.js';
 import type { ToolRegistry } from '../../tools/tool-registry.js';
@@ -22,6 +23,10 @@ export interface LlmCallInput {
   messages: Message[];
   /** The agent's plan: shown to the model as a block after the system prompt (none while `null`). */
   plan?: Plan | null;
+  /** The summary sent in place of the older conversation (docs/context-window.md, "Compaction"). */
+  compaction?: CompactionRecord | null;
+  /** Whether this model call may still compact first (at most one compaction a turn). */
+  mayCompact?: boolean;
   /** `false` for the final answer call at a limit: `tool_choice: 'none'`, calls ignored. */
   toolsEnabled: boolean;
   /** Epoch ms at which the call is aborted with a `deadline_exceeded` error; `null` for none. */
@@ -62,6 +67,11 @@ export interface LlmActorOptions extends ModelOptions {
   contextBlocks?: (input: LlmCallInput, signal: AbortSignal) => Promise<ContextBlock[]> | ContextBlock[];
   /** The model's price: the reply's usage gets its `costUsd` (none when the price is unknown). */
   price?: ModelPrice | undefined;
+  /**
+   * Whether the conversation is compacted by summary when `prepareMessages` says the request is past
+   * `compactAt` (the machine's Compacting state runs the `compact` effect). Default false: it prunes.
+   */
+  compacts?: boolean;
 }
 
 /** The request view of the conversation, with what the context window noticed. */
@@ -69,6 +79,8 @@ export interface PreparedMessages {
   messages: Message[];
   warning?: Pick<AgentEventMap['limit_warning'], 'used' | 'max'>;
   pruned?: AgentEventMap['context_pruned'];
+  /** Set when the request is past the compaction threshold (`contextWindow.compactAt`). */
+  overCompactAt?: { tokens: number; max: number };
 }
 
 /**
@@ -95,9 +107,24 @@ export function callLlmEffect(
     const plan = (call: ModelToolCall) => planToolCall(call, registry, options.approval, input.sessionId);
     const blocks: ContextBlock[] = input.plan?.steps.length ? [planBlock(input.plan)] : [];
     if (options.contextBlocks) blocks.push(...(await options.contextBlocks(input, signal)));
-    let messages = withContextBlocks(input.messages, blocks);
+    const compaction = input.compaction ?? null;
+    let messages = compactedRequest(input.messages, compaction, blocks);
     if (options.prepareMessages) {
       const prepared = options.prepareMessages(messages, input);
+      if (
+        prepared.overCompactAt &&
+        options.compacts &&
+        input.mayCompact &&
+        compactionCut(input.messages, compaction) !== undefined
+      ) {
+        // The machine goes to Compacting, which stops this call; the call comes again afterwards.
+        if (prepared.warning) send({ type: 'LLM.CONTEXT', warning: prepared.warning });
+        send({ type: 'LLM.COMPACT' });
+        return new Promise<never>((_, reject) => {
+          if (io.aborted) reject(io.reason);
+          else io.onAbort(() => reject(io.reason));
+        });
+      }
       messages = prepared.messages;
       if (prepared.warning || prepared.pruned) {
         send({
@@ -151,7 +178,7 @@ export function callLlmEffect(
 }
 
 /** The usage with what it cost at `price`; as it was when the price is unknown. */
-function priced(usage: Usage | null, price: ModelPrice | undefined): Usage | null {
+export function priced(usage: Usage | null, price: ModelPrice | undefined): Usage | null {
   if (!usage || !price) return usage;
   const tokens = {
     inputTokens: usage.promptTokens,

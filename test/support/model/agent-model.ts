@@ -1,9 +1,14 @@
 import { type AnyTransitionDefinition, createEmptyActor, type SnapshotFrom } from 'xstate';
 import { getShortestPaths, getStateNodes, type StatePath } from 'xstate/graph';
 import type { LlmCallOutput } from '../../../src/machines/actors/call-llm.js';
+import {
+  CompactionFailedError,
+  type CompactOutput,
+} from '../../../src/machines/actors/compact-conversation.js';
 import type { AgentContext } from '../../../src/machines/agent-context.js';
 import type { AgentMachineEvent } from '../../../src/machines/agent-events.js';
 import { type AgentMachine, agentMachine } from '../../../src/machines/agent-machine.js';
+import { compactionCut, leadingSystemCount } from '../../../src/prompt/compaction.js';
 import type { ToolCallRequest, ToolResult } from '../../../src/tools/tool-call.js';
 
 /**
@@ -21,7 +26,9 @@ export type ModelEvent =
   | { type: 'xstate.error.actor.initialize'; error: Error; actorId: 'initialize' }
   | { type: 'xstate.done.actor.callLlm'; output: LlmCallOutput; actorId: 'callLlm' }
   | { type: 'xstate.error.actor.callLlm'; error: Error & { code?: string }; actorId: 'callLlm' }
-  | { type: `xstate.done.actor.tools:${string}`; output: ToolResult[]; actorId: string };
+  | { type: `xstate.done.actor.tools:${string}`; output: ToolResult[]; actorId: string }
+  | { type: 'xstate.done.actor.compact'; output: CompactOutput; actorId: 'compact' }
+  | { type: 'xstate.error.actor.compact'; error: Error; actorId: 'compact' };
 
 /** A tool runner's done event. */
 export type RunnerDoneEvent = Extract<ModelEvent, { type: `xstate.done.actor.tools:${string}` }>;
@@ -37,6 +44,25 @@ export const MAX_ITERATIONS = 2;
 const MAX_EXTENDED = MAX_ITERATIONS + 1;
 /** Text the scripted model streams (short: one delta). */
 export const TEXT = 'Text';
+/** What the user asks: long enough that a summary of it is shorter (else compacting saves nothing). */
+export const USER_TEXT = `Please do the task. ${'Take care with every detail of it. '.repeat(12)}`;
+/** What the scripted model's summary call answers. */
+export const SUMMARY = 'The user asked for the task.';
+
+/** Whether the model call about to be made may compact first: once a turn, with something to cover. */
+export const canCompact = (c: AgentContext) =>
+  c.compactedCall === null && compactionCut(c.messages, c.compaction) !== undefined;
+/** The summary the scripted model's summary call gives for the conversation of `c`. */
+const summaryOf = (c: AgentContext) => ({
+  summary: SUMMARY,
+  from: leadingSystemCount(c.messages),
+  through: compactionCut(c.messages, c.compaction)!,
+  tokensBefore: 200,
+  tokensAfter: 100,
+  model: 'gpt-4o-mini',
+});
+/** Whether a compaction now makes a summary call (else it fails at once: nothing to summarize). */
+export const compactionCalls = (c: AgentContext) => compactionCut(c.messages, c.compaction) !== undefined;
 
 // The calls the scripted model makes. `work` runs without approval (and starts early while the stream
 // is still open), `deploy` needs approval, `ask_question` ends the turn with a question.
@@ -143,7 +169,21 @@ export const ev = {
     output: calls.map(resultOf),
     actorId,
   }),
-  userMessage: (): ModelEvent => ({ type: 'USER_MESSAGE', text: 'Please do the task.', at: AT }),
+  userMessage: (): ModelEvent => ({ type: 'USER_MESSAGE', text: USER_TEXT, at: AT }),
+  // The request is past compactAt (the replay's prepareMessages says so for this call).
+  compact: (): ModelEvent => ({ type: 'LLM.COMPACT' }),
+  // agent.compact() after a turn: its summary came back.
+  compacted: (c: AgentContext): ModelEvent => ({ type: 'COMPACTED', record: summaryOf(c), usage: null }),
+  compactDone: (c: AgentContext): ModelEvent => ({
+    type: 'xstate.done.actor.compact',
+    output: { record: summaryOf(c), usage: null },
+    actorId: 'compact',
+  }),
+  compactError: (): ModelEvent => ({
+    type: 'xstate.error.actor.compact',
+    error: new CompactionFailedError('the summary call failed: 400 scripted bad request', null, 200, 100),
+    actorId: 'compact',
+  }),
   approve: (id: string): ModelEvent => ({ type: 'APPROVE', toolCallId: id, at: AT }),
   reject: (id: string): ModelEvent => ({ type: 'REJECT', toolCallId: id, reason: 'not now', at: AT }),
   interrupt: (): ModelEvent => ({ type: 'INTERRUPT' }),
@@ -203,6 +243,9 @@ const doneEvent = (c: AgentContext, runner: string) =>
     runnerCalls(c, runner).map((id) => callById(c, id)),
   );
 
+/** agent.compact() after a turn, when there is something to summarize (else it sends nothing). */
+const compactNow = (c: AgentContext) => (c.turn > 0 && compactionCalls(c) ? [ev.compacted(c)] : []);
+
 /**
  * What can happen next in the real world, given the snapshot. Events the real world produces by
  * itself right after the previous step (a runner's done event, an auto-run tool finishing) are the
@@ -248,6 +291,7 @@ export function menu(snapshot: Snapshot): ModelEvent[] {
       return [
         ev.context(),
         ev.delta(),
+        ...(canCompact(c) ? [ev.compact()] : []),
         ev.llmError(),
         ev.interrupt(),
         ev.writeFailed(),
@@ -263,6 +307,10 @@ export function menu(snapshot: Snapshot): ModelEvent[] {
           : []),
       ];
     }
+    case 'Compacting':
+      return compactionCalls(c)
+        ? [ev.compactDone(c), ev.compactError(), ev.interrupt()]
+        : [ev.compactError()];
     case 'ExecutingTool':
       return [...finish, ev.interrupt(), ev.writeFailed(), ...extend];
     case 'WaitingApproval':
@@ -275,9 +323,9 @@ export function menu(snapshot: Snapshot): ModelEvent[] {
       ];
     case 'Completed':
     case 'Interrupted':
-      return [ev.userMessage(), ev.resume(), ev.writeFailed(), ...extend];
+      return [ev.userMessage(), ev.resume(), ev.writeFailed(), ...extend, ...compactNow(c)];
     case 'Error':
-      return [ev.userMessage(), ev.resume(), ...extend];
+      return [ev.userMessage(), ev.resume(), ...extend, ...(c.initialized ? compactNow(c) : [])];
     default:
       return [];
   }
@@ -304,6 +352,9 @@ export function abstractState(snapshot: Snapshot): string {
     c.batch.calls.map((x) => `${x.id}:${status(x.id)}`),
     [...c.batch.started].sort(),
     runners(c).sort(),
+    c.compaction !== null,
+    canCompact(c),
+    compactionCalls(c),
   ]);
 }
 

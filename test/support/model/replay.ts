@@ -20,6 +20,7 @@ import { ForwardingStore } from '../forwarding-store.js';
 import {
   abstractState,
   CONTROLLED_TOOLS,
+  compactionCalls,
   isRunnerDone,
   MAX_ITERATIONS,
   type ModelEvent,
@@ -27,6 +28,7 @@ import {
   modelSteps,
   pathCoverage,
   type Snapshot,
+  SUMMARY,
   stepTransitions,
   TEXT,
   transitionKey,
@@ -96,25 +98,40 @@ const STALLED_CALL: ScriptedTurn = {
 };
 
 const isLlmEvent = (e: ModelEvent) =>
-  e.type.startsWith('LLM.') ||
+  (e.type.startsWith('LLM.') && e.type !== 'LLM.COMPACT') ||
   e.type === 'xstate.done.actor.callLlm' ||
   e.type === 'xstate.error.actor.callLlm';
 const isDeadline = (e: ModelEvent) =>
   e.type === 'xstate.error.actor.callLlm' && e.error.code === 'deadline_exceeded';
 
-/** Which LLM request (0-based, in arrival order at the server) is open in each state of the path. */
-function requestIndexes(steps: ReturnType<typeof modelSteps>): number[] {
+/**
+ * Which LLM request (0-based, in arrival order at the server) is open in each state of the path, and
+ * which model calls (counted by Thinking's invocations of callLlm) compact first. A call that compacts
+ * sends no request (LLM.COMPACT comes before it); a compaction's summary call sends one, unless there
+ * is nothing to summarize.
+ */
+function requestIndexes(steps: ReturnType<typeof modelSteps>) {
   const out: number[] = [];
+  const compacting = new Set<number>();
   let r = -1;
-  for (const step of steps) {
+  let calls = -1;
+  for (const [i, step] of steps.entries()) {
+    const entersThinking =
+      step.to.value === 'Thinking' && (step.from.value !== 'Thinking' || isDeadline(step.event));
+    if (entersThinking) calls++;
+    const compacts = entersThinking && steps[i + 1]?.event.type === 'LLM.COMPACT';
+    if (compacts) compacting.add(calls);
     if (
-      step.to.value === 'Thinking' &&
-      (step.from.value !== 'Thinking' || isDeadline(step.event) || step.event.type === 'LLM.RESET')
+      (step.to.value === 'Thinking' && !compacts && (entersThinking || step.event.type === 'LLM.RESET')) ||
+      (step.to.value === 'Compacting' &&
+        step.from.value !== 'Compacting' &&
+        compactionCalls(step.to.context)) ||
+      step.event.type === 'COMPACTED'
     )
       r++;
     out.push(r);
   }
-  return out;
+  return { requestOf: out, compacting };
 }
 
 /**
@@ -159,7 +176,8 @@ export interface ReplayReport {
 /** Replays `path` on a real agent; throws (with the step and the real history) when it diverges. */
 export async function replay(path: ModelPath): Promise<ReplayReport> {
   const steps = modelSteps(path);
-  const requestOf = requestIndexes(steps);
+  const { requestOf, compacting } = requestIndexes(steps);
+  let modelCalls = 0;
   const requestBefore = (i: number) => (i === 0 ? -1 : requestOf[i - 1]!);
   const withDeadline = steps.some((s) => isDeadline(s.event));
   // A session store only where a write fails: the other paths run as before, without one.
@@ -208,8 +226,13 @@ export async function replay(path: ModelPath): Promise<ReplayReport> {
     limits: { maxIterations: MAX_ITERATIONS, ...(withDeadline ? { timeoutMs: DEADLINE_MS } : {}) },
     retry: { baseDelayMs: 1, maxDelayMs: 1, jitter: 'none' },
     ...(store ? { store } : {}),
-    // Every request reports a context-window warning, so each model call sends LLM.CONTEXT.
-    prepareMessages: (messages) => ({ messages, warning: { used: 90, max: 100 } }),
+    // Every request reports a context-window warning, so each model call sends LLM.CONTEXT; the calls
+    // the path compacts before report that they are past compactAt.
+    prepareMessages: (messages) => ({
+      messages,
+      warning: { used: 90, max: 100 },
+      ...(compacting.has(modelCalls++) ? { overCompactAt: { tokens: 90, max: 80 } } : {}),
+    }),
     inspect: (e: InspectionEvent) => {
       if (e.type === '@xstate.microstep')
         for (const t of e._transitions as AnyTransitionDefinition[]) transitions.add(transitionKey(t));
@@ -284,7 +307,8 @@ export async function replay(path: ModelPath): Promise<ReplayReport> {
 
   const act = async (i: number) => {
     const { from, event } = steps[i]!;
-    if (from.value === 'Thinking') await untilArrived(requestBefore(i));
+    if (from.value === 'Thinking' || (from.value === 'Compacting' && compactionCalls(from.context)))
+      await untilArrived(requestBefore(i));
     // A runner's done event: the call that finished last (its result is in the output) was unanswered.
     if (isRunnerDone(event)) {
       for (const result of event.output)
@@ -314,6 +338,28 @@ export async function replay(path: ModelPath): Promise<ReplayReport> {
         return void settle(agent.extendLimit(event.by));
       case 'TOOL.FINISHED':
         return finishTool(event.result);
+      case 'LLM.COMPACT':
+        return; // the model call's prepareMessages said so; no request is sent
+      case 'COMPACTED': {
+        // agent.compact(): its summary call arrives, and its summary comes back.
+        void settle(agent.compact('keep the decisions'));
+        const r = requestOf[i]!;
+        await untilArrived(r);
+        released.add(r);
+        return arrivals[r]!.resolve({ content: SUMMARY });
+      }
+      case 'xstate.done.actor.compact':
+      case 'xstate.error.actor.compact': {
+        if (!compactionCalls(from.context)) return; // fails at once: nothing to summarize
+        const r = requestBefore(i);
+        await untilArrived(r);
+        released.add(r);
+        return arrivals[r]!.resolve(
+          event.type === 'xstate.done.actor.compact'
+            ? { content: SUMMARY }
+            : { error: { status: 400, message: 'scripted bad request' } },
+        );
+      }
       case 'WRITE_FAILED':
         // A write of the step before, held since it was issued, fails now as on a full disk.
         await until(() => (store?.held.length ?? 0) > 0, 'a write to fail');
