@@ -29,6 +29,7 @@ import { effectsFromOptions } from './effects-from-options.js';
 import { errorEvent, eventsHeard, listen } from './event-relay.js';
 import { sendRefusal } from './send-refusal.js';
 import { errorText, stoppedResult, turnResult } from './turn-result.js';
+import { type TurnTelemetry, turnTelemetryFor } from './turn-telemetry.js';
 
 export type { AgentStateName } from '../machines/agent-states.js';
 export type { AgentOptions, ExecutionResult } from './agent-options.js';
@@ -57,6 +58,7 @@ export class Agent<TOutput = unknown> {
   #closed: Promise<void> = Promise.resolve(); // resolves once the MCP servers are closed (after `stop()`)
   #loadError: unknown; // why the session could not be loaded (the agent then never starts)
   readonly #skills: AgentSkills | undefined;
+  readonly #telemetry: TurnTelemetry | undefined;
 
   constructor(options: AgentOptions<TOutput>) {
     this.#options = options;
@@ -74,6 +76,12 @@ export class Agent<TOutput = unknown> {
       this.#writeFailed(error, what),
     );
     this.#settler = new TurnSettler(this.#persistence, () => this.result());
+    this.#telemetry = turnTelemetryFor(options, {
+      sessionId: () => this.sessionId,
+      baseUrl: client.baseURL,
+      redact: this.redactor.redactValue,
+      report: (message) => this.#publishError(message, 'telemetry'),
+    });
     const audit =
       typeof options.auditLog === 'string'
         ? createAuditLog({ file: options.auditLog, redact: this.redactor })
@@ -87,6 +95,7 @@ export class Agent<TOutput = unknown> {
       report: (message, code) => this.#publishError(message, code),
       redact: this.redactor.redact,
       debug: attachDebugLog(this.bus, options.debug ?? debugFromEnv(), this.redactor.redact),
+      telemetry: this.#telemetry,
     });
     this.#inspection = attachInspection(options.inspect, this.inspectionSecrets);
     this.#ready = loadAndStart(
@@ -102,6 +111,7 @@ export class Agent<TOutput = unknown> {
         },
         // A turn came to rest: its callers get the result once its writes are durable (TurnSettler).
         onEvent: (event) => {
+          this.#telemetry?.onEvent(event, () => this.context);
           if (event.type === 'turn_end') this.#settler.settle(this.#turnWaiters.splice(0));
         },
         // Approvals recorded after the last save, then what was given while the session loaded.
@@ -228,9 +238,13 @@ export class Agent<TOutput = unknown> {
   /**
    * Sends a user message and resolves when the turn comes to rest (Completed, Interrupted or Error).
    * Approvals are answered meanwhile through `approve` / `reject` (listen for `approval_requested`).
-   * `inbox`: the session inbox item the message comes from (workers), recorded with it.
+   * `inbox`: the session inbox item the message comes from (workers), recorded with it. `traceParent`:
+   * the turn's parent in telemetry (a tool call's `ctx.telemetry`, or a carried W3C trace context).
    */
-  async send(text: string, options: { inbox?: number } = {}): Promise<ExecutionResult<TOutput>> {
+  async send(
+    text: string,
+    options: { inbox?: number; traceParent?: unknown } = {},
+  ): Promise<ExecutionResult<TOutput>> {
     this.#assertRunning();
     await this.#ready;
     this.#assertRunning();
@@ -238,6 +252,7 @@ export class Agent<TOutput = unknown> {
     if (refusal) throw new Error(refusal);
     const result = this.#nextTurn();
     this.#persistence?.tagNextUserMessage(options.inbox);
+    this.#telemetry?.startTurn('message', text, options.traceParent);
     this.actor.send({ type: 'USER_MESSAGE', text, at: Date.now() });
     return result;
   }
@@ -270,6 +285,7 @@ export class Agent<TOutput = unknown> {
       return;
     }
     this.#persistence?.recordApproval(answer, answer.always ? call.name : undefined);
+    this.#telemetry?.answered(answer, answer.inbox === undefined ? 'local' : 'inbox');
     this.actor.send(approvalEvent(answer, Date.now()));
   }
 
@@ -292,6 +308,7 @@ export class Agent<TOutput = unknown> {
       throw new Error(`nothing to resume in state ${this.state}`);
     }
     const result = this.#nextTurn();
+    this.#telemetry?.startTurn('resume');
     this.actor.send(event);
     return result;
   }
@@ -309,6 +326,7 @@ export class Agent<TOutput = unknown> {
       return null;
     }
     const result = this.#nextTurn();
+    this.#telemetry?.startTurn('resume');
     this.actor.send(event);
     return result;
   }
@@ -327,6 +345,7 @@ export class Agent<TOutput = unknown> {
   stop(): void {
     if (this.#stopped) return;
     this.#stopped = true;
+    this.#telemetry?.stopped(this.#actor?.getSnapshot().context);
     this.#actor?.stop();
     this.#persistence?.close();
     this.#closed = this.#mcp?.close() ?? Promise.resolve();

@@ -9,6 +9,7 @@ import type { McpServers } from '../mcp/mcp-servers.js';
 import { evaluateContextProviders } from '../prompt/context-blocks.js';
 import { createContextGuard } from '../prompt/context-guard.js';
 import { checkPricing, type ModelPrice, resolveModelPrice } from '../prompt/model-prices.js';
+import type { TelemetryScope } from '../telemetry/telemetry-scope.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { AgentOptions } from './agent-options.js';
 
@@ -27,6 +28,8 @@ export interface EffectsEnvironment {
   redact: (text: string) => string;
   /** Debug lines (redacted), when debugging is on: what a reply held that was left out, once per kind. */
   debug?: ((line: string) => void) | undefined;
+  /** The agent's telemetry bound to its current turn, when `telemetry` was given. */
+  telemetry?: TelemetryScope | undefined;
 }
 
 /** Passes each distinct message on once (a server that sends an unknown part sends it in every reply). */
@@ -62,6 +65,7 @@ export function effectsFromOptions(options: AgentOptions<unknown>, env: EffectsE
     approval: options.approval ?? 'tool',
     eagerToolStart: options.eagerToolStart ?? DEFAULTS.eagerToolStart,
     price,
+    telemetry: env.telemetry,
     ...(options.toolFormat ? { toolFormat: options.toolFormat } : {}),
     ...(options.api ? { api: options.api } : {}),
     ...(env.debug ? { onNotice: oncePerMessage(env.debug) } : {}),
@@ -100,6 +104,7 @@ export function effectsFromOptions(options: AgentOptions<unknown>, env: EffectsE
     ),
     runTools: runToolsEffect({
       registry,
+      telemetry: env.telemetry,
       ...(limits.toolTimeoutMs !== undefined ? { toolTimeoutMs: limits.toolTimeoutMs } : {}),
       ...(limits.maxToolResultChars !== undefined ? { maxResultChars: limits.maxToolResultChars } : {}),
       ...hooks,

@@ -5,6 +5,7 @@ import type { ModelCallRecord, ModelToolCall } from '../../llm/model-reply.js';
 import { callIdIndex } from '../../llm/tool-call-ids.js';
 import { type ContextBlock, planBlock, withContextBlocks } from '../../prompt/context-blocks.js';
 import { callCostUsd, type ModelPrice } from '../../prompt/model-prices.js';
+import type { TelemetryScope } from '../../telemetry/telemetry-scope.js';
 import { type ApprovalPolicy, planToolCall, type ToolCallRequest } from '../../tools/tool-call.js';
 import type { ToolRegistry } from '../../tools/tool-registry.js';
 import type { Plan } from '../../tools/update-plan-tool.js';
@@ -62,6 +63,8 @@ export interface LlmActorOptions extends ModelOptions {
   contextBlocks?: (input: LlmCallInput, signal: AbortSignal) => Promise<ContextBlock[]> | ContextBlock[];
   /** The model's price: the reply's usage gets its `costUsd` (none when the price is unknown). */
   price?: ModelPrice | undefined;
+  /** The agent's telemetry: each HTTP attempt of the call is reported. */
+  telemetry?: TelemetryScope | undefined;
 }
 
 /** The request view of the conversation, with what the context window noticed. */
@@ -139,6 +142,7 @@ export function callLlmEffect(
             message: error.message,
           }),
         onReset: ({ reason, attempt }) => send({ type: 'LLM.RESET', reason, attempt }),
+        telemetry: options.telemetry,
       },
     );
     return {
