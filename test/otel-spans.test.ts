@@ -13,6 +13,19 @@ beforeEach(() => tracing.reset());
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** A promise and the function that resolves it. */
+function opening(): { promise: Promise<void>; resolve: () => void } {
+  let resolve = () => {};
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
+/** Opens when the test says so: the auto-approved call runs until the approval was answered. */
+let gate = opening();
+let fetching = opening();
+
 /** A tool that makes a span of its own (as an instrumented HTTP client would) after an await. */
 const fetchPage = defineTool({
   name: 'fetch_page',
@@ -21,7 +34,9 @@ const fetchPage = defineTool({
   execute: async ({ url }) => {
     await sleep(5);
     const span = tracing.tracer().startSpan('GET page');
-    await sleep(150);
+    fetching.resolve();
+    await gate.promise;
+    await sleep(5);
     span.end();
     return `page at ${url}`;
   },
@@ -60,11 +75,15 @@ describe('agentloop/otel: GenAI spans', () => {
       tools: [fetchPage, deploy],
       telemetry,
     });
+    gate = opening();
+    fetching = opening();
     const requested = nextEvent(agent, 'approval_requested');
     const turn = agent.send('ship it');
     await requested;
-    await sleep(60); // fetch_page runs meanwhile
+    await fetching.promise; // fetch_page runs meanwhile
+    await sleep(50);
     agent.approve('call_0_1');
+    gate.resolve();
     expect((await turn).response).toBe('deployed');
 
     const spans = tracing.spans();

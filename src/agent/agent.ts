@@ -16,6 +16,7 @@ import type { McpServerStatus } from '../mcp/mcp-servers.js';
 import type { SessionRecord, SessionStore } from '../session/session-store.js';
 import type { RestoreReport } from '../session/transcript-replay.js';
 import type { SkillDiscovery } from '../skills/skill-discovery.js';
+import { TRACE_CONTEXT_EVENT } from '../telemetry/trace-context-record.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { Plan } from '../tools/update-plan-tool.js';
 import { attachInspection, type InspectionAttachment, inspectionSecrets } from './agent-inspection.js';
@@ -29,7 +30,7 @@ import { effectsFromOptions } from './effects-from-options.js';
 import { errorEvent, eventsHeard, listen } from './event-relay.js';
 import { sendRefusal } from './send-refusal.js';
 import { errorText, stoppedResult, turnResult } from './turn-result.js';
-import { type TurnTelemetry, turnTelemetryFor } from './turn-telemetry.js';
+import { type TurnTelemetry, turnTelemetryFor, withTraceRestore } from './turn-telemetry.js';
 
 export type { AgentStateName } from '../machines/agent-states.js';
 export type { AgentOptions, ExecutionResult } from './agent-options.js';
@@ -72,16 +73,20 @@ export class Agent<TOutput = unknown> {
     this.#skills = skills ? agentSkills(skills, tools, store) : undefined;
     const report = (message: string) => this.#publishError(message, 'mcp_server');
     ({ registry: this.registry, mcp: this.#mcp } = agentTools(options, this.#skills, report, this.redactor));
-    this.#persistence = persistenceFor(options, this.registry, this.redactor, (error, what) =>
-      this.#writeFailed(error, what),
-    );
-    this.#settler = new TurnSettler(this.#persistence, () => this.result());
     this.#telemetry = turnTelemetryFor(options, {
       sessionId: () => this.sessionId,
       baseUrl: client.baseURL,
       redact: this.redactor.redactValue,
       report: (message) => this.#publishError(message, 'telemetry'),
+      keep: (record) => this.#persistence?.recordEvent(TRACE_CONTEXT_EVENT, record),
     });
+    this.#persistence = persistenceFor(
+      withTraceRestore(options, this.#telemetry),
+      this.registry,
+      this.redactor,
+      (error, what) => this.#writeFailed(error, what),
+    );
+    this.#settler = new TurnSettler(this.#persistence, () => this.result());
     const audit =
       typeof options.auditLog === 'string'
         ? createAuditLog({ file: options.auditLog, redact: this.redactor })
@@ -285,7 +290,7 @@ export class Agent<TOutput = unknown> {
       return;
     }
     this.#persistence?.recordApproval(answer, answer.always ? call.name : undefined);
-    this.#telemetry?.answered(answer, answer.inbox === undefined ? 'local' : 'inbox');
+    this.#telemetry?.answered(answer, call, this.pendingApprovals.length - 1, this.context.turn);
     this.actor.send(approvalEvent(answer, Date.now()));
   }
 

@@ -1,6 +1,7 @@
 import { DEFAULTS } from '../defaults.js';
 import type { AgentContext } from '../machines/agent-context.js';
 import type { AgentEvent, ToolCallInfo } from '../machines/emitted-events.js';
+import type { TranscriptEntry } from '../session/transcript.js';
 import type {
   AgentTelemetry,
   ModelCallEndInfo,
@@ -14,6 +15,7 @@ import type {
 } from '../telemetry/agent-telemetry.js';
 import { guardedTelemetry } from '../telemetry/guarded-telemetry.js';
 import type { TelemetryScope } from '../telemetry/telemetry-scope.js';
+import { lastTraceContext, type TraceContextRecord } from '../telemetry/trace-context-record.js';
 
 /** What the agent's telemetry needs to know of the agent. */
 export interface TurnTelemetryBase {
@@ -24,6 +26,8 @@ export interface TurnTelemetryBase {
   redact: <T>(value: T) => T;
   /** Reports a hook that threw (an `error` event). */
   report: (message: string) => void;
+  /** Keeps a waiting turn's trace context in the session's transcript (persisted agents). */
+  keep?: (record: TraceContextRecord) => void;
 }
 
 /** A pending approval's wait, as telemetry sees it. */
@@ -47,6 +51,8 @@ export class TurnTelemetry implements TelemetryScope {
   #modelCalls = 0;
   readonly #approvals = new Map<string, ApprovalWait>();
   #waitMs = 0;
+  /** The trace context the restored session's transcript kept for its waiting turn. */
+  #restored: TraceContextRecord | undefined;
 
   constructor(telemetry: AgentTelemetry, base: TurnTelemetryBase) {
     this.#hooks = guardedTelemetry(telemetry, base.report);
@@ -89,7 +95,7 @@ export class TurnTelemetry implements TelemetryScope {
 
   /** What the machine emitted: approval waits begin; a turn comes to rest. */
   onEvent(event: AgentEvent, context: () => Readonly<AgentContext>): void {
-    if (event.type === 'approval_requested') this.#requested(event.pending, event.timestamp);
+    if (event.type === 'approval_requested') this.#requested(event.pending, event.timestamp, event.turn);
     else if (event.type === 'turn_end' && this.#open) {
       const ctx = context();
       const end: Omit<TurnEndInfo, 'usage' | 'approvalWaitMs' | 'iterations'> = {
@@ -102,35 +108,64 @@ export class TurnTelemetry implements TelemetryScope {
     }
   }
 
-  /** An approval wait begins for each call not already waiting (in this process or, restored, since `at`). */
-  #requested(pending: readonly ToolCallInfo[], at: number): void {
-    for (const call of pending) {
-      if (this.#approvals.has(call.toolCallId)) continue;
-      const handle = this.#hooks.approvalRequested(this.#turn, {
-        sessionId: this.#base.sessionId(),
-        name: call.name,
-        toolCallId: call.toolCallId,
-        requestedAt: at,
-      });
-      this.#approvals.set(call.toolCallId, { handle, requestedAt: at });
-    }
+  /**
+   * An approval wait begins for each call not already waiting. A persisted agent keeps the turn's
+   * trace context in the transcript, for the process that will answer if this one stops.
+   */
+  #requested(pending: readonly ToolCallInfo[], at: number, turn: number): void {
+    const fresh = pending.filter((call) => !this.#approvals.has(call.toolCallId));
+    for (const call of fresh) this.#wait(this.#turn, call, at);
+    if (fresh.length === 0 || !this.#base.keep) return;
+    const carrier = this.#hooks.carrierOf(this.#turn);
+    if (carrier) this.#base.keep({ ...carrier, turn, requestedAt: at });
+  }
+
+  #wait(parent: TelemetryHandle, call: { toolCallId: string; name: string }, at: number): ApprovalWait {
+    const handle = this.#hooks.approvalRequested(parent, {
+      sessionId: this.#base.sessionId(),
+      name: call.name,
+      toolCallId: call.toolCallId,
+      requestedAt: at,
+    });
+    const wait = { handle, requestedAt: at };
+    this.#approvals.set(call.toolCallId, wait);
+    return wait;
+  }
+
+  /** A restored session's transcript: the trace context its waiting turn kept, if any. */
+  restoredFrom(entries: Parameters<typeof lastTraceContext>[0]): void {
+    this.#restored = lastTraceContext(entries);
   }
 
   /**
-   * The user answered a pending call (`by`: this process's API or an inbox item). Returns the wait's
-   * handle: a continuation in another process is its child.
+   * The user answered the pending `call` (through this process's API, or an inbox item). In a process
+   * that restored the session, the wait is the one the transcript kept (from its real start, under the
+   * first process's turn), and the answer that lets the machine go on (`remaining` 0) starts the
+   * continuation's turn as its child. Call before the machine hears the answer.
    */
-  answered(answer: { toolCallId: string; approved: boolean; always?: boolean }, by: 'local' | 'inbox') {
-    const wait = this.#approvals.get(answer.toolCallId);
-    if (!wait) return undefined;
+  answered(
+    answer: { toolCallId: string; approved: boolean; always?: boolean; inbox?: number },
+    call: ToolCallInfo,
+    remaining: number,
+    turn: number,
+  ): void {
+    let wait = this.#approvals.get(answer.toolCallId);
+    const restored = this.#restored;
+    if (!wait && !this.#open && restored?.turn === turn)
+      wait = this.#wait(this.#hooks.fromCarrier(restored), call, restored.requestedAt);
+    if (!wait) return;
     this.#approvals.delete(answer.toolCallId);
     this.#waitMs += Math.max(0, Date.now() - wait.requestedAt);
     this.#hooks.approvalResolved(wait.handle, {
       decision: answer.approved ? 'approved' : 'rejected',
-      answeredBy: by,
+      answeredBy: answer.inbox === undefined ? 'local' : 'inbox',
       ...(answer.always ? { always: true } : {}),
     });
-    return wait.handle;
+    if (!this.#open && remaining === 0) {
+      const waited = this.#waitMs;
+      this.startTurn('continuation', undefined, wait.handle);
+      this.#waitMs = waited;
+    }
   }
 
   /**
@@ -204,6 +239,24 @@ export function turnTelemetryFor(
     agentName: options.name ?? 'agent',
     model: options.model ?? DEFAULTS.model,
   });
+}
+
+/**
+ * The options with `onSessionLoaded` also telling the telemetry what the restored transcript kept
+ * (the trace context of a turn waiting for approval).
+ */
+export function withTraceRestore<
+  O extends { onSessionLoaded?: ((entries: readonly TranscriptEntry[]) => void) | undefined },
+>(options: O, telemetry: TurnTelemetry | undefined): O {
+  if (!telemetry) return options;
+  const heard = options.onSessionLoaded;
+  return {
+    ...options,
+    onSessionLoaded: (entries: readonly TranscriptEntry[]) => {
+      telemetry.restoredFrom(entries);
+      heard?.(entries);
+    },
+  };
 }
 
 function isCarrier(value: unknown): value is TraceCarrier {
