@@ -199,6 +199,18 @@ describe('agentloop/otel: GenAI spans', () => {
     ]);
   });
 
+  it('a turn that ends in error is an ERROR span with error.type', async () => {
+    const { agent } = await agentOn(
+      { turns: [{ error: { status: 400, message: 'bad request' } }] },
+      { name: 'ops', model: 'm', telemetry: otelTelemetry({ tracer: tracing.tracer() }) },
+    );
+    expect((await agent.send('hello')).terminateReason).toBe('error');
+    const root = spanNamed(tracing.spans(), 'invoke_agent ops');
+    expect(root.status.code).toBe(SpanStatusCode.ERROR);
+    expect(attrs(root)['error.type']).toEqual(expect.any(String));
+    expect(attrs(spanNamed(tracing.spans(), 'chat m'))['error.type']).toBe('400');
+  });
+
   it('a rejected call has no execute_tool span; a limit is not an error', async () => {
     const { agent } = await agentOn(
       { turns: [{ toolCalls: [{ name: 'deploy', arguments: { env: 'prod' } }] }, { content: 'ok' }] },
@@ -219,6 +231,47 @@ describe('agentloop/otel: GenAI spans', () => {
     expect(attrs(spanNamed(spans, 'await_approval deploy'))['agentloop.approval.decision']).toBe('rejected');
     const root = spanNamed(spans, 'invoke_agent ops');
     expect(attrs(root)['agentloop.terminate_reason']).toBe(result.terminateReason);
+    expect(root.status.code).toBe(SpanStatusCode.UNSET);
+  });
+
+  it('an MCP tool carries the MCP client attributes; an interrupt ends an unanswered wait', async () => {
+    const listed = defineTool({
+      name: 'files__read',
+      description: 'reads',
+      parameters: z.object({}),
+      mcp: { server: 'files', tool: 'read' },
+      execute: () => 'text',
+    });
+    const { agent } = await agentOn(
+      {
+        turns: [
+          {
+            toolCalls: [
+              { name: 'files__read', arguments: {} },
+              { name: 'deploy', arguments: { env: 'prod' } },
+            ],
+          },
+          { content: 'ok' },
+        ],
+      },
+      { name: 'ops', tools: [listed, deploy], telemetry: otelTelemetry({ tracer: tracing.tracer() }) },
+    );
+    const requested = nextEvent(agent, 'approval_requested');
+    const turn = agent.send('read');
+    await requested;
+    agent.interrupt('enough');
+    expect((await turn).terminateReason).toBe('interrupted');
+    const spans = tracing.spans();
+    expect(attrs(spanNamed(spans, 'execute_tool files__read'))).toMatchObject({
+      'gen_ai.tool.type': 'extension',
+      'mcp.method.name': 'tools/call',
+      'agentloop.mcp.server': 'files',
+    });
+    expect(attrs(spanNamed(spans, 'await_approval deploy'))['agentloop.approval.decision']).toBe(
+      'unanswered',
+    );
+    const root = spanNamed(spans, 'invoke_agent ops');
+    expect(attrs(root)['agentloop.terminate_reason']).toBe('interrupted');
     expect(root.status.code).toBe(SpanStatusCode.UNSET);
   });
 
