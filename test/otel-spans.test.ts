@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { defineAgent, defineTool, subagentTool } from '../src/index.js';
 import { otelTelemetry } from '../src/otel/index.js';
 import { agentAt, agentOn, nextEvent, serve } from './support/harness.js';
-import { inMemoryTracing, ms, parentOf, spanNamed } from './support/otel-spans.js';
+import { deploy, inMemoryTracing, ms, parentOf, spanNamed } from './support/otel-spans.js';
 
 const tracing = inMemoryTracing();
 beforeEach(() => tracing.reset());
@@ -40,13 +40,6 @@ const fetchPage = defineTool({
     span.end();
     return `page at ${url}`;
   },
-});
-const deploy = defineTool({
-  name: 'deploy',
-  description: 'deploys',
-  parameters: z.object({ env: z.string() }),
-  needsApproval: true,
-  execute: ({ env }) => `deployed to ${env}`,
 });
 
 const twoCalls = {

@@ -1,30 +1,15 @@
 import { context, trace } from '@opentelemetry/api';
 import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import {
-  createSessionClient,
-  defineTool,
-  MemorySessionStore,
-  startWorker,
-  type Worker,
-} from '../src/index.js';
+import { createSessionClient, MemorySessionStore, startWorker, type Worker } from '../src/index.js';
 import { otelTelemetry } from '../src/otel/index.js';
 import { serve } from './support/harness.js';
-import { inMemoryTracing, ms, parentOf, spanNamed } from './support/otel-spans.js';
+import { deploy, inMemoryTracing, ms, parentOf, spanNamed } from './support/otel-spans.js';
 
 const tracing = inMemoryTracing();
 const workers: Worker[] = [];
 afterEach(async () => {
   await Promise.all(workers.splice(0).map((w) => w.stop()));
   tracing.reset();
-});
-
-const deploy = defineTool({
-  name: 'deploy',
-  description: 'deploys',
-  parameters: z.object({ env: z.string() }),
-  needsApproval: true,
-  execute: ({ env }) => `deployed to ${env}`,
 });
 
 describe('agentloop/otel through a session client and workers', () => {

@@ -7,6 +7,17 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll } from 'vitest';
+import { z } from 'zod';
+import { defineTool } from '../../src/index.js';
+
+/** A tool that needs approval: the call a turn waits on. */
+export const deploy = defineTool({
+  name: 'deploy',
+  description: 'deploys',
+  parameters: z.object({ env: z.string() }),
+  needsApproval: true,
+  execute: ({ env }) => `deployed to ${env}`,
+});
 
 /**
  * The OpenTelemetry SDK as an application sets it up, for tests: an async-hooks context manager (so
