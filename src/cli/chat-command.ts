@@ -125,13 +125,13 @@ export async function runChatCommand(
   const closers: (() => Promise<void> | void)[] = [];
   try {
     for (const warning of cliAgent.warnings) io.stderr(`${terminalSafe(warning)}\n`);
-    const otel = await startCliOtel(values.otel, io);
-    closers.push(() => otel.close());
     const connection = await connectModel(modelFlags(values), cliAgent.scripted);
     closers.push(() => connection.close());
     // The inspector page answers approvals too: whichever answer comes first wins.
     const inspection = await startCliInspection(values, io);
     closers.push(() => inspection.close());
+    const otel = await startCliOtel(values.otel, io);
+    closers.push(() => otel.close());
     const renderer = new ChatRenderer({
       write: (text: string) => {
         streams.output.write(text);
