@@ -104,6 +104,21 @@ describe('agentloop --otel', () => {
     expect(attribute(root, 'agentloop.terminate_reason')).toEqual({ stringValue: 'completed' });
   }, 60_000);
 
+  it('demo exports both of its agents', async () => {
+    listener.bodies.length = 0;
+    const result = await runCli(['demo', '--otel'], {
+      cwd: dir,
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint },
+    });
+    expect(result.code).toBe(0);
+    const { spans } = spansOf(listener.bodies);
+    const turns = spans.filter((s) => s.name.startsWith('invoke_agent '));
+    // The notes agent and the bundle's facilitator (a turn per message of its workflow): a trace each.
+    expect(new Set(turns.map((t) => t.name)).size).toBe(2);
+    expect(new Set(turns.map((t) => t.traceId)).size).toBe(turns.length);
+    expect(spans.some((s) => s.name.startsWith('execute_tool '))).toBe(true);
+  }, 60_000);
+
   it('Ctrl-C in the middle of a turn still exports its spans before the process ends', async () => {
     listener.bodies.length = 0;
     const scenario = path.join(dir, 'slow.yaml');
