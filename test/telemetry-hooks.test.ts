@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool } from '../src/index.js';
+import { defineTool, MemorySessionStore } from '../src/index.js';
 import type { AgentTelemetry } from '../src/telemetry/agent-telemetry.js';
 import { agentOn, nextEvent } from './support/harness.js';
 
@@ -132,5 +132,37 @@ describe('telemetry hooks', () => {
       ['telemetry', expect.stringMatching(/modelCallStart threw.*exporter down/)],
     ]);
     expect(calls).toContain('turn1 end completed it=2');
+  });
+
+  it('an approval answered after a restore without a kept trace context still gets a continuation turn', async () => {
+    const store = new MemorySessionStore();
+    const scenario = {
+      turns: [{ toolCalls: [{ name: 'guarded', arguments: {} }] }, { content: 'finished' }],
+    };
+    const { agent: first } = await agentOn(scenario, { tools: [guarded], store });
+    const requested = nextEvent(first, 'approval_requested');
+    void first.send('go');
+    const { pending } = await requested;
+    await first.close();
+    const { telemetry, calls } = recordingTelemetry();
+    const { agent: second } = await agentOn(scenario, {
+      tools: [guarded],
+      store,
+      session: first.sessionId,
+      telemetry,
+    });
+    await second.ready();
+    const ended = nextEvent(second, 'turn_end');
+    second.approve(pending[0]!.toolCallId);
+    await ended;
+    expect(calls).toEqual([
+      'turn1 start continuation parent=undefined',
+      'tool2 guarded under turn1',
+      'tool2 run',
+      'tool2 end ok',
+      'chat3 under turn1 attempt 1',
+      'chat3 end stop',
+      'turn1 end completed it=2',
+    ]);
   });
 });

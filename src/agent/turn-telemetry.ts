@@ -153,7 +153,11 @@ export class TurnTelemetry implements TelemetryScope {
     const restored = this.#restored;
     if (!wait && !this.#open && restored?.turn === turn)
       wait = this.#wait(this.#hooks.fromCarrier(restored), call, restored.requestedAt);
-    if (!wait) return;
+    if (!wait) {
+      // No trace context kept (a session saved without telemetry): the continuation starts a trace.
+      if (!this.#open && remaining === 0) this.startTurn('continuation');
+      return;
+    }
     this.#approvals.delete(answer.toolCallId);
     this.#waitMs += Math.max(0, Date.now() - wait.requestedAt);
     this.#hooks.approvalResolved(wait.handle, {
