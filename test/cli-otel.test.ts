@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildDist, cliPath } from './support/build-dist.js';
+import { buildDist, cliPath, repoRoot } from './support/build-dist.js';
 import { runCli } from './support/cli-process.js';
 
 /** An OTLP/HTTP collector stand-in on 127.0.0.1: it keeps each JSON body posted to /v1/traces. */
@@ -102,6 +102,40 @@ describe('agentloop --otel', () => {
     const attribute = (span: OtlpSpan, key: string) => span.attributes.find((a) => a.key === key)?.value;
     expect(attribute(root, 'gen_ai.operation.name')).toEqual({ stringValue: 'invoke_agent' });
     expect(attribute(root, 'agentloop.terminate_reason')).toEqual({ stringValue: 'completed' });
+  }, 60_000);
+
+  it('without the SDK installed, one line names the install command and the command runs', async () => {
+    // The built package beside a node_modules holding everything but @opentelemetry.
+    const bare = path.join(dir, 'bare');
+    await mkdir(path.join(bare, 'node_modules'), { recursive: true });
+    await cp(path.join(repoRoot, 'dist'), path.join(bare, 'dist'), { recursive: true });
+    await cp(path.join(repoRoot, 'package.json'), path.join(bare, 'package.json'));
+    for (const name of await readdir(path.join(repoRoot, 'node_modules')))
+      if (name !== '@opentelemetry')
+        await symlink(path.join(repoRoot, 'node_modules', name), path.join(bare, 'node_modules', name));
+    const scenario = path.join(dir, 'bare.yaml');
+    await writeFile(scenario, 'turns:\n  - content: still here\n');
+    const child = spawn(
+      process.execPath,
+      [path.join(bare, 'dist', 'cli', 'main.js'), 'run', '--otel', '--scenario', scenario, 'hi'],
+      {
+        cwd: dir,
+        env: { ...process.env, OPENAI_API_KEY: '', OPENAI_BASE_URL: '', NO_COLOR: '1' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(stderr.match(/--otel: .*/g)).toEqual([
+      expect.stringMatching(
+        /SDK is not installed.*npm install @opentelemetry\/api @opentelemetry\/sdk-trace-base/,
+      ),
+    ]);
+    expect(stdout).toBe('still here\n');
+    expect(code).toBe(0);
   }, 60_000);
 
   it('demo exports both of its agents', async () => {
