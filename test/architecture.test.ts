@@ -15,6 +15,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['agent'],
   ['postgres', 'store-conformance'],
   ['session'],
+  ['otel'],
   ['events'],
   ['machines'],
   ['mcp', 'skills'],
@@ -23,7 +24,11 @@ const LAYERS: readonly (readonly string[])[] = [
   ['tools'],
   ['testing'],
   ['llm'],
+  ['telemetry'],
 ];
+
+/** Folders that may import only the folders named here (beside the shared root files). */
+const ONLY: Readonly<Record<string, readonly string[]>> = { otel: ['telemetry', 'events'], telemetry: [] };
 
 const src = path.resolve(__dirname, '../src');
 /** Files at the root of src/ that are package entry points. */
@@ -82,6 +87,21 @@ describe('architecture', () => {
       }
     }
     expect(upward).toEqual([]);
+  });
+
+  it('otel/ imports only telemetry/ and events/; telemetry/ imports no folder', () => {
+    const wrong: string[] = [];
+    for (const file of files) {
+      const from = layerOf(file);
+      const allowed = from && ONLY[from.folder];
+      if (!allowed) continue;
+      for (const spec of importsOf(file)) {
+        const to = layerOf(path.resolve(path.dirname(file), spec));
+        if (to && to.folder !== from.folder && !allowed.includes(to.folder))
+          wrong.push(`${path.relative(src, file)} -> ${spec}`);
+      }
+    }
+    expect(wrong).toEqual([]);
   });
 
   it("nothing outside machines/ reads XState's private fields", () => {

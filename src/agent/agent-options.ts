@@ -18,6 +18,7 @@ import type { ContextProvider } from '../prompt/context-blocks.js';
 import type { ContextGuardOptions } from '../prompt/context-guard.js';
 import type { ModelPricing } from '../prompt/model-prices.js';
 import type { SessionOptions } from '../session/session-options.js';
+import type { AgentTelemetry } from '../telemetry/agent-telemetry.js';
 import type { Tool } from '../tools/define-tool.js';
 import type { ApprovalPolicy } from '../tools/tool-call.js';
 import type { InspectOption } from './agent-inspection.js';
@@ -145,6 +146,12 @@ export interface AgentOptions<TOutput = unknown> extends SessionOptions {
    * inspector object (`createWebSocketInspector()`) is used as given.
    */
   inspect?: InspectOption;
+  /**
+   * Telemetry hooks called at each turn, model-call attempt, tool run and approval wait (no
+   * OpenTelemetry types: `otelTelemetry()` from `agentloop/otel` maps them onto GenAI spans;
+   * docs/telemetry.md). A hook that throws is reported once as an `error` event; the turn goes on.
+   */
+  telemetry?: AgentTelemetry;
   /**
    * Secrets that never appear in events, debug lines, the audit log or inspectors (and that the
    * transcript writer redacts through `agent.redactor`), besides `apiKey` and `OPENAI_API_KEY` (those

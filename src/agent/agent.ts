@@ -1,6 +1,6 @@
 import type { Actor } from 'xstate';
 import type { ZodType } from 'zod';
-import { createAuditLog } from '../events/audit-log.js';
+import { auditLogFor } from '../events/audit-log.js';
 import { attachDebugLog, debugFromEnv } from '../events/debug-log.js';
 import { AgentEventBus } from '../events/event-bus.js';
 import { createRedactor, type Redactor } from '../events/redact.js';
@@ -16,6 +16,7 @@ import type { McpServerStatus } from '../mcp/mcp-servers.js';
 import type { SessionRecord, SessionStore } from '../session/session-store.js';
 import type { RestoreReport } from '../session/transcript-replay.js';
 import type { SkillDiscovery } from '../skills/skill-discovery.js';
+import { TRACE_CONTEXT_EVENT } from '../telemetry/trace-context-record.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { Plan } from '../tools/update-plan-tool.js';
 import { attachInspection, type InspectionAttachment, inspectionSecrets } from './agent-inspection.js';
@@ -30,6 +31,7 @@ import { effectsFromOptions } from './effects-from-options.js';
 import { errorEvent, eventsHeard, listen } from './event-relay.js';
 import { sendRefusal } from './send-refusal.js';
 import { errorText, stoppedResult, turnResult } from './turn-result.js';
+import { type TurnTelemetry, turnTelemetryFor, withTraceRestore } from './turn-telemetry.js';
 
 export type { AgentStateName } from '../machines/agent-states.js';
 export type { AgentOptions, ExecutionResult } from './agent-options.js';
@@ -59,6 +61,7 @@ export class Agent<TOutput = unknown> {
   #closed: Promise<void> = Promise.resolve(); // resolves once the MCP servers are closed (after `stop()`)
   #loadError: unknown; // why the session could not be loaded (the agent then never starts)
   readonly #skills: AgentSkills | undefined;
+  readonly #telemetry: TurnTelemetry | undefined;
 
   constructor(options: AgentOptions<TOutput>) {
     this.#options = options;
@@ -72,14 +75,21 @@ export class Agent<TOutput = unknown> {
     this.#skills = skills ? agentSkills(skills, tools, store) : undefined;
     const report = (message: string) => this.#publishError(message, 'mcp_server');
     ({ registry: this.registry, mcp: this.#mcp } = agentTools(options, this.#skills, report, this.redactor));
-    this.#persistence = persistenceFor(options, this.registry, this.redactor, (error, what) =>
-      this.#writeFailed(error, what),
+    this.#telemetry = turnTelemetryFor(options, {
+      sessionId: () => this.sessionId,
+      baseUrl: client.baseURL,
+      redact: this.redactor.redactValue,
+      report: (message) => this.#publishError(message, 'telemetry'),
+      keep: (record) => this.#persistence?.recordEvent(TRACE_CONTEXT_EVENT, record),
+    });
+    this.#persistence = persistenceFor(
+      withTraceRestore(options, this.#telemetry),
+      this.registry,
+      this.redactor,
+      (error, what) => this.#writeFailed(error, what),
     );
     this.#settler = new TurnSettler(this.#persistence, () => this.result());
-    const audit =
-      typeof options.auditLog === 'string'
-        ? createAuditLog({ file: options.auditLog, redact: this.redactor })
-        : options.auditLog;
+    const audit = auditLogFor(options.auditLog, this.redactor);
     const effects = effectsFromOptions(options, {
       client,
       registry: this.registry,
@@ -89,6 +99,7 @@ export class Agent<TOutput = unknown> {
       report: (message, code) => this.#publishError(message, code),
       redact: this.redactor.redact,
       debug: attachDebugLog(this.bus, options.debug ?? debugFromEnv(), this.redactor.redact),
+      telemetry: this.#telemetry,
     });
     this.#inspection = attachInspection(options.inspect, this.inspectionSecrets);
     this.#ready = loadAndStart(
@@ -99,11 +110,10 @@ export class Agent<TOutput = unknown> {
         inspection: this.#inspection,
         bus: this.bus,
         redactor: this.redactor,
-        created: (actor) => {
-          this.#actor = actor;
-        },
+        created: (actor) => void (this.#actor = actor),
         // A turn came to rest: its callers get the result once its writes are durable (TurnSettler).
         onEvent: (event) => {
+          this.#telemetry?.onEvent(event, () => this.context);
           if (event.type === 'turn_end') this.#settler.settle(this.#turnWaiters.splice(0));
         },
         // Approvals recorded after the last save, then what was given while the session loaded.
@@ -111,9 +121,7 @@ export class Agent<TOutput = unknown> {
         queued: () => this.#queued.splice(0),
         publishError: (message, code) => this.#publishError(message, code),
         stopped: () => this.#stopped,
-        loadFailed: (error) => {
-          this.#loadError = error;
-        },
+        loadFailed: (error) => void (this.#loadError = error),
       },
       this.#skills?.setup,
       this.#mcp?.start(),
@@ -230,18 +238,21 @@ export class Agent<TOutput = unknown> {
   /**
    * Sends a user message and resolves when the turn comes to rest (Completed, Interrupted or Error).
    * Approvals are answered meanwhile through `approve` / `reject` (listen for `approval_requested`).
-   * `inbox`: the session inbox item the message comes from (workers), recorded with it.
+   * `inbox`: the session inbox item the message comes from (workers), recorded with it. `traceParent`:
+   * the turn's parent in telemetry (a tool call's `ctx.telemetry`, or a carried W3C trace context).
    */
-  async send(text: string, options: { inbox?: number } = {}): Promise<ExecutionResult<TOutput>> {
+  async send(
+    text: string,
+    options: { inbox?: number; traceParent?: unknown } = {},
+  ): Promise<ExecutionResult<TOutput>> {
     this.#assertRunning();
     await this.#ready;
     this.#assertRunning();
     const refusal = sendRefusal(this.state, this.actor.getSnapshot().context);
     if (refusal) throw new Error(refusal);
-    const result = this.#nextTurn();
     this.#persistence?.tagNextUserMessage(options.inbox);
-    this.actor.send({ type: 'USER_MESSAGE', text, at: Date.now() });
-    return result;
+    this.#telemetry?.startTurn('message', text, options.traceParent);
+    return this.#turn({ type: 'USER_MESSAGE', text, at: Date.now() });
   }
 
   /**
@@ -272,6 +283,7 @@ export class Agent<TOutput = unknown> {
       return;
     }
     this.#persistence?.recordApproval(answer, answer.always ? call.name : undefined);
+    this.#telemetry?.answered(answer, call, this.pendingApprovals.length - 1, this.context.turn);
     this.actor.send(approvalEvent(answer, Date.now()));
   }
 
@@ -294,9 +306,8 @@ export class Agent<TOutput = unknown> {
     if (!this.actor.getSnapshot().can(event)) {
       throw new Error(`nothing to resume in state ${this.state}`);
     }
-    const result = this.#nextTurn();
-    this.actor.send(event);
-    return result;
+    this.#telemetry?.startTurn('resume');
+    return this.#turn(event);
   }
 
   /**
@@ -311,9 +322,8 @@ export class Agent<TOutput = unknown> {
       this.actor.send(event);
       return null;
     }
-    const result = this.#nextTurn();
-    this.actor.send(event);
-    return result;
+    this.#telemetry?.startTurn('resume');
+    return this.#turn(event);
   }
 
   /**
@@ -323,10 +333,9 @@ export class Agent<TOutput = unknown> {
   async compact(instructions?: string): Promise<CompactResult> {
     this.#assertRunning();
     await this.#ready;
-    const stop = new AbortController();
-    this.#compacting = stop;
+    this.#compacting = new AbortController();
     try {
-      return await compactOnRequest(this.actor, stop.signal, instructions);
+      return await compactOnRequest(this.actor, this.#compacting.signal, instructions);
     } finally {
       this.#compacting = undefined;
     }
@@ -338,15 +347,15 @@ export class Agent<TOutput = unknown> {
   }
 
   /**
-   * Stops the agent for good: running requests and tools are aborted, inspection lets go, and a turn
-   * still waiting in `send()` or `resume()` resolves as interrupted ("the agent was stopped"). The
-   * saved session keeps the state of its last rest point, so another agent can continue it. Later
-   * calls to `send`, `resume`, `approve` or `reject` are refused with an error saying so.
+   * Stops the agent for good: requests and tools are aborted, inspection lets go, a turn waiting in
+   * `send()` or `resume()` resolves as interrupted ("the agent was stopped"). The saved session keeps
+   * its last rest point for another agent; later `send`, `resume`, `approve`, `reject` throw.
    */
   stop(): void {
     if (this.#stopped) return;
     this.#stopped = true;
     this.#compacting?.abort();
+    this.#telemetry?.stopped(this.#actor?.getSnapshot().context);
     this.#actor?.stop();
     this.#persistence?.close();
     this.#closed = this.#mcp?.close() ?? Promise.resolve();
@@ -374,8 +383,11 @@ export class Agent<TOutput = unknown> {
     return turnResult(this.context, this.#options.outputSchema as ZodType<TOutput> | undefined);
   }
 
-  #nextTurn(): Promise<ExecutionResult<TOutput>> {
-    return new Promise((resolve) => this.#turnWaiters.push(resolve));
+  /** Sends the event that starts a turn; resolves with the turn's result once it rests. */
+  #turn(event: Parameters<Actor<AgentMachine>['send']>[0]): Promise<ExecutionResult<TOutput>> {
+    const result = new Promise<ExecutionResult<TOutput>>((resolve) => this.#turnWaiters.push(resolve));
+    this.actor.send(event);
+    return result;
   }
 }
 

@@ -10,6 +10,7 @@ import type { McpServers } from '../mcp/mcp-servers.js';
 import { evaluateContextProviders } from '../prompt/context-blocks.js';
 import { createContextGuard, createRequestMeasure } from '../prompt/context-guard.js';
 import { checkPricing, type ModelPrice, resolveModelPrice } from '../prompt/model-prices.js';
+import type { TelemetryScope } from '../telemetry/telemetry-scope.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { AgentOptions } from './agent-options.js';
 
@@ -28,6 +29,8 @@ export interface EffectsEnvironment {
   redact: (text: string) => string;
   /** Debug lines (redacted), when debugging is on: what a reply held that was left out, once per kind. */
   debug?: ((line: string) => void) | undefined;
+  /** The agent's telemetry bound to its current turn, when `telemetry` was given. */
+  telemetry?: TelemetryScope | undefined;
 }
 
 /** Passes each distinct message on once (a server that sends an unknown part sends it in every reply). */
@@ -66,6 +69,7 @@ export function effectsFromOptions(options: AgentOptions<unknown>, env: EffectsE
     eagerToolStart: options.eagerToolStart ?? DEFAULTS.eagerToolStart,
     price,
     compacts,
+    telemetry: env.telemetry,
     ...(options.toolFormat ? { toolFormat: options.toolFormat } : {}),
     ...(options.api ? { api: options.api } : {}),
     ...(env.debug ? { onNotice: oncePerMessage(env.debug) } : {}),
@@ -104,6 +108,7 @@ export function effectsFromOptions(options: AgentOptions<unknown>, env: EffectsE
     ),
     runTools: runToolsEffect({
       registry,
+      telemetry: env.telemetry,
       ...(limits.toolTimeoutMs !== undefined ? { toolTimeoutMs: limits.toolTimeoutMs } : {}),
       ...(limits.maxToolResultChars !== undefined ? { maxResultChars: limits.maxToolResultChars } : {}),
       ...hooks,

@@ -57,7 +57,11 @@ export function subagentTool<TInput extends ZodRawShape, TOutput>(
       const stop = () => child.interrupt('the parent agent stopped this call');
       ctx.signal.addEventListener('abort', stop, { once: true });
       try {
-        const result = await child.send(task);
+        // With telemetry, the child's turn is a child of this call's run.
+        const result = await child.send(
+          task,
+          ctx.telemetry === undefined ? {} : { traceParent: ctx.telemetry },
+        );
         if (!result.success) {
           throw new Error(
             `${definition.name} ended with ${result.terminateReason}: ${result.error ?? result.response}`,

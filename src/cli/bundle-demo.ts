@@ -6,6 +6,7 @@ import type { InspectionEvent } from 'xstate';
 import { type Agent, createAgent } from '../agent/agent.js';
 import { toAgentOptions } from '../agent/agent-options.js';
 import { loadBundleAgent } from '../bundle/bundle-agent.js';
+import type { AgentTelemetry } from '../telemetry/agent-telemetry.js';
 import type { Scenario, ScriptedRequest } from '../testing/scenario.js';
 import type { CommandIo } from './command-io.js';
 import { failureAnswer, lastToolResults, type SeenToolResult, toolResults } from './demo-tool-results.js';
@@ -160,6 +161,8 @@ export interface BundleDemoWatch {
   inspectFor?: (apiKey: string | undefined) => ((event: InspectionEvent) => void) | undefined;
   /** Shows the agent; returns what to call after it stops. */
   attach?: (agent: Agent<unknown>, name: string) => () => void;
+  /** The agent's telemetry (`--otel`). */
+  telemetry?: AgentTelemetry;
 }
 
 /**
@@ -196,6 +199,7 @@ export async function runBundleDemo(
           name: bundleAgent.name,
           ...modelOptions(connection),
           inspect: watch.inspectFor?.(connection.apiKey),
+          ...(watch.telemetry ? { telemetry: watch.telemetry } : {}),
         },
       ),
     );

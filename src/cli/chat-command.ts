@@ -18,6 +18,7 @@ import { INSPECTOR_FLAGS, INSPECTOR_USAGE, inspectorPort, startCliInspection } f
 import { MCP_CONFIG_FLAG, type McpFlag, mcpServersFlag, mcpSourcesLine } from './mcp-config-flag.js';
 import { authDirBeside, terminalSignIn } from './mcp-sign-in.js';
 import { connectModel, MODEL_FLAG_OPTIONS, modelFlags, modelOptions } from './model-connection.js';
+import { OTEL_FLAG, OTEL_USAGE, startCliOtel } from './otel-flag.js';
 import { terminalSafe } from './terminal-safe.js';
 
 export const CHAT_USAGE = `Usage: agentloop chat [--project <dir>] --agent <id> [options]
@@ -42,7 +43,7 @@ export const CHAT_USAGE = `Usage: agentloop chat [--project <dir>] --agent <id> 
                         tools that ask) are asked
   --base-url <url> --model <id> --api-key <key> --scenario <file> --api <chat-completions|responses>
                         the model (default: OPENAI_BASE_URL / OPENAI_API_KEY / OPENAI_MODEL)
-${INSPECTOR_USAGE}Without a model (no OPENAI_API_KEY / OPENAI_BASE_URL, no --scenario) the agent runs on the scripted
+${INSPECTOR_USAGE}${OTEL_USAGE}Without a model (no OPENAI_API_KEY / OPENAI_BASE_URL, no --scenario) the agent runs on the scripted
 demo its bundle ships in scenarios/<agent>.yaml (the example bundle's is a scripted facilitator);
 a bundle without one needs a model.
 `;
@@ -79,6 +80,7 @@ export async function runChatCommand(
       ...MODEL_FLAG_OPTIONS,
       help: { type: 'boolean', short: 'h', default: false },
       ...INSPECTOR_FLAGS,
+      ...OTEL_FLAG,
     },
   });
   if (values.help) {
@@ -132,6 +134,8 @@ export async function runChatCommand(
     // The inspector page answers approvals too: whichever answer comes first wins.
     const inspection = await startCliInspection(values, io);
     closers.push(() => inspection.close());
+    const otel = await startCliOtel(values.otel, io);
+    closers.push(() => otel.close());
     const renderer = new ChatRenderer({
       write: (text: string) => {
         streams.output.write(text);
@@ -182,9 +186,11 @@ export async function runChatCommand(
               },
             },
             ...(inspect ? { inspect } : {}),
+            ...(otel.telemetry ? { telemetry: otel.telemetry } : {}),
           },
         ),
       );
+      otel.track(agent);
       inspection.attach(agent as Agent<unknown>, { name: loaded.name, title: sessionId });
       return agent;
     };

@@ -9,6 +9,7 @@ import { createEventPrinter } from './event-printer.js';
 import { INSPECTOR_FLAGS, INSPECTOR_USAGE, startCliInspection } from './inspector-flags.js';
 import { connectModel, modelOptions } from './model-connection.js';
 import { notesDemoQuestion, notesDemoScenario, notesTools } from './notes-demo.js';
+import { type CliOtel, OTEL_FLAG, OTEL_USAGE, startCliOtel } from './otel-flag.js';
 
 /** The package root (dist/cli/ or src/cli/ are two levels below it). */
 export const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -21,25 +22,28 @@ export const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.u
 export async function runDemoCommand(args: string[], io: CommandIo): Promise<number> {
   const { values } = parseArgs({
     args,
-    options: { ...INSPECTOR_FLAGS, help: { type: 'boolean', short: 'h' } },
+    options: { ...INSPECTOR_FLAGS, ...OTEL_FLAG, help: { type: 'boolean', short: 'h' } },
   });
   if (values.help) {
-    io.stdout(`Usage: agentloop demo [options]\n${INSPECTOR_USAGE}`);
+    io.stdout(`Usage: agentloop demo [options]\n${INSPECTOR_USAGE}${OTEL_USAGE}`);
     return 0;
   }
+  const otel = await startCliOtel(values.otel, io);
   const inspection = await startCliInspection(values, io);
   try {
-    const code = await runDemo(io, inspection);
+    const code = await runDemo(io, inspection, otel);
     await inspection.holdOpen();
     return code;
   } finally {
     await inspection.close();
+    await otel.close();
   }
 }
 
 async function runDemo(
   io: CommandIo,
   inspection: Awaited<ReturnType<typeof startCliInspection>>,
+  otel: CliOtel,
 ): Promise<number> {
   const page = inspection.server !== undefined;
   // With the inspector page, the scripted model takes its time (so each state can be seen) and
@@ -62,8 +66,10 @@ async function runDemo(
       tools: notesTools(notesRoot),
       loopControlTools: false,
       inspect: inspection.inspectFor(connection.apiKey),
+      ...(otel.telemetry ? { telemetry: otel.telemetry } : {}),
       ...(page ? { approval: (call: { name: string }) => call.name === 'read_note' || undefined } : {}),
     });
+    otel.track(agent);
     const detach = inspection.attach(agent, { name: 'notes agent', title: notesDemoQuestion });
     agent.on('*', createEventPrinter(out, { redactor: agent.redactor }));
     const failedCalls: string[] = [];
@@ -99,7 +105,11 @@ async function runDemo(
   const ok = await runBundleDemo(io, path.join(packageRoot, 'bundles', 'requirements-workflow'), {
     latencyMs: page ? 600 : 0,
     inspectFor: (apiKey) => inspection.inspectFor(apiKey),
-    attach: (agent, name) => inspection.attach(agent, { name }),
+    attach: (agent, name) => {
+      otel.track(agent);
+      return inspection.attach(agent, { name });
+    },
+    ...(otel.telemetry ? { telemetry: otel.telemetry } : {}),
   });
   return ok ? 0 : 1;
 }

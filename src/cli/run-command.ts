@@ -10,6 +10,7 @@ import { INSPECTOR_FLAGS, INSPECTOR_USAGE, inspectorPort, startCliInspection } f
 import { MCP_CONFIG_FLAG, mcpServersFlag, mcpSourcesLine } from './mcp-config-flag.js';
 import { projectAuthDir } from './mcp-sign-in.js';
 import { connectModel, MODEL_FLAG_OPTIONS, modelFlags, modelOptions } from './model-connection.js';
+import { OTEL_FLAG, OTEL_USAGE, startCliOtel } from './otel-flag.js';
 import { terminalSafe, terminalSafeJson } from './terminal-safe.js';
 
 const USAGE = `Usage: agentloop run [--project <dir>] --agent <id-or-name> [options] "<message>"
@@ -30,7 +31,7 @@ ${SKILLS_USAGE}  --json              print the ExecutionResult as JSON on stdout
   --base-url <url> --model <id> --api-key <key> --scenario <file> --api <chat-completions|responses>
                       the model (default: OPENAI_BASE_URL / OPENAI_API_KEY / OPENAI_MODEL; with none,
                       the bundle's scripted demo, scenarios/<agent>.yaml, when it ships one)
-${INSPECTOR_USAGE}`;
+${INSPECTOR_USAGE}${OTEL_USAGE}`;
 
 /** The streams `run` asks approvals on; tests may pass their own. */
 export interface RunStreams {
@@ -59,6 +60,7 @@ export async function runRunCommand(
       ...MODEL_FLAG_OPTIONS,
       help: { type: 'boolean', short: 'h', default: false },
       ...INSPECTOR_FLAGS,
+      ...OTEL_FLAG,
     },
   });
   if (values.help) {
@@ -81,6 +83,8 @@ export async function runRunCommand(
   // Everything opened is closed on the way out, whatever fails after it.
   const closers: (() => Promise<void>)[] = [];
   try {
+    const otel = await startCliOtel(values.otel, io);
+    closers.push(() => otel.close());
     const connection = await connectModel(modelFlags(values), cliAgent.scripted);
     closers.push(() => connection.close());
     progress(`model: ${connection.description}\n`);
@@ -100,9 +104,11 @@ export async function runRunCommand(
           mcpServers: mcp.servers,
           // No one to sign in here: a server that needs it is reported (agentloop mcp login <name>).
           mcpAuth: { dir: projectAuthDir(projectFolder(values.project)) },
+          ...(otel.telemetry ? { telemetry: otel.telemetry } : {}),
         },
       ),
     );
+    otel.track(agent);
     // The MCP servers end with the command, whatever ends it.
     closers.push(() => agent.close());
     const detach = inspection.attach(agent, { name: cliAgent.name, title: message });

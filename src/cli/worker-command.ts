@@ -6,6 +6,7 @@ import { cliApprovalPolicy } from './cli-approvals.js';
 import { parseFlags, positiveInteger, UsageError } from './cli-args.js';
 import type { CommandIo } from './command-io.js';
 import { connectModel, MODEL_FLAG_OPTIONS, modelFlags, modelOptions } from './model-connection.js';
+import { OTEL_FLAG, OTEL_USAGE, startCliOtel } from './otel-flag.js';
 import { openCliStore, STORE_FLAG_OPTIONS, STORE_USAGE } from './store-flag.js';
 import { terminalSafe } from './terminal-safe.js';
 import { untilInterrupted } from './until-interrupted.js';
@@ -28,7 +29,7 @@ ${SKILLS_USAGE}  --concurrency <n>     sessions carried at once (default 4)
   --base-url <url> --model <id> --api-key <key> --scenario <file> --api <chat-completions|responses>
                         the model (default: OPENAI_BASE_URL / OPENAI_API_KEY / OPENAI_MODEL; with none,
                         the bundle's scripted demo, scenarios/<agent>.yaml, when it ships one)
-Exit codes: 0 stopped by Ctrl-C/SIGTERM, 1 could not start (store, agent, model), 2 bad flags.
+${OTEL_USAGE}Exit codes: 0 stopped by Ctrl-C/SIGTERM, 1 could not start (store, agent, model), 2 bad flags.
 `;
 
 /** `agentloop worker`: startWorker on a store, with a bundle agent built as `run` and `chat` build it. */
@@ -44,6 +45,7 @@ export async function runWorkerCommand(args: string[], io: CommandIo, signal?: A
       ...SKILLS_FLAG,
       concurrency: { type: 'string' },
       ...MODEL_FLAG_OPTIONS,
+      ...OTEL_FLAG,
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -67,6 +69,8 @@ export async function runWorkerCommand(args: string[], io: CommandIo, signal?: A
   for (const warning of cliAgent.warnings) say(warning);
   const closers: (() => Promise<void>)[] = [];
   try {
+    const otel = await startCliOtel(values.otel, io);
+    closers.push(() => otel.close());
     const opened = await openCliStore(values);
     closers.push(() => opened.close());
     const connection = await connectModel(modelFlags(values), cliAgent.scripted);
@@ -78,6 +82,7 @@ export async function runWorkerCommand(args: string[], io: CommandIo, signal?: A
         name: cliAgent.name,
         ...modelOptions(connection),
         approval: cliApprovalPolicy(false),
+        ...(otel.telemetry ? { telemetry: otel.telemetry } : {}),
         sessionInfo: {
           ...(cliAgent.bundle ? { bundle: cliAgent.bundle.root } : {}),
           meta: {

@@ -75,6 +75,11 @@ export interface AuditLog extends Required<ToolRunHooks> {
 const MAX_ERROR_CHARS = 2_000;
 const TRUNCATION_NOTE = /\n\[truncated: (\d+) of \d+ characters cut\]$/;
 
+/** The agent's `auditLog` option as a log: a path is opened with the agent's redactor, a log kept. */
+export function auditLogFor(option: string | AuditLog | undefined, redact: Redactor): AuditLog | undefined {
+  return typeof option === 'string' ? createAuditLog({ file: option, redact }) : option;
+}
+
 /** Creates an append-only JSONL audit log of tool calls (one record before each call, one after). */
 export function createAuditLog(options: AuditLogOptions): AuditLog {
   const { file } = options;

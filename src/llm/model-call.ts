@@ -1,7 +1,9 @@
 import type OpenAI from 'openai';
 import { DEFAULTS } from '../defaults.js';
+import type { TelemetryScope } from '../telemetry/telemetry-scope.js';
 import { type ChatRequestOptions, callsInText, type ModelRequest } from './chat-request.js';
 import { DeadlineExceededError } from './deadline.js';
+import { observedAttempt } from './model-call-telemetry.js';
 import {
   type Completion,
   type ModelCallRecord,
@@ -58,6 +60,8 @@ export interface ModelIo {
   onCallReady?: (call: ModelToolCall) => void;
   onRetry?: (info: ModelRetryInfo) => void;
   onReset?: (info: ModelResetInfo) => void;
+  /** The agent's telemetry: each HTTP attempt is reported (a retried call has one per attempt). */
+  telemetry?: Pick<TelemetryScope, 'modelCallStart' | 'modelCallEnd'> | undefined;
 }
 
 /**
@@ -107,7 +111,9 @@ export async function callModel(
     if (attemptNumber > 1) io.onReset?.({ reason: 'retry', attempt: attemptNumber });
     answered = attemptNumber;
     startedAt = Date.now();
-    return wire(read, combined);
+    const telemetry = io.telemetry;
+    if (!telemetry) return wire(read, combined);
+    return observedAttempt(telemetry, options, request, attemptNumber, () => wire(read, combined));
   };
   const retry: RetryOptions = { ...options.retry, signal: combined, url: options.client.baseURL };
   if (request.deadline !== null) retry.deadline = request.deadline;

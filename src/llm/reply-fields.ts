@@ -133,6 +133,8 @@ export interface UsageCounts {
   total_tokens: number;
   /** The part of `prompt_tokens` served from the prompt cache, when the server said. */
   cached_tokens?: number;
+  /** The part of `completion_tokens` spent reasoning, when the server said (telemetry reports it). */
+  reasoning_tokens?: number;
 }
 
 /** A `usage` object: its counts (a missing total is the sum), `null` when absent. */
@@ -141,6 +143,7 @@ export function usageField(value: unknown, where: string): UsageCounts | null {
     input: 'prompt_tokens',
     output: 'completion_tokens',
     details: 'prompt_tokens_details',
+    outputDetails: 'completion_tokens_details',
   });
 }
 
@@ -149,6 +152,8 @@ export interface UsageKeys {
   input: string;
   output: string;
   details: string;
+  /** Where the output's details (`reasoning_tokens`) are. */
+  outputDetails: string;
 }
 
 /** A wire's usage object in Chat Completions' terms: absent counts are 0, a missing total the sum. */
@@ -164,10 +169,15 @@ export function usageCounts(value: unknown, where: string, keys: UsageKeys): Usa
   const input = count(keys.input);
   const output = count(keys.output);
   const total = value.total_tokens === undefined ? input + output : count('total_tokens');
-  return withCachedTokens(
+  const counts = withCachedTokens(
     { prompt_tokens: input, completion_tokens: output, total_tokens: total },
     value[keys.details],
   );
+  const outputDetails = value[keys.outputDetails];
+  const reasoning = isRecord(outputDetails) ? outputDetails.reasoning_tokens : undefined;
+  if (typeof reasoning === 'number' && Number.isInteger(reasoning) && reasoning > 0)
+    counts.reasoning_tokens = Math.min(reasoning, output);
+  return counts;
 }
 
 /**

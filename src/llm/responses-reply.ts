@@ -130,6 +130,7 @@ export function responseUsage(value: unknown): UsageCounts | null {
     input: 'input_tokens',
     output: 'output_tokens',
     details: 'input_tokens_details',
+    outputDetails: 'output_tokens_details',
   });
 }
 

@@ -52,6 +52,7 @@ export function mcpTool(
     needsApproval: approval === 'always' ? true : approval === 'never' ? false : !readOnly,
     // Read-only tools are safe to call again after a crash; so are those the server says are idempotent.
     idempotent: readOnly || definition.annotations?.idempotentHint === true,
+    mcp: { server, tool: definition.name },
     execute: (args, ctx) => call(definition.name, args, ctx.signal),
   });
 }

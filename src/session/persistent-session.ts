@@ -226,6 +226,11 @@ export class SessionPersistence {
     this.#background(this.#append(entries));
   }
 
+  /** Appends an event entry (in the background, in order with the other writes). */
+  recordEvent(event: string, data: unknown): void {
+    this.#background(this.#append([{ kind: 'event', event, data }]));
+  }
+
   /**
    * Saves now if the agent rests; resolves with the record once it and every earlier write are
    * durable. Rejects with the store's error when the session could not be written (an append whose

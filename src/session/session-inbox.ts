@@ -1,11 +1,15 @@
+import type { TraceCarrier } from '../telemetry/agent-telemetry.js';
 import type { LeaseRequest, SessionLease, WriteOptions } from './session-lease.js';
 import type { TranscriptEntry } from './transcript.js';
 import { APPROVAL_EVENT } from './transcript-replay.js';
 
 /** An input for a session, posted by a client and applied by whichever worker carries the session. */
 export type InboxInput =
-  /** A user message (to an unknown session id: the session is created). */
-  | { kind: 'message'; text: string }
+  /**
+   * A user message (to an unknown session id: the session is created); `trace`: the sender's trace
+   * context, the parent of the turn it starts (read as untrusted: an invalid one is ignored).
+   */
+  | { kind: 'message'; text: string; trace?: TraceCarrier }
   /** The answer to a pending approval; a second answer to the same call is refused at the post. */
   | { kind: 'approval'; toolCallId: string; approved: boolean; always?: boolean; reason?: string }
   /** Stop the running turn. */

@@ -26,6 +26,11 @@ export interface ToolContext {
    * calls recorded in it (an activated skill) is session state that is saved and restored with it.
    */
   messages?: readonly Message[];
+  /**
+   * The telemetry handle of this call's run (`createAgent({ telemetry })`), opaque: a subagent started
+   * by the tool passes it on as its turn's parent. Absent without telemetry.
+   */
+  telemetry?: unknown;
 }
 
 /** Decides per call whether a tool needs the user's approval before it runs. */
@@ -66,6 +71,8 @@ export interface Tool<A = any> {
    * comes from elsewhere, such as an MCP server's; `parameters` then validates it).
    */
   jsonSchema?: Record<string, unknown>;
+  /** The MCP server and tool it calls, for a tool an MCP server lists (telemetry names them). */
+  mcp?: { server: string; tool: string };
   /** Cached JSON form sent to the model. */
   readonly json: ChatCompletionFunctionTool;
 }
@@ -82,6 +89,7 @@ export interface ToolSpec<S extends ZodRawShape> {
   idempotent?: boolean;
   updatesPlan?: boolean;
   jsonSchema?: Record<string, unknown>;
+  mcp?: { server: string; tool: string };
 }
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;

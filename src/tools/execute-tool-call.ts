@@ -1,3 +1,4 @@
+import type { TelemetryScope } from '../telemetry/telemetry-scope.js';
 import type { ToolContext } from './define-tool.js';
 import { idempotencyKeyFor } from './idempotency-key.js';
 import type { ToolCallRequest, ToolResult } from './tool-call.js';
@@ -40,8 +41,13 @@ export interface ExecuteToolCallOptions {
   deadline: number | null;
   /** Results longer than this are truncated with a note saying how much was cut. */
   maxResultChars: number;
-  context: Omit<ToolContext, 'signal' | 'toolCallId' | 'idempotencyKey'>;
+  context: Omit<ToolContext, 'signal' | 'toolCallId' | 'idempotencyKey' | 'telemetry'>;
+  /** The agent's telemetry: the run is reported, and `execute` runs inside its context. */
+  telemetry?: TelemetryScope | undefined;
 }
+
+/** Why a call failed, as telemetry's `error.type` names it. */
+type ToolErrorType = 'unknown_tool' | 'invalid_arguments' | 'interrupted' | 'timeout' | 'tool_error';
 
 class ToolTimeoutError extends Error {
   constructor(
@@ -62,29 +68,33 @@ export async function executeToolCall(
   options: ExecuteToolCallOptions,
 ): Promise<ToolResult> {
   const started = performance.now();
-  const finish = (content: string, isError: boolean, deadlineExceeded = false): ToolResult => {
+  const telemetry = options.telemetry;
+  const idempotencyKey = idempotencyKeyFor(options.context.sessionId, call.id);
+  const span = telemetry?.toolStart(toolStartInfo(call, registry, idempotencyKey));
+  const finish = (content: string, errorType?: ToolErrorType, deadlineExceeded = false): ToolResult => {
     const result: ToolResult = {
       toolCallId: call.id,
       name: call.name,
       content: truncate(content, options.maxResultChars),
-      isError,
+      isError: errorType !== undefined,
       durationMs: Math.round((performance.now() - started) * 1000) / 1000,
     };
     if (deadlineExceeded) result.deadlineExceeded = true;
+    telemetry?.toolEnd(span, errorType ? { errorType, result: result.content } : { result: result.content });
     return result;
   };
 
-  if (call.problem !== undefined) return finish(`Error: ${call.problem}.`, true);
+  if (call.problem !== undefined) return finish(`Error: ${call.problem}.`, 'unknown_tool');
   const tool = registry.get(call.name);
   if (!tool) {
     const names = registry.names.join(', ') || '(none)';
-    return finish(`Error: unknown tool "${call.name}". Available tools: ${names}.`, true);
+    return finish(`Error: unknown tool "${call.name}". Available tools: ${names}.`, 'unknown_tool');
   }
   if (call.args === undefined) {
     return finish(
       `Error: the arguments of this "${call.name}" call are not valid JSON: ${preview(call.argsText)}. ` +
         'Send a JSON object matching the tool schema.',
-      true,
+      'invalid_arguments',
     );
   }
   const parsed = tool.parameters.safeParse(call.args);
@@ -92,10 +102,10 @@ export async function executeToolCall(
     const issues = parsed.error.issues
       .map((i) => `${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`)
       .join('; ');
-    return finish(`Error: invalid arguments for "${call.name}": ${issues}.`, true);
+    return finish(`Error: invalid arguments for "${call.name}": ${issues}.`, 'invalid_arguments');
   }
 
-  if (options.stop.aborted) return finish('Error: interrupted before the tool started.', true);
+  if (options.stop.aborted) return finish('Error: interrupted before the tool started.', 'interrupted');
   const budget = tool.timeoutMs ?? options.timeoutMs;
   const untilDeadline = options.deadline === null ? Number.POSITIVE_INFINITY : options.deadline - Date.now();
   const byDeadline = untilDeadline < budget;
@@ -106,10 +116,10 @@ export async function executeToolCall(
   // after the call was stopped gets a signal already aborted with the reason.
   let controller: AbortController | undefined;
   let stopped: { reason: unknown } | undefined;
-  const context = {
+  const context: ToolContext = {
     ...options.context,
     toolCallId: call.id,
-    idempotencyKey: idempotencyKeyFor(options.context.sessionId, call.id),
+    idempotencyKey,
     get signal() {
       if (!controller) {
         controller = new AbortController();
@@ -118,23 +128,32 @@ export async function executeToolCall(
       return controller.signal;
     },
   };
+  if (span !== undefined) context.telemetry = span;
   const failed = (error: unknown): ToolResult => {
     if (error instanceof ToolTimeoutError) {
-      return finish(`Error: tool "${call.name}" ${error.message}; it was stopped.`, true, error.deadline);
+      return finish(
+        `Error: tool "${call.name}" ${error.message}; it was stopped.`,
+        'timeout',
+        error.deadline,
+      );
     }
-    if (options.stop.aborted) return finish('Error: interrupted by the user before the tool finished.', true);
-    return finish(`Error: ${describe(error)}`, true);
+    if (options.stop.aborted)
+      return finish('Error: interrupted by the user before the tool finished.', 'interrupted');
+    return finish(`Error: ${describe(error)}`, 'tool_error');
   };
   // Called at once, not a microtask later: a call started early from a stream begins in the machine
   // step that spawned its runner (bench figure 3). A tool that answers at once (no promise) is done:
   // nothing can stop or time it out any more, so it needs no timer and no stop listener.
   let returned: unknown;
   try {
-    returned = tool.execute(parsed.data, context);
+    const data = parsed.data;
+    returned = telemetry
+      ? telemetry.toolRun(span, () => tool.execute(data, context))
+      : tool.execute(data, context);
   } catch (error) {
     return failed(error);
   }
-  if (!isThenable(returned)) return finish(serialize(returned), false);
+  if (!isThenable(returned)) return finish(serialize(returned));
 
   let timer: ReturnType<typeof setTimeout> | undefined;
   let unlisten: (() => void) | undefined;
@@ -150,13 +169,45 @@ export async function executeToolCall(
         timer = setTimeout(() => stop(new ToolTimeoutError(budget, byDeadline)), waitMs);
       returned.then(resolve, reject);
     });
-    return finish(serialize(value), false);
+    return finish(serialize(value));
   } catch (error) {
     return failed(error);
   } finally {
     clearTimeout(timer);
     unlisten?.();
   }
+}
+
+/**
+ * Tells telemetry of a call whose result the transcript's ledger gave after a restore: nothing ran,
+ * and its span says so (`fromLedger`).
+ */
+export function reportLedgerResult(
+  telemetry: TelemetryScope,
+  registry: ToolRegistry,
+  call: ToolCallRequest,
+  sessionId: string,
+  result: ToolResult,
+): void {
+  const info = toolStartInfo(call, registry, idempotencyKeyFor(sessionId, call.id));
+  const span = telemetry.toolStart({ ...info, fromLedger: true });
+  telemetry.toolEnd(
+    span,
+    result.isError ? { errorType: 'tool_error', result: result.content } : { result: result.content },
+  );
+}
+
+/** What telemetry hears of a call as it starts. */
+function toolStartInfo(call: ToolCallRequest, registry: ToolRegistry, idempotencyKey: string) {
+  const tool = registry.get(call.name);
+  return {
+    name: call.name,
+    toolCallId: call.id,
+    arguments: call.argsText,
+    idempotencyKey,
+    ...(tool?.mcp ? { mcp: tool.mcp } : {}),
+    ...(tool ? { description: tool.description } : {}),
+  };
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {

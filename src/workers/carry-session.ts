@@ -178,7 +178,11 @@ function apply(agent: Agent<unknown>, item: InboxItem): void {
     // A message while approvals wait ends that turn first, as typing a new message in the chat does.
     if (agent.state === 'WaitingApproval') agent.interrupt('a new message arrived');
     if (isBusyState(agent.state)) return;
-    void agent.send(item.text, { inbox: item.seq }).catch(() => {});
+    // Only a carrier's shape passes (the item was read from a store); its text is checked where it is parsed.
+    const trace = item.trace;
+    const traced =
+      typeof trace?.traceparent === 'string' ? { traceParent: { traceparent: trace.traceparent } } : {};
+    void agent.send(item.text, { inbox: item.seq, ...traced }).catch(() => {});
     return;
   }
   if (item.kind === 'approval') {

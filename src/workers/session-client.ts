@@ -1,5 +1,6 @@
 import { hasInbox, type InboxItem, type SessionInboxStore } from '../session/session-inbox.js';
 import { assertValidSessionId, type SessionStore } from '../session/session-store.js';
+import type { AgentTelemetry, TraceCarrier } from '../telemetry/agent-telemetry.js';
 import { type SessionView, sessionView } from './session-view.js';
 
 export type { SessionView } from './session-view.js';
@@ -39,7 +40,12 @@ const SETTLED = ['AwaitingInput', 'Completed', 'WaitingApproval', 'Interrupted',
  * looks again when the store says the session was saved (`watchSaves`: LISTEN/NOTIFY on PostgreSQL),
  * and every `pollMs` (default 50) as well; with wakeups, the fallback look is at most once a second.
  */
-export function createSessionClient(options: { store: SessionStore; pollMs?: number }): SessionClient {
+export function createSessionClient(options: {
+  store: SessionStore;
+  pollMs?: number;
+  /** With telemetry (`otelTelemetry()`), a message carries the sender's active trace context to its turn. */
+  telemetry?: AgentTelemetry;
+}): SessionClient {
   const store = options.store;
   if (!hasInbox(store)) {
     throw new Error(
@@ -90,7 +96,8 @@ export function createSessionClient(options: { store: SessionStore; pollMs?: num
       assertValidSessionId(sessionId);
       if (typeof text !== 'string')
         throw new TypeError(`send(${JSON.stringify(sessionId)}): text must be a string`);
-      const item = await store.postInbox(sessionId, { kind: 'message', text });
+      const trace = activeTrace(options.telemetry);
+      const item = await store.postInbox(sessionId, { kind: 'message', text, ...(trace ? { trace } : {}) });
       if (!item) throw new Error(`session "${sessionId}": the message was not posted`);
       return item;
     },
@@ -162,4 +169,13 @@ export function createSessionClient(options: { store: SessionStore; pollMs?: num
       }
     },
   };
+}
+
+/** The caller's active trace context, if the telemetry has one (a hook that throws gives none). */
+function activeTrace(telemetry: AgentTelemetry | undefined): TraceCarrier | undefined {
+  try {
+    return telemetry?.activeCarrier?.();
+  } catch {
+    return undefined;
+  }
 }

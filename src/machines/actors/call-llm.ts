@@ -6,6 +6,7 @@ import { callIdIndex } from '../../llm/tool-call-ids.js';
 import { type CompactionRecord, compactedRequest, compactionCut } from '../../prompt/compaction.js';
 import { type ContextBlock, planBlock } from '../../prompt/context-blocks.js';
 import { callCostUsd, type ModelPrice } from '../../prompt/model-prices.js';
+import type { TelemetryScope } from '../../telemetry/telemetry-scope.js';
 import { type ApprovalPolicy, planToolCall, type ToolCallRequest } from '../../tools/tool-call.js';
 import type { ToolRegistry } from '../../tools/tool-registry.js';
 import type { Plan } from '../../tools/update-plan-tool.js';
@@ -72,6 +73,8 @@ export interface LlmActorOptions extends ModelOptions {
    * `compactAt` (the machine's Compacting state runs the `compact` effect). Default false: it prunes.
    */
   compacts?: boolean;
+  /** The agent's telemetry: each HTTP attempt of the call is reported. */
+  telemetry?: TelemetryScope | undefined;
 }
 
 /** The request view of the conversation, with what the context window noticed. */
@@ -166,6 +169,7 @@ export function callLlmEffect(
             message: error.message,
           }),
         onReset: ({ reason, attempt }) => send({ type: 'LLM.RESET', reason, attempt }),
+        telemetry: options.telemetry,
       },
     );
     return {

@@ -1,5 +1,6 @@
 import { DEFAULTS } from '../../defaults.js';
-import { executeToolCall } from '../../tools/execute-tool-call.js';
+import type { TelemetryScope } from '../../telemetry/telemetry-scope.js';
+import { executeToolCall, reportLedgerResult } from '../../tools/execute-tool-call.js';
 import type { ToolCallRequest, ToolResult } from '../../tools/tool-call.js';
 import type { ToolRegistry } from '../../tools/tool-registry.js';
 import type { EffectIO } from '../agent-effects.js';
@@ -31,6 +32,8 @@ export interface ToolRunnerOptions extends ToolRunHooks {
   toolTimeoutMs?: number;
   /** Results longer than this are truncated with a note. */
   maxResultChars?: number;
+  /** The agent's telemetry: each run is reported (a result from the ledger too). */
+  telemetry?: TelemetryScope | undefined;
 }
 
 /**
@@ -43,7 +46,7 @@ export interface ToolRunnerOptions extends ToolRunHooks {
 export function runToolsEffect(
   options: ToolRunnerOptions,
 ): (input: RunToolsInput, io: EffectIO) => Promise<ToolResult[]> {
-  const { registry, beforeRun, afterRun } = options;
+  const { registry, beforeRun, afterRun, telemetry } = options;
   const timeoutMs = options.toolTimeoutMs ?? DEFAULTS.toolTimeoutMs;
   const maxResultChars = options.maxResultChars ?? DEFAULTS.maxToolResultChars;
 
@@ -74,6 +77,7 @@ export function runToolsEffect(
     const runChecked = async (call: ToolCallRequest): Promise<ToolResult> => {
       const recorded = beforeRun ? await beforeRun(call, input) : undefined;
       if (io.aborted) throw io.reason;
+      if (recorded && telemetry) reportLedgerResult(telemetry, registry, call, input.sessionId, recorded);
       const result =
         recorded ??
         (await executeToolCall(registry, call, {
@@ -81,6 +85,7 @@ export function runToolsEffect(
           timeoutMs,
           deadline: input.deadline,
           maxResultChars,
+          telemetry,
           context: {
             sessionId: input.sessionId,
             turn: input.turn,
