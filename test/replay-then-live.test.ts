@@ -4,8 +4,8 @@
  * where the tools run; requests are counted at the live server.
  */
 import { describe, expect, it } from 'vitest';
-import { Cassette, forkSession, replaySession } from '../src/evals/index.js';
-import { MemorySessionStore } from '../src/index.js';
+import { Cassette, forkSession, type ReplayOptions, replaySession } from '../src/evals/index.js';
+import { type AgentOptions, MemorySessionStore } from '../src/index.js';
 import { serve } from './support/harness.js';
 import { countingEcho, recordSession } from './support/recorded-session.js';
 
@@ -25,17 +25,41 @@ async function liveServer(first = 2) {
   });
 }
 
+/** How a test forks the recorded session and replays the fork. */
+interface ForkReplay {
+  /** The rest point: after turn 1's answer, or after its tool batch (mid-turn). */
+  cut: 'done' | 'lastResult';
+  /** The fork's new user message. */
+  message?: string;
+  /** The replay's options (over an agent with the recorded tools and a live server after the recording). */
+  options?: (liveURL: string) => Partial<ReplayOptions>;
+  agent?: Partial<AgentOptions>;
+}
+
+/**
+ * Session `orig` recorded (turn 1: two echo calls, then "done"), forked at `cut`, and the fork replayed
+ * with a second scripted server as the live model after the recording.
+ */
+async function replayFork({ cut, message, options, agent = {} }: ForkReplay) {
+  const store = new MemorySessionStore();
+  const { seq } = await recordSession(store);
+  const fork = await forkSession(store, 'orig', { at: seq[cut], ...(message ? { message } : {}) });
+  const live = await liveServer(cut === 'done' ? 2 : 1);
+  const echo = countingEcho();
+  const replay = await replaySession(await Cassette.fromSession(store, fork.id), {
+    agent: { instructions: 'be nice', tools: [echo.tool], ...agent },
+    afterRecording: { baseURL: live.url, apiKey: 'live-key' },
+    ...options?.(live.url),
+  });
+  return { replay, live, echo };
+}
+
 describe('replaySession with afterRecording', () => {
   it('replays a fork up to its cut from the recording, then answers its new message live', async () => {
-    const store = new MemorySessionStore();
-    const { seq } = await recordSession(store);
-    const fork = await forkSession(store, 'orig', { at: seq.done, message: 'now echo c' });
-    const live = await liveServer();
-    const echo = countingEcho();
-
-    const replay = await replaySession(await Cassette.fromSession(store, fork.id), {
-      agent: { instructions: 'be nice', tools: [echo.tool] },
-      afterRecording: { baseURL: live.url, apiKey: 'live-key', model: 'live-model' },
+    const { replay, live, echo } = await replayFork({
+      cut: 'done',
+      message: 'now echo c',
+      options: (url) => ({ afterRecording: { baseURL: url, apiKey: 'live-key', model: 'live-model' } }),
     });
 
     expect(replay.divergence).toBeUndefined();
@@ -60,16 +84,9 @@ describe('replaySession with afterRecording', () => {
   });
 
   it('goes live inside a turn when the recording ends after a tool batch', async () => {
-    const store = new MemorySessionStore();
-    const { seq } = await recordSession(store);
-    const fork = await forkSession(store, 'orig', { at: seq.lastResult });
-    const live = await liveServer(1);
-    const echo = countingEcho();
-
-    const replay = await replaySession(await Cassette.fromSession(store, fork.id), {
-      agent: { instructions: 'be nice', tools: [echo.tool] },
-      tools: 'live',
-      afterRecording: { baseURL: live.url, apiKey: 'live-key' },
+    const { replay, live, echo } = await replayFork({
+      cut: 'lastResult',
+      options: () => ({ tools: 'live' }),
     });
 
     expect(replay.divergence).toBeUndefined();
@@ -81,15 +98,10 @@ describe('replaySession with afterRecording', () => {
   });
 
   it('stops at a divergence inside the recorded part: nothing goes live', async () => {
-    const store = new MemorySessionStore();
-    const { seq } = await recordSession(store);
-    const fork = await forkSession(store, 'orig', { at: seq.done, message: 'now echo c' });
-    const live = await liveServer();
-    const echo = countingEcho();
-
-    const replay = await replaySession(await Cassette.fromSession(store, fork.id), {
-      agent: { instructions: 'be rude', tools: [echo.tool] },
-      afterRecording: { baseURL: live.url, apiKey: 'live-key' },
+    const { replay, live, echo } = await replayFork({
+      cut: 'done',
+      message: 'now echo c',
+      agent: { instructions: 'be rude' },
     });
 
     expect(replay.ok).toBe(false);
@@ -98,6 +110,31 @@ describe('replaySession with afterRecording', () => {
     expect(replay.liveCalls).toBe(0);
     expect(live.requestCount).toBe(0);
     expect(echo.runs).toEqual([]);
+  });
+
+  it('asks the approve function about live calls; as recorded, it declines them with a warning', async () => {
+    const agent = { approval: 'always' as const };
+    const declined = await replayFork({ cut: 'done', message: 'now echo c', agent });
+    expect(declined.replay.ok).toBe(true);
+    expect(declined.echo.runs).toEqual([]);
+    expect(declined.replay.warnings.at(-1)).toMatch(
+      /^tool call call_live \(echo\): asked for approval in the live part; declined \(pass approve to answer\)$/,
+    );
+
+    const asked: string[] = [];
+    const approved = await replayFork({
+      cut: 'done',
+      message: 'now echo c',
+      agent,
+      options: () => ({
+        approve: (call) => {
+          asked.push(call.toolCallId);
+          return true;
+        },
+      }),
+    });
+    expect(approved.echo.runs).toEqual(['c']);
+    expect(asked.at(-1)).toBe('call_live');
   });
 
   it('refuses a live model it cannot reach, naming the key', async () => {

@@ -44,8 +44,10 @@ export async function replaySession(cassette: Cassette, options: ReplayOptions):
     agent = createAgent({
       ...base,
       ...recordedModel(cassette, base),
-      ...(live ? { client: routedClient(server.url, live, goesLive) } : { baseURL: server.url }),
-      apiKey: 'agentloop-replay',
+      // With a live part, the live key is the agent's (so it is redacted as any agent's key is).
+      ...(live
+        ? { client: routedClient(server.url, live, goesLive), apiKey: live.apiKey }
+        : { baseURL: server.url, apiKey: 'agentloop-replay' }),
       toolHooks: composeToolHooks(tools, base.toolHooks),
     }) as Agent;
     agent.on('model_call', () => void modelCalls++);
