@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { Cassette, forkSession, type ReplayOptions, replaySession } from '../src/evals/index.js';
 import { type AgentOptions, MemorySessionStore } from '../src/index.js';
-import { serve } from './support/harness.js';
+import { eachWire, serve } from './support/harness.js';
 import { countingEcho, recordSession } from './support/recorded-session.js';
 
 /**
@@ -54,7 +54,7 @@ async function replayFork({ cut, message, options, agent = {} }: ForkReplay) {
   return { replay, live, echo };
 }
 
-describe('replaySession with afterRecording', () => {
+eachWire(() => {
   it('replays a fork up to its cut from the recording, then answers its new message live', async () => {
     const { replay, live, echo } = await replayFork({
       cut: 'done',
@@ -82,7 +82,9 @@ describe('replaySession with afterRecording', () => {
       ['echo', { text: 'c' }],
     ]);
   });
+});
 
+describe('replaySession with afterRecording', () => {
   it('goes live inside a turn when the recording ends after a tool batch', async () => {
     const { replay, live, echo } = await replayFork({
       cut: 'lastResult',
