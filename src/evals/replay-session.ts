@@ -15,7 +15,8 @@ import { trajectoryOf } from './trajectory.js';
  * sent in order, and the model is a scripted server on 127.0.0.1 answering from the cassette through
  * the real `openai` SDK, so streaming, early tool start and retries run as they do live. Resolves with
  * whether the run matched the recording (`ok`), the first divergence, warnings, the trajectory and the
- * last turn's result. Never needs a key or the network; writes no session.
+ * last turn's result. Writes no session; needs no key and no network unless `afterRecording` names a
+ * live model to go on with past the recording (then `liveFrom` says where that began).
  */
 export async function replaySession(cassette: Cassette, options: ReplayOptions): Promise<ReplayResult> {
   const recordsHashes = cassette.calls.some((call) => call.record !== undefined);
