@@ -139,6 +139,11 @@ describe('agentloop replay', () => {
     expect(keyless.stderr).toBe(
       'agentloop replay: --then-live needs a live model: set OPENAI_API_KEY (or OPENAI_BASE_URL)\n',
     );
+    const modelOnly = await replay(fork, '--model', 'live-model');
+    expect([modelOnly.code, modelOnly.stderr]).toEqual([
+      2,
+      'agentloop replay: --model names the live model: use it with --then-live; see agentloop replay --help\n',
+    ]);
     expect(live.requestCount).toBe(1);
   }, 60_000);
 
