@@ -27,6 +27,25 @@ async function stored(store: SessionStore, id: string): Promise<string> {
   return JSON.stringify([(await store.readTranscript(id)).entries, await store.load(id)]);
 }
 
+/** `store` whose first record write (`save`) fails; everything else passes through to it. */
+function failingFirstSave(store: SessionStore): SessionStore {
+  let failed = false;
+  return {
+    save: async (record, options) => {
+      if (!failed) {
+        failed = true;
+        throw new Error('record write refused');
+      }
+      return store.save(record, options);
+    },
+    load: (id) => store.load(id),
+    list: () => store.list(),
+    delete: (id) => store.delete(id),
+    appendTranscript: (id, entries, options) => store.appendTranscript(id, entries, options),
+    readTranscript: (id) => store.readTranscript(id),
+  };
+}
+
 const cleanups: (() => Promise<void>)[] = [];
 afterAll(async () => {
   for (const step of cleanups.splice(0)) await step();
@@ -194,6 +213,27 @@ describe.each(stores)('forkSession on the %s', (_name, makeStore) => {
       '"message" must be a non-empty string',
     );
     expect((await store.list()).length).toBe(sessions);
+  });
+  it('leaves nothing when its record write fails, so the same id can be retried', async () => {
+    const store = await makeStore();
+    const { seq } = await record(store);
+    const sessions = (await store.list()).length;
+    const failing = failingFirstSave(store);
+    const error = await forkSession(failing, 'orig', { at: seq.done, id: 'retried' }).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(ForkError);
+    expect((error as Error).message).toBe(
+      'cannot fork session "orig": writing session "retried" failed (record write refused); nothing of it was kept',
+    );
+    expect(await store.load('retried')).toBeUndefined();
+    expect((await store.readTranscript('retried')).entries).toEqual([]);
+    expect((await store.list()).length).toBe(sessions);
+
+    const fork = await forkSession(failing, 'orig', { at: seq.done, id: 'retried' });
+    expect(fork.id).toBe('retried');
+    expect(fork.record.state).toBe('Completed');
+    expect((await store.readTranscript('retried')).entries.at(-1)).toMatchObject({ event: 'session_forked' });
   });
 });
 

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDist, repoRoot } from './support/build-dist.js';
 import { runCli } from './support/cli-process.js';
+import { serve } from './support/harness.js';
 
 let work: string;
 let bundle: string;
@@ -96,6 +97,54 @@ describe('agentloop replay', () => {
     } finally {
       await writeFile(template, original);
     }
+  }, 60_000);
+
+  it('--then-live: a fork with a new message replays to its cut, then the live model answers it', async () => {
+    const transcript = path.join(work, '.agentloop', 'sessions', 'rec', 'transcript.jsonl');
+    const entries = (await readFile(transcript, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { seq: number; kind: string; message?: { role: string } });
+    const answer = entries.filter((e) => e.kind === 'message' && e.message?.role === 'assistant').at(-1)!;
+    const sessions = path.join(work, '.agentloop', 'sessions');
+    const forked = await runCli(
+      ['fork', 'rec', '--at', String(answer.seq), '--message', 'and now?', '--sessions-dir', sessions],
+      { cwd: work },
+    );
+    expect(forked.code, forked.stderr).toBe(0);
+    const fork = forked.stdout.trim();
+
+    // The live model answers by the assistant messages in the request: the two recorded ones come first.
+    const live = await serve({
+      turns: [{ content: 'not asked' }, { content: 'not asked' }, { content: 'Live now.' }],
+    });
+    const env = { OPENAI_BASE_URL: live.url, OPENAI_API_KEY: 'live-key' };
+    const run = await runCli(['replay', fork, '--then-live', '--model', 'live-model', '--project', work], {
+      cwd: work,
+      env,
+    });
+    expect(run.stderr).toBe('');
+    expect(run.code, run.stdout).toBe(0);
+    expect(run.stdout).toContain('turn 2 > and now?\n  < Live now.\n');
+    expect(run.stdout).toMatch(
+      /ok: the replay matches the recording \(2 model calls\), then went on live at model call 3 \(turn 2; 1 live model call\)\n$/,
+    );
+    expect(live.requests.map((r) => r.model)).toEqual(['live-model']);
+
+    // Without --then-live the same fork diverges past the recording; without a live model it is bad input.
+    const plain = await replay(fork);
+    expect(plain.code, plain.stdout).toBe(1);
+    const keyless = await replay(fork, '--then-live');
+    expect(keyless.code).toBe(2);
+    expect(keyless.stderr).toBe(
+      'agentloop replay: --then-live needs a live model: set OPENAI_API_KEY (or OPENAI_BASE_URL)\n',
+    );
+    const modelOnly = await replay(fork, '--model', 'live-model');
+    expect([modelOnly.code, modelOnly.stderr]).toEqual([
+      2,
+      'agentloop replay: --model names the live model: use it with --then-live; see agentloop replay --help\n',
+    ]);
+    expect(live.requestCount).toBe(1);
   }, 60_000);
 
   it('exit 1 with a readable diff when the agent changed; sequential goes through with warnings', async () => {

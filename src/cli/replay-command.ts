@@ -15,7 +15,7 @@ import type { CommandIo } from './command-io.js';
 import { divergenceText, turnText } from './replay-report.js';
 import { terminalSafe } from './terminal-safe.js';
 
-export const REPLAY_USAGE = `Usage: agentloop replay <session-id|transcript.jsonl> [--tools recorded|live] [--match strict|sequential]
+export const REPLAY_USAGE = `Usage: agentloop replay <session-id|transcript.jsonl> [--tools recorded|live] [--match strict|sequential] [--then-live [--model m]]
   Runs a saved session's agent again against its recording: the recorded user messages are sent, the
   recorded replies answer (a local scripted server; no key, no network). Prints the replayed turns and,
   where the run departs from the recording, the first difference.
@@ -24,6 +24,9 @@ export const REPLAY_USAGE = `Usage: agentloop replay <session-id|transcript.json
   --match sequential    the k-th recorded reply answers the k-th call; differences are warnings
   --tools recorded      (default) tools are not run: each call gets its recorded result
   --tools live          the tools run; a result that differs from the recording is a divergence
+  --then-live           go on live where the recording ends (a fork's new message): the model at
+                        OPENAI_BASE_URL / OPENAI_API_KEY answers, the tools run
+  --model <name>        the live model (default OPENAI_MODEL, else a fork's --model, else the recorded one)
   --project <dir>       the project folder (default: current directory)
   --sessions-dir <dir>  where sessions are kept
   The agent is the one the session ran (its bundle and agent, skills, --tools module), as chat --resume
@@ -41,6 +44,8 @@ export async function runReplayCommand(args: string[], io: CommandIo): Promise<n
       match: { type: 'string', default: 'strict' },
       project: { type: 'string' },
       'sessions-dir': { type: 'string' },
+      'then-live': { type: 'boolean', default: false },
+      model: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -53,6 +58,14 @@ export async function runReplayCommand(args: string[], io: CommandIo): Promise<n
   if (extra.length > 0) throw new UsageError(`one session at a time (also got "${extra.join(' ')}")`);
   const tools = oneOf('--tools', values.tools, ['recorded', 'live'] as const);
   const match = oneOf('--match', values.match, ['strict', 'sequential'] as const);
+  if (values.model !== undefined && !values['then-live']) {
+    throw new UsageError('--model names the live model: use it with --then-live');
+  }
+  const env = process.env;
+  if (values['then-live'] && !env.OPENAI_BASE_URL && !env.OPENAI_API_KEY) {
+    io.stderr('agentloop replay: --then-live needs a live model: set OPENAI_API_KEY (or OPENAI_BASE_URL)\n');
+    return 2;
+  }
   const projectRoot = projectFolder(values.project);
   const store = new FileSessionStore({
     projectRoot,
@@ -99,7 +112,17 @@ export async function runReplayCommand(args: string[], io: CommandIo): Promise<n
     `replaying ${terminalSafe(cassette.source)}: ${cassette.calls.length} model calls (match ${match}, tools ${tools})\n`,
   );
   let seen = 0;
+  const liveModel = values.model ?? (env.OPENAI_MODEL || undefined) ?? forkModel(record);
   const replay = await replaySession(cassette, {
+    ...(values['then-live']
+      ? {
+          afterRecording: {
+            ...(env.OPENAI_BASE_URL ? { baseURL: env.OPENAI_BASE_URL } : {}),
+            ...(env.OPENAI_API_KEY ? { apiKey: env.OPENAI_API_KEY } : {}),
+            ...(liveModel !== undefined ? { model: liveModel } : {}),
+          },
+        }
+      : {}),
     agent: toAgentOptions(definition, {}, { name: loaded.name, approval: cliApprovalPolicy(false) }),
     match,
     tools,
@@ -114,8 +137,21 @@ export async function runReplayCommand(args: string[], io: CommandIo): Promise<n
     io.stdout(divergenceText(replay.divergence));
     return 1;
   }
-  io.stdout(`ok: the replay matches the recording (${cassette.calls.length} model calls)\n`);
+  const live = replay.liveFrom
+    ? `, then went on live at model call ${replay.liveFrom.step} (turn ${replay.liveFrom.turn}; ${replay.liveCalls} live model call${replay.liveCalls === 1 ? '' : 's'})`
+    : values['then-live']
+      ? '; nothing past it to run live'
+      : '';
+  io.stdout(`ok: the replay matches the recording (${cassette.calls.length} model calls)${live}\n`);
   return 0;
+}
+
+/** The model a fork was made for (`agentloop fork --model`), kept in its record's meta. */
+function forkModel(record: SessionRecord | undefined): string | undefined {
+  const model = record?.meta?.model;
+  return record?.meta?.forkedFrom !== undefined && typeof model === 'string' && model !== ''
+    ? model
+    : undefined;
 }
 
 /** The recording a target names: a transcript file (a path or `*.jsonl`), else a session of `store`. */

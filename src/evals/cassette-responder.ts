@@ -3,7 +3,7 @@ import { requestHash } from '../llm/request-hash.js';
 import type { ScriptedFinishReason, ScriptedTurn, ScriptedTurnFn } from '../testing/scenario.js';
 import type { Cassette, RecordedCall } from './cassette.js';
 import { requestDifference, shownValue } from './recorded-request.js';
-import type { ReplayDivergence, ReplayMatch } from './replay-options.js';
+import type { ReplayDivergence, ReplayLiveStart, ReplayMatch } from './replay-options.js';
 
 /** What the responder reports while it answers. */
 export interface ResponderLog {
@@ -12,6 +12,8 @@ export interface ResponderLog {
   warnings: string[];
   /** Model calls answered from the recording. */
   answered: number;
+  /** Where the replay went on live (`afterRecording`): from then on, tools run as they are. */
+  liveFrom?: ReplayLiveStart;
 }
 
 const FINISH_REASONS: ReadonlySet<string> = new Set(['stop', 'tool_calls', 'length', 'content_filter']);

@@ -7,6 +7,7 @@ import {
   assertValidSessionId,
   createSessionId,
   type SessionRecord,
+  type SessionRecordInput,
   type SessionStore,
 } from '../session/session-store.js';
 import type { TranscriptEntry, TranscriptEntryInput } from '../session/transcript.js';
@@ -118,7 +119,6 @@ export async function forkSession(
   const plan = planRestore(start, currentEntries(planned), () => false);
   const fit = checkPersistedSnapshot(plan.snapshot);
   if (!fit.ok) throw refuse(`its transcript up to seq ${at} does not rebuild (${fit.field}: ${fit.problem})`);
-  await store.appendTranscript(forkId, [...appended, ...plan.append]);
   const { snapshot } = plan;
   const count = snapshot.context.messages.length;
   // The messages the source's record holds as they were (the transcript has them redacted, or a fork
@@ -128,7 +128,7 @@ export async function forkSession(
     [...(sameSession ? exactMessages(record.snapshot, sourceCurrent) : [])].filter(([i]) => i < count),
   );
   if (system) exact.set(0, system);
-  const saved = await store.save({
+  const forkRecord: SessionRecordInput = {
     id: forkId,
     state: String(snapshot.value),
     snapshot: compactSnapshot(snapshot, count, exact),
@@ -141,8 +141,34 @@ export async function forkSession(
       forkedFrom: { session: id, seq: at },
       ...(options.model !== undefined ? { model: options.model } : {}),
     },
-  });
+  };
+  const saved = await writeFork(store, forkId, [...appended, ...plan.append], forkRecord, refuse);
   return { id: forkId, record: saved };
+}
+
+/**
+ * Writes the fork: its transcript, then its record. When a write fails, what was written is removed
+ * (the id was free before), so a failed fork leaves no half session and the same `id` can be retried.
+ */
+async function writeFork(
+  store: SessionStore,
+  forkId: string,
+  entries: TranscriptEntryInput[],
+  record: SessionRecordInput,
+  refuse: (why: string) => ForkError,
+): Promise<SessionRecord> {
+  try {
+    await store.appendTranscript(forkId, entries);
+    return await store.save(record);
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    const removed = await store.delete(forkId).then(
+      () => 'nothing of it was kept',
+      (failure: unknown) =>
+        `and what was written could not be removed (${failure instanceof Error ? failure.message : String(failure)}): delete session "${forkId}"`,
+    );
+    throw Object.assign(refuse(`writing session "${forkId}" failed (${why}); ${removed}`), { cause: error });
+  }
 }
 
 /** With `system`, the conversation's first message (a system prompt, else refused) with that text. */

@@ -18,6 +18,8 @@ export type {
   ReplayApprovalCall,
   ReplayDivergence,
   ReplayedTurn,
+  ReplayLiveModel,
+  ReplayLiveStart,
   ReplayMatch,
   ReplayOptions,
   ReplayResult,

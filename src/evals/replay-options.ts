@@ -52,6 +52,33 @@ export interface ReplayOptions {
   approve?: 'recorded' | ((call: ReplayApprovalCall) => ReplayApprovalAnswer | Promise<ReplayApprovalAnswer>);
   /** Called after each replayed turn (the CLI prints them as they come). */
   onTurn?: (turn: ReplayedTurn) => void;
+  /**
+   * Go on live where the recording ends (docs/evals.md, "Replay, then live"): the recorded calls are
+   * answered from the cassette (checked as `match` says), and the first model call past them, and every
+   * one after, goes to this live model, with the tools running for real. A divergence inside the
+   * recorded part stops the replay before anything goes live. Without it, a call past the recording is
+   * a divergence.
+   */
+  afterRecording?: ReplayLiveModel;
+}
+
+/**
+ * The live model a replay goes on with after the recording: an OpenAI-compatible server (`baseURL`,
+ * default OpenAI's) and its key; at least one of the two. `model` replaces the model named in the live
+ * requests (default: the replayed agent's, else the recorded one).
+ */
+export interface ReplayLiveModel {
+  baseURL?: string;
+  apiKey?: string;
+  model?: string;
+}
+
+/** Where a replay went live: the first model call past the recording. */
+export interface ReplayLiveStart {
+  /** That model call, counted from 1 over the whole session (the recorded calls plus one). */
+  step: number;
+  /** The turn it was in, counted from 1 (a turn the recording ended inside goes on live). */
+  turn: number;
 }
 
 /** One user turn of a replay: the message sent and how the turn ended. */
@@ -131,4 +158,8 @@ export interface ReplayResult {
   turns: ReplayedTurn[];
   /** Model calls the replay answered from the recording (retried attempts count once). */
   modelCalls: number;
+  /** With `afterRecording`: where the live part began (undefined when it did not). */
+  liveFrom?: ReplayLiveStart | undefined;
+  /** With `afterRecording`: model calls the live model answered. */
+  liveCalls?: number;
 }

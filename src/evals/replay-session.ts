@@ -5,6 +5,7 @@ import type { AgentDefinition } from '../prompt/agent-definition.js';
 import { startScriptedServer } from '../testing/scripted-server.js';
 import type { Cassette } from './cassette.js';
 import { cassetteResponder, type ResponderLog } from './cassette-responder.js';
+import { liveTarget, routedClient } from './replay-live-model.js';
 import type { ReplayAgent, ReplayedTurn, ReplayOptions, ReplayResult } from './replay-options.js';
 import { answerApprovals, replayToolHooks } from './replay-tools.js';
 import { trajectoryOf } from './trajectory.js';
@@ -14,12 +15,14 @@ import { trajectoryOf } from './trajectory.js';
  * sent in order, and the model is a scripted server on 127.0.0.1 answering from the cassette through
  * the real `openai` SDK, so streaming, early tool start and retries run as they do live. Resolves with
  * whether the run matched the recording (`ok`), the first divergence, warnings, the trajectory and the
- * last turn's result. Never needs a key or the network; writes no session.
+ * last turn's result. Writes no session; needs no key and no network unless `afterRecording` names a
+ * live model to go on with past the recording (then `liveFrom` says where that began).
  */
 export async function replaySession(cassette: Cassette, options: ReplayOptions): Promise<ReplayResult> {
   const recordsHashes = cassette.calls.some((call) => call.record !== undefined);
   const match = recordsHashes ? (options.match ?? 'strict') : 'sequential';
   const log: ResponderLog = { divergence: undefined, warnings: [], answered: 0 };
+  const live = options.afterRecording ? liveTarget(options.afterRecording) : undefined;
   if (!recordsHashes && options.match === 'strict' && cassette.calls.length > 0) {
     log.warnings.push(`${cassette.source}: no model_call entries (an older transcript); matched by position`);
   }
@@ -29,16 +32,26 @@ export async function replaySession(cassette: Cassette, options: ReplayOptions):
   });
   let agent: Agent | undefined;
   const turns: ReplayedTurn[] = [];
+  let modelCalls = 0;
   try {
     const base = agentOptions(options.agent, options.inputs);
     const tools = replayToolHooks(cassette.entries, options.tools ?? 'recorded', log);
+    // Past the recording (and only while nothing diverged), requests go to the live model.
+    const goesLive = () => {
+      if (!live || log.divergence || log.answered < cassette.calls.length) return false;
+      log.liveFrom ??= { step: log.answered + 1, turn: turns.length + 1 };
+      return true;
+    };
     agent = createAgent({
       ...base,
       ...recordedModel(cassette, base),
-      baseURL: server.url,
-      apiKey: 'agentloop-replay',
+      // With a live part, the live key is the agent's (so it is redacted as any agent's key is).
+      ...(live
+        ? { client: routedClient(server.url, live, goesLive), apiKey: live.apiKey }
+        : { baseURL: server.url, apiKey: 'agentloop-replay' }),
       toolHooks: composeToolHooks(tools, base.toolHooks),
     }) as Agent;
+    agent.on('model_call', () => void modelCalls++);
     answerApprovals(agent, cassette.entries, options.approve ?? 'recorded', log);
     for (const input of userInputs(cassette)) {
       const result: ExecutionResult = await agent.send(input);
@@ -71,6 +84,7 @@ export async function replaySession(cassette: Cassette, options: ReplayOptions):
       result: turns.at(-1)?.result,
       turns,
       modelCalls: log.answered,
+      ...(live ? { liveFrom: log.liveFrom, liveCalls: modelCalls - log.answered } : {}),
     };
   } finally {
     await agent?.close().catch(() => {});

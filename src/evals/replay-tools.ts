@@ -9,7 +9,8 @@ import type { ReplayApprovalAnswer, ReplayOptions, ReplayTools } from './replay-
 /**
  * The tool hooks of a replay. `recorded`: every call gets its recorded result (by the recorded
  * tool-call id) and nothing runs; a call without one gets an error result and a warning. `live`: the
- * tools run and the first result that differs from the recorded one is the divergence.
+ * tools run and the first result that differs from the recorded one is the divergence. Once the
+ * replay has gone live (`log.liveFrom`), every tool runs and nothing is compared.
  */
 export function replayToolHooks(
   entries: readonly TranscriptEntry[],
@@ -20,6 +21,7 @@ export function replayToolHooks(
   if (mode === 'recorded') {
     return {
       beforeRun: async (call) => {
+        if (log.liveFrom) return undefined; // past the recording: the tool runs
         const status = ledger.get(call.id);
         if (status?.status === 'completed') {
           return {
@@ -38,6 +40,7 @@ export function replayToolHooks(
   }
   return {
     afterRun: (result, call) => {
+      if (log.liveFrom) return; // past the recording: nothing to compare with
       const status: ToolCallStatus | undefined = ledger.get(call.id);
       const recorded = status?.status === 'completed' ? status.result : undefined;
       if (recorded === result.content) return;
@@ -76,6 +79,16 @@ export function answerApprovals(
     const answer = recorded.get(call.toolCallId);
     if (answer) return answer;
     const didRun = ran.has(call.toolCallId);
+    if (log.liveFrom && !didRun) {
+      log.warnings.push(
+        `tool call ${call.toolCallId} (${call.name}): asked for approval in the live part; declined (pass approve to answer)`,
+      );
+      return {
+        toolCallId: call.toolCallId,
+        approved: false,
+        reason: 'nobody to approve it during the replay',
+      };
+    }
     log.warnings.push(
       `tool call ${call.toolCallId} (${call.name}): the recording has no approval answer; ${didRun ? 'approved, as it ran' : 'declined, as it did not run'}`,
     );
