@@ -4,8 +4,10 @@
  * as recorded. A compaction the replay skips or adds is a divergence naming it. Real `openai` SDK over
  * HTTP to the scripted server, a real file store in a temp dir.
  */
+import { readFile, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { Cassette, replaySession } from '../src/evals/index.js';
+import { Cassette, CassetteError, replaySession } from '../src/evals/index.js';
+import type { FileSessionStore } from '../src/index.js';
 import { startScriptedServer } from '../src/testing/index.js';
 import {
   answer,
@@ -23,6 +25,7 @@ async function recordCompacting(): Promise<{
   cassette: Cassette;
   summaryCalls: number;
   responses: string[];
+  store: FileSessionStore;
 }> {
   const server = await startScriptedServer({ respond: (request) => answer(request) });
   const store = await tempStore();
@@ -32,7 +35,7 @@ async function recordCompacting(): Promise<{
     for (let k = 1; k <= 3; k++) responses.push((await agent.send(taskMessage(k, 5))).response ?? '');
     await agent.flush();
     const cassette = await Cassette.fromSession(store, 'rec');
-    return { cassette, summaryCalls: server.requests.filter(isSummaryCall).length, responses };
+    return { cassette, summaryCalls: server.requests.filter(isSummaryCall).length, responses, store };
   } finally {
     agent.stop();
     await server.close();
@@ -95,5 +98,20 @@ describe('replaySession of a session that compacted', () => {
     });
     expect(sequential.modelCalls).toBe(cassette.calls.length);
     expect(sequential.warnings).toContain(skipped.divergence!.message);
+  }, 60_000);
+
+  it('a compaction entry without a summary is an error naming the line', async () => {
+    const { store } = await recordCompacting();
+    const file = store.files('rec').transcript;
+    const lines = (await readFile(file, 'utf8')).split('\n');
+    const at = lines.findIndex((line) => line.includes('"event":"compaction"'));
+    expect(at).toBeGreaterThan(0);
+    const entry = JSON.parse(lines[at]!);
+    entry.data.summary = 42;
+    lines[at] = JSON.stringify(entry);
+    await writeFile(file, lines.join('\n'));
+    const read = Cassette.fromFile(file);
+    await expect(read).rejects.toThrow(CassetteError);
+    await expect(read).rejects.toThrow(`${file} line ${at + 1}: a compaction entry without a summary`);
   }, 60_000);
 });
