@@ -21,7 +21,7 @@ import {
 const tempStore = tempStores();
 
 /** Records three tasks of five reads each on an 8,000-token window: the session compacts twice. */
-async function recordCompacting(): Promise<{
+async function recordCompacting(api: 'chat-completions' | 'responses' = 'chat-completions'): Promise<{
   cassette: Cassette;
   summaryCalls: number;
   responses: string[];
@@ -29,7 +29,7 @@ async function recordCompacting(): Promise<{
 }> {
   const server = await startScriptedServer({ respond: (request) => answer(request) });
   const store = await tempStore();
-  const agent = compactingAgent(server.url, { store, session: 'rec' });
+  const agent = compactingAgent(server.url, { store, session: 'rec', api });
   const responses: string[] = [];
   try {
     for (let k = 1; k <= 3; k++) responses.push((await agent.send(taskMessage(k, 5))).response ?? '');
@@ -43,18 +43,22 @@ async function recordCompacting(): Promise<{
 }
 
 describe('replaySession of a session that compacted', () => {
-  it('replays strict with ok: the summary call is answered from the compaction entry', async () => {
-    const { cassette, summaryCalls, responses } = await recordCompacting();
-    expect(summaryCalls).toBeGreaterThanOrEqual(2);
-    expect(cassette.compactions).toHaveLength(summaryCalls);
-    const replay = await replaySession(cassette, { agent: compactingOptions, match: 'strict' });
-    expect(replay.divergence).toBeUndefined();
-    expect(replay.ok).toBe(true);
-    expect(replay.warnings).toEqual([]);
-    expect(replay.modelCalls).toBe(cassette.calls.length);
-    expect(replay.turns.map((t) => t.result.response)).toEqual(responses);
-    for (const turn of replay.turns) expect(turn.result.terminateReason).toBe('completed');
-  }, 60_000);
+  it.each(['chat-completions', 'responses'] as const)(
+    'replays strict with ok (%s): the summary call is answered from the compaction entry',
+    async (api) => {
+      const { cassette, summaryCalls, responses } = await recordCompacting(api);
+      expect(summaryCalls).toBeGreaterThanOrEqual(2);
+      expect(cassette.compactions).toHaveLength(summaryCalls);
+      const replay = await replaySession(cassette, { agent: compactingOptions, match: 'strict' });
+      expect(replay.divergence).toBeUndefined();
+      expect(replay.ok).toBe(true);
+      expect(replay.warnings).toEqual([]);
+      expect(replay.modelCalls).toBe(cassette.calls.length);
+      expect(replay.turns.map((t) => t.result.response)).toEqual(responses);
+      for (const turn of replay.turns) expect(turn.result.terminateReason).toBe('completed');
+    },
+    60_000,
+  );
 
   it('a changed system prompt still diverges at the first call', async () => {
     const { cassette } = await recordCompacting();
