@@ -110,7 +110,9 @@ export class Agent<TOutput = unknown> {
         inspection: this.#inspection,
         bus: this.bus,
         redactor: this.redactor,
-        created: (actor) => void (this.#actor = actor),
+        created: (actor) => {
+          this.#actor = actor;
+        },
         // A turn came to rest: its callers get the result once its writes are durable (TurnSettler).
         onEvent: (event) => {
           this.#telemetry?.onEvent(event, () => this.context);
@@ -121,7 +123,9 @@ export class Agent<TOutput = unknown> {
         queued: () => this.#queued.splice(0),
         publishError: (message, code) => this.#publishError(message, code),
         stopped: () => this.#stopped,
-        loadFailed: (error) => void (this.#loadError = error),
+        loadFailed: (error) => {
+          this.#loadError = error;
+        },
       },
       this.#skills?.setup,
       this.#mcp?.start(),
@@ -236,10 +240,9 @@ export class Agent<TOutput = unknown> {
   }
 
   /**
-   * Sends a user message and resolves when the turn comes to rest (Completed, Interrupted or Error).
-   * Approvals are answered meanwhile through `approve` / `reject` (listen for `approval_requested`).
-   * `inbox`: the session inbox item the message comes from (workers), recorded with it. `traceParent`:
-   * the turn's parent in telemetry (a tool call's `ctx.telemetry`, or a carried W3C trace context).
+   * Sends a user message; resolves when the turn rests (Completed, Interrupted or Error). Approvals are
+   * answered meanwhile with `approve` / `reject`. `inbox`: the inbox item it comes from (workers);
+   * `traceParent`: the turn's telemetry parent (a tool call's `ctx.telemetry`, a carried W3C context).
    */
   async send(
     text: string,
@@ -255,10 +258,7 @@ export class Agent<TOutput = unknown> {
     return this.#turn({ type: 'USER_MESSAGE', text, at: Date.now() });
   }
 
-  /**
-   * Approves a pending call; with `always`, every call of that tool is approved for the rest of the
-   * session. Given while a session is still loading, the answer is applied once it has loaded.
-   */
+  /** Approves a pending call (`always`: every call of its tool, for the session); queued while loading. */
   approve(toolCallId: string, options: { always?: boolean; inbox?: number } = {}): void {
     this.#answerOrQueue(approvalAnswer(toolCallId, true, options));
   }
@@ -288,8 +288,8 @@ export class Agent<TOutput = unknown> {
   }
 
   /**
-   * Stops the running turn: the model request and tools are aborted, unanswered calls get `interrupted`
-   * results, the agent rests in Interrupted; nothing when no turn runs (queued while a session loads).
+   * Stops the running turn: request and tools aborted, unanswered calls answered `interrupted`, the
+   * agent rests in Interrupted. Nothing when no turn runs; queued while a session loads.
    */
   interrupt(reason?: string): void {
     if (!this.#actor && !this.#stopped) return void this.#queued.push({ interrupt: true, reason });

@@ -1,5 +1,6 @@
 import type { AssistantMessage, ReasoningItem } from '../llm/message.js';
 import { requestHash } from '../llm/request-hash.js';
+import { isSummaryRequest } from '../prompt/compaction.js';
 import type { ScriptedFinishReason, ScriptedTurn, ScriptedTurnFn } from '../testing/scenario.js';
 import type { Cassette, RecordedCall } from './cassette.js';
 import { requestDifference, shownValue } from './recorded-request.js';
@@ -14,6 +15,8 @@ export interface ResponderLog {
   answered: number;
   /** Where the replay went on live (`afterRecording`): from then on, tools run as they are. */
   liveFrom?: ReplayLiveStart;
+  /** Compactions of the recording passed: their summary calls answered, or missed and warned of. */
+  compacted?: number;
 }
 
 const FINISH_REASONS: ReadonlySet<string> = new Set(['stop', 'tool_calls', 'length', 'content_filter']);
@@ -23,16 +26,52 @@ const FINISH_REASONS: ReadonlySet<string> = new Set(['stop', 'tool_calls', 'leng
  * call. Strict: a request whose hash differs from the recorded one gets a 400 (the agent does not
  * retry it) and the divergence is logged; sequential: it is answered anyway and a warning says where
  * it differed. A recorded call answered at attempt n gets n-1 retryable errors first, so the agent
- * retries as it did live.
+ * retries as it did live. A summary call (compaction) is answered with the summary of the recording's
+ * compaction at that point; one the recording does not have there, or a compaction the replay skips,
+ * is a divergence (strict) or a warning (sequential); an unrecorded summary call gets a 400, so that
+ * compaction fails and the agent goes on without it.
  */
 export function cassetteResponder(cassette: Cassette, match: ReplayMatch, log: ResponderLog): ScriptedTurnFn {
   let failuresServed = 0;
   const refuse = (message: string): ScriptedTurn => ({
     error: { status: 400, type: 'invalid_request_error', code: 'replay_divergence', message },
   });
-  return (_request, _index, info) => {
+  /** Logs a compaction that differs at model call `step`: the divergence (strict) or a warning. */
+  const differs = (step: number, what: string): string => {
+    const record = cassette.calls[step - 1]?.record;
+    const at = record ? { turn: record.turn, iteration: record.iteration } : {};
+    const where = record ? ` (turn ${record.turn}, iteration ${record.iteration})` : '';
+    const message = `model call ${step}${where}: ${what}`;
+    if (match === 'strict') log.divergence ??= { kind: 'request', step, ...at, message };
+    else log.warnings.push(message);
+    return message;
+  };
+  return (request, _index, info) => {
     const step = log.answered + 1;
     if (log.divergence && match === 'strict') return refuse('the replay stopped at an earlier divergence');
+    const compaction = cassette.compactions[log.compacted ?? 0];
+    const due = compaction !== undefined && compaction.afterCalls <= log.answered;
+    if (isSummaryRequest(request.messages)) {
+      if (!due) {
+        const message = differs(
+          step,
+          'the agent compacted the conversation (a summary call) where the recording did not',
+        );
+        return refuse(`agentloop replay: ${message}`);
+      }
+      log.compacted = (log.compacted ?? 0) + 1;
+      return { content: compaction.summary };
+    }
+    if (due) {
+      const message = differs(
+        step,
+        `the recording compacted the conversation before this call (compaction entry seq ${compaction.seq}), the replay did not`,
+      );
+      if (match === 'strict') return refuse(`agentloop replay: ${message}`);
+      while ((cassette.compactions[log.compacted ?? 0]?.afterCalls ?? Infinity) <= log.answered) {
+        log.compacted = (log.compacted ?? 0) + 1;
+      }
+    }
     const call = cassette.calls[log.answered];
     if (!call) {
       const message = `model call ${step}: the recording has ${cassette.calls.length} model call${cassette.calls.length === 1 ? '' : 's'}, the agent made more`;

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { AssistantMessage } from '../llm/message.js';
+import { COMPACTION_EVENT } from '../session/compaction-entry.js';
 import {
   type ModelCallData,
   modelCallOf,
@@ -24,18 +25,39 @@ export interface RecordedCall {
   settings: RequestSettingsData | undefined;
 }
 
-/** A transcript read for replay: its entries and its model calls in order. */
+/**
+ * A compaction of a recording: its summary call has no `model_call` entry; the `compaction` entry
+ * holds the reply (the summary), which a replay gives the summary call made at the same point.
+ */
+export interface RecordedCompaction {
+  /** The summary the model wrote. */
+  summary: string;
+  /** Model calls (replies) of the recording before it: it happened before call `afterCalls + 1`. */
+  afterCalls: number;
+  /** `seq` of the `compaction` entry. */
+  seq: number;
+}
+
+/** A transcript read for replay: its entries, its model calls and its compactions in order. */
 export class Cassette {
   /** Where it came from: the file, or `session "id"`. */
   readonly source: string;
   readonly entries: readonly TranscriptEntry[];
   /** The model calls in order (each assistant message is one reply). */
   readonly calls: readonly RecordedCall[];
+  /** The compactions by summary in order (`compaction` entries). */
+  readonly compactions: readonly RecordedCompaction[];
 
-  private constructor(source: string, entries: readonly TranscriptEntry[], calls: readonly RecordedCall[]) {
+  private constructor(
+    source: string,
+    entries: readonly TranscriptEntry[],
+    calls: readonly RecordedCall[],
+    compactions: readonly RecordedCompaction[],
+  ) {
     this.source = source;
     this.entries = entries;
     this.calls = calls;
+    this.compactions = compactions;
   }
 
   /**
@@ -79,9 +101,11 @@ export class Cassette {
   /**
    * Pairs each assistant message with the `model_call` entry just before it (the order a saved
    * session writes them in). An assistant message without one is a reply with `record` undefined.
+   * A `compaction` entry without a summary is an error naming it.
    */
   static #of(source: string, entries: TranscriptEntry[], where: (index: number) => string): Cassette {
     const calls: RecordedCall[] = [];
+    const compactions: RecordedCompaction[] = [];
     let pending: ModelCallData | undefined;
     let settings: RequestSettingsData | undefined;
     for (const [index, entry] of entries.entries()) {
@@ -97,6 +121,14 @@ export class Cassette {
         pending = record;
         continue;
       }
+      if (entry.kind === 'event' && entry.event === COMPACTION_EVENT) {
+        const summary = (entry.data as { summary?: unknown } | null)?.summary;
+        if (typeof summary !== 'string' || summary.trim() === '') {
+          throw new CassetteError(`${where(index)}: a compaction entry without a summary`);
+        }
+        compactions.push({ summary, afterCalls: calls.length, seq: entry.seq });
+        continue;
+      }
       if (entry.kind !== 'message') continue;
       const message = entry.message as unknown;
       if (typeof message !== 'object' || message === null) {
@@ -106,7 +138,7 @@ export class Cassette {
       calls.push({ record: pending, reply: message as AssistantMessage, seq: entry.seq, settings });
       pending = undefined;
     }
-    return new Cassette(source, entries, calls);
+    return new Cassette(source, entries, calls, compactions);
   }
 }
 

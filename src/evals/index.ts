@@ -4,7 +4,7 @@
  * conversation or transcript and matching it against an expected one, eval suites in YAML
  * (`runEvalSuite`), and forking a session at a rest point (`forkSession`).
  */
-export type { RecordedCall } from './cassette.js';
+export type { RecordedCall, RecordedCompaction } from './cassette.js';
 export { Cassette, CassetteError } from './cassette.js';
 export type { CaseOutcome } from './eval-expectations.js';
 export type { EvalCase, EvalSuite } from './eval-suite-file.js';

@@ -109,6 +109,20 @@ export const SUMMARY_INSTRUCTIONS = [
   'Answer with the summary only.',
 ].join('\n');
 
+/**
+ * Whether `messages` are a summary call's (their system prompt starts with the summary instructions):
+ * how a replay tells the summary call from the agent's own, which the transcript records no
+ * `model_call` for (the `compaction` entry holds its reply).
+ */
+export function isSummaryRequest(messages: readonly unknown[]): boolean {
+  const first = messages[0] as { role?: unknown; content?: unknown } | undefined;
+  return (
+    first?.role === 'system' &&
+    typeof first.content === 'string' &&
+    first.content.startsWith(SUMMARY_INSTRUCTIONS)
+  );
+}
+
 /** Characters of one message kept in the text the summary call reads, before it is shortened. */
 const MESSAGE_CHARS = 8_000;
 /** The fewest characters a message is shortened to; below it, the oldest messages are left out. */

@@ -99,18 +99,18 @@ const counter = tokenCounterFor('o200k_base');
 export const requestTokens = (request: ScriptedRequest) =>
   counter.countPrompt(request.messages as Message[], request.tools ?? []);
 
+/** The options of the agents below, without a server (a replay points them at its own). */
+export const compactingOptions = {
+  model: 'gpt-4o-mini',
+  instructions: 'Do the tasks. Read documents with read_doc.',
+  tools: [readDoc],
+  contextWindow: { contextWindow: WINDOW, compactAt: 0.6 },
+  retry: { maxAttempts: 1 },
+} satisfies Partial<Parameters<typeof createAgent>[0]>;
+
 /** An agent with `read_doc` on the scripted server at `url`, compacting at 0.6 of an 8,000-token window. */
 export function compactingAgent(url: string, extra: Partial<Parameters<typeof createAgent>[0]> = {}) {
-  return createAgent({
-    baseURL: url,
-    apiKey: 'test-key',
-    model: 'gpt-4o-mini',
-    instructions: 'Do the tasks. Read documents with read_doc.',
-    tools: [readDoc],
-    contextWindow: { contextWindow: WINDOW, compactAt: 0.6 },
-    retry: { maxAttempts: 1 },
-    ...extra,
-  });
+  return createAgent({ baseURL: url, apiKey: 'test-key', ...compactingOptions, ...extra });
 }
 
 /** File stores in temp dirs for the file's tests, removed after each test. */
