@@ -55,7 +55,7 @@ async function twoTasksPruned(summary: (request: ScriptedRequest) => ScriptedTur
     assertToolCallsAnswered(agent.messages);
     return warnings.filter((w) => w.message.startsWith('Compaction failed')).map((w) => w.message);
   } finally {
-    agent.stop();
+    await agent.close();
     await server.close();
   }
 }
@@ -113,7 +113,7 @@ describe('compaction that is not enough, or stopped', () => {
       expect(sendsSummary(after)).toBe(true);
       expect(JSON.stringify(after.messages)).toContain(factOf(1));
     } finally {
-      agent.stop();
+      await agent.close();
       await server.close();
     }
   }, 30_000);
@@ -151,7 +151,7 @@ describe('compaction that is not enough, or stopped', () => {
       expect(agent.context.compaction?.summary).toContain(factOf(1));
       expect(summaries).toBe(2);
     } finally {
-      agent.stop();
+      await agent.close();
       await server.close();
     }
   }, 30_000);
@@ -169,7 +169,7 @@ describe('restoring a compacted session', () => {
       await agent.flush();
       return { store, id: agent.sessionId, messages: [...agent.messages] };
     } finally {
-      agent.stop();
+      await agent.close();
       await server.close();
     }
   }
@@ -189,7 +189,7 @@ describe('restoring a compacted session', () => {
       expect(result.response).toBe(`The code of task 1 is ${factOf(1)}.`);
       expect(sendsSummary(server.requests[0]!)).toBe(true);
     } finally {
-      agent.stop();
+      await agent.close();
       await server.close();
     }
   }, 30_000);
@@ -226,7 +226,7 @@ describe('restoring a compacted session', () => {
         expect(sendsSummary(server.requests[0]!)).toBe(false);
         expect(requestTokens(server.requests[0]!)).toBeLessThanOrEqual(BUDGET);
       } finally {
-        agent.stop();
+        await agent.close();
         await server.close();
       }
     }, 30_000);

@@ -70,7 +70,7 @@ describe('compaction by summary', () => {
       expect(last.data).toMatchObject({ model: 'gpt-4o-mini', from: 1 });
       expect(String(last.data.summary)).toContain(factOf(1));
     } finally {
-      agent.stop();
+      await agent.close();
       await server.close();
     }
   }, 60_000);
@@ -103,7 +103,7 @@ describe('compaction by summary', () => {
       const { entries } = await store.readTranscript(agent.sessionId);
       expect(entries.filter((e) => e.kind === 'event' && e.event === 'compaction')).toHaveLength(1);
     } finally {
-      agent.stop();
+      await agent.close();
       await server.close();
     }
   }, 30_000);

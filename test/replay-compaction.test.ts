@@ -37,7 +37,7 @@ async function recordCompacting(api: 'chat-completions' | 'responses' = 'chat-co
     const cassette = await Cassette.fromSession(store, 'rec');
     return { cassette, summaryCalls: server.requests.filter(isSummaryCall).length, responses, store };
   } finally {
-    agent.stop();
+    await agent.close();
     await server.close();
   }
 }

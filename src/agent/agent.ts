@@ -365,13 +365,10 @@ export class Agent<TOutput = unknown> {
     this.#settler.releaseAll(result);
   }
 
-  /**
-   * Stops the agent (`stop()`) and resolves once everything it started has ended: its MCP servers
-   * closed (their processes gone) and the session's writes durable. Call it before the process exits.
-   */
+  /** `stop()`, then waits for its MCP servers, its writes and its lease release (call before exit). */
   async close(): Promise<void> {
     this.stop();
-    await Promise.all([this.#closed, this.flush()]);
+    await Promise.all([this.#closed, this.flush(), this.#persistence?.released()]);
   }
 
   #assertRunning(): void {

@@ -1,5 +1,6 @@
 import type { Usage } from '../llm/message.js';
 import type { ModelApi } from '../llm/model-wire.js';
+import { canonicalSettings } from '../llm/request-hash.js';
 import type { AgentEvent } from '../machines/emitted-events.js';
 import type { TranscriptEntry, TranscriptEntryInput } from './transcript.js';
 
@@ -79,4 +80,24 @@ export function modelCallOf(entry: TranscriptEntry): ModelCallData | string | un
   if (typeof data.requestHash !== 'string') return 'model_call "requestHash" is not a string';
   if (typeof data.finishReason !== 'string') return 'model_call "finishReason" is not a string';
   return data as unknown as ModelCallData;
+}
+
+/**
+ * The entries a saved session appends for each `model_call` event: the call's entry, preceded by a
+ * `request_settings` entry when the request's settings differ from the last ones written.
+ */
+export class ModelCallEntries {
+  /** Canonical JSON of the request settings last written. */
+  #settingsWritten: string | undefined;
+
+  for(event: AgentEvent<'model_call'>): TranscriptEntryInput[] {
+    const entries = [modelCallEntry(event)];
+    const settings = event.settings && canonicalSettings(event.settings);
+    if (settings !== undefined && settings !== this.#settingsWritten) {
+      this.#settingsWritten = settings;
+      const data = { wire: event.wire, settings: event.settings };
+      entries.unshift({ kind: 'event', event: REQUEST_SETTINGS_EVENT, at: entries[0]!.at, data });
+    }
+    return entries;
+  }
 }

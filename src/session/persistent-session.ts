@@ -1,7 +1,6 @@
 import type { Actor } from 'xstate';
 import { DEFAULTS } from '../defaults.js';
 import type { Message } from '../llm/message.js';
-import { canonicalSettings } from '../llm/request-hash.js';
 import type { ToolRunHooks } from '../machines/actors/run-tools.js';
 import type { AgentMachine } from '../machines/agent-machine.js';
 import { persistedSnapshotWithoutMessages } from '../machines/agent-snapshot.js';
@@ -13,9 +12,9 @@ import { FileSessionStore } from './file-session-store.js';
 import type { IdempotentRerun } from './idempotent-rerun.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { ledgerHooks } from './ledger-hooks.js';
-import { modelCallEntry, REQUEST_SETTINGS_EVENT } from './model-call-entry.js';
+import { ModelCallEntries } from './model-call-entry.js';
 import { compactSnapshot } from './saved-conversation.js';
-import type { SessionLease } from './session-lease.js';
+import { releasedHere, type SessionLease } from './session-lease.js';
 import type { PersistenceErrorHandler, SessionOptions } from './session-options.js';
 import { loadSession } from './session-restore.js';
 import {
@@ -83,8 +82,7 @@ export class SessionPersistence {
   readonly #rerun: IdempotentRerun | undefined;
   /** The inbox item the next user message comes from. */
   #inboxTag: number | undefined;
-  /** Canonical JSON of the request settings last written (`request_settings`). */
-  #settingsWritten: string | undefined;
+  readonly #modelCalls = new ModelCallEntries();
 
   constructor(
     options: SessionOptions & { agentName?: string | undefined },
@@ -151,6 +149,11 @@ export class SessionPersistence {
   /** Lets the session go: stops renewing the lease and releases it once the writes so far have settled. */
   close(): void {
     this.#leases.close(this.flush());
+  }
+
+  /** Resolves once the lease released by {@link close} is (nothing to wait for before). */
+  released(): Promise<void> {
+    return releasedHere(this.id);
   }
 
   async #load(): Promise<PersistedAgentSnapshot | undefined> {
@@ -292,16 +295,8 @@ export class SessionPersistence {
   }
 
   #onEvent(event: AgentEvent): void {
-    if (event.type === 'model_call') {
-      const entries = [modelCallEntry(event)];
-      const settings = event.settings && canonicalSettings(event.settings);
-      if (settings !== undefined && settings !== this.#settingsWritten) {
-        this.#settingsWritten = settings;
-        const data = { wire: event.wire, settings: event.settings };
-        entries.unshift({ kind: 'event', event: REQUEST_SETTINGS_EVENT, at: entries[0]!.at, data });
-      }
-      this.#background(this.#append(entries));
-    } else if (event.type === 'turn_end' && event.terminateReason === 'interrupted') {
+    if (event.type === 'model_call') this.#background(this.#append(this.#modelCalls.for(event)));
+    else if (event.type === 'turn_end' && event.terminateReason === 'interrupted') {
       this.#background(this.#append([{ kind: 'event', event: 'interrupted', data: { turn: event.turn } }]));
     }
   }
