@@ -228,3 +228,83 @@ describe('withRetry without a server', () => {
     await expect(pending).rejects.toBe('why');
   });
 });
+
+// Written for the survivors of `npm run mutation -- src/llm/retry-policy.ts` (docs/testing.md): what
+// the give-up error carries, the equal jitter's range, the deadline's boundary, a retry with nobody
+// listening, and the server's URL in a connection error's message.
+describe('the retry policy, edge by edge', () => {
+  it('LlmCallError names itself, counts attempts in words and carries only the fields it has', () => {
+    const full = new LlmCallError(
+      {
+        kind: 'rate_limit',
+        retryable: true,
+        message: 'slow down',
+        status: 429,
+        code: 'rate_limit_exceeded',
+        retryAfterMs: 2000,
+      },
+      1,
+      new Error('429'),
+    );
+    expect(full.name).toBe('LlmCallError');
+    expect(full.message).toBe('LLM call failed (rate_limit) after 1 attempt: slow down');
+    expect(full.toClassified()).toEqual({
+      kind: 'rate_limit',
+      retryable: true,
+      message: full.message,
+      status: 429,
+      code: 'rate_limit_exceeded',
+      retryAfterMs: 2000,
+    });
+    const bare = new LlmCallError(serverError, 3, undefined);
+    expect(bare.message).toBe('LLM call failed (server) after 3 attempts: x');
+    expect(Object.keys(bare.toClassified()).sort()).toEqual(['kind', 'message', 'retryable']);
+  });
+
+  it('equal jitter waits between half the ceiling and the ceiling', () => {
+    const equal = { ...resolveRetryPolicy(), jitter: 'equal' as const };
+    expect(retryDelayMs(2, serverError, equal, () => 0.5)).toBe(750);
+    expect(retryDelayMs(2, serverError, equal, () => 1)).toBe(1000);
+    expect(resolveRetryPolicy({}).jitter).toBe('full');
+  });
+
+  it('retries when the wait ends exactly at the deadline, not past it', async () => {
+    const { sleeps, options } = recorded({
+      now: () => 1_000,
+      deadline: 1_500,
+      jitter: 'none',
+      maxAttempts: 2,
+    });
+    let calls = 0;
+    const result = await withRetry(async () => {
+      if (++calls === 1) throw Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+      return 'ok';
+    }, options);
+    expect([result, calls, sleeps]).toEqual(['ok', 2, [500]]);
+  });
+
+  it('retries without an onRetry listener', async () => {
+    let calls = 0;
+    const result = await withRetry(
+      async () => {
+        if (++calls < 3) throw Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+        return calls;
+      },
+      { sleep: async () => {}, random: () => 0 },
+    );
+    expect(result).toBe(3);
+  });
+
+  it("names the server's URL in a connection error when given one, and nothing in its place otherwise", async () => {
+    const refused = async () => {
+      throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' });
+    };
+    const withUrl = await withRetry(refused, { maxAttempts: 1, url: 'http://127.0.0.1:9/v1' }).catch(
+      (e: Error) => e,
+    );
+    expect((withUrl as Error).message).toContain('http://127.0.0.1:9/v1');
+    const without = await withRetry(refused, { maxAttempts: 1 }).catch((e: Error) => e);
+    expect((without as Error).message).not.toContain('undefined');
+    expect((without as Error).message).not.toContain('http://127.0.0.1:9/v1');
+  });
+});
