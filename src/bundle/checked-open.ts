@@ -8,37 +8,69 @@ import { realPathOf } from './sandbox-paths.js';
 // first, then learn where the opened file really lies, so that a folder swapped for a symlink between
 // the path check and the open cannot lead a read or a write outside the roots.
 
-const flag = (value: number | undefined): number => value ?? 0;
-/** Never follow a final symlink; never block opening a FIFO (a read refuses it after fstat). */
-const READ_FLAGS = constants.O_RDONLY | flag(constants.O_NOFOLLOW) | flag(constants.O_NONBLOCK);
-/** No O_TRUNC: nothing changes before the opened file has been checked (hard links, location). */
-const WRITE_FLAGS =
-  constants.O_WRONLY | constants.O_CREAT | flag(constants.O_NOFOLLOW) | flag(constants.O_NONBLOCK);
-const FOLDER_FLAGS = constants.O_RDONLY | flag(constants.O_DIRECTORY) | flag(constants.O_NOFOLLOW);
+/** The open flags of each kind of open the sandbox makes. */
+export interface OpenFlags {
+  /** A read: never follow a final symlink; never block opening a FIFO (the read refuses it after fstat). */
+  read: number;
+  /** A write: created if missing, as for a read otherwise; no O_TRUNC, so nothing changes before the
+   * opened file has been checked (hard links, location). */
+  write: number;
+  /** A folder on a write's way: only a folder, never through a symlink. */
+  folder: number;
+}
+
+/** The flags {@link openFlags} builds on; those a platform lacks (Windows has no O_NOFOLLOW) are undefined. */
+export type OpenConstants = Pick<typeof constants, 'O_RDONLY' | 'O_WRONLY' | 'O_CREAT'> &
+  Partial<Pick<typeof constants, 'O_NOFOLLOW' | 'O_NONBLOCK' | 'O_DIRECTORY'>>;
+
+/**
+ * The open flags from the flags a platform has (`fs.constants`). A flag it lacks is left out, and then
+ * only the check after the open ({@link openedPath}) stands: without O_NOFOLLOW an open follows a
+ * symlink put in the file's place, and the opened path says where it really led.
+ */
+export function openFlags(available: OpenConstants = constants): OpenFlags {
+  const noFollow = available.O_NOFOLLOW ?? 0;
+  const noBlock = available.O_NONBLOCK ?? 0;
+  return {
+    read: available.O_RDONLY | noFollow | noBlock,
+    write: available.O_WRONLY | available.O_CREAT | noFollow | noBlock,
+    folder: available.O_RDONLY | (available.O_DIRECTORY ?? 0) | noFollow,
+  };
+}
+
+/** This platform's open flags. */
+const FLAGS = openFlags();
 
 /** The magic link naming an open descriptor's file; a path below it resolves from that folder. */
 const fdPath = (handle: FileHandle): string => `/proc/self/fd/${handle.fd}`;
 
+/**
+ * Whether `/proc/self/fd/N` tells where descriptor N lies: only on Linux, with /proc mounted. The
+ * folder `probe` (by default `/`, which every process may open) is opened, and its magic link must
+ * read its path back; any failure on the way means no.
+ */
+export async function probeProcFd(
+  platform: NodeJS.Platform = process.platform,
+  probe = '/',
+): Promise<boolean> {
+  if (platform !== 'linux') return false;
+  try {
+    const handle = await open(probe, constants.O_RDONLY | (constants.O_DIRECTORY ?? 0));
+    try {
+      return (await readlink(fdPath(handle))) === probe;
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    return false;
+  }
+}
+
 let procProbe: Promise<boolean> | undefined;
 
-/**
- * Whether `/proc/self/fd/N` tells where descriptor N lies (Linux with /proc mounted). Probed once:
- * `/` is opened and its magic link must read `/`.
- */
+/** {@link probeProcFd} for this process: probed once, the same answer after. */
 export function procFdWorks(): Promise<boolean> {
-  procProbe ??= (async () => {
-    if (process.platform !== 'linux') return false;
-    try {
-      const handle = await open('/', constants.O_RDONLY | flag(constants.O_DIRECTORY));
-      try {
-        return (await readlink(fdPath(handle))) === '/';
-      } finally {
-        await handle.close();
-      }
-    } catch {
-      return false;
-    }
-  })();
+  procProbe ??= probeProcFd();
   return procProbe;
 }
 
@@ -76,7 +108,7 @@ function changed(
 /** Opens the checked real path of a read: no final symlink followed, a FIFO opened without blocking. */
 export async function openForRead(real: string, input: string): Promise<FileHandle> {
   try {
-    return await open(real, READ_FLAGS);
+    return await open(real, FLAGS.read);
   } catch (error) {
     const code = codeOf(error);
     if (code === 'ENOENT' || code === 'ENOTDIR') {
@@ -106,7 +138,7 @@ export interface WriteTarget {
 /** Opens the folder `at` (no symlink followed); `shown` is its path for messages. */
 async function openFolderAt(at: string, shown: string, input: string): Promise<FileHandle> {
   try {
-    return await open(at, FOLDER_FLAGS);
+    return await open(at, FLAGS.folder);
   } catch (error) {
     const code = codeOf(error);
     if (code === 'ENOTDIR' || code === 'ELOOP') {
@@ -169,7 +201,7 @@ export async function openForWrite(target: WriteTarget): Promise<FileHandle> {
 /** Opens the file at `at` to write, without truncating; `folder` (its folder) is for messages. */
 async function openWriteFile(at: string, input: string, folder: string): Promise<FileHandle> {
   try {
-    return await open(at, WRITE_FLAGS, 0o666);
+    return await open(at, FLAGS.write, 0o666);
   } catch (error) {
     const code = codeOf(error);
     if (code === 'ELOOP') {
