@@ -89,18 +89,29 @@ function codeOf(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException | undefined)?.code;
 }
 
-/** A symlink or a file took a folder's place, or the place emptied, between the check and the open. */
-function changed(
-  verb: 'Access denied' | 'Write refused',
-  input: string,
-  at: string,
-  error?: unknown,
-): BundleError {
+type Verb = 'Access denied' | 'Write refused';
+
+/** What a refusal says happened: nothing moved. */
+const nothingDone = (verb: Verb): string => `nothing was ${verb === 'Access denied' ? 'read' : 'written'}`;
+
+/**
+ * A symlink or a file took the place of `at`, or the place emptied, between the check and the open.
+ * Names the file asked for, the path that changed and, when a system call said so, its error code.
+ */
+function changed(verb: Verb, input: string, at: string, error?: unknown): BundleError {
+  const code = codeOf(error);
   return new BundleError(
     'sandbox',
-    `${verb}: ${input}: ${at} changed while being opened (${codeOf(error) ?? 'another file'}); nothing was ${
-      verb === 'Access denied' ? 'read' : 'written'
-    }`,
+    `${verb}: ${input}: ${at} changed while being opened${code ? ` (${code})` : ''}; ${nothingDone(verb)}`,
+    { file: input, cause: error },
+  );
+}
+
+/** A system call on `at` failed for a reason other than a swap: names the file, the path, the error code. */
+function failed(verb: Verb, input: string, doing: string, at: string, error: unknown): BundleError {
+  return new BundleError(
+    'sandbox',
+    `${verb}: ${input}: cannot ${doing} ${at} (${codeOf(error) ?? String(error)}); ${nothingDone(verb)}`,
     { file: input, cause: error },
   );
 }
@@ -115,10 +126,7 @@ export async function openForRead(real: string, input: string): Promise<FileHand
       throw new BundleError('not-found', `File not found: ${input}`, { file: input, cause: error });
     }
     if (code === 'ELOOP') throw changed('Access denied', input, real, error);
-    throw new BundleError('sandbox', `Cannot open ${input}: ${code ?? String(error)}`, {
-      file: input,
-      cause: error,
-    });
+    throw failed('Access denied', input, 'open', real, error);
   }
 }
 
@@ -135,6 +143,28 @@ export interface WriteTarget {
   check: (real: string) => Promise<unknown>;
 }
 
+/**
+ * Makes the folder `at` (`shown` in messages), with its missing parents when `parents`. Without
+ * parents, whatever is already there is left to the open that follows, which refuses all but a folder;
+ * with them, mkdir fails only when a file (or a dangling symlink) is in the place of one of the folders.
+ */
+async function makeFolder(at: string, shown: string, input: string, parents: boolean): Promise<void> {
+  try {
+    await mkdir(at, { recursive: parents });
+  } catch (error) {
+    const code = codeOf(error);
+    if (code === 'EEXIST' && !parents) return;
+    if (code === 'EEXIST' || code === 'ENOTDIR') {
+      throw new BundleError(
+        'sandbox',
+        `Write refused: ${input}: a file is in the place of ${shown} or one of its folders (${code}); nothing was written`,
+        { file: input, cause: error },
+      );
+    }
+    throw failed('Write refused', input, 'make the folder', shown, error);
+  }
+}
+
 /** Opens the folder `at` (no symlink followed); `shown` is its path for messages. */
 async function openFolderAt(at: string, shown: string, input: string): Promise<FileHandle> {
   try {
@@ -144,7 +174,7 @@ async function openFolderAt(at: string, shown: string, input: string): Promise<F
     if (code === 'ENOTDIR' || code === 'ELOOP') {
       throw new BundleError(
         'sandbox',
-        `Write refused: ${input}: ${shown} is not a folder (a file or a symlink is in its place); nothing was written`,
+        `Write refused: ${input}: ${shown} is not a folder (${code}: a file or a symlink is in its place); nothing was written`,
         { file: input, cause: error },
       );
     }
@@ -161,21 +191,11 @@ async function openFolderAt(at: string, shown: string, input: string): Promise<F
 export async function openForWrite(target: WriteTarget): Promise<FileHandle> {
   const { root, real, input } = target;
   if (!target.useProc) {
-    await mkdir(path.dirname(real), { recursive: true }).catch((error: unknown) => {
-      // A file (or a dangling name) where one of the folders should be.
-      if (codeOf(error) === 'EEXIST' || codeOf(error) === 'ENOTDIR') {
-        throw new BundleError(
-          'sandbox',
-          `Write refused: ${input}: a file is in the place of one of its folders; nothing was written`,
-          { file: input, cause: error },
-        );
-      }
-      throw error;
-    });
+    await makeFolder(path.dirname(real), path.dirname(real), input, true);
     await target.check(path.join(await realPathOf(path.dirname(real)), path.basename(real)));
-    return openWriteFile(real, input, path.dirname(real));
+    return openWriteFile(real, input, real);
   }
-  await mkdir(root, { recursive: true });
+  await makeFolder(root, root, input, true);
   let folder = await openFolderAt(root, root, input);
   try {
     if ((await readlink(fdPath(folder))) !== root) throw changed('Write refused', input, root);
@@ -185,27 +205,32 @@ export async function openForWrite(target: WriteTarget): Promise<FileHandle> {
     for (const segment of segments) {
       const at = `${fdPath(folder)}/${segment}`;
       shown = path.join(shown, segment);
-      await mkdir(at).catch((error: unknown) => {
-        if (codeOf(error) !== 'EEXIST') throw changed('Write refused', input, shown, error);
-      });
+      await makeFolder(at, shown, input, false);
       const next = await openFolderAt(at, shown, input);
       await folder.close();
       folder = next;
     }
-    return await openWriteFile(`${fdPath(folder)}/${name}`, input, shown);
+    return await openWriteFile(`${fdPath(folder)}/${name}`, input, path.join(shown, name));
   } finally {
     await folder.close();
   }
 }
 
-/** Opens the file at `at` to write, without truncating; `folder` (its folder) is for messages. */
-async function openWriteFile(at: string, input: string, folder: string): Promise<FileHandle> {
+/** Opens the file at `at` to write, without truncating; `shown` is its path for messages. */
+async function openWriteFile(at: string, input: string, shown: string): Promise<FileHandle> {
   try {
     return await open(at, FLAGS.write, 0o666);
   } catch (error) {
     const code = codeOf(error);
     if (code === 'ELOOP') {
-      throw new BundleError('sandbox', `Write refused: ${input} is a symlink`, { file: input, cause: error });
+      throw new BundleError(
+        'sandbox',
+        `Write refused: ${input}: ${shown} is a symlink; nothing was written`,
+        {
+          file: input,
+          cause: error,
+        },
+      );
     }
     if (code === 'EISDIR' || code === 'ENXIO') {
       const what = code === 'EISDIR' ? 'a folder' : 'a named pipe (FIFO) or a socket';
@@ -214,11 +239,10 @@ async function openWriteFile(at: string, input: string, folder: string): Promise
         cause: error,
       });
     }
-    if (code === 'ENOENT' || code === 'ENOTDIR') throw changed('Write refused', input, folder, error);
-    throw new BundleError('sandbox', `Cannot open ${input} for writing: ${code ?? String(error)}`, {
-      file: input,
-      cause: error,
-    });
+    if (code === 'ENOENT' || code === 'ENOTDIR') {
+      throw changed('Write refused', input, path.dirname(shown), error);
+    }
+    throw failed('Write refused', input, 'open', shown, error);
   }
 }
 
@@ -232,7 +256,7 @@ export async function openedPath(
   expected: string,
   input: string,
   useProc: boolean,
-  verb: 'Access denied' | 'Write refused',
+  verb: Verb,
 ): Promise<string> {
   if (useProc) {
     try {
