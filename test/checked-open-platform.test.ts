@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { constants } from 'node:fs';
+import { constants, readdirSync } from 'node:fs';
 import { mkdir, mkdtemp, open, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -142,6 +142,16 @@ describe('the /proc probe', () => {
       expect(await probeProcFd('linux', file)).toBe(false);
     },
   );
+
+  it.runIf(process.platform === 'linux')('leaves no descriptor open, whatever it answers', async () => {
+    const descriptors = () => readdirSync('/proc/self/fd').length;
+    const before = descriptors();
+    for (let i = 0; i < 5; i++) {
+      await probeProcFd('linux');
+      await probeProcFd('linux', path.join(dir, 'folder-link'));
+    }
+    expect(descriptors()).toBe(before);
+  });
 
   it('is probed once a process: the same answer every time', async () => {
     const first = procFdWorks();

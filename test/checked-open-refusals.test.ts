@@ -48,13 +48,18 @@ describe.each([
   it('refuses an output folder that is a file, through the sandbox too', async () => {
     const root = path.join(out, 'file');
     const direct = await refusal(openForWrite(target(path.join(root, 'new.md'), useProc, root)));
-    expectRefusal(direct, { code: 'sandbox', file: 'asked.md', names: [root, 'EEXIST'], outcome: 'written' });
+    expectRefusal(direct, {
+      code: 'sandbox',
+      file: 'asked.md',
+      names: [root, 'EEXIST', 'a file is in the place'],
+      outcome: 'written',
+    });
     const sandbox = await Sandbox.create({ readRoots: [dir], writeRoot: root, procFd: useProc, env: {} });
     const input = path.join(root, 'new.md');
     expectRefusal(await refusal(sandbox.writeText(input, 'x')), {
       code: 'sandbox',
       file: input,
-      names: [root, 'EEXIST'],
+      names: [root, 'EEXIST', 'a file is in the place'],
       outcome: 'written',
     });
   });
@@ -62,7 +67,12 @@ describe.each([
   it('refuses an output folder below a file, making nothing', async () => {
     const root = path.join(out, 'file', 'root');
     const error = await refusal(openForWrite(target(path.join(root, 'new.md'), useProc, root)));
-    expectRefusal(error, { code: 'sandbox', file: 'asked.md', names: [root, 'ENOTDIR'], outcome: 'written' });
+    expectRefusal(error, {
+      code: 'sandbox',
+      file: 'asked.md',
+      names: [root, 'ENOTDIR', 'a file is in the place'],
+      outcome: 'written',
+    });
     expect(checks).toEqual([]);
   });
 

@@ -19,7 +19,10 @@ export interface ExpectedRefusal {
   shown?: string;
   /** Paths, error codes and kinds of thing the message must name (not its sentence). */
   names?: readonly string[];
-  /** Whether the message says nothing was read or nothing was written (and not the other). */
+  /**
+   * Whether this is a read's refusal (`Access denied: ...`, nothing was read) or a write's (`Write
+   * refused: ...`, nothing was written).
+   */
   outcome?: 'read' | 'written';
 }
 
@@ -34,6 +37,7 @@ export function expectRefusal(error: BundleError, expected: ExpectedRefusal): vo
   expect(error.message).not.toContain('undefined');
   if (expected.outcome) {
     const other = expected.outcome === 'read' ? 'written' : 'read';
+    expect(error.message).toMatch(expected.outcome === 'read' ? /^Access denied: / : /^Write refused: /);
     expect(error.message).toMatch(new RegExp(`\\b${expected.outcome}\\b`));
     expect(error.message).not.toMatch(new RegExp(`\\b${other}\\b`));
   }
