@@ -109,6 +109,9 @@ describe.each([
 
   it('refuses a device file in the roots, for reads and writes (root may make one)', async () => {
     const device = path.join(out, `null-${procFd}`);
+    // Made again on a retry (the mutation config retries a failed test once): a left-over device
+    // would make mknod fail and the test pass without checking anything.
+    await rm(device, { force: true });
     try {
       execFileSync('mknod', [device, 'c', '1', '3'], { stdio: 'ignore' });
     } catch {
@@ -188,6 +191,10 @@ describe('the sandbox', () => {
     const home = path.join(dir, 'home');
     const withHome = await Sandbox.create({ readRoots: [project], env: { AGENTLOOP_HOME: home } });
     expect(withHome.sessionsDirs).toEqual([own, path.join(home, 'sessions')]);
+    // A folder whose real path cannot be told (below a dangling symlink) counts as configured.
+    const below = path.join(project, 'dangling', 'sessions');
+    const dangling = await Sandbox.create({ readRoots: [project], sessionsDirs: [below], env: {} });
+    expect(dangling.sessionsDirs).toEqual([below, own]);
   });
 
   it('says why an empty path is refused', async () => {
