@@ -185,15 +185,17 @@ describe('a write whose checked folders were swapped', () => {
     expect(await readFile(path.join(outside, 'secret.md'), 'utf8')).toBe('secret');
   });
 
-  it('refuses, on the portable open, a folder removed between its check and the open', async () => {
-    const real = path.join(out, 'sub', 'new.md');
-    const error = await refusal(
-      openForWrite(target(real, false, async () => void (await rmdir(path.join(out, 'sub'))))),
-    );
+  it.each([
+    ['removed', 'ENOENT', async (sub: string) => rmdir(sub)],
+    ['replaced by a file', 'ENOTDIR', async (sub: string) => rmdir(sub).then(() => writeFile(sub, 'x'))],
+  ])('refuses, on the portable open, a folder %s between its check and the open', async (_, code, swap) => {
+    const sub = path.join(out, 'sub');
+    const real = path.join(sub, 'new.md');
+    const error = await refusal(openForWrite(target(real, false, () => swap(sub))));
     expectRefusal(error, {
       code: 'sandbox',
       file: 'asked.md',
-      names: [path.join(out, 'sub'), 'ENOENT', 'changed'],
+      names: [sub, code, 'changed'],
       outcome: 'written',
     });
     expect(existsSync(real)).toBe(false);

@@ -197,6 +197,18 @@ describe('the sandbox', () => {
     expect(dangling.sessionsDirs).toEqual([below, own]);
   });
 
+  it('reports each read to onFileLoad: the real path, why, the bytes; nothing for a refusal', async () => {
+    const events: unknown[] = [];
+    const sandbox = await Sandbox.create({
+      readRoots: [project],
+      onFileLoad: (event) => events.push(event),
+      env: {},
+    });
+    await sandbox.readText(path.join(project, 'five.txt'), 'workflow');
+    await refusal(sandbox.readText(path.join(project, 'folder'), 'read_file'));
+    expect(events).toEqual([{ path: path.join(project, 'five.txt'), reason: 'workflow', bytes: 5 }]);
+  });
+
   it('says why an empty path is refused', async () => {
     const error = await refusal((await sandboxOf(true)).readText('', 'read_file'));
     expect(error.code).toBe('sandbox');
