@@ -187,7 +187,8 @@ describe('requestHash', () => {
     const history = Array.from({ length: 12 }, (_, i) => message(i));
     /** The hash of a structurally equal list of new objects: no digest remembered from before. */
     const fresh = (items: object[]) => requestHash({ model: 'm', messages: structuredClone(items) });
-    const check = (items: object[]) => expect(requestHash({ model: 'm', messages: items })).toBe(fresh(items));
+    const check = (items: object[]) =>
+      expect(requestHash({ model: 'm', messages: items })).toBe(fresh(items));
     check([system, ...history.slice(0, 4)]);
     check([system, ...history.slice(0, 6)]); // extends the last list
     check([system, ...history.slice(0, 6)]); // equal to it, another array
