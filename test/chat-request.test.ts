@@ -34,7 +34,11 @@ function request(fields: Partial<ModelRequest> = {}): ModelRequest {
 
 describe('buildChatBody', () => {
   it('sends the extra fields, the model and the messages, and no tools field without tools', () => {
-    const messages: Message[] = [{ role: 'user', content: 'hi' }];
+    const messages: Message[] = [
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: 'hello' },
+      { role: 'user', content: 'more' },
+    ];
     const body = buildChatBody({ model: 'm', request: { temperature: 0.5 } }, request({ messages }));
     expect(body).toEqual({ temperature: 0.5, model: 'm', messages });
     // The conversation is sent as it is when there is nothing to take out of it.
@@ -99,8 +103,32 @@ describe('the XML protocol', () => {
       `- echo: echoes\n  arguments (JSON Schema): ${JSON.stringify(echo.function.parameters)}`,
     );
     expect(text).toContain('- bare: \n  arguments (JSON Schema): {"type":"object","properties":{}}');
-    expect(text.startsWith('<tool_calling>')).toBe(true);
-    expect(text.endsWith('</tools>')).toBe(true);
+    // One line per tool, in a <tools> section after the <tool_calling> one.
+    expect(text.split('\n').filter((line) => line.startsWith('- '))).toEqual(['- echo: echoes', '- bare: ']);
+    expect(text).toMatch(/^<tool_calling>\n[\s\S]*\n<\/tool_calling>\n<tools>\n- echo[\s\S]*<\/tools>$/);
+  });
+
+  it('teaches the block the parser reads, and the result blocks the view writes', () => {
+    const text = xmlToolInstructions([echo] as never);
+    // The example block in the instructions is one call, of the placeholder name.
+    const example = xmlCallsOf(text.replace(/<tools>[\s\S]*$/, ''), {
+      usedCallIds: new Set(),
+      callIdStem: 's',
+    });
+    expect(example.map((c) => c.name)).toEqual(['<name>']);
+    const results = toXmlRequestMessages(
+      [
+        {
+          role: 'assistant',
+          content: '',
+          tool_calls: [{ id: 'i', type: 'function', function: { name: 'n', arguments: '{}' } }],
+        },
+        { role: 'tool', tool_call_id: 'i', content: 'r' },
+      ],
+      text,
+    ).at(-1)!.content as string;
+    const opening = (block: string) => block.slice(0, block.indexOf('tool_name='));
+    expect(text).toContain(`${opening(results)}tool_name="<name>" id="<id>">`);
   });
 
   it('gives the calls of an answer made ids, checked against the conversation', () => {

@@ -141,9 +141,10 @@ describe('callModel', () => {
 
   it('rejects with a DeadlineExceededError when the deadline passes', async () => {
     const { io, request, model } = await setup({ turns: [{ content: 'never', fault: 'hang' }] });
-    await expect(callModel(model, request({ deadline: Date.now() + 100 }), io)).rejects.toBeInstanceOf(
-      DeadlineExceededError,
-    );
+    const error = await callModel(model, request({ deadline: Date.now() + 100 }), io).catch((e) => e);
+    expect(error).toBeInstanceOf(DeadlineExceededError);
+    // The code the agent machine ends the turn on (agent-machine.ts).
+    expect(error).toMatchObject({ code: 'deadline_exceeded' });
   });
 
   it('gives up with an LlmCallError on an error that is not retryable', async () => {
