@@ -187,7 +187,8 @@ describe('callModel', () => {
   it('cuts a silent stream after streamIdleTimeoutMs and retries it', async () => {
     const { heard, io, request, model } = await setup(
       { turns: [{ content: 'after the hang', fault: 'hang', times: 1 }] },
-      { streamIdleTimeoutMs: 100 },
+      // Long enough for the second attempt's first byte on a loaded machine, short beside the default.
+      { streamIdleTimeoutMs: 1_000 },
     );
     const reply = await callModel(model, request(), io);
     expect(reply.message.content).toBe('after the hang');
