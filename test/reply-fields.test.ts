@@ -26,6 +26,8 @@ function shapeErrorOf(run: () => unknown): string {
     run();
   } catch (error) {
     expect(error).toBeInstanceOf(ReplyShapeError);
+    // It says what came and what was expected instead.
+    expect((error as Error).message).toMatch(/ as [^;]+; expected \S/);
     expect((error as Error).name).toBe('ReplyShapeError');
     return /`([^`]*)`/.exec((error as Error).message)![1]!;
   }
@@ -152,6 +154,11 @@ describe('readContent', () => {
     ['text of a text part that is not a string', ['ok', { type: 'text', text: 1 }], 'c[1].text'],
     ['thinking that is not text', [{ type: 'thinking', thinking: 1 }], 'c[0].thinking'],
     [
+      'thinking that is not text beside text',
+      [{ type: 'thinking', thinking: 1, text: 'x' }],
+      'c[0].thinking',
+    ],
+    [
       'a thinking part list holding a bad part',
       [{ type: 'thinking', thinking: [{ type: 'text', text: 2 }] }],
       'c[0].thinking[0].text',
@@ -274,6 +281,7 @@ describe('readCompletion', () => {
           { id: 7, type: 'function', function: { name: 'echo' } },
           { id: 'used', type: 'function', function: { name: '' } },
           { id: 'b', type: 'custom', custom: { name: 'g' } },
+          { id: 'n', type: 'function', function: { name: 5, arguments: '{}' } },
         ],
       }),
       scope(['used']),
@@ -284,6 +292,7 @@ describe('readCompletion', () => {
       ['call_c1_2', 'echo', ''],
       ['call_c1_3', UNNAMED_CALL, '{}'],
       ['b', UNNAMED_CALL, '{}'],
+      ['n', UNNAMED_CALL, '{}'],
     ]);
     expect(completion.calls[3]!.problem).toContain('choices[0].message.tool_calls[3]');
     expect(completion.calls[4]!.problem).toContain('"custom"');

@@ -35,6 +35,8 @@ function shapeErrorOf(run: () => unknown): string {
     run();
   } catch (error) {
     expect(error).toBeInstanceOf(ReplyShapeError);
+    // It says what came and what was expected instead.
+    expect((error as Error).message).toMatch(/ as [^;]+; expected \S/);
     return /`([^`]*)`/.exec((error as Error).message)![1]!;
   }
   throw new Error('no error thrown');
@@ -173,7 +175,8 @@ describe('readResponse', () => {
     expect(error).toMatchObject({ code: 'server_error', status: undefined });
     expect((error as Error).message).toContain('overloaded');
     expect(classifyLlmError(error).retryable).toBe(true);
-    // An `error` with a status that is not `failed` is a failure too.
+    // A failed response that gives no error, and an `error` under another status, are failures too.
+    expect(() => readResponse(response([], { status: 'failed' }), scope())).toThrow(/without saying why/);
     expect(() => readResponse(response([], { error: { code: 'invalid_prompt' } }), scope())).toThrow(
       APIError,
     );
@@ -224,7 +227,8 @@ describe('reasoningItemOf', () => {
     expect(shapeErrorOf(() => reasoningItemOf(item, 'it'))).toBe(where);
   });
 
-  it('keeps no content for an empty list, and a missing summary as none', () => {
+  it('keeps no content for an empty list, and a missing or null summary as none', () => {
+    expect(reasoningItemOf({ id: 'r', summary: null }, 'it').summary).toEqual([]);
     expect(reasoningItemOf({ id: 'r', content: [], encrypted_content: '' }, 'it')).toEqual({
       type: 'reasoning',
       id: 'r',
@@ -356,11 +360,14 @@ describe('ResponseAssembler', () => {
   it('takes the last call for an event without an output index, and tells an event for no call', () => {
     const { told, completion } = assemble([
       ev('response.function_call_arguments.delta', { delta: 'lost' }),
+      added(undefined, { type: 'function_call', name: 'echo', call_id: 7 }),
       added(undefined, { type: 'function_call', name: 'echo' }),
       added(undefined, { type: 'function_call', name: 'echo' }),
+      // Without an index: the last call. With one: the call added at that position.
       ev('response.function_call_arguments.delta', { delta: '{}' }),
+      ev('response.function_call_arguments.delta', { output_index: 1, delta: '[]' }),
       ev('response.function_call_arguments.done', { output_index: 9, arguments: '{}' }),
-      ev('response.output_item.done', { output_index: 9, item: { type: 'function_call' } }),
+      ev('response.output_item.done', { output_index: 9, item: { type: 'function_call', arguments: '{}' } }),
       completed(),
     ]);
     expect(told).toEqual([
@@ -368,9 +375,11 @@ describe('ResponseAssembler', () => {
       'notice response.function_call_arguments.done for an output item that was never added',
       'notice response.output_item.done for an output item that was never added',
     ]);
+    // A call id that is not a string is not kept.
     expect(completion().calls.map((c) => [c.id, c.argsText])).toEqual([
       ['call_r1_0', ''],
-      ['call_r1_1', '{}'],
+      ['call_r1_1', '[]'],
+      ['call_r1_2', '{}'],
     ]);
   });
 
@@ -479,6 +488,43 @@ describe('ResponseAssembler', () => {
     ],
   ])('refuses %s, naming where', (_name, event, where) => {
     expect(shapeErrorOf(() => assemble([event]))).toBe(where);
+  });
+
+  it('makes only the calls up to the one whose arguments are done ready', () => {
+    const { told } = assemble([
+      added(0, { type: 'function_call', call_id: 'a', name: 'echo', arguments: '{}' }),
+      added(1, { type: 'function_call', call_id: 'b', name: 'echo', arguments: '{' }),
+      ev('response.function_call_arguments.done', { output_index: 0, arguments: '{}' }),
+    ]);
+    expect(told).toEqual(['ready a echo({})']);
+  });
+
+  it('reads a stream with no listener at all', () => {
+    const assembler = new ResponseAssembler(scope());
+    for (const event of [
+      added(0, { type: 'file_search_call' }),
+      ev('response.function_call_arguments.delta', { delta: 'x' }),
+      ev('response.output_text.delta', { delta: 'hi' }),
+      added(1, { type: 'function_call', name: 'echo', arguments: '{}' }),
+      ev('response.function_call_arguments.done', { output_index: 1, arguments: '{}' }),
+      completed(),
+    ]) {
+      assembler.push(event);
+    }
+    expect(assembler.toCompletion()).toMatchObject({ content: 'hi', calls: [{ name: 'echo' }] });
+  });
+
+  it('gives the completion so far without a stop reason before the stream ended', () => {
+    const { completion } = assemble([ev('response.output_text.delta', { delta: 'so far' })]);
+    expect(completion()).toMatchObject({ content: 'so far', finishReason: '', usage: null });
+  });
+
+  it('names the done reasoning item that cannot be kept', () => {
+    expect(
+      shapeErrorOf(() =>
+        assemble([ev('response.output_item.done', { item: { type: 'reasoning', summary: [] } })]),
+      ),
+    ).toBe('response.output_item.done.item.id');
   });
 
   it('refuses argument deltas and done arguments that are not strings', () => {

@@ -151,6 +151,11 @@ describe('buildResponsesBody', () => {
     expect(input.map((m) => m.role)).toEqual(['system', 'system']);
     expect(input[1]!.content).toContain('- echo: echoes');
     // Without tools, XML mode sends the conversation as it is.
+    // A custom tool cannot be described: the function tools are.
+    const custom = { type: 'custom', custom: { name: 'grammar_tool' } } as ChatCompletionTool;
+    const mixed = buildResponsesBody({ model: 'm', toolFormat: 'xml' }, request({ tools: [custom, echo] }));
+    expect((mixed.input as Array<{ content: string }>)[0]!.content).toContain('- echo: echoes');
+    expect((mixed.input as Array<{ content: string }>)[0]!.content).not.toContain('grammar_tool');
     const plain = buildResponsesBody({ model: 'm', toolFormat: 'xml' }, request());
     expect(plain.input).toEqual([{ role: 'user', content: 'hi' }]);
   });
@@ -161,10 +166,8 @@ describe('toInputItems', () => {
     const messages: Message[] = [
       {
         role: 'system',
-        content: [
-          { type: 'text', text: 'a' },
-          { type: 'text', text: 'b' },
-        ],
+        // A part with neither text nor refusal (a hand-edited transcript) adds nothing.
+        content: [{ type: 'text', text: 'a' }, { type: 'image' } as never, { type: 'text', text: 'b' }],
       },
       { role: 'developer', content: 'dev' },
       { role: 'user', content: 'plain' },
