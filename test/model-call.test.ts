@@ -34,7 +34,8 @@ async function setup(scenario: Scenario, options: Partial<ModelOptions> = {}) {
     onCallReady: (call: ModelToolCall) => ready.push(call),
     onRetry: (info: { attempt: number; maxAttempts: number; error: { kind: string } }) =>
       heard.push(`retry ${info.attempt}/${info.maxAttempts} ${info.error.kind}`),
-    onReset: (info: { attempt: number }) => heard.push(`reset ${info.attempt}`),
+    onReset: (info: { reason: string; attempt: number }) =>
+      heard.push(`reset ${info.reason} ${info.attempt}`),
   };
   const request = (over: Partial<ModelRequest> = {}): ModelRequest => {
     const messages = over.messages ?? [{ role: 'user', content: 'go' }];
@@ -108,7 +109,17 @@ describe('callModel', () => {
 
   it("sends tool_choice 'none' and drops the calls when tools are disabled", async () => {
     const { server, ready, io, request, model } = await setup({
-      turns: [() => ({ content: 'answer', toolCalls: [{ name: 'f', arguments: {} }] })],
+      // Two calls, chunks apart in time: the first would be ready mid-stream if calls were read.
+      turns: [
+        () => ({
+          content: 'answer',
+          toolCalls: [
+            { name: 'f', arguments: {} },
+            { name: 'f', arguments: {} },
+          ],
+          chunkDelayMs: 5,
+        }),
+      ],
     });
     const reply = await callModel(model, request({ toolsEnabled: false }), io);
     expect(server.requests[0]!.tool_choice).toBe('none');
@@ -136,7 +147,7 @@ describe('callModel', () => {
     });
     const reply = await callModel(model, request(), io);
     expect(reply.message.content).toBe('fine');
-    expect(heard.filter((h) => !h.startsWith('text'))).toEqual(['retry 1/4 stream_cut', 'reset 2']);
+    expect(heard.filter((h) => !h.startsWith('text'))).toEqual(['retry 1/4 stream_cut', 'reset retry 2']);
   });
 
   it('rejects with a DeadlineExceededError when the deadline passes', async () => {
@@ -192,7 +203,7 @@ describe('callModel', () => {
     );
     const reply = await callModel(model, request(), io);
     expect(reply.message.content).toBe('after the hang');
-    expect(heard.filter((h) => !h.startsWith('text'))).toEqual(['retry 1/4 stream_cut', 'reset 2']);
+    expect(heard.filter((h) => !h.startsWith('text'))).toEqual(['retry 1/4 stream_cut', 'reset retry 2']);
   });
 
   it('names the server in the error when it cannot be reached', async () => {
@@ -221,8 +232,12 @@ describe('callModel', () => {
       settings: { model: 'm', tool_choice: 'auto', tools },
     });
     expect(record!.settings).not.toHaveProperty('messages');
-    if (stream) expect(record!.firstChunkMs).toBeGreaterThanOrEqual(0);
-    else expect(record).not.toHaveProperty('firstChunkMs');
+    expect(record!.durationMs).toBeGreaterThanOrEqual(0);
+    expect(record!.durationMs).toBeLessThan(30_000);
+    if (stream) {
+      expect(record!.firstChunkMs).toBeGreaterThanOrEqual(0);
+      expect(record!.firstChunkMs).toBeLessThanOrEqual(record!.durationMs);
+    } else expect(record).not.toHaveProperty('firstChunkMs');
   });
 
   it('reports each HTTP attempt to telemetry: what was asked, and how it ended', async () => {
@@ -269,5 +284,32 @@ describe('callModel', () => {
       firstChunkMs: expect.any(Number),
       usage: { inputTokens: 7, outputTokens: 3, cachedInputTokens: 2 },
     });
+  });
+
+  it('retries with no retry or reset listener', async () => {
+    const { io, request, model } = await setup({
+      turns: [{ content: 'fine', fault: 'cut-mid-text', times: 1 }],
+    });
+    const reply = await callModel(model, request(), { signal: io.signal });
+    expect(reply.message.content).toBe('fine');
+    expect(reply.record?.attempt).toBe(2);
+  });
+
+  it.each([
+    ['chat-completions', true],
+    ['chat-completions', false],
+    ['responses', true],
+    ['responses', false],
+  ] as const)('stops a %s call (stream=%s) the moment the caller aborts', async (api, stream) => {
+    const { io, request, model } = await setup(
+      { turns: [{ content: 'never', fault: 'hang' }] },
+      { api, stream },
+    );
+    const controller = new AbortController();
+    const reason = new Error('stop');
+    setTimeout(() => controller.abort(reason), 50);
+    const started = Date.now();
+    await expect(callModel(model, request(), { ...io, signal: controller.signal })).rejects.toBe(reason);
+    expect(Date.now() - started).toBeLessThan(5_000);
   });
 });

@@ -85,6 +85,16 @@ describe('encrypted reasoning on the Responses wire', () => {
   });
 });
 
+describe('a refusal that says nothing', () => {
+  it('fails with its status when a 400 has no error object', async () => {
+    const { server, model } = await responsesModel([{ status: 400, json: { detail: 'bad' } }, answer('x')]);
+    const error = await callModel(model, request, io()).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LlmCallError);
+    expect(error).toMatchObject({ status: 400 });
+    expect(server.requests).toHaveLength(1);
+  });
+});
+
 describe('the request hash', () => {
   it('is of the body each wire sent, and the settings leave the conversation out', async () => {
     const { model } = await responsesModel([answer('a')]);
@@ -104,6 +114,20 @@ describe('the request hash', () => {
     expect(responses.record!.requestHash).not.toBe(chat.record!.requestHash);
     expect(chat.record!.settings).not.toHaveProperty('messages');
     expect(responses.record!.settings).not.toHaveProperty('input');
+  });
+
+  it('records no response id or model when the server named none', async () => {
+    const server = await startRawModelServer([
+      { json: { choices: [{ message: { content: 'a' }, finish_reason: 'stop' }] } },
+    ]);
+    const { record } = await callModel(
+      { client: new OpenAI({ baseURL: server.url, apiKey: 'k' }), model: 'm', stream: false },
+      request,
+      io(),
+    );
+    expect(record).not.toHaveProperty('responseId');
+    expect(record).not.toHaveProperty('responseModel');
+    expect(record).not.toHaveProperty('firstChunkMs');
   });
 });
 

@@ -45,6 +45,18 @@ describe('the idle timer', () => {
     expect((error as Error).message).toContain('100 ms');
   });
 
+  it('cuts a window after the last data, not later (the timer re-armed for what is left of it)', async () => {
+    const heardAt: number[] = [];
+    const { completion } = await read(
+      { sse: [text('a'), { pauseMs: 3_000 }, text('b')] },
+      { idleMs: 300, onText: () => heardAt.push(Date.now()) },
+    );
+    const error = await completion.catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StreamCutError);
+    expect(heardAt).toHaveLength(1);
+    expect(Date.now() - heardAt[0]!).toBeLessThan(600);
+  });
+
   it('cuts a server that never sends a byte', async () => {
     const server = await startScriptedServer({ scenario: { turns: [{ content: 'x', fault: 'hang' }] } });
     try {
@@ -129,6 +141,7 @@ describe('how a read ends', () => {
       responseModel: 'raw-model',
     });
     expect(done.firstChunkMs).toBeGreaterThanOrEqual(50);
+    expect(done.firstChunkMs).toBeLessThan(10_000);
   });
 });
 
@@ -159,6 +172,13 @@ describe('what listeners hear', () => {
     const { completion, heard } = await read({ sse: [text('a'), text('b'), chunk({}, 'stop')] });
     await completion;
     expect(heard).toEqual(['text ab']);
+  });
+
+  it('drops the text still pending when the stream fails', async () => {
+    const { completion, heard } = await read({ sse: [text('lost'), chunk({ content: 5 })] });
+    await expect(completion).rejects.toThrow(/choices\[0\]\.delta\.content/);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(heard).toEqual([]);
   });
 
   it('reads without listeners', async () => {
