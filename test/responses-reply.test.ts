@@ -8,6 +8,7 @@ import { APIError } from 'openai';
 import { describe, expect, it } from 'vitest';
 import { classifyLlmError } from '../src/llm/error-classification.js';
 import { ReplyShapeError } from '../src/llm/reply-fields.js';
+import { responseIdentityOf } from '../src/llm/response-identity.js';
 import {
   finishReasonOf,
   readResponse,
@@ -539,5 +540,25 @@ describe('ResponseAssembler', () => {
         assemble([open, ev('response.function_call_arguments.done', { output_index: 0, arguments: 1 })]),
       ),
     ).toBe('response.function_call_arguments.done.arguments');
+  });
+});
+
+describe('responseIdentityOf', () => {
+  it('reads the id and model at the top of a body or chunk, or under `response` in a stream event', () => {
+    expect(responseIdentityOf({ id: 'chatcmpl-1', model: 'm' })).toEqual({
+      responseId: 'chatcmpl-1',
+      responseModel: 'm',
+    });
+    expect(
+      responseIdentityOf({ type: 'response.created', response: { id: 'resp_1', model: 'gpt' } }),
+    ).toEqual({
+      responseId: 'resp_1',
+      responseModel: 'gpt',
+    });
+  });
+
+  it('leaves out what is not a string, and reads nothing from what is not an object', () => {
+    expect(responseIdentityOf({ id: 5, model: null })).toStrictEqual({});
+    for (const value of [null, undefined, 'resp', 7]) expect(responseIdentityOf(value)).toStrictEqual({});
   });
 });
