@@ -5,32 +5,14 @@
  */
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
 import { describe, expect, it } from 'vitest';
-import { buildChatBody, callsInText, type ModelRequest } from '../src/llm/chat-request.js';
+import { buildChatBody, callsInText } from '../src/llm/chat-request.js';
 import type { Message } from '../src/llm/message.js';
 import { toXmlRequestMessages, xmlCallsOf, xmlToolInstructions } from '../src/llm/xml-tool-calls.js';
+import { echoTool, modelRequest } from './support/llm-fixtures.js';
 
-const echo: ChatCompletionTool = {
-  type: 'function',
-  function: {
-    name: 'echo',
-    description: 'echoes',
-    parameters: { type: 'object', properties: { text: { type: 'string' } } },
-  },
-};
+const echo = echoTool;
 const bare: ChatCompletionTool = { type: 'function', function: { name: 'bare' } };
 const custom = { type: 'custom', custom: { name: 'grammar' } } as ChatCompletionTool;
-
-function request(fields: Partial<ModelRequest> = {}): ModelRequest {
-  return {
-    messages: [{ role: 'user', content: 'hi' }],
-    tools: [],
-    toolsEnabled: true,
-    deadline: null,
-    usedCallIds: new Set(),
-    callIdStem: 'call_q1',
-    ...fields,
-  };
-}
 
 describe('buildChatBody', () => {
   it('sends the extra fields, the model and the messages, and no tools field without tools', () => {
@@ -39,7 +21,7 @@ describe('buildChatBody', () => {
       { role: 'assistant', content: 'hello' },
       { role: 'user', content: 'more' },
     ];
-    const body = buildChatBody({ model: 'm', request: { temperature: 0.5 } }, request({ messages }));
+    const body = buildChatBody({ model: 'm', request: { temperature: 0.5 } }, modelRequest({ messages }));
     expect(body).toEqual({ temperature: 0.5, model: 'm', messages });
     // The conversation is sent as it is when there is nothing to take out of it.
     expect(body.messages).toBe(messages);
@@ -47,8 +29,11 @@ describe('buildChatBody', () => {
 
   it("sends native tools with tool_choice 'auto', or 'none' when tools are disabled", () => {
     const tools = [echo];
-    expect(buildChatBody({ model: 'm' }, request({ tools }))).toMatchObject({ tools, tool_choice: 'auto' });
-    expect(buildChatBody({ model: 'm' }, request({ tools, toolsEnabled: false }))).toMatchObject({
+    expect(buildChatBody({ model: 'm' }, modelRequest({ tools }))).toMatchObject({
+      tools,
+      tool_choice: 'auto',
+    });
+    expect(buildChatBody({ model: 'm' }, modelRequest({ tools, toolsEnabled: false }))).toMatchObject({
       tool_choice: 'none',
     });
   });
@@ -57,7 +42,7 @@ describe('buildChatBody', () => {
     const tools = [echo, custom];
     const body = buildChatBody(
       { model: 'm', toolFormat: 'xml' },
-      request({
+      modelRequest({
         tools,
         messages: [
           { role: 'system', content: 'sys' },
@@ -70,16 +55,18 @@ describe('buildChatBody', () => {
     expect(body.messages.map((m) => m.role)).toEqual(['system', 'system', 'user']);
     expect(body.messages[1]!.content).toBe(xmlToolInstructions([echo as never]));
     // Same tools array, same instructions (made once per array).
-    const again = buildChatBody({ model: 'm', toolFormat: 'xml' }, request({ tools }));
+    const again = buildChatBody({ model: 'm', toolFormat: 'xml' }, modelRequest({ tools }));
     expect(again.messages[0]!.content).toBe(body.messages[1]!.content);
   });
 
   it('sends the conversation as it is in XML mode without tools', () => {
     const messages: Message[] = [{ role: 'user', content: 'hi' }];
-    expect(buildChatBody({ model: 'm', toolFormat: 'xml' }, request({ messages })).messages).toBe(messages);
-    expect(callsInText({ model: 'm', toolFormat: 'xml' }, request())).toBe(false);
-    expect(callsInText({ model: 'm', toolFormat: 'xml' }, request({ tools: [echo] }))).toBe(true);
-    expect(callsInText({ model: 'm' }, request({ tools: [echo] }))).toBe(false);
+    expect(buildChatBody({ model: 'm', toolFormat: 'xml' }, modelRequest({ messages })).messages).toBe(
+      messages,
+    );
+    expect(callsInText({ model: 'm', toolFormat: 'xml' }, modelRequest())).toBe(false);
+    expect(callsInText({ model: 'm', toolFormat: 'xml' }, modelRequest({ tools: [echo] }))).toBe(true);
+    expect(callsInText({ model: 'm' }, modelRequest({ tools: [echo] }))).toBe(false);
   });
 
   it('leaves the reasoning items of a Responses reply out, and nothing else', () => {
@@ -87,7 +74,7 @@ describe('buildChatBody', () => {
     const user: Message = { role: 'user', content: 'hi' };
     const plain: Message = { role: 'assistant', content: 'plain' };
     const messages: Message[] = [user, { role: 'assistant', content: 'a', reasoning_items: [item] }, plain];
-    const sent = buildChatBody({ model: 'm' }, request({ messages })).messages;
+    const sent = buildChatBody({ model: 'm' }, modelRequest({ messages })).messages;
     expect(sent).toEqual([user, { role: 'assistant', content: 'a' }, plain]);
     expect(sent[0]).toBe(user);
     expect(sent[2]).toBe(plain);

@@ -5,29 +5,14 @@
  */
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
-import type { ModelRequest } from '../src/llm/chat-request.js';
 import type { ModelOptions } from '../src/llm/model-call.js';
 import { observedAttempt } from '../src/llm/model-call-telemetry.js';
 import type { Completion } from '../src/llm/model-reply.js';
+import { completionOf, modelRequest } from './support/llm-fixtures.js';
 
 const client = new OpenAI({ baseURL: 'http://127.0.0.1:9/v1', apiKey: 'k', maxRetries: 0 });
-const request: ModelRequest = {
-  messages: [{ role: 'user', content: 'go' }],
-  tools: [],
-  toolsEnabled: true,
-  deadline: null,
-  usedCallIds: new Set(),
-  callIdStem: 's',
-};
-const completion = (fields: Partial<Completion> = {}): Completion => ({
-  content: 'hi',
-  reasoning: '',
-  refusal: '',
-  calls: [],
-  finishReason: 'stop',
-  usage: null,
-  ...fields,
-});
+const request = modelRequest();
+const completion = (fields: Partial<Completion> = {}) => completionOf({ content: 'hi', ...fields });
 
 /** Runs one observed attempt; the start and end infos the hooks got, and how the attempt settled. */
 async function observe(send: () => Promise<Completion>, options: Partial<ModelOptions> = {}) {

@@ -7,16 +7,9 @@ import { describe, expect, it } from 'vitest';
 import type { Completion } from '../src/llm/model-reply.js';
 import { toModelReply } from '../src/llm/model-reply.js';
 import { reasoningOf } from '../src/llm/reasoning.js';
+import { completionOf } from './support/llm-fixtures.js';
 
-const completion = (fields: Partial<Completion> = {}): Completion => ({
-  content: '',
-  reasoning: '',
-  refusal: '',
-  calls: [],
-  finishReason: 'stop',
-  usage: null,
-  ...fields,
-});
+const completion = completionOf;
 const call = { id: 'c1', name: 'echo', argsText: '{"text":"a"}' };
 
 describe('toModelReply', () => {

@@ -5,19 +5,12 @@
  */
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
-import type { ModelRequest } from '../src/llm/chat-request.js';
 import { callModel, type ModelOptions } from '../src/llm/model-call.js';
 import { LlmCallError } from '../src/llm/retry-policy.js';
+import { modelRequest } from './support/llm-fixtures.js';
 import { chunk, completion, type RawReply, startRawModelServer } from './support/raw-model-server.js';
 
-const request: ModelRequest = {
-  messages: [{ role: 'user', content: 'go' }],
-  tools: [],
-  toolsEnabled: true,
-  deadline: null,
-  usedCallIds: new Set(),
-  callIdStem: 'call_w1',
-};
+const request = modelRequest();
 const io = () => ({ signal: new AbortController().signal });
 
 const answer = (text: string): RawReply => ({

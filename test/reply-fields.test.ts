@@ -19,20 +19,7 @@ import {
   unusableCall,
   usageField,
 } from '../src/llm/reply-fields.js';
-
-/** The `where` of the ReplyShapeError `run` throws. */
-function shapeErrorOf(run: () => unknown): string {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ReplyShapeError);
-    // It says what came and what was expected instead.
-    expect((error as Error).message).toMatch(/ as [^;]+; expected \S/);
-    expect((error as Error).name).toBe('ReplyShapeError');
-    return /`([^`]*)`/.exec((error as Error).message)![1]!;
-  }
-  throw new Error('no error thrown');
-}
+import { shapeErrorWhere } from './support/llm-fixtures.js';
 
 describe('describeValue', () => {
   it('names the kind of a value and previews it as JSON, cut at 80 characters', () => {
@@ -70,14 +57,14 @@ describe('the field readers', () => {
     expect(textField('a', 'w')).toBe('a');
     expect(textField(null, 'w')).toBe('');
     expect(textField(undefined, 'w')).toBe('');
-    expect(shapeErrorOf(() => textField(0, 'w'))).toBe('w');
+    expect(shapeErrorWhere(() => textField(0, 'w'))).toBe('w');
   });
 
   it('finishReasonField reads a string, null while the stream goes on', () => {
     expect(finishReasonField('stop', 'w')).toBe('stop');
     expect(finishReasonField(null, 'w')).toBeNull();
     expect(finishReasonField(undefined, 'w')).toBeNull();
-    expect(shapeErrorOf(() => finishReasonField(1, 'w'))).toBe('w');
+    expect(shapeErrorWhere(() => finishReasonField(1, 'w'))).toBe('w');
   });
 
   it('argumentsField reads a string as sent, an object as its JSON, nothing as empty', () => {
@@ -85,8 +72,8 @@ describe('the field readers', () => {
     expect(argumentsField({ a: 1 }, 'w')).toBe('{"a":1}');
     expect(argumentsField(null, 'w')).toBe('');
     expect(argumentsField(undefined, 'w')).toBe('');
-    expect(shapeErrorOf(() => argumentsField([1], 'w'))).toBe('w');
-    expect(shapeErrorOf(() => argumentsField(3, 'w'))).toBe('w');
+    expect(shapeErrorWhere(() => argumentsField([1], 'w'))).toBe('w');
+    expect(shapeErrorWhere(() => argumentsField(3, 'w'))).toBe('w');
   });
 
   it('reasoningField joins reasoning_content and reasoning, once when a server sends both alike', () => {
@@ -95,8 +82,8 @@ describe('the field readers', () => {
     expect(reasoningField({ reasoning_content: 'same', reasoning: 'same' }, 'w')).toBe('same');
     expect(reasoningField({ reasoning_content: 'a', reasoning: 'b' }, 'w')).toBe('ab');
     expect(reasoningField({}, 'w')).toBe('');
-    expect(shapeErrorOf(() => reasoningField({ reasoning: {} }, 'm'))).toBe('m.reasoning');
-    expect(shapeErrorOf(() => reasoningField({ reasoning_content: 1 }, 'm'))).toBe('m.reasoning_content');
+    expect(shapeErrorWhere(() => reasoningField({ reasoning: {} }, 'm'))).toBe('m.reasoning');
+    expect(shapeErrorWhere(() => reasoningField({ reasoning_content: 1 }, 'm'))).toBe('m.reasoning_content');
   });
 
   it('unusableCall records a call under its fixed name, with why', () => {
@@ -167,7 +154,7 @@ describe('readContent', () => {
     ['reasoning content that is not text', [{ type: 'reasoning', content: {} }], 'c[0].content'],
     ['reasoning text that is not text', [{ type: 'reasoning', text: true }], 'c[0].text'],
   ])('refuses %s, naming where', (_name, value, where) => {
-    expect(shapeErrorOf(() => readContent(value, 'c'))).toBe(where);
+    expect(shapeErrorWhere(() => readContent(value, 'c'))).toBe(where);
   });
 });
 
@@ -228,7 +215,7 @@ describe('usageField', () => {
     ],
     ['a total that is not a number', { total_tokens: {} }, 'usage.total_tokens'],
   ])('refuses %s, naming where', (_name, value, where) => {
-    expect(shapeErrorOf(() => usageField(value, 'usage'))).toBe(where);
+    expect(shapeErrorWhere(() => usageField(value, 'usage'))).toBe(where);
   });
 });
 
@@ -320,6 +307,6 @@ describe('readCompletion', () => {
     ],
     ['usage that is not an object', body({}, { usage: 'lots' }), 'usage'],
   ])('refuses %s, naming where', (_name, value, where) => {
-    expect(shapeErrorOf(() => readCompletion(value, scope()))).toBe(where);
+    expect(shapeErrorWhere(() => readCompletion(value, scope()))).toBe(where);
   });
 });

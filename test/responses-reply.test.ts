@@ -7,7 +7,6 @@
 import { APIError } from 'openai';
 import { describe, expect, it } from 'vitest';
 import { classifyLlmError } from '../src/llm/error-classification.js';
-import { ReplyShapeError } from '../src/llm/reply-fields.js';
 import { responseIdentityOf } from '../src/llm/response-identity.js';
 import {
   finishReasonOf,
@@ -17,6 +16,7 @@ import {
   responseError,
 } from '../src/llm/responses-reply.js';
 import { ResponseAssembler } from '../src/llm/responses-stream.js';
+import { shapeErrorWhere } from './support/llm-fixtures.js';
 
 const scope = (used: string[] = []) => ({ usedCallIds: new Set(used), callIdStem: 'call_r1' });
 
@@ -29,19 +29,6 @@ const response = (output: unknown[], fields: Record<string, unknown> = {}) => ({
   output,
   ...fields,
 });
-
-/** The `where` of the ReplyShapeError `run` throws. */
-function shapeErrorOf(run: () => unknown): string {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ReplyShapeError);
-    // It says what came and what was expected instead.
-    expect((error as Error).message).toMatch(/ as [^;]+; expected \S/);
-    return /`([^`]*)`/.exec((error as Error).message)![1]!;
-  }
-  throw new Error('no error thrown');
-}
 
 describe('readResponse', () => {
   it('joins the text parts, the refusal parts, and tells the other parts', () => {
@@ -104,35 +91,35 @@ describe('readResponse', () => {
   });
 
   it('keeps reasoning items whole, their summaries (else their text) as the reasoning', () => {
+    const withSummary = {
+      type: 'reasoning',
+      id: 'rs_1',
+      summary: [
+        { type: 'summary_text', text: 'first' },
+        { type: 'summary_text', text: 'second' },
+      ],
+      encrypted_content: 'enc',
+    };
+    const withText = {
+      type: 'reasoning',
+      id: 'rs_2',
+      summary: [],
+      content: [{ type: 'reasoning_text', text: 'raw' }],
+    };
     const completion = readResponse(
       response([
-        {
-          type: 'reasoning',
-          id: 'rs_1',
-          summary: [
-            { type: 'summary_text', text: 'first' },
-            { type: 'summary_text', text: 'second' },
-          ],
-          encrypted_content: 'enc',
-        },
-        { type: 'reasoning', id: 'rs_2', summary: [], content: [{ type: 'reasoning_text', text: 'raw' }] },
+        withSummary,
+        withText,
         { type: 'reasoning', id: 'rs_3', summary: [], encrypted_content: null },
         message(text('answer')),
       ]),
       scope(),
     );
     expect(completion.reasoning).toBe('first\n\nsecond\n\nraw');
+    // Kept as sent, what is empty left out.
     expect(completion.reasoningItems).toEqual([
-      {
-        type: 'reasoning',
-        id: 'rs_1',
-        summary: [
-          { type: 'summary_text', text: 'first' },
-          { type: 'summary_text', text: 'second' },
-        ],
-        encrypted_content: 'enc',
-      },
-      { type: 'reasoning', id: 'rs_2', summary: [], content: [{ type: 'reasoning_text', text: 'raw' }] },
+      withSummary,
+      withText,
       { type: 'reasoning', id: 'rs_3', summary: [] },
     ]);
     expect(readResponse(response([message(text('x'))]), scope())).not.toHaveProperty('reasoningItems');
@@ -213,7 +200,7 @@ describe('readResponse', () => {
     ],
     ['usage that is not an object', response([], { usage: 'many' }), 'response.usage'],
   ])('refuses %s, naming where', (_name, body, where) => {
-    expect(shapeErrorOf(() => readResponse(body, scope()))).toBe(where);
+    expect(shapeErrorWhere(() => readResponse(body, scope()))).toBe(where);
   });
 });
 
@@ -225,7 +212,7 @@ describe('reasoningItemOf', () => {
     ['encrypted content that is not a string', { id: 'r', encrypted_content: 5 }, 'it.encrypted_content'],
     ['content parts that are not objects', { id: 'r', content: [1] }, 'it.content[0]'],
   ])('refuses %s', (_name, item, where) => {
-    expect(shapeErrorOf(() => reasoningItemOf(item, 'it'))).toBe(where);
+    expect(shapeErrorWhere(() => reasoningItemOf(item, 'it'))).toBe(where);
   });
 
   it('keeps no content for an empty list, and a missing or null summary as none', () => {
@@ -488,7 +475,7 @@ describe('ResponseAssembler', () => {
       'response.completed.response',
     ],
   ])('refuses %s, naming where', (_name, event, where) => {
-    expect(shapeErrorOf(() => assemble([event]))).toBe(where);
+    expect(shapeErrorWhere(() => assemble([event]))).toBe(where);
   });
 
   it('makes only the calls up to the one whose arguments are done ready', () => {
@@ -522,7 +509,7 @@ describe('ResponseAssembler', () => {
 
   it('names the done reasoning item that cannot be kept', () => {
     expect(
-      shapeErrorOf(() =>
+      shapeErrorWhere(() =>
         assemble([ev('response.output_item.done', { item: { type: 'reasoning', summary: [] } })]),
       ),
     ).toBe('response.output_item.done.item.id');
@@ -531,12 +518,12 @@ describe('ResponseAssembler', () => {
   it('refuses argument deltas and done arguments that are not strings', () => {
     const open = added(0, { type: 'function_call', name: 'echo' });
     expect(
-      shapeErrorOf(() =>
+      shapeErrorWhere(() =>
         assemble([open, ev('response.function_call_arguments.delta', { output_index: 0, delta: 1 })]),
       ),
     ).toBe('response.function_call_arguments.delta.delta');
     expect(
-      shapeErrorOf(() =>
+      shapeErrorWhere(() =>
         assemble([open, ev('response.function_call_arguments.done', { output_index: 0, arguments: 1 })]),
       ),
     ).toBe('response.function_call_arguments.done.arguments');

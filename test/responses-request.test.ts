@@ -5,43 +5,25 @@
  */
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
 import { describe, expect, it } from 'vitest';
-import type { ChatRequestOptions, ModelRequest } from '../src/llm/chat-request.js';
+import type { ChatRequestOptions } from '../src/llm/chat-request.js';
 import type { Message } from '../src/llm/message.js';
 import { buildResponsesBody, toInputItems } from '../src/llm/responses-request.js';
+import { echoTool, modelRequest } from './support/llm-fixtures.js';
 
-const echo: ChatCompletionTool = {
-  type: 'function',
-  function: {
-    name: 'echo',
-    description: 'echoes',
-    parameters: { type: 'object', properties: { text: { type: 'string' } } },
-  },
-};
-
-function request(fields: Partial<ModelRequest> = {}): ModelRequest {
-  return {
-    messages: [{ role: 'user', content: 'hi' }],
-    tools: [],
-    toolsEnabled: true,
-    deadline: null,
-    usedCallIds: new Set(),
-    callIdStem: 'call_r1',
-    ...fields,
-  };
-}
+const echo = echoTool;
 
 const body = (extra: ChatRequestOptions['request'], include = true) =>
-  buildResponsesBody({ model: 'm', request: extra }, request(), include);
+  buildResponsesBody({ model: 'm', request: extra }, modelRequest(), include);
 
 describe('buildResponsesBody', () => {
   it('is stateless: store false, the encrypted reasoning asked for unless told not to', () => {
-    expect(buildResponsesBody({ model: 'm' }, request())).toEqual({
+    expect(buildResponsesBody({ model: 'm' }, modelRequest())).toEqual({
       model: 'm',
       store: false,
       include: ['reasoning.encrypted_content'],
       input: [{ role: 'user', content: 'hi' }],
     });
-    const without = buildResponsesBody({ model: 'm' }, request(), false);
+    const without = buildResponsesBody({ model: 'm' }, modelRequest(), false);
     expect(without).not.toHaveProperty('include');
   });
 
@@ -118,7 +100,7 @@ describe('buildResponsesBody', () => {
       type: 'function',
       function: { name: 'bare', strict: true },
     };
-    const on = buildResponsesBody({ model: 'm' }, request({ tools: [echo, strict] }));
+    const on = buildResponsesBody({ model: 'm' }, modelRequest({ tools: [echo, strict] }));
     expect(on.tools).toEqual([
       {
         type: 'function',
@@ -130,20 +112,22 @@ describe('buildResponsesBody', () => {
       { type: 'function', name: 'bare', parameters: { type: 'object', properties: {} }, strict: true },
     ]);
     expect(on.tool_choice).toBe('auto');
-    const off = buildResponsesBody({ model: 'm' }, request({ tools: [echo], toolsEnabled: false }));
+    const off = buildResponsesBody({ model: 'm' }, modelRequest({ tools: [echo], toolsEnabled: false }));
     expect(off.tool_choice).toBe('none');
-    expect(buildResponsesBody({ model: 'm' }, request())).not.toHaveProperty('tools');
+    expect(buildResponsesBody({ model: 'm' }, modelRequest())).not.toHaveProperty('tools');
   });
 
   it('refuses a custom tool by its name', () => {
     const custom = { type: 'custom', custom: { name: 'grammar_tool' } } as ChatCompletionTool;
-    expect(() => buildResponsesBody({ model: 'm' }, request({ tools: [custom] }))).toThrow(/"grammar_tool"/);
+    expect(() => buildResponsesBody({ model: 'm' }, modelRequest({ tools: [custom] }))).toThrow(
+      /"grammar_tool"/,
+    );
   });
 
   it('describes the tools in a system message in XML mode, and sends no tools', () => {
     const xml = buildResponsesBody(
       { model: 'm', toolFormat: 'xml' },
-      request({ messages: [{ role: 'system', content: 'be brief' }], tools: [echo] }),
+      modelRequest({ messages: [{ role: 'system', content: 'be brief' }], tools: [echo] }),
     );
     expect(xml).not.toHaveProperty('tools');
     expect(xml).not.toHaveProperty('tool_choice');
@@ -153,10 +137,13 @@ describe('buildResponsesBody', () => {
     // Without tools, XML mode sends the conversation as it is.
     // A custom tool cannot be described: the function tools are.
     const custom = { type: 'custom', custom: { name: 'grammar_tool' } } as ChatCompletionTool;
-    const mixed = buildResponsesBody({ model: 'm', toolFormat: 'xml' }, request({ tools: [custom, echo] }));
+    const mixed = buildResponsesBody(
+      { model: 'm', toolFormat: 'xml' },
+      modelRequest({ tools: [custom, echo] }),
+    );
     expect((mixed.input as Array<{ content: string }>)[0]!.content).toContain('- echo: echoes');
     expect((mixed.input as Array<{ content: string }>)[0]!.content).not.toContain('grammar_tool');
-    const plain = buildResponsesBody({ model: 'm', toolFormat: 'xml' }, request());
+    const plain = buildResponsesBody({ model: 'm', toolFormat: 'xml' }, modelRequest());
     expect(plain.input).toEqual([{ role: 'user', content: 'hi' }]);
   });
 });

@@ -5,7 +5,7 @@
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CompletionAssembler } from '../src/llm/completion-assembler.js';
-import { ReplyShapeError } from '../src/llm/reply-fields.js';
+import { shapeErrorWhere } from './support/llm-fixtures.js';
 
 type Delta = ChatCompletionChunk.Choice.Delta;
 type Finish = ChatCompletionChunk.Choice['finish_reason'];
@@ -176,16 +176,7 @@ describe('the ids of streamed calls', () => {
 });
 
 /** The `where` of the ReplyShapeError pushing `chunks` throws. */
-function shapeErrorOf(chunks: unknown[]): string {
-  try {
-    assemble(chunks as ChatCompletionChunk[]);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ReplyShapeError);
-    expect((error as Error).message).toMatch(/ as [^;]+; expected \S/);
-    return /`([^`]*)`/.exec((error as Error).message)![1]!;
-  }
-  throw new Error('no error thrown');
-}
+const shapeErrorOf = (chunks: unknown[]) => shapeErrorWhere(() => assemble(chunks as ChatCompletionChunk[]));
 const raw = (fields: Record<string, unknown>) => ({ id: 'x', object: 'chat.completion.chunk', ...fields });
 const rawChoice = (choice: unknown) => raw({ choices: [choice] });
 
