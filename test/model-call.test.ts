@@ -156,6 +156,8 @@ describe('callModel', () => {
     expect(error).toBeInstanceOf(DeadlineExceededError);
     // The code the agent machine ends the turn on (agent-machine.ts).
     expect(error).toMatchObject({ code: 'deadline_exceeded' });
+    // It says what happened (the turn's error event shows it).
+    expect((error as Error).message).not.toBe('');
   });
 
   it('gives up with an LlmCallError on an error that is not retryable', async () => {

@@ -200,6 +200,18 @@ describe('chunks as servers send them', () => {
     expect(completion).toMatchObject({ content: 'parts', reasoning: 'hm', usage, finishReason: 'stop' });
   });
 
+  it('reads a choice without a delta, and a call delta without a function', () => {
+    const { completion } = assemble([
+      chunk({ tool_calls: [{ index: 0, id: 'a' }] } as never),
+      chunk({ tool_calls: [{ index: 0, function: { name: 'f', arguments: '{}' } }] }),
+      rawChoice({ finish_reason: 'tool_calls' }) as never,
+    ]);
+    expect(completion).toMatchObject({
+      calls: [{ id: 'a', name: 'f', argsText: '{}' }],
+      finishReason: 'tool_calls',
+    });
+  });
+
   it('stays ended when a chunk after the finish reason has none', () => {
     const assembler = new CompletionAssembler({ usedCallIds: new Set(), callIdStem: 's' });
     assembler.push(text('a'));
@@ -258,7 +270,8 @@ describe('chunks as servers send them', () => {
   it('records a call without a name as one that cannot run, with a short preview of its arguments', () => {
     const long = `{"text":"${'x'.repeat(300)}"}`;
     const { completion } = assemble([
-      chunk({ tool_calls: [{ index: 0, id: 'a', function: { arguments: long } }] }),
+      chunk({ tool_calls: [{ index: 0, id: 'a', function: { arguments: '{"text":' } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: long.slice('{"text":'.length) } }] }),
       finish('tool_calls'),
     ]);
     const [call] = completion.calls;
@@ -294,6 +307,20 @@ describe('streamed calls without an index', () => {
       'h({"k":2})',
     ]);
     expect(told).toEqual(['2 ready a f({"n":1})', '3 ready b g({})', '5 ready call_m1_2 h({"k":2})']);
+  });
+
+  it('begins a new call at a new id even before its name, and continues a call by deltas without an id', () => {
+    const { completion } = assemble([
+      part({ id: 'a', function: { name: 'f', arguments: '{"n":' } }),
+      part({ function: { arguments: '1}' } }),
+      part({ id: 'b' }),
+      part({ function: { name: 'g', arguments: '{}' } }),
+      finish('tool_calls'),
+    ]);
+    expect(completion.calls).toEqual([
+      { id: 'a', name: 'f', argsText: '{"n":1}' },
+      { id: 'b', name: 'g', argsText: '{}' },
+    ]);
   });
 
   it('continues the last call when it had no id or no name yet', () => {
