@@ -228,3 +228,36 @@ describe('errors below HTTP', () => {
     expect(classifyLlmError(42).message).toBe('42');
   });
 });
+
+// Written for the survivors of the second run (docs/testing.md): what a hostile or odd thrown value
+// does to the classifier: never a crash, never a hang.
+describe('thrown values no server sends, classified without a crash or a hang', () => {
+  it('classifies a thrown null, and an error whose cause is null', () => {
+    expect(classifyLlmError(null)).toMatchObject({ kind: 'unknown', retryable: false });
+    expect(classifyLlmError(new Error('x', { cause: null }))).toMatchObject({ kind: 'unknown' });
+    expect(
+      classifyLlmError(new APIConnectionError({ cause: new TypeError('fetch failed', { cause: null }) })),
+    ).toMatchObject({
+      kind: 'connection',
+      retryable: true,
+    });
+  });
+
+  it('ends on an error that is its own cause', () => {
+    const loop = new TypeError('fetch failed');
+    (loop as { cause?: unknown }).cause = loop;
+    const verdict = classifyLlmError(new APIConnectionError({ cause: loop }));
+    expect(verdict).toMatchObject({ kind: 'connection', retryable: true });
+  });
+
+  it('names the code of an outer cause when the innermost has none, and no wrapper text', () => {
+    const outer = new APIConnectionError({
+      cause: coded('fetch failed', 'ECONNREFUSED', { cause: new Error('detail without a code') }),
+    });
+    expect(classifyLlmError(outer, { url: 'http://h/v1' }).message).toContain(
+      'connection refused (ECONNREFUSED',
+    );
+    const bare = new APIConnectionError({ cause: new TypeError('fetch failed') });
+    expect(classifyLlmError(bare, { url: 'http://h/v1' }).message).toBe('could not reach http://h/v1');
+  });
+});

@@ -34,7 +34,8 @@ async function setup(scenario: Scenario, options: Partial<ModelOptions> = {}) {
     onCallReady: (call: ModelToolCall) => ready.push(call),
     onRetry: (info: { attempt: number; maxAttempts: number; error: { kind: string } }) =>
       heard.push(`retry ${info.attempt}/${info.maxAttempts} ${info.error.kind}`),
-    onReset: (info: { attempt: number }) => heard.push(`reset ${info.attempt}`),
+    onReset: (info: { reason: string; attempt: number }) =>
+      heard.push(`reset ${info.reason} ${info.attempt}`),
   };
   const request = (over: Partial<ModelRequest> = {}): ModelRequest => {
     const messages = over.messages ?? [{ role: 'user', content: 'go' }];
@@ -108,7 +109,17 @@ describe('callModel', () => {
 
   it("sends tool_choice 'none' and drops the calls when tools are disabled", async () => {
     const { server, ready, io, request, model } = await setup({
-      turns: [() => ({ content: 'answer', toolCalls: [{ name: 'f', arguments: {} }] })],
+      // Two calls, chunks apart in time: the first would be ready mid-stream if calls were read.
+      turns: [
+        () => ({
+          content: 'answer',
+          toolCalls: [
+            { name: 'f', arguments: {} },
+            { name: 'f', arguments: {} },
+          ],
+          chunkDelayMs: 5,
+        }),
+      ],
     });
     const reply = await callModel(model, request({ toolsEnabled: false }), io);
     expect(server.requests[0]!.tool_choice).toBe('none');
@@ -136,18 +147,171 @@ describe('callModel', () => {
     });
     const reply = await callModel(model, request(), io);
     expect(reply.message.content).toBe('fine');
-    expect(heard.filter((h) => !h.startsWith('text'))).toEqual(['retry 1/4 stream_cut', 'reset 2']);
+    expect(heard.filter((h) => !h.startsWith('text'))).toEqual(['retry 1/4 stream_cut', 'reset retry 2']);
   });
 
   it('rejects with a DeadlineExceededError when the deadline passes', async () => {
     const { io, request, model } = await setup({ turns: [{ content: 'never', fault: 'hang' }] });
-    await expect(callModel(model, request({ deadline: Date.now() + 100 }), io)).rejects.toBeInstanceOf(
-      DeadlineExceededError,
-    );
+    const error = await callModel(model, request({ deadline: Date.now() + 100 }), io).catch((e) => e);
+    expect(error).toBeInstanceOf(DeadlineExceededError);
+    // The code the agent machine ends the turn on (agent-machine.ts).
+    expect(error).toMatchObject({ code: 'deadline_exceeded' });
+    // It says what happened (the turn's error event shows it).
+    expect((error as Error).message).not.toBe('');
   });
 
   it('gives up with an LlmCallError on an error that is not retryable', async () => {
     const { io, request, model } = await setup({ turns: [{ error: { status: 400 } }] });
     await expect(callModel(model, request(), io)).rejects.toBeInstanceOf(LlmCallError);
+  });
+
+  it("rejects with the caller's reason when the caller aborts, even with a deadline set", async () => {
+    const { io, request, model } = await setup({ turns: [{ content: 'never', fault: 'hang' }] });
+    const controller = new AbortController();
+    const reason = new Error('stopped by the user');
+    setTimeout(() => controller.abort(reason), 50);
+    await expect(
+      callModel(model, request({ deadline: Date.now() + 5_000 }), { ...io, signal: controller.signal }),
+    ).rejects.toBe(reason);
+  });
+
+  it('rejects at once with a DeadlineExceededError when the deadline has already passed', async () => {
+    const { server, io, request, model } = await setup({ turns: [{ content: 'late' }] });
+    const started = Date.now();
+    await expect(callModel(model, request({ deadline: Date.now() - 1_000 }), io)).rejects.toBeInstanceOf(
+      DeadlineExceededError,
+    );
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it('gives up before a retry whose wait would pass the deadline', async () => {
+    const { io, request, model } = await setup(
+      { turns: [{ error: { status: 500 } }] },
+      { retry: { baseDelayMs: 60_000, jitter: 'none' } },
+    );
+    const started = Date.now();
+    const error = await callModel(model, request({ deadline: Date.now() + 3_000 }), io).catch((e) => e);
+    expect(error).toBeInstanceOf(LlmCallError);
+    expect((error as LlmCallError).kind).toBe('server');
+    expect(Date.now() - started).toBeLessThan(2_500);
+  });
+
+  it('cuts a silent stream after streamIdleTimeoutMs and retries it', async () => {
+    const { heard, io, request, model } = await setup(
+      { turns: [{ content: 'after the hang', fault: 'hang', times: 1 }] },
+      // Long enough for the second attempt's first byte on a loaded machine, short beside the default.
+      { streamIdleTimeoutMs: 1_000 },
+    );
+    const reply = await callModel(model, request(), io);
+    expect(reply.message.content).toBe('after the hang');
+    expect(heard.filter((h) => !h.startsWith('text'))).toEqual(['retry 1/4 stream_cut', 'reset retry 2']);
+  });
+
+  it('names the server in the error when it cannot be reached', async () => {
+    const { io, request, model } = await setup({ turns: [{ content: 'x' }] });
+    const url = server!.url;
+    await server!.close();
+    server = undefined;
+    const error = await callModel({ ...model, retry: { maxAttempts: 1 } }, request(), io).catch((e) => e);
+    expect(error).toBeInstanceOf(LlmCallError);
+    expect((error as Error).message).toContain(url);
+  });
+
+  it.each([true, false])('records how the call went (stream=%s)', async (stream) => {
+    const { io, request, model } = await setup(
+      { model: 'served-model', turns: [{ content: 'hi', chunkDelayMs: 5 }] },
+      { stream },
+    );
+    const { record } = await callModel(model, request(), io);
+    expect(record).toMatchObject({
+      wire: 'chat-completions',
+      requestHash: expect.stringMatching(/^[0-9a-f]{64}$/),
+      attempt: 1,
+      durationMs: expect.any(Number),
+      responseId: expect.any(String),
+      responseModel: 'served-model',
+      settings: { model: 'm', tool_choice: 'auto', tools },
+    });
+    expect(record!.settings).not.toHaveProperty('messages');
+    expect(record!.durationMs).toBeGreaterThanOrEqual(0);
+    expect(record!.durationMs).toBeLessThan(30_000);
+    if (stream) {
+      expect(record!.firstChunkMs).toBeGreaterThanOrEqual(0);
+      expect(record!.firstChunkMs).toBeLessThanOrEqual(record!.durationMs);
+    } else expect(record).not.toHaveProperty('firstChunkMs');
+  });
+
+  it('reports each HTTP attempt to telemetry: what was asked, and how it ended', async () => {
+    const { io, request, model } = await setup({
+      turns: [
+        {
+          error: { status: 503 },
+          times: 1,
+          content: 'ok',
+          toolCalls: [{ id: 'a', name: 'f', arguments: { x: 1 } }],
+          usage: { prompt_tokens: 7, completion_tokens: 3, cached_tokens: 2 },
+        },
+      ],
+    });
+    const told: Array<[string, unknown]> = [];
+    let handles = 0;
+    const telemetry = {
+      modelCallStart: (info: unknown) => {
+        told.push(['start', info]);
+        return ++handles;
+      },
+      modelCallEnd: (handle: unknown, info: unknown) => told.push([`end ${handle}`, info]),
+    };
+    const reply = await callModel({ ...model, request: { temperature: 0 } }, request(), { ...io, telemetry });
+    expect(reply.record?.attempt).toBe(2);
+    expect(told.map(([what]) => what)).toEqual(['start', 'end 1', 'start', 'end 2']);
+    expect(told[0]![1]).toMatchObject({
+      wire: 'chat-completions',
+      model: 'm',
+      baseUrl: server!.url,
+      attempt: 1,
+      stream: true,
+      request: { temperature: 0 },
+      messages: [{ role: 'user', content: 'go' }],
+      tools,
+    });
+    expect(told[1]![1]).toEqual({ errorType: '503', errorMessage: expect.any(String) });
+    expect(told[2]![1]).toMatchObject({ attempt: 2 });
+    expect(told[3]![1]).toEqual({
+      finishReason: 'tool_calls',
+      output: { content: 'ok', toolCalls: [{ id: 'a', name: 'f', arguments: '{"x":1}' }] },
+      responseId: expect.any(String),
+      responseModel: 'm',
+      firstChunkMs: expect.any(Number),
+      usage: { inputTokens: 7, outputTokens: 3, cachedInputTokens: 2 },
+    });
+  });
+
+  it('retries with no retry or reset listener', async () => {
+    const { io, request, model } = await setup({
+      turns: [{ content: 'fine', fault: 'cut-mid-text', times: 1 }],
+    });
+    const reply = await callModel(model, request(), { signal: io.signal });
+    expect(reply.message.content).toBe('fine');
+    expect(reply.record?.attempt).toBe(2);
+  });
+
+  it.each([
+    ['chat-completions', true],
+    ['chat-completions', false],
+    ['responses', true],
+    ['responses', false],
+  ] as const)('stops a %s call (stream=%s) the moment the caller aborts', async (api, stream) => {
+    const { io, request, model } = await setup(
+      { turns: [{ content: 'never', fault: 'hang' }] },
+      { api, stream },
+    );
+    const controller = new AbortController();
+    const reason = new Error('stop');
+    setTimeout(() => controller.abort(reason), 50);
+    const started = Date.now();
+    await expect(callModel(model, request(), { ...io, signal: controller.signal })).rejects.toBe(reason);
+    expect(Date.now() - started).toBeLessThan(5_000);
   });
 });

@@ -189,4 +189,29 @@ describe('callIdIndex', () => {
     const other = index.lookup([{ role: 'user', content: 'hi' }, reply('z')]);
     expect([other.has('a'), other.has('z')]).toEqual([false, true]);
   });
+
+  it('indexes anew a conversation whose first message changed, though later messages are the same', () => {
+    const index = callIdIndex();
+    const kept = reply('b');
+    expect(index.lookup([reply('a'), kept]).has('a')).toBe(true);
+    // The first message replaced (a compaction, a restore), the rest the same objects.
+    const lookup = index.lookup([reply('x'), kept]);
+    expect([lookup.has('a'), lookup.has('x'), lookup.has('b')]).toEqual([false, true, true]);
+  });
+
+  it('reads assistant answers without calls, and keeps where an id first appeared', () => {
+    const index = callIdIndex();
+    const start: Message[] = [
+      { role: 'user', content: 'go' },
+      { role: 'assistant', content: 'hello' },
+      reply('a'),
+    ];
+    const earlier = index.lookup(start);
+    expect(earlier.has('a')).toBe(true);
+    // A later message with the same id (a transcript from elsewhere) does not move it.
+    expect(index.lookup(start.concat({ role: 'assistant', content: 'again' }, reply('a'))).has('a')).toBe(
+      true,
+    );
+    expect(earlier.has('a')).toBe(true);
+  });
 });

@@ -142,7 +142,9 @@ export async function readModelStream(
     if (firstChunkMs !== undefined) completion.firstChunkMs = firstChunkMs;
     return Object.assign(completion, identity);
   } catch (error) {
-    if (idle.signal.aborted && !signal.aborted) throw idle.signal.reason;
+    // The SDK throws its own abort error when the signal aborts before the body streams: the reason
+    // is the caller's (forwarded) or the idle cut's.
+    if (idle.signal.aborted) throw idle.signal.reason;
     throw error;
   } finally {
     clearTimeout(timer);

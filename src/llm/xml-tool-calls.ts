@@ -47,12 +47,14 @@ export function parseXmlToolCalls(content: string): XmlToolCall[] {
  * gets `<stem>_<i>` (checked against the conversation's ids like any made id).
  */
 export function xmlCallsOf(content: string, scope: CallIdScope): ModelToolCall[] {
-  const calls: ModelToolCall[] = [];
-  const taken = (id: string) => calls.some((c) => c.id === id) || scope.usedCallIds.has(id);
-  for (const { name, argsText } of parseXmlToolCalls(content)) {
-    calls.push({ id: settleCallId(undefined, calls.length, scope.callIdStem, taken), name, argsText });
-  }
-  return calls;
+  // Made ids of different indexes never collide (`<stem>_<i>`, `<stem>_<i>_<n>`): only the
+  // conversation's ids can be taken.
+  const taken = (id: string) => scope.usedCallIds.has(id);
+  return parseXmlToolCalls(content).map(({ name, argsText }, i) => ({
+    id: settleCallId(undefined, i, scope.callIdStem, taken),
+    name,
+    argsText,
+  }));
 }
 
 /** The system prompt section that teaches the model the protocol and lists the tools. */
