@@ -56,3 +56,43 @@ describe('requestSettings', () => {
     expect(settings.tools).toBe(tools);
   });
 });
+
+/**
+ * Messages and tools arrays are never changed once made (docs/evals.md), so the hash remembers each
+ * one's text by identity: a long session does not hash its conversation again at every call. These
+ * tests change objects in place on purpose, to see that what was hashed once is not hashed again.
+ */
+describe('requestHash remembers what it hashed', () => {
+  const fresh = (body: object) => requestHash(structuredClone(body));
+
+  it('takes a tools array it has seen for the text it had then', () => {
+    const tools = [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } }];
+    const before = fresh({ model: 'm', tools });
+    expect(requestHash({ model: 'm', tools })).toBe(before);
+    tools[0]!.function.name = 'renamed';
+    expect(requestHash({ model: 'm', tools })).toBe(before);
+    expect(requestHash({ model: 'm', tools: [...tools] })).toBe(fresh({ model: 'm', tools }));
+  });
+
+  it('takes a message it has seen for the text it had then, after any other first message', () => {
+    const message = { role: 'user', content: 'first text' };
+    const asHashed = { ...message };
+    requestHash({ model: 'm', messages: [{ role: 'system', content: 'one' }, message] });
+    message.content = 'changed text';
+    // Another system message: neither the last list nor the chain before `message` is known.
+    const system = { role: 'system', content: 'two' };
+    expect(requestHash({ model: 'm', messages: [system, message] })).toBe(
+      fresh({ model: 'm', messages: [system, asHashed] }),
+    );
+  });
+
+  it('hashes a conversation that starts with a text item, and again the same', () => {
+    const item = { role: 'user', content: 'a' };
+    const body = { model: 'm', input: ['hello', item] };
+    expect(requestHash(body)).toBe(fresh(body));
+    expect(requestHash({ model: 'm', input: ['hello', item, 'more'] })).toBe(
+      fresh({ model: 'm', input: ['hello', item, 'more'] }),
+    );
+    expect(requestHash(body)).not.toBe(requestHash({ model: 'm', input: ['hello!', item] }));
+  });
+});
