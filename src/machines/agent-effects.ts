@@ -82,6 +82,8 @@ const STOPPED = new DOMException(
 class EffectRun implements EffectIO {
   #controller: AbortController | undefined;
   #listeners: Set<() => void> | undefined;
+  /** Set by `stop()` before the listeners run: the actor's snapshot says 'stopped' only after them. */
+  #stopped = false;
 
   constructor(
     private readonly self: AnyActorRef,
@@ -97,7 +99,7 @@ class EffectRun implements EffectIO {
   }
 
   get aborted(): boolean {
-    return this.self.getSnapshot().status === 'stopped';
+    return this.#stopped || this.self.getSnapshot().status === 'stopped';
   }
 
   get reason(): unknown {
@@ -126,6 +128,7 @@ class EffectRun implements EffectIO {
 
   /** The actor was stopped: the signal (if made) aborts and the listeners hear it, once. */
   stop(): void {
+    this.#stopped = true;
     this.#controller?.abort(STOPPED);
     const listeners = this.#listeners;
     this.#listeners = undefined;

@@ -1,0 +1,240 @@
+import { describe, expect, it } from 'vitest';
+import { createActor, waitFor } from 'xstate';
+import { type AgentEffects, agentMachine, bindAgentEffects } from '../src/index.js';
+import type { LlmCallInput, LlmCallOutput } from '../src/machines/actors/call-llm.js';
+import type { EffectIO } from '../src/machines/agent-effects.js';
+
+// The effects bound to an agent actor and the `EffectIO` each run gets: start-up, the abort signal
+// and listeners an interrupt fires, events sent after a stop, and what a late answer does.
+
+const answer = (content: string): LlmCallOutput => ({
+  message: { role: 'assistant', content },
+  calls: [],
+  finishReason: 'stop',
+  usage: null,
+  at: 0,
+});
+
+/** A promise and the functions that settle it. */
+function deferred<T>() {
+  let resolve!: (value: T) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+function agent(effects: Partial<AgentEffects>, messages = [{ role: 'system' as const, content: 'Test.' }]) {
+  const actor = createActor(agentMachine, { input: { sessionId: 'fx', messages } });
+  bindAgentEffects(actor, { callLlm: async () => answer('ok'), runTools: async () => [], ...effects });
+  const errors: { message: string; code?: string }[] = [];
+  actor.on('error', (e) => errors.push({ message: e.message, ...(e.code ? { code: e.code } : {}) }));
+  actor.start();
+  return { actor, errors };
+}
+
+describe('initialize', () => {
+  it('adds the messages it returns after the input’s, before the first turn', async () => {
+    let input: unknown;
+    const { actor } = agent({
+      initialize: async (i) => {
+        input = i;
+        return { messages: [{ role: 'system', content: 'Context.' }] };
+      },
+    });
+    const ready = await waitFor(actor, (s) => s.matches('AwaitingInput'));
+    expect(input).toEqual({ sessionId: 'fx' });
+    expect(ready.context.messages.map((m) => m.content)).toEqual(['Test.', 'Context.']);
+    expect(ready.context.initialized).toBe(true);
+    actor.stop();
+  });
+
+  it('adds nothing when it returns no messages, or when the effects have none', async () => {
+    for (const initialize of [async () => ({}), undefined]) {
+      const { actor } = agent(initialize ? { initialize } : {});
+      const ready = await waitFor(actor, (s) => s.matches('AwaitingInput'));
+      expect(ready.context.messages).toHaveLength(1);
+      expect(ready.context.initialized).toBe(true);
+      actor.stop();
+    }
+  });
+
+  it('a failed start-up rests in Error with its reason, and refuses a message (not initialized)', async () => {
+    const failures: [string, () => Promise<never>][] = [
+      ['rejected', async () => Promise.reject(new Error('no bundle here'))],
+      [
+        'thrown before its promise',
+        () => {
+          throw new Error('no bundle here');
+        },
+      ],
+      ['a non-Error', async () => Promise.reject('no bundle here')],
+    ];
+    for (const [how, initialize] of failures) {
+      const { actor, errors } = agent({ initialize });
+      const failed = await waitFor(actor, (s) => s.matches('Error'));
+      expect(failed.context.error, how).toEqual({ message: 'no bundle here', code: 'init_failed' });
+      expect(failed.context.terminateReason).toBe('error');
+      expect(failed.context.initialized).toBe(false);
+      expect(errors).toEqual([{ message: 'no bundle here', code: 'init_failed' }]);
+      actor.send({ type: 'USER_MESSAGE', text: 'hi', at: Date.now() });
+      expect(actor.getSnapshot().value).toBe('Error');
+      actor.stop();
+    }
+  });
+
+  it('without effects bound, the machine starts and the first model call says what is missing', async () => {
+    const actor = createActor(agentMachine, { input: {} });
+    actor.start();
+    await waitFor(actor, (s) => s.matches('AwaitingInput'));
+    actor.send({ type: 'USER_MESSAGE', text: 'hi', at: Date.now() });
+    const failed = await waitFor(actor, (s) => s.matches('Error'));
+    expect(failed.context.error?.message).toContain('callLlm');
+    expect(failed.context.error?.message).toContain('bindAgentEffects');
+    actor.stop();
+  });
+});
+
+describe('the EffectIO of a model call', () => {
+  it('is not stopped while the call runs; sees the conversation as it stands', async () => {
+    const seen: { aborted: boolean; reason: unknown; signal: boolean; conversation: unknown[] }[] = [];
+    const { actor } = agent({
+      callLlm: async (_input, io) => {
+        seen.push({
+          aborted: io.aborted,
+          reason: io.reason,
+          signal: io.signal.aborted,
+          conversation: io.conversation?.().map((m) => m.content) ?? [],
+        });
+        return answer('done');
+      },
+    });
+    await waitFor(actor, (s) => s.matches('AwaitingInput'));
+    actor.send({ type: 'USER_MESSAGE', text: 'question', at: Date.now() });
+    await waitFor(actor, (s) => s.matches('Completed'));
+    expect(seen).toEqual([
+      { aborted: false, reason: undefined, signal: false, conversation: ['Test.', 'question'] },
+    ]);
+    actor.stop();
+  });
+
+  it('an interrupt aborts the signal and calls each listener once with the same reason; a removed listener is not called', async () => {
+    const started = deferred<EffectIO>();
+    const heard: string[] = [];
+    const { actor } = agent({
+      callLlm: (_input, io) => {
+        const signal = io.signal;
+        io.onAbort(() => heard.push(`first:${io.aborted}:${signal.aborted}:${io.reason === signal.reason}`));
+        const remove = io.onAbort(() => heard.push('removed'));
+        io.onAbort(() => heard.push('second'));
+        remove();
+        started.resolve(io);
+        return new Promise<never>(() => {});
+      },
+    });
+    await waitFor(actor, (s) => s.matches('AwaitingInput'));
+    actor.send({ type: 'USER_MESSAGE', text: 'go', at: Date.now() });
+    const io = await started.promise;
+    expect(io.aborted).toBe(false);
+    actor.send({ type: 'INTERRUPT' });
+    expect(actor.getSnapshot().value).toBe('Interrupted');
+    expect(heard).toEqual(['first:true:true:true', 'second']);
+    expect(io.aborted).toBe(true);
+    expect(io.signal.aborted).toBe(true);
+    expect(io.signal.reason).toBe(io.reason);
+    expect((io.reason as Error).name).toBe('AbortError');
+    actor.stop();
+    // Stopped once: listeners are not called again.
+    expect(heard).toEqual(['first:true:true:true', 'second']);
+  });
+
+  it('a signal first read after the stop is already aborted, with the stop’s reason', async () => {
+    const started = deferred<EffectIO>();
+    const { actor } = agent({
+      callLlm: (_input, io) => {
+        started.resolve(io);
+        return new Promise<never>(() => {});
+      },
+    });
+    await waitFor(actor, (s) => s.matches('AwaitingInput'));
+    actor.send({ type: 'USER_MESSAGE', text: 'go', at: Date.now() });
+    const io = await started.promise;
+    actor.send({ type: 'INTERRUPT' });
+    expect(io.signal.aborted).toBe(true);
+    expect(io.signal.reason).toBe(io.reason);
+    expect(io.reason).toBeInstanceOf(DOMException);
+    actor.stop();
+  });
+
+  it('events sent after the stop are dropped, and a late answer or failure changes nothing', async () => {
+    for (const settle of ['resolve', 'reject'] as const) {
+      const started = deferred<EffectIO>();
+      const result = deferred<LlmCallOutput>();
+      const { actor, errors } = agent({
+        callLlm: (_input, io) => {
+          io.send({ type: 'LLM.DELTA', delta: 'Partial' });
+          started.resolve(io);
+          return result.promise;
+        },
+      });
+      await waitFor(actor, (s) => s.matches('AwaitingInput'));
+      actor.send({ type: 'USER_MESSAGE', text: 'go', at: Date.now() });
+      const io = await started.promise;
+      expect(actor.getSnapshot().context.partial).toBe('Partial');
+      actor.send({ type: 'INTERRUPT' });
+      const interrupted = actor.getSnapshot();
+      io.send({ type: 'LLM.DELTA', delta: ' more' });
+      if (settle === 'resolve') result.resolve(answer('too late'));
+      else result.reject(new Error('too late'));
+      await new Promise((r) => setTimeout(r, 20));
+      const after = actor.getSnapshot();
+      expect(after.value, settle).toBe('Interrupted');
+      expect(after.context).toEqual(interrupted.context);
+      expect(after.context.response).toBe('Partial');
+      expect(errors).toEqual([]);
+      actor.stop();
+    }
+  });
+
+  it('a call that throws before returning its promise ends the turn in Error with its message', async () => {
+    const { actor, errors } = agent({
+      callLlm: () => {
+        throw Object.assign(new Error('bad request'), { code: 'invalid_request' });
+      },
+    });
+    await waitFor(actor, (s) => s.matches('AwaitingInput'));
+    actor.send({ type: 'USER_MESSAGE', text: 'go', at: Date.now() });
+    const failed = await waitFor(actor, (s) => s.matches('Error'));
+    expect(failed.context.error).toEqual({ message: 'bad request', code: 'invalid_request' });
+    expect(errors).toEqual([{ message: 'bad request', code: 'invalid_request' }]);
+    actor.stop();
+  });
+
+  it('the model call gets the turn’s input: session, turn, iteration, conversation, tools on, the deadline', async () => {
+    const inputs: LlmCallInput[] = [];
+    const { actor } = agent({
+      callLlm: async (input) => {
+        inputs.push(input);
+        return answer('fine');
+      },
+    });
+    await waitFor(actor, (s) => s.matches('AwaitingInput'));
+    actor.send({ type: 'USER_MESSAGE', text: 'hello', at: 1_000 });
+    await waitFor(actor, (s) => s.matches('Completed'));
+    expect(inputs).toHaveLength(1);
+    expect(inputs[0]).toMatchObject({
+      sessionId: 'fx',
+      turn: 1,
+      iteration: 1,
+      plan: null,
+      compaction: null,
+      mayCompact: true,
+      toolsEnabled: true,
+      deadline: null,
+    });
+    expect(inputs[0]!.messages.map((m) => m.content)).toEqual(['Test.', 'hello']);
+    actor.stop();
+  });
+});
