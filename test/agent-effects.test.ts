@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { createActor, waitFor } from 'xstate';
+import { createActor } from 'xstate';
 import { type AgentEffects, agentMachine, bindAgentEffects } from '../src/index.js';
 import type { LlmCallInput, LlmCallOutput } from '../src/machines/actors/call-llm.js';
 import type { EffectIO } from '../src/machines/agent-effects.js';
+import { deferred } from './support/harness.js';
+import { until } from './support/until.js';
 
 // The effects bound to an agent actor and the `EffectIO` each run gets: start-up, the abort signal
 // and listeners an interrupt fires, events sent after a stop, and what a late answer does.
@@ -14,17 +16,6 @@ const answer = (content: string): LlmCallOutput => ({
   usage: null,
   at: 0,
 });
-
-/** A promise and the functions that settle it. */
-function deferred<T>() {
-  let resolve!: (value: T) => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
 
 function agent(effects: Partial<AgentEffects>, messages = [{ role: 'system' as const, content: 'Test.' }]) {
   const actor = createActor(agentMachine, { input: { sessionId: 'fx', messages } });
@@ -44,7 +35,7 @@ describe('initialize', () => {
         return { messages: [{ role: 'system', content: 'Context.' }] };
       },
     });
-    const ready = await waitFor(actor, (s) => s.matches('AwaitingInput'));
+    const ready = await until(actor, (s) => s.matches('AwaitingInput'));
     expect(input).toEqual({ sessionId: 'fx' });
     expect(ready.context.messages.map((m) => m.content)).toEqual(['Test.', 'Context.']);
     expect(ready.context.initialized).toBe(true);
@@ -54,7 +45,7 @@ describe('initialize', () => {
   it('adds nothing when it returns no messages, or when the effects have none', async () => {
     for (const initialize of [async () => ({}), undefined]) {
       const { actor } = agent(initialize ? { initialize } : {});
-      const ready = await waitFor(actor, (s) => s.matches('AwaitingInput'));
+      const ready = await until(actor, (s) => s.matches('AwaitingInput'));
       expect(ready.context.messages).toHaveLength(1);
       expect(ready.context.initialized).toBe(true);
       actor.stop();
@@ -74,7 +65,7 @@ describe('initialize', () => {
     ];
     for (const [how, initialize] of failures) {
       const { actor, errors } = agent({ initialize });
-      const failed = await waitFor(actor, (s) => s.matches('Error'));
+      const failed = await until(actor, (s) => s.matches('Error'));
       expect(failed.context.error, how).toEqual({ message: 'no bundle here', code: 'init_failed' });
       expect(failed.context.terminateReason).toBe('error');
       expect(failed.context.initialized).toBe(false);
@@ -88,9 +79,9 @@ describe('initialize', () => {
   it('without effects bound, the machine starts and the first model call says what is missing', async () => {
     const actor = createActor(agentMachine, { input: {} });
     actor.start();
-    await waitFor(actor, (s) => s.matches('AwaitingInput'));
+    await until(actor, (s) => s.matches('AwaitingInput'));
     actor.send({ type: 'USER_MESSAGE', text: 'hi', at: Date.now() });
-    const failed = await waitFor(actor, (s) => s.matches('Error'));
+    const failed = await until(actor, (s) => s.matches('Error'));
     expect(failed.context.error?.message).toContain('callLlm');
     expect(failed.context.error?.message).toContain('bindAgentEffects');
     actor.stop();
@@ -111,9 +102,9 @@ describe('the EffectIO of a model call', () => {
         return answer('done');
       },
     });
-    await waitFor(actor, (s) => s.matches('AwaitingInput'));
+    await until(actor, (s) => s.matches('AwaitingInput'));
     actor.send({ type: 'USER_MESSAGE', text: 'question', at: Date.now() });
-    await waitFor(actor, (s) => s.matches('Completed'));
+    await until(actor, (s) => s.matches('Completed'));
     expect(seen).toEqual([
       { aborted: false, reason: undefined, signal: false, conversation: ['Test.', 'question'] },
     ]);
@@ -134,7 +125,7 @@ describe('the EffectIO of a model call', () => {
         return new Promise<never>(() => {});
       },
     });
-    await waitFor(actor, (s) => s.matches('AwaitingInput'));
+    await until(actor, (s) => s.matches('AwaitingInput'));
     actor.send({ type: 'USER_MESSAGE', text: 'go', at: Date.now() });
     const io = await started.promise;
     expect(io.aborted).toBe(false);
@@ -158,7 +149,7 @@ describe('the EffectIO of a model call', () => {
         return new Promise<never>(() => {});
       },
     });
-    await waitFor(actor, (s) => s.matches('AwaitingInput'));
+    await until(actor, (s) => s.matches('AwaitingInput'));
     actor.send({ type: 'USER_MESSAGE', text: 'go', at: Date.now() });
     const io = await started.promise;
     actor.send({ type: 'INTERRUPT' });
@@ -179,7 +170,7 @@ describe('the EffectIO of a model call', () => {
           return result.promise;
         },
       });
-      await waitFor(actor, (s) => s.matches('AwaitingInput'));
+      await until(actor, (s) => s.matches('AwaitingInput'));
       actor.send({ type: 'USER_MESSAGE', text: 'go', at: Date.now() });
       const io = await started.promise;
       expect(actor.getSnapshot().context.partial).toBe('Partial');
@@ -204,9 +195,9 @@ describe('the EffectIO of a model call', () => {
         throw Object.assign(new Error('bad request'), { code: 'invalid_request' });
       },
     });
-    await waitFor(actor, (s) => s.matches('AwaitingInput'));
+    await until(actor, (s) => s.matches('AwaitingInput'));
     actor.send({ type: 'USER_MESSAGE', text: 'go', at: Date.now() });
-    const failed = await waitFor(actor, (s) => s.matches('Error'));
+    const failed = await until(actor, (s) => s.matches('Error'));
     expect(failed.context.error).toEqual({ message: 'bad request', code: 'invalid_request' });
     expect(errors).toEqual([{ message: 'bad request', code: 'invalid_request' }]);
     actor.stop();
@@ -220,9 +211,9 @@ describe('the EffectIO of a model call', () => {
         return answer('fine');
       },
     });
-    await waitFor(actor, (s) => s.matches('AwaitingInput'));
+    await until(actor, (s) => s.matches('AwaitingInput'));
     actor.send({ type: 'USER_MESSAGE', text: 'hello', at: 1_000 });
-    await waitFor(actor, (s) => s.matches('Completed'));
+    await until(actor, (s) => s.matches('Completed'));
     expect(inputs).toHaveLength(1);
     expect(inputs[0]).toMatchObject({
       sessionId: 'fx',

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { createActor, waitFor } from 'xstate';
+import { createActor } from 'xstate';
 import { type AgentEffects, agentMachine, bindAgentEffects } from '../src/index.js';
 import type { LlmCallInput, LlmCallOutput } from '../src/machines/actors/call-llm.js';
 import type { AgentMachineInput } from '../src/machines/agent-context.js';
 import type { ToolCallRequest, ToolResult } from '../src/tools/tool-call.js';
+import { until } from './support/until.js';
 
 // The statechart's transitions and guards, driven through its effects: which reply runs its calls,
 // waits for approval or ends the turn; what the final call after a limit or a deadline gets; which
@@ -76,11 +77,11 @@ function scripted(
   });
   actor.start();
   const send = async (text: string) => {
-    await waitFor(actor, (s) => !s.matches('Initializing'));
+    await until(actor, (s) => !s.matches('Initializing'));
     actor.send({ type: 'USER_MESSAGE', text, at: 1_000 });
   };
   const rest = () =>
-    waitFor(actor, (s) => ['Completed', 'Error', 'Interrupted', 'WaitingApproval'].includes(String(s.value)));
+    until(actor, (s) => ['Completed', 'Error', 'Interrupted', 'WaitingApproval'].includes(String(s.value)));
   return { actor, inputs, ran, events, send, rest };
 }
 
@@ -115,7 +116,7 @@ describe('a reply', () => {
     expect(actor.getSnapshot().context.batch.pending).toEqual(['b']);
     expect(actor.getSnapshot().value).toBe('WaitingApproval');
     actor.send({ type: 'APPROVE', toolCallId: 'b', at: 2_000 });
-    const done = await waitFor(actor, (s) => s.matches('Completed'));
+    const done = await until(actor, (s) => s.matches('Completed'));
     expect(ran.sort()).toEqual(['a', 'b']);
     expect(done.context.response).toBe('deployed');
     actor.stop();
@@ -132,7 +133,7 @@ describe('a reply', () => {
     await send('first');
     await rest();
     actor.send({ type: 'APPROVE', toolCallId: 'a', always: true, at: 2_000 });
-    await waitFor(actor, (s) => s.matches('Completed'));
+    await until(actor, (s) => s.matches('Completed'));
     actor.send({ type: 'USER_MESSAGE', text: 'second', at: 3_000 });
     const done = await rest();
     expect(done.value).toBe('Completed');
@@ -175,7 +176,7 @@ describe('the final call after a limit', () => {
     expect(inputs[1]).toMatchObject({ toolsEnabled: false, deadline: null });
     expect(inputs[0]).toMatchObject({ toolsEnabled: true, deadline: 61_000 });
     actor.send({ type: 'EXTEND_LIMIT', by: 5, at: 5_000 });
-    const extended = await waitFor(actor, (s) => s.matches('Completed') && s.context.response === 'finished');
+    const extended = await until(actor, (s) => s.matches('Completed') && s.context.response === 'finished');
     expect(extended.context.terminateReason).toBe('completed');
     expect(inputs[2]).toMatchObject({ toolsEnabled: true, deadline: 65_000 });
     // Completed for another reason: EXTEND_LIMIT does nothing.
@@ -230,12 +231,12 @@ describe('events a state ignores or takes', () => {
   it('a machine started without input, or whose start-up returned nothing, rests in AwaitingInput', async () => {
     const bare = createActor(agentMachine, {} as never);
     bare.start();
-    const ready = await waitFor(bare, (s) => s.matches('AwaitingInput'));
+    const ready = await until(bare, (s) => s.matches('AwaitingInput'));
     expect(ready.context.messages).toEqual([]);
     expect(ready.context.sessionId).toMatch(/^[0-9a-f-]{36}$/);
     bare.stop();
     const quiet = scripted([], { effects: { initialize: async () => undefined as never } });
-    const started = await waitFor(quiet.actor, (s) => s.matches('AwaitingInput'));
+    const started = await until(quiet.actor, (s) => s.matches('AwaitingInput'));
     expect(started.context.messages).toEqual([{ role: 'system', content: 'Test.' }]);
     expect(started.context.initialized).toBe(true);
     quiet.actor.stop();
@@ -245,7 +246,7 @@ describe('events a state ignores or takes', () => {
     const failing = scripted([], {
       effects: { initialize: async () => Promise.reject(new Error('no start')) },
     });
-    const failed = await waitFor(failing.actor, (s) => s.matches('Error'));
+    const failed = await until(failing.actor, (s) => s.matches('Error'));
     failing.actor.send({ type: 'RESUME', at: 1 });
     failing.actor.send({ type: 'USER_MESSAGE', text: 'hi', at: 1 });
     expect(failing.actor.getSnapshot().value).toBe('Error');
@@ -258,11 +259,11 @@ describe('events a state ignores or takes', () => {
     await send('go');
     expect((await rest()).value).toBe('Error');
     actor.send({ type: 'RESUME', at: 2_000 });
-    const resumed = await waitFor(actor, (s) => s.matches('Completed'));
+    const resumed = await until(actor, (s) => s.matches('Completed'));
     expect(resumed.context).toMatchObject({ turn: 1, response: 'resumed', error: null });
     expect(inputs[1]!.turn).toBe(1);
     actor.send({ type: 'USER_MESSAGE', text: 'again', at: 3_000 });
-    const next = await waitFor(actor, (s) => s.matches('Completed') && s.context.turn === 2);
+    const next = await until(actor, (s) => s.matches('Completed') && s.context.turn === 2);
     expect(next.context.response).toBe('next');
     actor.stop();
   });
@@ -274,12 +275,12 @@ describe('events a state ignores or takes', () => {
       answer('after resume'),
     ]);
     await send('go');
-    await waitFor(actor, () => inputs.length === 1);
+    await until(actor, () => inputs.length === 1);
     actor.send({ type: 'INTERRUPT' });
     expect(actor.getSnapshot().value).toBe('Interrupted');
     release(answer('ignored'));
     actor.send({ type: 'RESUME', at: 2_000 });
-    const done = await waitFor(actor, (s) => s.matches('Completed'));
+    const done = await until(actor, (s) => s.matches('Completed'));
     expect(done.context.response).toBe('after resume');
     expect(inputs.map((i) => i.turn)).toEqual([1, 1]);
     actor.stop();
