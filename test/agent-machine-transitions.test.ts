@@ -122,6 +122,23 @@ describe('a reply', () => {
     actor.stop();
   });
 
+  it('with a call the user declines: it is answered without running, and the turn goes on', async () => {
+    const { actor, ran, inputs, send, rest } = scripted([
+      withCalls([call('a', { name: 'deploy', needsApproval: true })]),
+      answer('as you wish'),
+    ]);
+    await send('go');
+    await rest();
+    actor.send({ type: 'REJECT', toolCallId: 'a', reason: 'not today', at: 2_000 });
+    const done = await until(actor, (s) => s.matches('Completed'));
+    expect(ran).toEqual([]);
+    const declined = inputs[1]!.messages.at(-1);
+    expect(declined).toMatchObject({ role: 'tool', tool_call_id: 'a' });
+    expect(String(declined?.content)).toContain('not today');
+    expect(done.context.response).toBe('as you wish');
+    actor.stop();
+  });
+
   it('with a call the user allowed for the session runs without asking', async () => {
     const deploy = (id: string) => call(id, { name: 'deploy', needsApproval: true });
     const { actor, ran, send, rest } = scripted([
@@ -185,6 +202,18 @@ describe('the final call after a limit', () => {
     await new Promise((r) => setTimeout(r, 20));
     expect(actor.getSnapshot().value).toBe('Completed');
     expect(inputs).toHaveLength(calls);
+    actor.stop();
+  });
+
+  it('a final call that still asks for tools ends the turn; its calls are not run', async () => {
+    const { actor, ran, send, rest } = scripted([withCalls([call('a')]), withCalls([call('b')])], {
+      input: { limits: { maxIterations: 1 } },
+    });
+    await send('go');
+    const done = await rest();
+    expect(done.value).toBe('Completed');
+    expect(done.context.terminateReason).toBe('max_iterations');
+    expect(ran).toEqual(['a']);
     actor.stop();
   });
 
@@ -252,6 +281,34 @@ describe('events a state ignores or takes', () => {
     expect(failing.actor.getSnapshot().value).toBe('Error');
     expect(failing.actor.getSnapshot().context).toEqual(failed.context);
     failing.actor.stop();
+  });
+
+  it('RESUME in a rest state before the first turn does nothing', async () => {
+    const first = scripted([]);
+    await until(first.actor, (s) => s.matches('AwaitingInput'));
+    const persisted = first.actor.getPersistedSnapshot() as unknown as {
+      value: string;
+      context: { lastState: string };
+    };
+    first.actor.stop();
+    for (const state of ['Interrupted', 'Error']) {
+      const snapshot = { ...persisted, value: state, context: { ...persisted.context, lastState: state } };
+      const restored = createActor(agentMachine, { snapshot: snapshot as never, input: {} });
+      let calls = 0;
+      bindAgentEffects(restored, {
+        callLlm: async () => {
+          calls++;
+          return answer('x');
+        },
+        runTools: async () => [],
+      });
+      restored.start();
+      restored.send({ type: 'RESUME', at: 1 });
+      await new Promise((r) => setTimeout(r, 20));
+      expect(restored.getSnapshot().value, state).toBe(state);
+      expect(calls).toBe(0);
+      restored.stop();
+    }
   });
 
   it('a message after an error in a turn starts a new turn; RESUME continues the turn', async () => {
