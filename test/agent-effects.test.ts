@@ -141,6 +141,26 @@ describe('the EffectIO of a model call', () => {
     expect(heard).toEqual(['first:true:true:true', 'second']);
   });
 
+  it('the listeners and signal of a call that finished are never fired, not even when the agent stops', async () => {
+    const heard: string[] = [];
+    const signals: AbortSignal[] = [];
+    const { actor } = agent({
+      callLlm: async (_input, io) => {
+        signals.push(io.signal);
+        io.onAbort(() => heard.push('aborted'));
+        return answer('done');
+      },
+    });
+    await until(actor, (s) => s.matches('AwaitingInput'));
+    actor.send({ type: 'USER_MESSAGE', text: 'go', at: Date.now() });
+    await until(actor, (s) => s.matches('Completed'));
+    actor.send({ type: 'USER_MESSAGE', text: 'again', at: Date.now() });
+    await until(actor, (s) => s.matches('Completed') && s.context.turn === 2);
+    actor.stop();
+    expect(heard).toEqual([]);
+    expect(signals.map((s) => s.aborted)).toEqual([false, false]);
+  });
+
   it('a signal first read after the stop is already aborted, with the stop’s reason', async () => {
     const started = deferred<EffectIO>();
     const { actor } = agent({
