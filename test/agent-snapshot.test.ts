@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createActor, waitFor } from 'xstate';
 import { AGENT_STATES, agentMachine, bindAgentEffects } from '../src/index.js';
 import { type AgentContext, initialContext } from '../src/machines/agent-context.js';
+import { persistedSnapshotEnvelope } from '../src/machines/agent-context-schema.js';
 import {
   checkPersistedSnapshot,
   interruptedSnapshot,
@@ -181,7 +182,12 @@ describe('checkPersistedSnapshot', () => {
   });
 
   it('names an unknown state with the value found and the states it may be', () => {
-    const check = checkPersistedSnapshot(saved({ value: 'Pondering' }));
+    // The value last: the problem shows the value at the field, not the start of the snapshot.
+    const check = checkPersistedSnapshot({
+      status: 'active',
+      context: initialContext({}),
+      value: 'Pondering',
+    });
     expect(check).toMatchObject({ ok: false, field: 'snapshot.value' });
     const problem = check.ok ? '' : check.problem;
     expect(problem).toContain('"Pondering"');
@@ -199,7 +205,15 @@ describe('checkPersistedSnapshot', () => {
     const { value: _v, ...noValue } = saved();
     const one = checkPersistedSnapshot(noValue);
     expect(one).toMatchObject({ ok: false, field: 'snapshot.value' });
-    expect(one.ok ? '' : one.problem).not.toContain('more');
+    expect(one.ok ? '' : one.problem).toContain('undefined');
+    // One problem that is not a wrong value: the schema's own words for it, nothing added.
+    const noChildren = saved({ children: 'none' });
+    const issue = persistedSnapshotEnvelope.safeParse(noChildren).error?.issues[0];
+    expect(checkPersistedSnapshot(noChildren)).toEqual({
+      ok: false,
+      field: 'snapshot.children',
+      problem: issue?.message,
+    });
     const three = checkPersistedSnapshot({ context: {} });
     expect(three).toMatchObject({ ok: false, field: 'snapshot.status' });
     expect(three.ok ? '' : three.problem).toContain('; 1 more');
