@@ -3,11 +3,14 @@ import { createActor } from 'xstate';
 import { type AgentEffects, agentMachine, bindAgentEffects } from '../src/index.js';
 import type { LlmCallInput, LlmCallOutput } from '../src/machines/actors/call-llm.js';
 import type { EffectIO } from '../src/machines/agent-effects.js';
+import { watchCrashes } from './support/crash-watch.js';
 import { deferred } from './support/harness.js';
 import { until } from './support/until.js';
 
 // The effects bound to an agent actor and the `EffectIO` each run gets: start-up, the abort signal
 // and listeners an interrupt fires, events sent after a stop, and what a late answer does.
+
+const crashes = watchCrashes();
 
 const answer = (content: string): LlmCallOutput => ({
   message: { role: 'assistant', content },
@@ -159,6 +162,86 @@ describe('the EffectIO of a model call', () => {
     actor.stop();
     expect(heard).toEqual([]);
     expect(signals.map((s) => s.aborted)).toEqual([false, false]);
+  });
+
+  it('hands out one signal per run, however often it is read', async () => {
+    const signals: AbortSignal[] = [];
+    const { actor } = agent({
+      callLlm: async (_input, io) => {
+        signals.push(io.signal, io.signal);
+        return answer('done');
+      },
+    });
+    await until(actor, (s) => s.matches('AwaitingInput'));
+    actor.send({ type: 'USER_MESSAGE', text: 'go', at: Date.now() });
+    await until(actor, (s) => s.matches('Completed'));
+    expect(signals).toHaveLength(2);
+    expect(signals[0]).toBe(signals[1]);
+    actor.stop();
+  });
+
+  it('a stop calls the listeners of a run that never read its signal, and a run with neither stops cleanly', async () => {
+    const started = deferred<EffectIO>();
+    const heard: boolean[] = [];
+    let runs = 0;
+    const { actor } = agent({
+      callLlm: (_input, io) => {
+        // The first run listens without a signal; the second has neither.
+        if (runs++ === 0) io.onAbort(() => heard.push(io.aborted));
+        started.resolve(io);
+        return new Promise<never>(() => {});
+      },
+    });
+    await until(actor, (s) => s.matches('AwaitingInput'));
+    actor.send({ type: 'USER_MESSAGE', text: 'go', at: Date.now() });
+    await started.promise;
+    actor.send({ type: 'INTERRUPT' });
+    expect(heard).toEqual([true]);
+    actor.send({ type: 'USER_MESSAGE', text: 'again', at: Date.now() });
+    await until(actor, () => runs === 2);
+    actor.send({ type: 'INTERRUPT' });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(crashes).toEqual([]);
+    expect(actor.getSnapshot().value).toBe('Interrupted');
+    actor.stop();
+  });
+
+  it('a stopped call’s actor ends with the status `stopped`, as a promise actor does', async () => {
+    const statuses: string[] = [];
+    const actor = createActor(agentMachine, {
+      input: { sessionId: 'fx' },
+      inspect: (e) => {
+        if (e.type === '@xstate.snapshot' && (e.actorRef as { id?: string }).id === 'callLlm')
+          statuses.push((e.snapshot as { status: string }).status);
+      },
+    });
+    bindAgentEffects(actor, { callLlm: () => new Promise<never>(() => {}), runTools: async () => [] });
+    actor.start();
+    await until(actor, (s) => s.matches('AwaitingInput'));
+    actor.send({ type: 'USER_MESSAGE', text: 'go', at: Date.now() });
+    actor.send({ type: 'INTERRUPT' });
+    expect(statuses.at(-1)).toBe('stopped');
+    actor.stop();
+  });
+
+  it('events a stopped call sends reach nothing, not even the next turn’s call', async () => {
+    const runs: EffectIO[] = [];
+    const { actor } = agent({
+      callLlm: (_input, io) => {
+        runs.push(io);
+        return new Promise<never>(() => {});
+      },
+    });
+    await until(actor, (s) => s.matches('AwaitingInput'));
+    actor.send({ type: 'USER_MESSAGE', text: 'first', at: Date.now() });
+    await until(actor, () => runs.length === 1);
+    actor.send({ type: 'INTERRUPT' });
+    actor.send({ type: 'USER_MESSAGE', text: 'second', at: Date.now() });
+    await until(actor, () => runs.length === 2);
+    runs[0]!.send({ type: 'LLM.DELTA', delta: 'stale text' });
+    runs[1]!.send({ type: 'LLM.DELTA', delta: 'fresh' });
+    expect(actor.getSnapshot().context.partial).toBe('fresh');
+    actor.stop();
   });
 
   it('a signal first read after the stop is already aborted, with the stop’s reason', async () => {

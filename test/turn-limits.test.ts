@@ -87,6 +87,32 @@ describe('checkLimitsAfterTools', () => {
     expect(over.notes).toEqual([]);
   });
 
+  it('names the most repeated call, wherever it is in the batch', () => {
+    const limits = { maxRepeatedCalls: 3 };
+    const near = checkLimitsAfterTools(
+      withCalls([call('b'), call('a', 'fetch')], { repeatedCalls: { 'search {"q":1}': 1 } }, limits),
+      [result('b'), result('a')],
+    );
+    expect(near.notes).toEqual([expect.objectContaining({ limit: 'repeated_calls', used: 2 })]);
+    expect(near.notes[0]!.message).toContain('search');
+    expect(near.notes[0]!.message).not.toContain('fetch');
+  });
+
+  it('gives no note once a limit ends the turn, even one that is near', () => {
+    const ctx = withCalls(
+      [call('a')],
+      { repeatedCalls: { 'search {"q":1}': 1 }, consecutiveErrors: 1 },
+      {
+        maxRepeatedCalls: 3,
+        maxConsecutiveErrors: 3,
+      },
+    );
+    expect(checkLimitsAfterTools(ctx, [result('a', true)]).notes).toHaveLength(2);
+    const timedOut = checkLimitsAfterTools(ctx, [result('a', true, { deadlineExceeded: true })]);
+    expect(timedOut.finalReason).toBe('timeout');
+    expect(timedOut.notes).toEqual([]);
+  });
+
   it('counts a failing streak across batches; a success resets it', () => {
     const limits = { maxConsecutiveErrors: 3 };
     const ctx = withCalls([call('a', 'x', '{}'), call('b', 'y', '{}')], { consecutiveErrors: 1 }, limits);
@@ -110,6 +136,11 @@ describe('checkLimitsAfterTools', () => {
       'timeout',
     );
     expect(checkLimitsAfterTools(ctx, [result('a', true)]).finalReason).toBe('repeated_calls');
+    // One call of the batch cut short is enough.
+    const two = withCalls([call('a'), call('b', 'fetch')]);
+    expect(
+      checkLimitsAfterTools(two, [result('a'), result('b', true, { deadlineExceeded: true })]).finalReason,
+    ).toBe('timeout');
   });
 
   it('ends the turn once its tokens reach the budget, and not without a budget', () => {
@@ -181,7 +212,12 @@ describe('finalCallNote', () => {
     // Every reason is explained in words, not by its code.
     for (const [i, reason] of reasons.entries()) expect(texts[i]).not.toContain(reason);
     // A reason without its own words is named as it is.
-    expect(String(finalCallNote('cost_budget').content)).toContain('cost_budget');
+    const generic = String(finalCallNote('cost_budget').content);
+    expect(generic).toContain('cost_budget');
+    // Each limit's words say more than its code would.
+    for (const [i, reason] of reasons.entries()) {
+      expect(texts[i]!.length, reason).toBeGreaterThan(generic.length - 'cost_budget'.length + 20);
+    }
   });
 });
 
@@ -303,6 +339,12 @@ describe('costWarnings', () => {
     );
     expect(costWarnings(ctx, usage(0.1), usage(8)).map((w) => w.max)).toEqual([10]);
     expect(costWarnings(ctx, usage(0.9), usage(8.1)).map((w) => w.max)).toEqual([1, 10]);
+    // The session was past its share before this reply: only the turn's budget warns.
+    const sessionPast = context(
+      { turnUsage: usage(0), totalUsage: usage(8.5) },
+      { maxCostUsd: 1, maxSessionCostUsd: 10 },
+    );
+    expect(costWarnings(sessionPast, usage(0.9), usage(9.4)).map((w) => w.max)).toEqual([1]);
     // A context that had no usage yet for the session budget (cost unknown before) still warns.
     const unknownBefore = context({ turnUsage: usage(), totalUsage: usage() }, { maxSessionCostUsd: 10 });
     expect(costWarnings(unknownBefore, usage(9), usage(9)).map((w) => w.max)).toEqual([10]);

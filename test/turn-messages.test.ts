@@ -64,6 +64,13 @@ describe('hears', () => {
     expect(hears(picky, 'tool_call_start')).toBe(false);
     // Nobody hears tool_call_start: none is built.
     expect(startEvents(picky, context(), [call('a')])).toEqual([]);
+    const starts = createActor(agentMachine, { input: {} });
+    bindAgentEffects(starts, {
+      callLlm: async () => never(),
+      runTools: async () => [],
+      hears: (type) => type === 'tool_call_start',
+    });
+    expect(startEvents(starts, context(), [call('a')])).toHaveLength(1);
     expect(startEvents(unbound, context(), [call('a'), call('b')])).toEqual([
       expect.objectContaining({
         type: 'tool_call_start',

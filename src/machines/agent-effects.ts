@@ -82,7 +82,10 @@ const STOPPED = new DOMException(
 class EffectRun implements EffectIO {
   #controller: AbortController | undefined;
   #listeners: Set<() => void> | undefined;
-  /** Set by `stop()` before the listeners run: the actor's snapshot says 'stopped' only after them. */
+  /**
+   * Set by `stop()`, before the listeners run: the actor's snapshot says 'stopped' only after them. Every
+   * stop of a started actor goes through `stop()` (its transition on `xstate.stop`).
+   */
   #stopped = false;
 
   constructor(
@@ -99,7 +102,7 @@ class EffectRun implements EffectIO {
   }
 
   get aborted(): boolean {
-    return this.#stopped || this.self.getSnapshot().status === 'stopped';
+    return this.#stopped;
   }
 
   get reason(): unknown {
