@@ -13,34 +13,41 @@ import { EMPTY_BATCH } from '../src/machines/tool-batch.js';
 // The context a machine starts with, and the field sets a turn starts and ends with (a restore
 // rebuilds contexts from the same sets).
 
+/** The fields of turn `turn` as it starts: nothing used, nothing pending, no answer. */
+function turnStart(turn: number, maxIterations: number, deadline: number | null) {
+  return {
+    turn,
+    iteration: 0,
+    maxIterations,
+    warned: false,
+    deadline,
+    pausedAt: null,
+    batch: EMPTY_BATCH,
+    finalReason: null,
+    partial: '',
+    response: '',
+    terminateReason: null,
+    error: null,
+    turnUsage: ZERO_USAGE,
+    repeatedCalls: {},
+    consecutiveErrors: 0,
+    compactedCall: null,
+  };
+}
+
 describe('initialContext', () => {
   it('starts before the first turn: nothing allowed, no plan, not initialized, nothing used', () => {
     const context = initialContext({ sessionId: 's', messages: [{ role: 'system', content: 'Hi.' }] });
     expect(context).toMatchObject({
       sessionId: 's',
       messages: [{ role: 'system', content: 'Hi.' }],
-      turn: 0,
-      iteration: 0,
-      maxIterations: DEFAULTS.maxIterations,
-      warned: false,
-      deadline: null,
-      pausedAt: null,
-      batch: EMPTY_BATCH,
-      finalReason: null,
-      partial: '',
-      response: '',
-      terminateReason: null,
-      error: null,
-      turnUsage: ZERO_USAGE,
+      ...turnStart(0, DEFAULTS.maxIterations, null),
       totalUsage: ZERO_USAGE,
-      repeatedCalls: {},
-      consecutiveErrors: 0,
       alwaysAllowed: [],
       plan: null,
       initialized: false,
       lastState: null,
       compaction: null,
-      compactedCall: null,
     });
   });
 
@@ -77,24 +84,7 @@ describe('a turn’s fields', () => {
       consecutiveErrors: 3,
       repeatedCalls: { x: 2 },
     };
-    expect(newTurnFields(context, 5, 10_000)).toEqual({
-      turn: 5,
-      iteration: 0,
-      maxIterations: context.limits.maxIterations,
-      warned: false,
-      deadline: 12_000,
-      pausedAt: null,
-      batch: EMPTY_BATCH,
-      finalReason: null,
-      partial: '',
-      response: '',
-      terminateReason: null,
-      error: null,
-      turnUsage: ZERO_USAGE,
-      repeatedCalls: {},
-      consecutiveErrors: 0,
-      compactedCall: null,
-    });
+    expect(newTurnFields(context, 5, 10_000)).toEqual(turnStart(5, context.limits.maxIterations, 12_000));
   });
 
   it('an ended turn has no batch, no stream, no paused clock, its reason, and keeps its answer', () => {

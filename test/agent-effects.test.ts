@@ -5,6 +5,7 @@ import type { LlmCallInput, LlmCallOutput } from '../src/machines/actors/call-ll
 import type { EffectIO } from '../src/machines/agent-effects.js';
 import { watchCrashes } from './support/crash-watch.js';
 import { deferred } from './support/harness.js';
+import { answerOutput } from './support/llm-outputs.js';
 import { until } from './support/until.js';
 
 // The effects bound to an agent actor and the `EffectIO` each run gets: start-up, the abort signal
@@ -12,13 +13,7 @@ import { until } from './support/until.js';
 
 const crashes = watchCrashes();
 
-const answer = (content: string): LlmCallOutput => ({
-  message: { role: 'assistant', content },
-  calls: [],
-  finishReason: 'stop',
-  usage: null,
-  at: 0,
-});
+const answer = answerOutput;
 
 function agent(effects: Partial<AgentEffects>, messages = [{ role: 'system' as const, content: 'Test.' }]) {
   const actor = createActor(agentMachine, { input: { sessionId: 'fx', messages } });

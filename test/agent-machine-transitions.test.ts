@@ -4,6 +4,7 @@ import { type AgentEffects, agentMachine, bindAgentEffects } from '../src/index.
 import type { LlmCallInput, LlmCallOutput } from '../src/machines/actors/call-llm.js';
 import type { AgentMachineInput } from '../src/machines/agent-context.js';
 import type { ToolCallRequest, ToolResult } from '../src/tools/tool-call.js';
+import { answerOutput, callsOutput } from './support/llm-outputs.js';
 import { until } from './support/until.js';
 
 // The statechart's transitions and guards, driven through its effects: which reply runs its calls,
@@ -19,31 +20,8 @@ const call = (id: string, extra: Partial<ToolCallRequest> = {}): ToolCallRequest
   ...extra,
 });
 
-function withCalls(calls: ToolCallRequest[], extra: Partial<LlmCallOutput> = {}): LlmCallOutput {
-  return {
-    message: {
-      role: 'assistant',
-      content: null,
-      tool_calls: calls.map((c) => ({
-        id: c.id,
-        type: 'function',
-        function: { name: c.name, arguments: c.argsText },
-      })),
-    },
-    calls,
-    finishReason: 'tool_calls',
-    usage: null,
-    at: 0,
-    ...extra,
-  };
-}
-const answer = (content: string): LlmCallOutput => ({
-  message: { role: 'assistant', content },
-  calls: [],
-  finishReason: 'stop',
-  usage: null,
-  at: 0,
-});
+const withCalls = callsOutput;
+const answer = answerOutput;
 
 type Reply = LlmCallOutput | Error | ((input: LlmCallInput) => LlmCallOutput | Promise<LlmCallOutput>);
 

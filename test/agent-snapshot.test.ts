@@ -14,6 +14,7 @@ import {
 } from '../src/machines/agent-snapshot.js';
 import { BUSY_STATES, isBusyState } from '../src/machines/agent-states.js';
 import { isRestState, planRestore, REST_STATES } from '../src/unstable.js';
+import { answerOutput } from './support/llm-outputs.js';
 
 // What code outside the machine may do with a persisted snapshot goes through machines/agent-snapshot.ts:
 // a saved 0.1 session upgrades, and a rebuilt context keeps every field.
@@ -412,13 +413,7 @@ describe('persistedSnapshotWithoutMessages', () => {
       input: { sessionId: 'p', messages: [{ role: 'system', content: 'Long system prompt.' }] },
     });
     bindAgentEffects(actor, {
-      callLlm: async () => ({
-        message: { role: 'assistant', content: 'hi' },
-        calls: [],
-        finishReason: 'stop',
-        usage: null,
-        at: 0,
-      }),
+      callLlm: async () => answerOutput('hi'),
       runTools: async () => [],
     });
     actor.start();
