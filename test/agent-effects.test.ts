@@ -1,11 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
-import { type AgentEffects, agentMachine, bindAgentEffects } from '../src/index.js';
+import { z } from 'zod';
+import {
+  type AgentEffects,
+  agentMachine,
+  bindAgentEffects,
+  defineTool,
+  runToolsEffect,
+  ToolRegistry,
+} from '../src/index.js';
 import type { LlmCallInput, LlmCallOutput } from '../src/machines/actors/call-llm.js';
 import type { EffectIO } from '../src/machines/agent-effects.js';
 import { watchCrashes } from './support/crash-watch.js';
 import { deferred } from './support/harness.js';
-import { answerOutput } from './support/llm-outputs.js';
+import { answerOutput, callsOutput } from './support/llm-outputs.js';
 import { until } from './support/until.js';
 
 // The effects bound to an agent actor and the `EffectIO` each run gets: start-up, the abort signal
@@ -236,6 +244,38 @@ describe('the EffectIO of a model call', () => {
     runs[0]!.send({ type: 'LLM.DELTA', delta: 'stale text' });
     runs[1]!.send({ type: 'LLM.DELTA', delta: 'fresh' });
     expect(actor.getSnapshot().context.partial).toBe('fresh');
+    actor.stop();
+  });
+
+  it('a tool’s signal aborts with the agent’s reason when the turn is interrupted', async () => {
+    const reached = deferred<AbortSignal>();
+    const registry = new ToolRegistry([
+      defineTool({
+        name: 'wait',
+        description: 'waits until stopped',
+        parameters: z.object({}),
+        execute: (_args, ctx) => {
+          reached.resolve(ctx.signal);
+          return new Promise(() => {});
+        },
+      }),
+    ]);
+    let runnerIo: EffectIO | undefined;
+    const call = { id: 'w1', name: 'wait', argsText: '{}', args: {}, needsApproval: false };
+    let replies = 0;
+    const { actor } = agent({
+      callLlm: async () => (replies++ === 0 ? callsOutput([call]) : answer('done')),
+      runTools: (input, io) => {
+        runnerIo = io;
+        return runToolsEffect({ registry })(input, io);
+      },
+    });
+    await until(actor, (s) => s.matches('AwaitingInput'));
+    actor.send({ type: 'USER_MESSAGE', text: 'go', at: Date.now() });
+    const signal = await reached.promise;
+    actor.send({ type: 'INTERRUPT' });
+    expect(signal.aborted).toBe(true);
+    expect(signal.reason).toBe(runnerIo?.reason);
     actor.stop();
   });
 
