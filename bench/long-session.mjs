@@ -4,13 +4,16 @@
 // statement's text and parameters) at turns 50 and 800; and the restore (`ready()` in a new process)
 // of a file-store session of 1,600 tool rounds, with the RSS after it.
 // Each turn: a user message, one tool call (200-character arguments, a 300-character result), an
-// answer. No pruning (`contextWindow: false`), not streamed. Each measurement is a child process
-// (`node --expose-gc`) running the scripted server and one harness (as issue 28 measured it), rounds
-// interleaved; per turn the wall time and the CPU time of that process.
+// answer. No pruning (`contextWindow: false`), not streamed. Each harness is a child process
+// (`node --expose-gc`) running the scripted server and the harness (as issue 28 measured it); the
+// children of a round run in lock-step, turn by turn, so that the machine's load at any moment hits
+// them all alike; per turn the wall time and the CPU time of that process. Ratios to the hand-written
+// loop are taken within a round, then their median over rounds.
 // npm run build && node bench/long-session.mjs [--turns=800] [--rounds=2] [--stores=memory,file,postgres]
-//   [--restore-rounds=1600] [--dist=dist] [--out=file.json]
+//   [--restore-rounds=1600] [--window=50] [--dist=dist] [--out=file.json] [--cpu-prof=dir]
 // `--dist` picks the build measured (e.g. main's, built into another folder whose node_modules
-// resolves), so that before and after run in the same conditions.
+// resolves), so that before and after run in the same conditions; `--cpu-prof` writes each child's
+// V8 profile into `dir` (summarize with bench/lib/profile-summary.mjs).
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -22,7 +25,8 @@ const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/
 /** The builds measured: `--dist=a,b` runs both, interleaved, in one run (before and after a change). */
 const dists = (args.dist ?? path.join(here, '..', 'dist')).split(',').map((d) => path.resolve(d));
 const dist = dists[0];
-const WINDOW = 20;
+/** Turns per measured window (ending at turns 50, 200, 800): long enough to hold several full GCs. */
+const WINDOW = Number(args.window ?? 50);
 const WARMUP_TURNS = 30;
 const ARGS = 'a'.repeat(190);
 const RESULT = 'r'.repeat(300);
@@ -204,33 +208,124 @@ async function child({ mode, harness, store: storeKind, turns, dir, pgUrl, sessi
     }
     return { runTurn, close, bytes };
   };
-  // JIT warm-up: a short session first, so that turn 50 is not measured on code still being compiled.
-  const warm = await open(`${session}-warmup`);
-  for (let turn = 1; turn <= WARMUP_TURNS; turn++) await warm.runTurn(`Warm-up ${turn}`, -turn);
-  await warm.close();
-  const { runTurn, close, bytes } = await open(session);
+  // Driven by the parent over IPC, one turn at a time, so that every harness of a round runs its turn k
+  // next to the others' turn k (lock-step): a change in the machine's load hits them all alike.
+  // JIT warm-up first: a short session, so that turn 50 is not measured on code still being compiled.
+  let current = await open(`${session}-warmup`);
+  let warming = true;
   const perTurn = [];
   const cpuPerTurn = [];
-  for (let turn = 1; turn <= turns; turn++) {
-    const t = performance.now();
-    const cpu = process.cpuUsage();
-    await runTurn(`Question ${turn}: what does the document say?`, turn);
-    perTurn.push(performance.now() - t);
-    const used = process.cpuUsage(cpu);
-    cpuPerTurn.push((used.user + used.system) / 1000);
+  process.on('message', async (message) => {
+    try {
+      if (message.type === 'turn') {
+        if (!warming && message.turn < 0) throw new Error('a warm-up turn after the measured ones began');
+        if (warming && message.turn > 0) {
+          await current.close();
+          current = await open(session);
+          warming = false;
+        }
+        const t = performance.now();
+        const cpu = process.cpuUsage();
+        await current.runTurn(
+          message.turn > 0
+            ? `Question ${message.turn}: what does the document say?`
+            : `Warm-up ${-message.turn}`,
+          message.turn,
+        );
+        const used = process.cpuUsage(cpu);
+        if (message.turn > 0) {
+          perTurn.push(performance.now() - t);
+          cpuPerTurn.push((used.user + used.system) / 1000);
+        }
+        process.send({ type: 'done' });
+        return;
+      }
+      await current.close();
+      const windows = {};
+      const cpuWindows = {};
+      for (const end of [50, 200, 800, 1600]) {
+        if (end > turns) continue;
+        windows[end] = mean(perTurn.slice(end - WINDOW, end));
+        cpuWindows[end] = mean(cpuPerTurn.slice(end - WINDOW, end));
+      }
+      const rssMiB = process.memoryUsage().rss / 2 ** 20;
+      process.send({ type: 'result', result: { windows, cpuWindows, bytes: current.bytes, rssMiB } }, () =>
+        process.exit(0),
+      );
+    } catch (error) {
+      process.stderr.write(`${error.stack ?? error}\n`);
+      process.exit(1);
+    }
+  });
+  process.send({ type: 'ready' });
+}
+
+/**
+ * The harnesses of one round, each in its own child process, driven turn by turn: warm-up turns, then
+ * turns 1..`turns`, each turn run by every child in turn (the order rotating), then their results.
+ * A restore measurement (`mode: 'restore'`) is one child that reports and exits.
+ */
+async function runLockStep(children, turns) {
+  const procs = children.map(({ config, build }) => {
+    const profile = args['cpu-prof']
+      ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args['cpu-prof'])}`]
+      : [];
+    const proc = spawn(
+      process.execPath,
+      [
+        ...profile,
+        '--expose-gc',
+        fileURLToPath(import.meta.url),
+        `--dist=${build}`,
+        `--child=${JSON.stringify(config)}`,
+      ],
+      { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] },
+    );
+    const exited = new Promise((_, reject) =>
+      proc.on('exit', (code) => {
+        if (code !== 0) reject(new Error(`child ${JSON.stringify(config)} exited ${code}`));
+      }),
+    );
+    exited.catch(() => {});
+    const next = (type) =>
+      Promise.race([
+        new Promise((resolve) => proc.once('message', (m) => m.type === type && resolve(m))),
+        exited,
+      ]);
+    return { proc, next };
+  });
+  try {
+    await Promise.all(procs.map((p) => p.next('ready')));
+    const order = [...Array(WARMUP_TURNS).keys()].map((i) => -(i + 1));
+    for (let turn = 1; turn <= turns; turn++) order.push(turn);
+    for (const [i, turn] of order.entries()) {
+      for (let k = 0; k < procs.length; k++) {
+        const p = procs[(i + k) % procs.length];
+        const done = p.next('done');
+        p.proc.send({ type: 'turn', turn });
+        await done;
+      }
+    }
+    return await Promise.all(
+      procs.map(async (p) => {
+        const result = p.next('result');
+        p.proc.send({ type: 'finish' });
+        return (await result).result;
+      }),
+    );
+  } finally {
+    // A child writes its CPU profile (`--cpu-prof`) as it exits: give it the time, then stop it.
+    await Promise.all(
+      procs.map(
+        (p) =>
+          p.proc.exitCode ??
+          new Promise((resolve) => {
+            const timer = setTimeout(() => p.proc.kill(), 10_000);
+            p.proc.once('exit', () => resolve(clearTimeout(timer)));
+          }),
+      ),
+    );
   }
-  await close();
-  const windows = {};
-  const cpuWindows = {};
-  for (const end of [50, 200, 800, 1600]) {
-    if (end > turns) continue;
-    windows[end] = mean(perTurn.slice(end - WINDOW, end));
-    cpuWindows[end] = mean(cpuPerTurn.slice(end - WINDOW, end));
-  }
-  process.stdout.write(
-    `${JSON.stringify({ windows, cpuWindows, bytes, rssMiB: process.memoryUsage().rss / 2 ** 20 })}\n`,
-  );
-  process.exit(0);
 }
 
 function runChild(config, build) {
@@ -281,28 +376,30 @@ async function parent() {
   try {
     const configs = [{ harness: 'handwritten' }, ...stores.map((store) => ({ harness: 'agentloop', store }))];
     for (let round = 0; round < rounds && !stopping; round++) {
+      const children = [];
       for (const config of configs) {
         for (const [b, result] of results.entries()) {
           const key = config.store ? `agentloop/${config.store}` : config.harness;
           const dir = path.join(work, `${b}-${key.replace('/', '-')}-${round}`);
-          const run = await runChild(
-            {
-              mode: 'turns',
-              ...config,
-
-              turns,
-              dir,
-              pgUrl: cluster?.url,
-              session: `long-${b}-${round}`,
-            },
-            result.dist,
-          );
-          result.runs[key] ??= [];
-          result.runs[key].push(run);
-          process.stderr.write(
-            `${result.dist} ${key} round ${round + 1}: ${JSON.stringify(run.windows)} ${JSON.stringify(run.bytes)}\n`,
-          );
+          const child = {
+            mode: 'turns',
+            ...config,
+            turns,
+            dir,
+            pgUrl: cluster?.url,
+            session: `long-${b}-${round}`,
+          };
+          children.push({ key, result, config: child, build: result.dist });
         }
+      }
+      const runs = await runLockStep(children, turns);
+      for (const [i, { key, result }] of children.entries()) {
+        const run = runs[i];
+        result.runs[key] ??= [];
+        result.runs[key].push(run);
+        process.stderr.write(
+          `${result.dist} ${key} round ${round + 1}: ${JSON.stringify(run.cpuWindows)} ${JSON.stringify(run.bytes)}\n`,
+        );
       }
       loads.push(load());
     }
@@ -319,7 +416,7 @@ async function parent() {
         dir,
         session: 'restore',
       };
-      await runChild(config, result.dist);
+      await runLockStep([{ config, build: result.dist }], restoreRounds);
       const restores = [];
       for (let i = 0; i < 3; i++)
         restores.push(await runChild({ mode: 'restore', dir, session: 'restore' }, result.dist));
@@ -342,29 +439,40 @@ async function parent() {
   if (args.out) await writeFile(args.out, JSON.stringify({ rounds, loads, results, summary }, null, 2));
 }
 
-function summarize(result) {
+function summarize(result, _, results) {
   return [
     `dist ${result.dist}`,
-    table(result, 'windows', 'wall'),
-    table(result, 'cpuWindows', 'CPU of the harness process'),
+    table(result, results, 'windows', 'wall'),
+    table(result, results, 'cpuWindows', 'CPU of the harness process'),
     details(result),
   ].join('\n');
 }
 
-function table(result, field, what) {
+/**
+ * Per harness: the median over rounds of the window's ms per turn, and the ratios to the hand-written
+ * loop taken round by round (its runs of the same round ran in lock-step with this one: the same
+ * moments of the machine's load), then the median of those ratios.
+ */
+function table(result, results, field, what) {
   const lines = [`${what}:`];
-  const med = (key, end) => median(result.runs[key].map((r) => r[field][end]));
   const ends = [50, 200, 800, 1600].filter((e) => e <= result.turns);
+  const last = ends.at(-1);
+  const rounds = result.runs.handwritten.length;
+  /** The hand-written loop's window in round `r`: the mean of its runs of that round (one per build). */
+  const hand = (r, end) => mean(results.map((x) => x.runs.handwritten[r][field][end]));
   lines.push(
-    `| harness | ${ends.map((e) => `ms/turn @${e}`).join(' | ')} | @${ends.at(-1)} vs hand-written | growth from @50 vs hand-written's |`,
+    `| harness | ${ends.map((e) => `ms/turn @${e}`).join(' | ')} | @${last} vs hand-written | growth from @50 vs hand-written's |`,
   );
   lines.push(`|---|${ends.map(() => '---|').join('')}---|---|`);
-  const hand = (end) => med('handwritten', end);
-  for (const key of Object.keys(result.runs)) {
-    const last = ends.at(-1);
-    const growth = med(key, last) / med(key, 50) / (hand(last) / hand(50));
+  for (const [key, runs] of Object.entries(result.runs)) {
+    const at = (end) => median(runs.map((run) => run[field][end]));
+    const rs = [...Array(rounds).keys()];
+    const ratio = median(rs.map((r) => runs[r][field][last] / hand(r, last)));
+    const growth = median(
+      rs.map((r) => runs[r][field][last] / runs[r][field][50] / (hand(r, last) / hand(r, 50))),
+    );
     lines.push(
-      `| ${key} | ${ends.map((e) => med(key, e).toFixed(2)).join(' | ')} | ${(med(key, last) / hand(last)).toFixed(2)}x | ${growth.toFixed(2)}x |`,
+      `| ${key} | ${ends.map((e) => at(e).toFixed(2)).join(' | ')} | ${ratio.toFixed(2)}x | ${growth.toFixed(2)}x |`,
     );
   }
   return lines.join('\n');
@@ -374,7 +482,7 @@ function details(result) {
   const lines = [];
   for (const key of Object.keys(result.runs)) {
     const bytes = result.runs[key][0].bytes;
-    if (bytes[50])
+    if (bytes[50]?.record !== undefined)
       lines.push(
         `${key} bytes per rest point (record / transcript) @50: ${bytes[50].record} / ${bytes[50].transcript}; @800: ${bytes[800]?.record} / ${bytes[800]?.transcript}`,
       );

@@ -1,11 +1,22 @@
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, realpath, rename, rm, rmdir, symlink, writeFile } from 'node:fs/promises';
+import {
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  realpath,
+  rename,
+  rm,
+  rmdir,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BundleError } from '../src/bundle/bundle-error.js';
 import { openedPath, openForRead, openForWrite, type WriteTarget } from '../src/bundle/checked-open.js';
-import { refusal } from './support/bundle-refusal.js';
+import { expectRefusal, refusal } from './support/bundle-refusal.js';
 
 // The descriptor half of the sandbox, given what a swap between the path check and the open leaves:
 // called directly with the "checked" path already replaced (a symlink, a moved file, a folder gone),
@@ -45,24 +56,33 @@ describe('a read whose checked file was swapped', () => {
   it('refuses a symlink put in place of the checked file, without following it', async () => {
     const swapped = path.join(out, 'note.md');
     await symlink(path.join(outside, 'secret.md'), swapped);
-    const error = await refusal(openForRead(swapped, 'note.md'));
-    expect({ code: error.code, file: error.file }).toEqual({ code: 'sandbox', file: 'note.md' });
-    expect(error.message).toContain('note.md');
+    const error = await refusal(openForRead(swapped, 'asked.md'));
+    // Names the checked path that changed and the system's reason, not the link's target.
+    expectRefusal(error, {
+      code: 'sandbox',
+      file: 'asked.md',
+      names: [swapped, 'ELOOP', 'changed'],
+      outcome: 'read',
+    });
+    expect(error.message).not.toContain('secret');
   });
 
   it('reports a file that vanished, or whose folder became a file, as not found', async () => {
     await writeFile(path.join(out, 'plain'), 'x');
     for (const gone of [path.join(out, 'gone.md'), path.join(out, 'plain', 'below.md')]) {
-      const error = await refusal(openForRead(gone, 'asked.md'));
-      expect({ code: error.code, file: error.file }).toEqual({ code: 'not-found', file: 'asked.md' });
-      expect(error.message).toContain('asked.md');
+      expectRefusal(await refusal(openForRead(gone, 'asked.md')), { code: 'not-found', file: 'asked.md' });
     }
   });
 
   it('refuses a path the system cannot open at all as a sandbox error, not a raw one', async () => {
-    const error = await refusal(openForRead(path.join(out, 'x'.repeat(300)), 'asked.md'));
-    expect({ code: error.code, file: error.file }).toEqual({ code: 'sandbox', file: 'asked.md' });
-    expect(error.message).toContain('asked.md');
+    const tooLong = path.join(out, 'x'.repeat(300));
+    const error = await refusal(openForRead(tooLong, 'asked.md'));
+    expectRefusal(error, {
+      code: 'sandbox',
+      file: 'asked.md',
+      names: [tooLong, 'ENAMETOOLONG', 'cannot open'],
+      outcome: 'read',
+    });
   });
 });
 
@@ -84,8 +104,12 @@ describe('where an opened file lies', () => {
           );
         } else {
           const error = await refusal(openedPath(handle, asked, 'note.md', false, 'Access denied'));
-          expect({ code: error.code, file: error.file }).toEqual({ code: 'sandbox', file: 'note.md' });
-          expect(error.message).toContain('note.md');
+          expectRefusal(error, {
+            code: 'sandbox',
+            file: 'note.md',
+            names: [asked, 'changed'],
+            outcome: 'read',
+          });
         }
       } finally {
         await handle.close();
@@ -100,8 +124,12 @@ describe('where an opened file lies', () => {
     try {
       await rm(asked);
       const error = await refusal(openedPath(handle, asked, 'note.md', false, 'Write refused'));
-      expect({ code: error.code, file: error.file }).toEqual({ code: 'sandbox', file: 'note.md' });
-      expect(error.message).toContain('note.md');
+      expectRefusal(error, {
+        code: 'sandbox',
+        file: 'note.md',
+        names: [asked, 'changed'],
+        outcome: 'written',
+      });
     } finally {
       await handle.close();
     }
@@ -112,46 +140,64 @@ describe('a write whose checked folders were swapped', () => {
   it('refuses, through descriptors, a folder swapped for a symlink leading out, creating nothing outside', async () => {
     await symlink(outside, path.join(out, 'sub'));
     const error = await refusal(openForWrite(target(path.join(out, 'sub', 'new.md'), true)));
-    expect({ code: error.code, file: error.file }).toEqual({ code: 'sandbox', file: 'asked.md' });
-    expect(error.message).toContain('asked.md');
+    expectRefusal(error, {
+      code: 'sandbox',
+      file: 'asked.md',
+      // Linux says ENOTDIR for a symlink opened with O_DIRECTORY | O_NOFOLLOW, others ELOOP.
+      names: [path.join(out, 'sub'), 'not a folder'],
+      outcome: 'written',
+    });
     expect(await readdir(outside)).toEqual(['secret.md']);
   });
 
   it('refuses, through descriptors, a file in the place of a folder', async () => {
     await writeFile(path.join(out, 'sub'), 'a file');
     const error = await refusal(openForWrite(target(path.join(out, 'sub', 'new.md'), true)));
-    expect({ code: error.code, file: error.file }).toEqual({ code: 'sandbox', file: 'asked.md' });
-    expect(error.message).toContain('asked.md');
+    expectRefusal(error, {
+      code: 'sandbox',
+      file: 'asked.md',
+      names: [path.join(out, 'sub'), 'ENOTDIR', 'not a folder'],
+      outcome: 'written',
+    });
   });
 
   it('refuses, through descriptors, a root that is not where its path says', async () => {
     const error = await refusal(
       openForWrite({ ...target(path.join(out, 'new.md'), true), root: `${out}/.` }),
     );
-    expect({ code: error.code, file: error.file }).toEqual({ code: 'sandbox', file: 'asked.md' });
-    expect(error.message).toContain('asked.md');
-  });
-
-  it('refuses a folder it cannot make as a sandbox error', async () => {
-    const error = await refusal(openForWrite(target(path.join(out, 'x'.repeat(300), 'new.md'), true)));
-    expect({ code: error.code, file: error.file }).toEqual({ code: 'sandbox', file: 'asked.md' });
-    expect(error.message).toContain('asked.md');
+    expectRefusal(error, {
+      code: 'sandbox',
+      file: 'asked.md',
+      names: [`${out}/.`, 'changed'],
+      outcome: 'written',
+    });
   });
 
   it.each([true, false])('refuses a final symlink in place of the file (/proc: %s)', async (useProc) => {
     await symlink(path.join(outside, 'secret.md'), path.join(out, 'new.md'));
     const error = await refusal(openForWrite(target(path.join(out, 'new.md'), useProc)));
-    expect({ code: error.code, file: error.file }).toEqual({ code: 'sandbox', file: 'asked.md' });
-    expect(error.message).toContain('asked.md');
+    expectRefusal(error, {
+      code: 'sandbox',
+      file: 'asked.md',
+      names: [path.join(out, 'new.md'), 'symlink'],
+      outcome: 'written',
+    });
+    expect(await readFile(path.join(outside, 'secret.md'), 'utf8')).toBe('secret');
   });
 
-  it('refuses, on the portable open, a folder removed between its check and the open', async () => {
-    const real = path.join(out, 'sub', 'new.md');
-    const error = await refusal(
-      openForWrite(target(real, false, async () => void (await rmdir(path.join(out, 'sub'))))),
-    );
-    expect({ code: error.code, file: error.file }).toEqual({ code: 'sandbox', file: 'asked.md' });
-    expect(error.message).toContain('asked.md');
+  it.each([
+    ['removed', 'ENOENT', async (sub: string) => rmdir(sub)],
+    ['replaced by a file', 'ENOTDIR', async (sub: string) => rmdir(sub).then(() => writeFile(sub, 'x'))],
+  ])('refuses, on the portable open, a folder %s between its check and the open', async (_, code, swap) => {
+    const sub = path.join(out, 'sub');
+    const real = path.join(sub, 'new.md');
+    const error = await refusal(openForWrite(target(real, false, () => swap(sub))));
+    expectRefusal(error, {
+      code: 'sandbox',
+      file: 'asked.md',
+      names: [sub, code, 'changed'],
+      outcome: 'written',
+    });
     expect(existsSync(real)).toBe(false);
   });
 

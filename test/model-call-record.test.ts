@@ -180,4 +180,28 @@ describe('requestHash', () => {
     expect(requestHash({ model: 'm', messages: [a, b] })).not.toBe(first);
     expect(requestHash({ model: 'm', input: [a, b, 'x'] })).not.toBe(first);
   });
+
+  it('hashes a list sharing its first item with the last one as a fresh copy of it hashes', () => {
+    const message = (i: number) => ({ role: i % 2 ? 'assistant' : 'user', content: `m${i}` });
+    const system = { role: 'system', content: 'Be brief.' };
+    const history = Array.from({ length: 12 }, (_, i) => message(i));
+    /** The hash of a structurally equal list of new objects: no digest remembered from before. */
+    const fresh = (items: object[]) => requestHash({ model: 'm', messages: structuredClone(items) });
+    const check = (items: object[]) =>
+      expect(requestHash({ model: 'm', messages: items })).toBe(fresh(items));
+    check([system, ...history.slice(0, 4)]);
+    check([system, ...history.slice(0, 6)]); // extends the last list
+    check([system, ...history.slice(0, 6)]); // equal to it, another array
+    check([system, ...history.slice(0, 3)]); // a prefix of it
+    check([system, history[0]!, ...history.slice(3, 8)]); // the middle pruned
+    check([system, { role: 'user', content: 'a block' }, ...history.slice(0, 8)]); // an item put in
+    check([system]);
+    // The same array changed in place is not taken for the list it was.
+    const list = [system, ...history.slice(0, 5)];
+    check(list);
+    list[3] = message(99);
+    check(list);
+    list.push(message(100));
+    check(list);
+  });
 });

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BundleErrorCode } from '../src/bundle/bundle-error.js';
 import { kindOf } from '../src/bundle/checked-open.js';
 import { Sandbox } from '../src/bundle/sandbox.js';
-import { refusal } from './support/bundle-refusal.js';
+import { expectRefusal, refusal } from './support/bundle-refusal.js';
 
 // What a refusal of the sandbox carries besides its message: the error code callers branch on
 // (`status()` says outside-root only for `sandbox`; tools report not-found and too-large apart) and
@@ -90,8 +90,8 @@ describe.each([
   ];
   it.each(reads)('a read of %s is refused with its code, naming the file', async (_, given, code) => {
     const input = expand(given);
-    const error = await refusal(sandbox.readText(input, 'read_file'));
-    expect({ code: error.code, file: error.file }).toEqual({ code, file: input });
+    const shown = input.includes('\0') ? JSON.stringify(input) : input;
+    expectRefusal(await refusal(sandbox.readText(input, 'read_file')), { code, file: input, shown });
   });
 
   const writes: [string, string, BundleErrorCode][] = [
@@ -104,12 +104,14 @@ describe.each([
   ];
   it.each(writes)('a write to %s is refused with its code, naming the file', async (_, given, code) => {
     const input = expand(given);
-    const error = await refusal(sandbox.writeText(input, 'x'));
-    expect({ code: error.code, file: error.file }).toEqual({ code, file: input });
+    expectRefusal(await refusal(sandbox.writeText(input, 'x')), { code, file: input });
   });
 
   it('refuses a device file in the roots, for reads and writes (root may make one)', async () => {
     const device = path.join(out, `null-${procFd}`);
+    // Made again on a retry (the mutation config retries a failed test once): a left-over device
+    // would make mknod fail and the test pass without checking anything.
+    await rm(device, { force: true });
     try {
       execFileSync('mknod', [device, 'c', '1', '3'], { stdio: 'ignore' });
     } catch {
@@ -129,9 +131,11 @@ describe.each([
 
   it('reads a file exactly at the size limit; one byte more is too large', async () => {
     expect((await sandbox.readText(path.join(project, 'five.txt'), 'read_file')).content).toBe('12345');
-    expect((await refusal(sandbox.readText(path.join(project, 'six.txt'), 'read_file'))).code).toBe(
-      'too-large',
-    );
+    const six = path.join(project, 'six.txt');
+    const error = await refusal(sandbox.readText(six, 'read_file'));
+    expectRefusal(error, { code: 'too-large', file: six });
+    // Its size, then the limit.
+    expect(error.message.replace(six, '')).toMatch(/\b6\b.*\b5\b/);
   });
 
   it('reads back what it wrote: the output folder is readable too', async () => {
@@ -172,6 +176,43 @@ describe('the sandbox', () => {
   it('uses descriptors from /proc on Linux unless told not to', async () => {
     expect((await sandboxOf(true)).procFd).toBe(process.platform === 'linux');
     expect((await sandboxOf(false)).procFd).toBe(false);
+  });
+
+  it('refuses the sessions folders as configured and as real paths; $AGENTLOOP_HOME only when set', async () => {
+    const link = path.join(dir, 'store-link', 'sessions');
+    const own = path.join(project, '.agentloop', 'sessions');
+    expect((await sandboxOf(true)).sessionsDirs).toEqual([
+      link,
+      sessions,
+      own,
+      path.join(out, '.agentloop', 'sessions'),
+    ]);
+    expect((await Sandbox.create({ readRoots: [project], env: {} })).sessionsDirs).toEqual([own]);
+    const home = path.join(dir, 'home');
+    const withHome = await Sandbox.create({ readRoots: [project], env: { AGENTLOOP_HOME: home } });
+    expect(withHome.sessionsDirs).toEqual([own, path.join(home, 'sessions')]);
+    // A folder whose real path cannot be told (below a dangling symlink) counts as configured.
+    const below = path.join(project, 'dangling', 'sessions');
+    const dangling = await Sandbox.create({ readRoots: [project], sessionsDirs: [below], env: {} });
+    expect(dangling.sessionsDirs).toEqual([below, own]);
+  });
+
+  it('reports each read to onFileLoad: the real path, why, the bytes; nothing for a refusal', async () => {
+    const events: unknown[] = [];
+    const sandbox = await Sandbox.create({
+      readRoots: [project],
+      onFileLoad: (event) => events.push(event),
+      env: {},
+    });
+    await sandbox.readText(path.join(project, 'five.txt'), 'workflow');
+    await refusal(sandbox.readText(path.join(project, 'folder'), 'read_file'));
+    expect(events).toEqual([{ path: path.join(project, 'five.txt'), reason: 'workflow', bytes: 5 }]);
+  });
+
+  it('says why an empty path is refused', async () => {
+    const error = await refusal((await sandboxOf(true)).readText('', 'read_file'));
+    expect(error.code).toBe('sandbox');
+    expect(error.message).toMatch(/empty/);
   });
 
   it('refuses a path that is not a string (hostile tool arguments) with a sandbox error', async () => {

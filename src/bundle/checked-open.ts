@@ -8,37 +8,69 @@ import { realPathOf } from './sandbox-paths.js';
 // first, then learn where the opened file really lies, so that a folder swapped for a symlink between
 // the path check and the open cannot lead a read or a write outside the roots.
 
-const flag = (value: number | undefined): number => value ?? 0;
-/** Never follow a final symlink; never block opening a FIFO (a read refuses it after fstat). */
-const READ_FLAGS = constants.O_RDONLY | flag(constants.O_NOFOLLOW) | flag(constants.O_NONBLOCK);
-/** No O_TRUNC: nothing changes before the opened file has been checked (hard links, location). */
-const WRITE_FLAGS =
-  constants.O_WRONLY | constants.O_CREAT | flag(constants.O_NOFOLLOW) | flag(constants.O_NONBLOCK);
-const FOLDER_FLAGS = constants.O_RDONLY | flag(constants.O_DIRECTORY) | flag(constants.O_NOFOLLOW);
+/** The open flags of each kind of open the sandbox makes. */
+export interface OpenFlags {
+  /** A read: never follow a final symlink; never block opening a FIFO (the read refuses it after fstat). */
+  read: number;
+  /** A write: created if missing, as for a read otherwise; no O_TRUNC, so nothing changes before the
+   * opened file has been checked (hard links, location). */
+  write: number;
+  /** A folder on a write's way: only a folder, never through a symlink. */
+  folder: number;
+}
+
+/** The flags {@link openFlags} builds on; those a platform lacks (Windows has no O_NOFOLLOW) are undefined. */
+export type OpenConstants = Pick<typeof constants, 'O_RDONLY' | 'O_WRONLY' | 'O_CREAT'> &
+  Partial<Pick<typeof constants, 'O_NOFOLLOW' | 'O_NONBLOCK' | 'O_DIRECTORY'>>;
+
+/**
+ * The open flags from the flags a platform has (`fs.constants`). A flag it lacks is left out, and then
+ * only the check after the open ({@link openedPath}) stands: without O_NOFOLLOW an open follows a
+ * symlink put in the file's place, and the opened path says where it really led.
+ */
+export function openFlags(available: OpenConstants = constants): OpenFlags {
+  const noFollow = available.O_NOFOLLOW ?? 0;
+  const noBlock = available.O_NONBLOCK ?? 0;
+  return {
+    read: available.O_RDONLY | noFollow | noBlock,
+    write: available.O_WRONLY | available.O_CREAT | noFollow | noBlock,
+    folder: available.O_RDONLY | (available.O_DIRECTORY ?? 0) | noFollow,
+  };
+}
+
+/** This platform's open flags. */
+const FLAGS = openFlags();
 
 /** The magic link naming an open descriptor's file; a path below it resolves from that folder. */
 const fdPath = (handle: FileHandle): string => `/proc/self/fd/${handle.fd}`;
 
+/**
+ * Whether `/proc/self/fd/N` tells where descriptor N lies: only on Linux, with /proc mounted. The
+ * folder `probe` (by default `/`, which every process may open) is opened, and its magic link must
+ * read its path back; any failure on the way means no.
+ */
+export async function probeProcFd(
+  platform: NodeJS.Platform = process.platform,
+  probe = '/',
+): Promise<boolean> {
+  if (platform !== 'linux') return false;
+  try {
+    const handle = await open(probe, constants.O_RDONLY | (constants.O_DIRECTORY ?? 0));
+    try {
+      return (await readlink(fdPath(handle))) === probe;
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    return false;
+  }
+}
+
 let procProbe: Promise<boolean> | undefined;
 
-/**
- * Whether `/proc/self/fd/N` tells where descriptor N lies (Linux with /proc mounted). Probed once:
- * `/` is opened and its magic link must read `/`.
- */
+/** {@link probeProcFd} for this process: probed once, the same answer after. */
 export function procFdWorks(): Promise<boolean> {
-  procProbe ??= (async () => {
-    if (process.platform !== 'linux') return false;
-    try {
-      const handle = await open('/', constants.O_RDONLY | flag(constants.O_DIRECTORY));
-      try {
-        return (await readlink(fdPath(handle))) === '/';
-      } finally {
-        await handle.close();
-      }
-    } catch {
-      return false;
-    }
-  })();
+  procProbe ??= probeProcFd();
   return procProbe;
 }
 
@@ -57,18 +89,29 @@ function codeOf(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException | undefined)?.code;
 }
 
-/** A symlink or a file took a folder's place, or the place emptied, between the check and the open. */
-function changed(
-  verb: 'Access denied' | 'Write refused',
-  input: string,
-  at: string,
-  error?: unknown,
-): BundleError {
+type Verb = 'Access denied' | 'Write refused';
+
+/** What a refusal says happened: nothing moved. */
+const nothingDone = (verb: Verb): string => `nothing was ${verb === 'Access denied' ? 'read' : 'written'}`;
+
+/**
+ * A symlink or a file took the place of `at`, or the place emptied, between the check and the open.
+ * Names the file asked for, the path that changed and, when a system call said so, its error code.
+ */
+function changed(verb: Verb, input: string, at: string, error?: unknown): BundleError {
+  const code = codeOf(error);
   return new BundleError(
     'sandbox',
-    `${verb}: ${input}: ${at} changed while being opened (${codeOf(error) ?? 'another file'}); nothing was ${
-      verb === 'Access denied' ? 'read' : 'written'
-    }`,
+    `${verb}: ${input}: ${at} changed while being opened${code ? ` (${code})` : ''}; ${nothingDone(verb)}`,
+    { file: input, cause: error },
+  );
+}
+
+/** A system call on `at` failed for a reason other than a swap: names the file, the path, the error code. */
+function failed(verb: Verb, input: string, doing: string, at: string, error: unknown): BundleError {
+  return new BundleError(
+    'sandbox',
+    `${verb}: ${input}: cannot ${doing} ${at} (${codeOf(error) ?? String(error)}); ${nothingDone(verb)}`,
     { file: input, cause: error },
   );
 }
@@ -76,17 +119,14 @@ function changed(
 /** Opens the checked real path of a read: no final symlink followed, a FIFO opened without blocking. */
 export async function openForRead(real: string, input: string): Promise<FileHandle> {
   try {
-    return await open(real, READ_FLAGS);
+    return await open(real, FLAGS.read);
   } catch (error) {
     const code = codeOf(error);
     if (code === 'ENOENT' || code === 'ENOTDIR') {
       throw new BundleError('not-found', `File not found: ${input}`, { file: input, cause: error });
     }
     if (code === 'ELOOP') throw changed('Access denied', input, real, error);
-    throw new BundleError('sandbox', `Cannot open ${input}: ${code ?? String(error)}`, {
-      file: input,
-      cause: error,
-    });
+    throw failed('Access denied', input, 'open', real, error);
   }
 }
 
@@ -103,16 +143,38 @@ export interface WriteTarget {
   check: (real: string) => Promise<unknown>;
 }
 
+/**
+ * Makes the folder `at` (`shown` in messages), with its missing parents when `parents`. Without
+ * parents, whatever is already there is left to the open that follows, which refuses all but a folder;
+ * with them, mkdir fails only when a file (or a dangling symlink) is in the place of one of the folders.
+ */
+async function makeFolder(at: string, shown: string, input: string, parents: boolean): Promise<void> {
+  try {
+    await mkdir(at, { recursive: parents });
+  } catch (error) {
+    const code = codeOf(error);
+    if (code === 'EEXIST' && !parents) return;
+    if (code === 'EEXIST' || code === 'ENOTDIR') {
+      throw new BundleError(
+        'sandbox',
+        `Write refused: ${input}: a file is in the place of ${shown} or one of its folders (${code}); nothing was written`,
+        { file: input, cause: error },
+      );
+    }
+    throw failed('Write refused', input, 'make the folder', shown, error);
+  }
+}
+
 /** Opens the folder `at` (no symlink followed); `shown` is its path for messages. */
 async function openFolderAt(at: string, shown: string, input: string): Promise<FileHandle> {
   try {
-    return await open(at, FOLDER_FLAGS);
+    return await open(at, FLAGS.folder);
   } catch (error) {
     const code = codeOf(error);
     if (code === 'ENOTDIR' || code === 'ELOOP') {
       throw new BundleError(
         'sandbox',
-        `Write refused: ${input}: ${shown} is not a folder (a file or a symlink is in its place); nothing was written`,
+        `Write refused: ${input}: ${shown} is not a folder (${code}: a file or a symlink is in its place); nothing was written`,
         { file: input, cause: error },
       );
     }
@@ -129,21 +191,11 @@ async function openFolderAt(at: string, shown: string, input: string): Promise<F
 export async function openForWrite(target: WriteTarget): Promise<FileHandle> {
   const { root, real, input } = target;
   if (!target.useProc) {
-    await mkdir(path.dirname(real), { recursive: true }).catch((error: unknown) => {
-      // A file (or a dangling name) where one of the folders should be.
-      if (codeOf(error) === 'EEXIST' || codeOf(error) === 'ENOTDIR') {
-        throw new BundleError(
-          'sandbox',
-          `Write refused: ${input}: a file is in the place of one of its folders; nothing was written`,
-          { file: input, cause: error },
-        );
-      }
-      throw error;
-    });
+    await makeFolder(path.dirname(real), path.dirname(real), input, true);
     await target.check(path.join(await realPathOf(path.dirname(real)), path.basename(real)));
-    return openWriteFile(real, input, path.dirname(real));
+    return openWriteFile(real, input, real);
   }
-  await mkdir(root, { recursive: true });
+  await makeFolder(root, root, input, true);
   let folder = await openFolderAt(root, root, input);
   try {
     if ((await readlink(fdPath(folder))) !== root) throw changed('Write refused', input, root);
@@ -153,27 +205,32 @@ export async function openForWrite(target: WriteTarget): Promise<FileHandle> {
     for (const segment of segments) {
       const at = `${fdPath(folder)}/${segment}`;
       shown = path.join(shown, segment);
-      await mkdir(at).catch((error: unknown) => {
-        if (codeOf(error) !== 'EEXIST') throw changed('Write refused', input, shown, error);
-      });
+      await makeFolder(at, shown, input, false);
       const next = await openFolderAt(at, shown, input);
       await folder.close();
       folder = next;
     }
-    return await openWriteFile(`${fdPath(folder)}/${name}`, input, shown);
+    return await openWriteFile(`${fdPath(folder)}/${name}`, input, path.join(shown, name));
   } finally {
     await folder.close();
   }
 }
 
-/** Opens the file at `at` to write, without truncating; `folder` (its folder) is for messages. */
-async function openWriteFile(at: string, input: string, folder: string): Promise<FileHandle> {
+/** Opens the file at `at` to write, without truncating; `shown` is its path for messages. */
+async function openWriteFile(at: string, input: string, shown: string): Promise<FileHandle> {
   try {
-    return await open(at, WRITE_FLAGS, 0o666);
+    return await open(at, FLAGS.write, 0o666);
   } catch (error) {
     const code = codeOf(error);
     if (code === 'ELOOP') {
-      throw new BundleError('sandbox', `Write refused: ${input} is a symlink`, { file: input, cause: error });
+      throw new BundleError(
+        'sandbox',
+        `Write refused: ${input}: ${shown} is a symlink; nothing was written`,
+        {
+          file: input,
+          cause: error,
+        },
+      );
     }
     if (code === 'EISDIR' || code === 'ENXIO') {
       const what = code === 'EISDIR' ? 'a folder' : 'a named pipe (FIFO) or a socket';
@@ -182,11 +239,10 @@ async function openWriteFile(at: string, input: string, folder: string): Promise
         cause: error,
       });
     }
-    if (code === 'ENOENT' || code === 'ENOTDIR') throw changed('Write refused', input, folder, error);
-    throw new BundleError('sandbox', `Cannot open ${input} for writing: ${code ?? String(error)}`, {
-      file: input,
-      cause: error,
-    });
+    if (code === 'ENOENT' || code === 'ENOTDIR') {
+      throw changed('Write refused', input, path.dirname(shown), error);
+    }
+    throw failed('Write refused', input, 'open', shown, error);
   }
 }
 
@@ -200,7 +256,7 @@ export async function openedPath(
   expected: string,
   input: string,
   useProc: boolean,
-  verb: 'Access denied' | 'Write refused',
+  verb: Verb,
 ): Promise<string> {
   if (useProc) {
     try {

@@ -97,23 +97,54 @@ export function requestSettings(body: object): Record<string, unknown> {
 /** The chain's digest up to an item, by the item, with the digest of what came before it. */
 const chained = new WeakMap<object, { before: string; digest: string }>();
 
+/** A conversation hashed last, with the chain's digest after each of its items. */
+interface HashedConversation {
+  items: readonly unknown[];
+  digests: string[];
+}
+
+/**
+ * The conversation hashed last per first item (an agent's system message): the next call's list
+ * extends it, so its known part is found by comparing item identities, without a lookup per item.
+ */
+const lastHashed = new WeakMap<object, HashedConversation>();
+
 /**
  * `sha256(before + itemDigest(item))` over the items in order, starting from the empty string: equal
- * item lists give equal digests, and a list that extends one already hashed reuses its prefix (an
- * item's entry counts only after the same digest), so a call costs a lookup per older message.
+ * item lists give equal digests, and a list that extends one already hashed reuses its prefix. The
+ * prefix shared with the last list hashed under the same first item costs an identity comparison per
+ * item; each item after it a lookup (an item's entry counts only after the same digest) or a hash.
  */
 function conversationDigest(items: readonly unknown[]): string {
-  let digest = '';
-  for (const item of items) {
-    const entry = item !== null && typeof item === 'object' ? chained.get(item) : undefined;
-    if (entry?.before === digest) {
-      digest = entry.digest;
-      continue;
-    }
-    const next = sha256(digest + itemDigest(item));
-    if (item !== null && typeof item === 'object') chained.set(item, { before: digest, digest: next });
-    digest = next;
+  const first = items[0];
+  const key = first !== null && typeof first === 'object' ? first : undefined;
+  // The same array again may have been changed in place: only another array's items are compared.
+  const last = key && lastHashed.get(key);
+  const reusable = last !== undefined && last.items !== items;
+  let known = 0;
+  if (reusable) {
+    const shared = Math.min(items.length, last.digests.length);
+    while (known < shared && items[known] === last.items[known]) known++;
   }
+  // The last list's digests are extended in place when this list extends it (its entry is replaced below).
+  const digests = !reusable
+    ? []
+    : known === last.digests.length
+      ? last.digests
+      : last.digests.slice(0, known);
+  let digest = digests[known - 1] ?? '';
+  for (let i = known; i < items.length; i++) {
+    const item = items[i];
+    const entry = item !== null && typeof item === 'object' ? chained.get(item) : undefined;
+    if (entry !== undefined && entry.before === digest) digest = entry.digest;
+    else {
+      const next = sha256(digest + itemDigest(item));
+      if (item !== null && typeof item === 'object') chained.set(item, { before: digest, digest: next });
+      digest = next;
+    }
+    digests.push(digest);
+  }
+  if (key) lastHashed.set(key, { items, digests });
   return digest;
 }
 
