@@ -9,8 +9,8 @@ import {
   runToolsEffect,
   ToolRegistry,
 } from '../src/index.js';
-import type { LlmCallOutput } from '../src/machines/actors/call-llm.js';
 import type { ToolCallRequest } from '../src/tools/tool-call.js';
+import { answerOutput, callsOutput } from './support/llm-outputs.js';
 
 // A runner's done event records the result of the call that finished last (no TOOL.FINISHED for it),
 // and a runner that rejects still gives its calls their one result each.
@@ -26,26 +26,7 @@ const call = (id: string, n: number): ToolCallRequest => ({
 /** A model that asks for `calls` once, then answers. */
 function scriptedLlm(calls: ToolCallRequest[]): AgentEffects['callLlm'] {
   let n = 0;
-  return async () => {
-    if (n++ > 0)
-      return {
-        message: { role: 'assistant', content: 'ok' },
-        calls: [],
-        finishReason: 'stop',
-        usage: null,
-        at: 0,
-      };
-    const message: LlmCallOutput['message'] = {
-      role: 'assistant',
-      content: null,
-      tool_calls: calls.map((c) => ({
-        id: c.id,
-        type: 'function',
-        function: { name: c.name, arguments: c.argsText },
-      })),
-    };
-    return { message, calls, finishReason: 'tool_calls', usage: null, at: 0 } satisfies LlmCallOutput;
-  };
+  return async () => (n++ > 0 ? answerOutput('ok') : callsOutput(calls));
 }
 
 const registry = new ToolRegistry([

@@ -82,6 +82,11 @@ const STOPPED = new DOMException(
 class EffectRun implements EffectIO {
   #controller: AbortController | undefined;
   #listeners: Set<() => void> | undefined;
+  /**
+   * Set by `stop()`, before the listeners run: the actor's snapshot says 'stopped' only after them. Every
+   * stop of a started actor goes through `stop()` (its transition on `xstate.stop`).
+   */
+  #stopped = false;
 
   constructor(
     private readonly self: AnyActorRef,
@@ -97,7 +102,7 @@ class EffectRun implements EffectIO {
   }
 
   get aborted(): boolean {
-    return this.self.getSnapshot().status === 'stopped';
+    return this.#stopped;
   }
 
   get reason(): unknown {
@@ -126,6 +131,7 @@ class EffectRun implements EffectIO {
 
   /** The actor was stopped: the signal (if made) aborts and the listeners hear it, once. */
   stop(): void {
+    this.#stopped = true;
     this.#controller?.abort(STOPPED);
     const listeners = this.#listeners;
     this.#listeners = undefined;

@@ -80,13 +80,15 @@ export async function agentOn(
   return { agent, server, events };
 }
 
-/** A promise with its resolve function, for tools whose completion a test controls. */
+/** A promise with the functions that settle it, for tools and effects whose completion a test controls. */
 export function deferred<T = void>() {
   let resolve!: (value: T) => void;
-  const promise = new Promise<T>((r) => {
-    resolve = r;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
   });
-  return { promise, resolve };
+  return { promise, resolve, reject };
 }
 
 /** Resolves with the first event of `type` (already seen or future). */
