@@ -263,24 +263,12 @@ async function child({ mode, harness, store: storeKind, turns, dir, pgUrl, sessi
 /**
  * The harnesses of one round, each in its own child process, driven turn by turn: warm-up turns, then
  * turns 1..`turns`, each turn run by every child in turn (the order rotating), then their results.
- * A restore measurement (`mode: 'restore'`) is one child that reports and exits.
  */
 async function runLockStep(children, turns) {
   const procs = children.map(({ config, build }) => {
-    const profile = args['cpu-prof']
-      ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args['cpu-prof'])}`]
-      : [];
-    const proc = spawn(
-      process.execPath,
-      [
-        ...profile,
-        '--expose-gc',
-        fileURLToPath(import.meta.url),
-        `--dist=${build}`,
-        `--child=${JSON.stringify(config)}`,
-      ],
-      { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] },
-    );
+    const proc = spawn(process.execPath, childArgv(config, build), {
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    });
     const exited = new Promise((_, reject) =>
       proc.on('exit', (code) => {
         if (code !== 0) reject(new Error(`child ${JSON.stringify(config)} exited ${code}`));
@@ -328,15 +316,22 @@ async function runLockStep(children, turns) {
   }
 }
 
+/** A child's node arguments: this script with `config`, on `build`; profiled with `--cpu-prof=dir`. */
+function childArgv(config, build) {
+  const profile = args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args['cpu-prof'])}`] : [];
+  return [
+    ...profile,
+    '--expose-gc',
+    fileURLToPath(import.meta.url),
+    `--dist=${build}`,
+    `--child=${JSON.stringify(config)}`,
+  ];
+}
+
+/** A restore measurement (`mode: 'restore'`): one child that prints its figures and exits. */
 function runChild(config, build) {
   return new Promise((resolve, reject) => {
-    const proc = spawn(
-      process.execPath,
-      ['--expose-gc', fileURLToPath(import.meta.url), `--dist=${build}`, `--child=${JSON.stringify(config)}`],
-      {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      },
-    );
+    const proc = spawn(process.execPath, childArgv(config, build), { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     proc.stdout.on('data', (d) => {
       out += d;
