@@ -13,9 +13,7 @@ export interface SessionsDirOptions {
 /**
  * The sessions folder the options select: `dir`, else `$AGENTLOOP_HOME/sessions`, else
  * `<projectRoot>/.agentloop/sessions`: the file session store's rule, in a root file so that
- * `bundle/`'s sandbox (which may not import `session/`) refuses the same folder. The store still has
- * its own copy (`session/file-session-store.ts`); test/bundle-sandbox-hardening.test.ts checks that
- * both agree in every configuration until the store imports this one.
+ * `bundle/`'s sandbox (which may not import `session/`) refuses the same folder.
  */
 export function resolveSessionsDir(options: SessionsDirOptions = {}): string {
   if (options.dir) return path.resolve(options.dir);

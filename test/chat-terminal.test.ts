@@ -5,6 +5,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDist, cliPath, repoRoot } from './support/build-dist.js';
+import { readRecordFile } from './support/record-file.js';
 
 /**
  * `agentloop chat` through a real terminal: tmux runs the built CLI (dist/) on the scripted model,
@@ -172,9 +173,7 @@ export const tools = [defineTool({
     const text = await waitFor('stop', /Stopped\. The session is saved[\s\S]*you ›/, 3000);
     expect(Date.now() - pressed).toBeLessThan(1500);
     expect(text).toMatch(/✗ crunch_numbers sales-2025\.csv .*interrupted/);
-    const saved = JSON.parse(
-      await readFile(path.join(project, '.agentloop', 'sessions', 'stop-1', 'snapshot.json'), 'utf8'),
-    );
+    const saved = (await readRecordFile(path.join(project, '.agentloop', 'sessions', 'stop-1'))).record;
     expect(saved.state).toBe('Interrupted');
     expect(text).not.toMatch(/crunch_numbers.*\/contin/); // the echo was muted while the tool ran
     await waitFor('stop', /Stopped\. The session is saved[\s\S]*you › \/contin\s*$/);

@@ -9,7 +9,7 @@
  * discarded stream), the expected terminateReason and retry count show in the events, and no
  * unhandled rejection or uncaught exception happened. The last test renders the observed matrix to docs/fault-matrix.md.
  */
-import { mkdtemp, readFile, rm, unlink, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -34,6 +34,7 @@ import { toolCallLedger } from '../src/unstable.js';
 import { watchCrashes } from './support/crash-watch.js';
 import { DiskFullStore } from './support/disk-full-store.js';
 import { assertToolCallsAnswered } from './support/harness.js';
+import { editRecordFile, readRecordFile } from './support/record-file.js';
 
 const UPDATE_COMMAND = 'npx vitest run test/fault-matrix.test.ts -u';
 const FOLLOW_UP = 'follow up';
@@ -570,13 +571,11 @@ interface LoadObservation {
   evidence: string;
 }
 
-/** Edits the persisted machine snapshot inside snapshot.json. */
+/** Edits the persisted machine snapshot inside the newest record (sealed again, as another version's bug would write it). */
 const editSnapshot =
   (edit: (snapshot: Record<string, unknown>) => void) =>
   async ({ snapshot }: { snapshot: string }) => {
-    const record = JSON.parse(await readFile(snapshot, 'utf8')) as { snapshot: Record<string, unknown> };
-    edit(record.snapshot);
-    await writeFile(snapshot, JSON.stringify(record));
+    await editRecordFile(path.dirname(snapshot), (record) => edit(record.snapshot));
   };
 
 const LOAD_CELLS: LoadCell[] = [
@@ -588,7 +587,7 @@ const LOAD_CELLS: LoadCell[] = [
     expected: { state: 'not started', terminateReason: null },
     check: (o) =>
       expect(o.told).toMatch(
-        /snapshot\.json is corrupt \(snapshot\.value: found "Reflecting", expected one of/,
+        /snapshot(\.1)?\.json is corrupt \(snapshot\.value: found "Reflecting", expected one of/,
       ),
   },
   {
@@ -637,7 +636,10 @@ async function runLoadCell(cell: LoadCell, stream: boolean): Promise<LoadObserva
   if (failure !== undefined) {
     // Refused, naming the file: the agent never starts, every call that needs the session says why.
     expect(failure).toBeInstanceOf(SessionStoreError);
-    expect(failure).toMatchObject({ code: 'corrupt', file: store.files('cell').snapshot });
+    expect(failure).toMatchObject({
+      code: 'corrupt',
+      file: (await readRecordFile(path.join(dir, 'cell'))).file,
+    });
     expect(agent.state).toBe('Initializing');
     await expect(agent.send(FOLLOW_UP)).rejects.toBe(failure);
     expect(errors).toEqual([expect.stringContaining((failure as Error).message)]);

@@ -2,15 +2,15 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { appendFile, mkdir, mkdtemp, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import ts from 'typescript';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   FileSessionStore,
   resolveSessionsDir,
   SNAPSHOT_FILE,
+  SNAPSHOT_FORMAT_VERSION,
   TRANSCRIPT_FILE,
 } from '../src/session/file-session-store.js';
+import { sealRecord } from '../src/session/record-slots.js';
 import {
   type SessionRecordInput,
   SessionStoreError,
@@ -18,6 +18,7 @@ import {
 } from '../src/session/session-store.js';
 import { toolCallLedger } from '../src/session/transcript.js';
 import { describeSessionStoreConformance } from '../src/store-conformance/index.js';
+import { buildStoreForNode } from './support/store-for-node.js';
 
 const roots = new Map<FileSessionStore, string>();
 
@@ -103,11 +104,13 @@ describe('FileSessionStore', () => {
   });
 
   describe('file format', () => {
-    it('writes snapshot.json with a format version and the snapshot last', async () => {
+    it('writes snapshot.json as JSON: its seal, the format version, and the snapshot last', async () => {
       await store.save(record('s1', { agentName: 'pm', snapshot: { big: 'x'.repeat(10) } }));
       const text = await readFile(snapshotFile('s1'), 'utf8');
       const value = JSON.parse(text);
+      expect(value.save).toEqual({ seq: 1, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
       expect(Object.keys(value)).toEqual([
+        'save',
         'formatVersion',
         'id',
         'state',
@@ -117,7 +120,8 @@ describe('FileSessionStore', () => {
         'agentName',
         'snapshot',
       ]);
-      expect(value.formatVersion).toBe(1);
+      expect(value.formatVersion).toBe(SNAPSHOT_FORMAT_VERSION);
+      expect(SNAPSHOT_FORMAT_VERSION).toBe(2);
     });
 
     it('writes one JSON entry a line, seq first, each line ending in a newline', async () => {
@@ -146,17 +150,20 @@ describe('FileSessionStore', () => {
       expect(await restarted.load('s1')).toEqual(good);
       expect((await restarted.list()).map((row) => row.id)).toEqual(['s1']);
       await restarted.save(record('s1', { snapshot: { n: 2 } }));
-      expect(await readdir(path.dirname(temp))).toEqual([SNAPSHOT_FILE]);
+      expect((await readdir(path.dirname(temp))).sort()).toEqual(['snapshot.1.json', SNAPSHOT_FILE]);
       expect((await restarted.load('s1'))?.snapshot).toEqual({ n: 2 });
     });
 
-    it('removes its temp file when the rename fails', async () => {
-      await store.save(record('s1'));
-      // A non-empty folder in the record's place makes the rename fail after the temp file is written.
-      await rm(snapshotFile('s1'));
-      await mkdir(path.join(snapshotFile('s1'), 'blocker'), { recursive: true });
-      await expect(store.save(record('s1'))).rejects.toThrow(/ENOTEMPTY|EISDIR|EEXIST/);
-      expect(await readdir(path.join(store.dir, 's1'))).toEqual([SNAPSHOT_FILE]);
+    it('a save that cannot write its slot fails, and the record saved before stays whole', async () => {
+      const first = await store.save(record('s1', { snapshot: { n: 1 } }));
+      // A folder in the other slot's place makes the next save fail before it writes anything.
+      await mkdir(path.join(store.dir, 's1', 'snapshot.1.json', 'blocker'), { recursive: true });
+      await expect(store.save(record('s1', { snapshot: { n: 2 } }))).rejects.toThrow(/EISDIR/);
+      await rm(path.join(store.dir, 's1', 'snapshot.1.json'), { recursive: true });
+      expect(await store.load('s1')).toEqual(first);
+      expect(await new FileSessionStore({ dir: store.dir }).load('s1')).toEqual(first);
+      expect((await store.save(record('s1', { snapshot: { n: 3 } }))).snapshot).toEqual({ n: 3 });
+      expect((await new FileSessionStore({ dir: store.dir }).load('s1'))?.snapshot).toEqual({ n: 3 });
     });
   });
 
@@ -173,7 +180,7 @@ describe('FileSessionStore', () => {
       expect(error).toBeInstanceOf(SessionStoreError);
       expect(error).toMatchObject({ code: 'corrupt', sessionId: 'bad', file: snapshotFile('bad') });
       expect((error as Error).message).toContain(snapshotFile('bad'));
-      expect((error as Error).message).toContain('not valid JSON');
+      expect((error as Error).message).toMatch(/its seal is missing or damaged/);
 
       const rows = await restarted.list();
       expect(rows.map((row) => row.id).sort()).toEqual(['bad', 'good-1', 'good-2']);
@@ -206,8 +213,9 @@ describe('FileSessionStore', () => {
 
     it('refuses a snapshot.json from a newer format version', async () => {
       await store.save(record('s1'));
-      const value = JSON.parse(await readFile(snapshotFile('s1'), 'utf8'));
-      await writeFile(snapshotFile('s1'), JSON.stringify({ ...value, formatVersion: 2 }));
+      const { save: _, ...value } = JSON.parse(await readFile(snapshotFile('s1'), 'utf8'));
+      const newer = JSON.stringify({ ...value, formatVersion: SNAPSHOT_FORMAT_VERSION + 1 });
+      await writeFile(snapshotFile('s1'), sealRecord(newer, 1));
       await expect(store.load('s1')).rejects.toMatchObject({
         code: 'unsupported_version',
         file: snapshotFile('s1'),
@@ -378,37 +386,6 @@ describe('FileSessionStore', () => {
     );
   });
 });
-
-/**
- * The store's modules as plain JS for a child `node` (type-stripping only, no bundler): file-session-store
- * and the relative imports it reaches, found by following them.
- */
-async function buildStoreForNode(root: string): Promise<string> {
-  const srcDir = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'src', 'session');
-  const outDir = path.join(root, 'build');
-  await mkdir(outDir, { recursive: true });
-  await writeFile(path.join(outDir, 'package.json'), '{"type":"module"}');
-  const pending = ['file-session-store'];
-  const done = new Set<string>();
-  for (let name = pending.pop(); name !== undefined; name = pending.pop()) {
-    if (done.has(name)) continue;
-    done.add(name);
-    const source = await readFile(path.join(srcDir, `${name}.ts`), 'utf8');
-    const { outputText } = ts.transpileModule(source, {
-      compilerOptions: {
-        module: ts.ModuleKind.ESNext,
-        target: ts.ScriptTarget.ES2022,
-        verbatimModuleSyntax: true,
-      },
-    });
-    await writeFile(path.join(outDir, `${name}.js`), outputText);
-    for (const { fileName } of ts.preProcessFile(outputText, true, false).importedFiles) {
-      const local = /^\.\/([\w-]+)\.js$/.exec(fileName);
-      if (local) pending.push(local[1]!);
-    }
-  }
-  return outDir;
-}
 
 /** Appends a started and a finished entry per call (the finished one large) and saves every third call. */
 const WRITER_SCRIPT = `

@@ -13,6 +13,7 @@ import { type AgentEvent, createAgent, defineTool, FileSessionStore, type Messag
 import { tokenCounterFor } from '../src/prompt/token-counter.js';
 import { agentAt, agentOn, assertToolCallsAnswered, serve, testDir } from './support/harness.js';
 import { type RawReply, startRawModelServer } from './support/raw-model-server.js';
+import { readRecordFile } from './support/record-file.js';
 
 const echo = defineTool({
   name: 'echo',
@@ -91,7 +92,7 @@ describe('reasoning items', () => {
     expect(kept).toHaveLength(rounds);
     await first.flush();
     first.stop();
-    const record = JSON.parse(await readFile(path.join(dir, 'long', 'snapshot.json'), 'utf8'));
+    const { record } = await readRecordFile(path.join(dir, 'long'));
     expect(record.snapshot.context.messages).toMatchObject({ fromTranscript: rounds * 4 });
     const second = agentAt(server, { ...options, store: new FileSessionStore({ dir }) });
     await second.ready();

@@ -1,4 +1,4 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { waitFor } from 'xstate';
@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { defineTool, FileSessionStore, MemorySessionStore, SessionStoreError } from '../src/index.js';
 import { CrashableStore } from './support/crashable-store.js';
 import { agentAt, assertToolCallsAnswered, deferred, serve, testDir } from './support/harness.js';
+import { readRecordFile } from './support/record-file.js';
 
 let dir: string;
 
@@ -88,8 +89,8 @@ describe('session persistence', () => {
     const agent = agentAt(server, { session: 'fresh-1', store: new FileSessionStore({ projectRoot: dir }) });
     await agent.send('x');
     await agent.flush();
-    const text = await readFile(path.join(dir, '.agentloop', 'sessions', 'fresh-1', 'snapshot.json'), 'utf8');
-    expect(JSON.parse(text)).toMatchObject({ id: 'fresh-1', state: 'Completed' });
+    const { record } = await readRecordFile(path.join(dir, '.agentloop', 'sessions', 'fresh-1'));
+    expect(record).toMatchObject({ id: 'fresh-1', state: 'Completed' });
   });
 
   it('continues a session saved in WaitingApproval after a restart: approve, and the loop goes on', async () => {

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -13,6 +13,7 @@ import {
 import { initialContext } from '../src/machines/agent-context.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
 import { watchCrashes } from './support/crash-watch.js';
+import { editRecordFile } from './support/record-file.js';
 
 // A snapshot.json that parses and has the store's fields but whose persisted machine snapshot does
 // not fit the machine (a later version renamed a state, a context that is null, messages that are a
@@ -50,10 +51,7 @@ async function savedThenEdited(session: string, edit: (snapshot: Record<string, 
   await first.send('hi');
   await first.flush();
   first.stop();
-  const file = path.join(dir, session, 'snapshot.json');
-  const record = JSON.parse(await readFile(file, 'utf8')) as { snapshot: Record<string, unknown> };
-  edit(record.snapshot);
-  await writeFile(file, JSON.stringify(record));
+  const file = await editRecordFile(path.join(dir, session), (record) => edit(record.snapshot));
   return { store, file };
 }
 
@@ -92,7 +90,7 @@ describe('a persisted snapshot is validated when a session is loaded', () => {
     expect(errors.map((e) => [e.code, e.message])).toEqual([
       [
         'session_store',
-        expect.stringMatching(/loading session "renamed-1" failed: .*snapshot\.json.*snapshot\.value/),
+        expect.stringMatching(/loading session "renamed-1" failed: .*snapshot(\.1)?\.json.*snapshot\.value/),
       ],
     ]);
   });

@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
 import { buildDist } from './support/build-dist.js';
 import { runCli } from './support/cli-process.js';
+import { readRecordFile } from './support/record-file.js';
 import { skillText, tempDir, writeSkill } from './support/skill-tree.js';
 
 // Agent Skills through the CLI: `run` and `chat` without --agent (a plain assistant with the skills),
@@ -88,9 +89,7 @@ describe('agentloop run and chat with skills, built, as users run them', () => {
     expect(result.stdout).toContain('Skills at hand: release-notes.');
     expect(result.stdout).toContain('Release notes saved.');
     // The session remembers the skills folders, so --resume finds the same skills.
-    const record = JSON.parse(
-      await readFile(path.join(dir, '.agentloop', 'sessions', 'skills-chat', 'snapshot.json'), 'utf8'),
-    );
+    const { record } = await readRecordFile(path.join(dir, '.agentloop', 'sessions', 'skills-chat'));
     expect(record.meta).toMatchObject({ skills: [path.join(dir, 'my-skills')], project: dir });
     expect(record.bundle).toBeUndefined();
 
@@ -104,9 +103,7 @@ describe('agentloop run and chat with skills, built, as users run them', () => {
     );
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stdout).toContain('Read it again.');
-    const after = JSON.parse(
-      await readFile(path.join(dir, '.agentloop', 'sessions', 'skills-chat', 'snapshot.json'), 'utf8'),
-    );
+    const after = (await readRecordFile(path.join(dir, '.agentloop', 'sessions', 'skills-chat'))).record;
     const reads = (after.snapshot.context.messages as { role: string; content: string }[]).filter(
       (m) => m.role === 'tool' && m.content.includes('# Release {version}'),
     );

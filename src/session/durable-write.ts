@@ -30,6 +30,13 @@ export async function writeAll(fd: number, data: string): Promise<void> {
   }
 }
 
+/** Writes all of `data` at `position` in the file (a positional write: the descriptor's offset is not used). */
+export async function writeAllAt(fd: number, data: Buffer, position: number): Promise<void> {
+  for (let offset = 0; offset < data.length; ) {
+    offset += (await writeFd(fd, data, offset, data.length - offset, position + offset)).bytesWritten;
+  }
+}
+
 /**
  * The open flag that makes each write durable before it returns (`O_SYNC`: as `fsync` after it), or 0
  * where the platform has none (then callers flush with `sync()`). One trip through libuv's thread pool

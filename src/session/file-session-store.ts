@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { mkdirDurable, removeAtomicWriteLeftovers, writeFileAtomic } from './durable-write.js';
+import { resolveSessionsDir, type SessionsDirOptions } from '../sessions-dir.js';
+import { mkdirDurable, removeAtomicWriteLeftovers } from './durable-write.js';
 import { FileInbox } from './file-inbox.js';
 import { isLive, LEASE_FILE, LeaseFile } from './lease-file.js';
 import { mapLimit } from './map-limit.js';
-import { isMissing, readIfExists } from './read-if-exists.js';
+import { isMissing } from './read-if-exists.js';
 import type { InboxInput, InboxItem, SessionInboxStore } from './session-inbox.js';
 import type { LeaseRequest, SessionLease, SessionOwnership, WriteOptions } from './session-lease.js';
 import {
@@ -28,43 +29,31 @@ import {
 import {
   decodeSnapshot,
   encodeSnapshot,
-  readSavedTimes,
-  type SavedTimes,
+  RECORD_SLOT_FILES,
+  readRecord,
+  readSlotsState,
+  type SlotsState,
   SNAPSHOT_FILE,
+  writeNextSlot,
 } from './snapshot-file.js';
 import type { TranscriptEntryInput } from './transcript.js';
 import { readTranscriptFile, TRANSCRIPT_FILE, TranscriptAppender } from './transcript-file.js';
 
+export { resolveSessionsDir } from '../sessions-dir.js';
 export { INBOX_DIR, PENDING_DIR } from './file-inbox.js';
 export { LEASE_FILE } from './lease-file.js';
 export { SNAPSHOT_FILE, SNAPSHOT_FORMAT_VERSION } from './snapshot-file.js';
 export { TRANSCRIPT_FILE } from './transcript-file.js';
 
-/** Where sessions go and how hard writes are pushed to disk. */
-export interface FileSessionStoreOptions {
-  /** The sessions folder itself; wins over `AGENTLOOP_HOME` and `projectRoot`. */
-  dir?: string;
-  /** Sessions go to `<projectRoot>/.agentloop/sessions` unless `AGENTLOOP_HOME` is set. Defaults to the cwd. */
-  projectRoot?: string;
-  /** Where `AGENTLOOP_HOME` is read; defaults to `process.env`. */
-  env?: Readonly<Record<string, string | undefined>>;
+/** Where sessions go ({@link resolveSessionsDir}) and how hard writes are pushed to disk. */
+export interface FileSessionStoreOptions extends SessionsDirOptions {
   /**
-   * fsync each write (and the folder after a rename or a new file) before it resolves, so that a
-   * power loss cannot lose a recorded tool call. Default true; false only for throwaway sessions.
+   * Flush each write (and the folder after a new file) before it resolves, so that a power loss
+   * cannot lose a recorded tool call. Default true; false only for throwaway sessions.
    */
   fsync?: boolean;
   /** Clock for `createdAt`, `updatedAt` and transcript `at`; defaults to the system clock. */
   now?: () => Date;
-}
-
-/** The sessions folder the options select: `dir`, else `$AGENTLOOP_HOME/sessions`, else `<projectRoot>/.agentloop/sessions`. */
-export function resolveSessionsDir(
-  options: Pick<FileSessionStoreOptions, 'dir' | 'projectRoot' | 'env'> = {},
-): string {
-  if (options.dir) return path.resolve(options.dir);
-  const home = (options.env ?? process.env).AGENTLOOP_HOME;
-  if (home) return path.resolve(home, 'sessions');
-  return path.resolve(options.projectRoot ?? process.cwd(), '.agentloop', 'sessions');
 }
 
 /** Appends that arrived while earlier work for the session was running; written by one write. */
@@ -82,8 +71,8 @@ interface Lane {
   batch: AppendBatch | undefined;
   /** Writes the transcript; knows its last `seq` once it has read the file. */
   transcript: TranscriptAppender;
-  /** Times of the saved record, once known. */
-  saved: SavedTimes | undefined;
+  /** The record's slot files, once read (again after a lease is taken: another owner may have written). */
+  slots: SlotsState | undefined;
   /** Whether leftover temp files of crashed saves have been removed. */
   swept: boolean;
   /** The session's lease (lock) file. */
@@ -96,9 +85,9 @@ const MAX_OPEN_TRANSCRIPTS = 64;
 const noop = () => {};
 
 /**
- * The default session store: one folder per session under {@link resolveSessionsDir}, holding
- * `snapshot.json` (replaced atomically: temp file, fsync, rename) and `transcript.jsonl`
- * (append-only). Writes for one session are queued in call order; appends that pile up while a
+ * The default session store: one folder per session under {@link resolveSessionsDir}, holding the
+ * record in two slot files (`snapshot.json`, `snapshot.1.json`: each save overwrites the one not
+ * holding the newest record, in place, sealed with a checksum) and `transcript.jsonl` (append-only). Writes for one session are queued in call order; appends that pile up while a
  * write runs go out together in one write. One owner writes a given session at a time: `lease.json`
  * (the lock file) says who, and writes that carry a lease taken over since are refused. Inboxes
  * (`inbox/`, see {@link FileInbox}) let workers and clients in several processes of one machine share
@@ -112,6 +101,8 @@ export class FileSessionStore implements SessionStore, SessionOwnership, Session
   private readonly saveClock: () => Date;
   private readonly lanes = new Map<string, Lane>();
   private readonly inbox: FileInbox;
+  /** Per session, the slot file that held its newest record when this store last read or wrote it. */
+  readonly #recordFiles = new Map<string, string>();
   /** Lanes whose transcript file is open, the one used longest ago first. */
   readonly #openTranscripts = new Set<Lane>();
 
@@ -129,10 +120,14 @@ export class FileSessionStore implements SessionStore, SessionOwnership, Session
     return path.join(this.dir, id);
   }
 
-  /** The session's `snapshot.json` and `transcript.jsonl`. */
+  /**
+   * The session's record file (the slot that held its newest record when this store last read or wrote
+   * it, else `snapshot.json`) and `transcript.jsonl`.
+   */
   files(id: string): SessionFiles {
     const dir = this.sessionDir(id);
-    return { snapshot: path.join(dir, SNAPSHOT_FILE), transcript: path.join(dir, TRANSCRIPT_FILE) };
+    const snapshot = this.#recordFiles.get(id) ?? path.join(dir, SNAPSHOT_FILE);
+    return { snapshot, transcript: path.join(dir, TRANSCRIPT_FILE) };
   }
 
   async save(input: SessionRecordInput, options: WriteOptions = {}): Promise<SessionRecord> {
@@ -142,22 +137,21 @@ export class FileSessionStore implements SessionStore, SessionOwnership, Session
     return this.enqueue(lane, async () => {
       lane.lease.check(options);
       const transcriptSeq = await lane.transcript.lastSeq();
-      const file = this.file(id, SNAPSHOT_FILE);
-      const previous = lane.saved ?? (await readSavedTimes(file, id, this.now));
-      const times = saveTimes(input, previous, this.saveClock());
+      const dir = this.sessionDir(id);
+      const slots = lane.slots ?? (await readSlotsState(dir, id, this.now));
+      const times = saveTimes(input, slots.times, this.saveClock());
       const json = encodeSnapshot(id, input.state, times, transcriptSeq, body);
       if (!lane.swept) {
-        await mkdirDurable(this.sessionDir(id), this.fsync);
-        await removeAtomicWriteLeftovers(file);
+        await mkdirDurable(dir, this.fsync);
+        // Temp files of format 1's saves (by rename) that a crash left.
+        await removeAtomicWriteLeftovers(path.join(dir, SNAPSHOT_FILE));
         lane.swept = true;
       }
-      await writeFileAtomic(file, json, this.fsync).catch(async (error: unknown) => {
-        // The folder went away since the first save (removed by hand): make it again, as that save did.
-        if (!isMissing(error)) throw error;
-        await mkdirDurable(this.sessionDir(id), this.fsync);
-        await writeFileAtomic(file, json, this.fsync);
-      });
-      lane.saved = times;
+      lane.slots = undefined; // read again if this save fails half-way
+      const written = await writeNextSlot(dir, slots, json, times, this.fsync);
+      lane.slots = written;
+      const file = path.join(dir, RECORD_SLOT_FILES[written.newest ?? 0]);
+      this.#recordFiles.set(id, file);
       return decodeSnapshot(json, file, id);
     });
   }
@@ -165,9 +159,9 @@ export class FileSessionStore implements SessionStore, SessionOwnership, Session
   async load(id: string): Promise<SessionRecord | undefined> {
     assertValidSessionId(id);
     await this.lanes.get(id)?.tail;
-    const file = this.file(id, SNAPSHOT_FILE);
-    const text = await readIfExists(file, 'utf8');
-    return text === undefined ? undefined : decodeSnapshot(text, file, id);
+    const read = await readRecord(this.sessionDir(id), id);
+    if (read) this.#recordFiles.set(id, read.file);
+    return read?.record;
   }
 
   async list(): Promise<SessionListEntry[]> {
@@ -198,6 +192,7 @@ export class FileSessionStore implements SessionStore, SessionOwnership, Session
         throw error;
       }
       this.#closeTranscript(lane);
+      this.#recordFiles.delete(id);
       Object.assign(lane, this.freshLaneState(id));
       await rm(trash, { recursive: true, force: true });
       return true;
@@ -240,7 +235,11 @@ export class FileSessionStore implements SessionStore, SessionOwnership, Session
   async acquireLease(id: string, request: LeaseRequest): Promise<SessionLease> {
     assertValidSessionId(id);
     const lane = this.lane(id);
-    return this.enqueue(lane, () => lane.lease.acquire(request));
+    return this.enqueue(lane, async () => {
+      const lease = await lane.lease.acquire(request);
+      lane.slots = undefined;
+      return lease;
+    });
   }
 
   async renewLease(lease: SessionLease, leaseMs: number): Promise<SessionLease> {
@@ -342,13 +341,13 @@ export class FileSessionStore implements SessionStore, SessionOwnership, Session
   }
 
   /** What the store knows about a session's files before it has looked at them. */
-  private freshLaneState(id: string): Pick<Lane, 'transcript' | 'saved' | 'swept' | 'lease'> {
+  private freshLaneState(id: string): Pick<Lane, 'transcript' | 'slots' | 'swept' | 'lease'> {
     const transcript = new TranscriptAppender(this.file(id, TRANSCRIPT_FILE), id, {
       fsync: this.fsync,
       now: this.now,
     });
     const lease = new LeaseFile(this.sessionDir(id), this.file(id, LEASE_FILE), id, this.fsync);
-    return { transcript, saved: undefined, swept: false, lease };
+    return { transcript, slots: undefined, swept: false, lease };
   }
 
   /** Runs `task` after everything queued before it for the session, whatever their outcome. */
@@ -359,12 +358,12 @@ export class FileSessionStore implements SessionStore, SessionOwnership, Session
   }
 
   private async listRow(id: string): Promise<SessionListEntry | undefined> {
-    const file = this.file(id, SNAPSHOT_FILE);
     try {
-      const text = await readIfExists(file, 'utf8');
-      // A folder without a record (only a transcript, or a save under way) is not a session yet.
-      return text === undefined ? undefined : summarizeSession(decodeSnapshot(text, file, id));
+      const read = await readRecord(this.sessionDir(id), id);
+      // A folder without a record (only a transcript, or a first save under way) is not a session yet.
+      return read && summarizeSession(read.record);
     } catch (error) {
+      const file = (error instanceof SessionStoreError && error.file) || this.file(id, SNAPSHOT_FILE);
       const row: UnreadableSession =
         error instanceof SessionStoreError
           ? { id, error: error.message, code: error.code, file }

@@ -1,5 +1,18 @@
-import { rename } from 'node:fs/promises';
-import { readIfExists } from './read-if-exists.js';
+import path from 'node:path';
+import { mkdirDurable } from './durable-write.js';
+import { isMissing } from './read-if-exists.js';
+
+export { RECORD_SLOT_FILES } from './record-slots.js';
+
+import {
+  moveSlotAside,
+  onlyBroken,
+  RECORD_SLOT_FILES,
+  readSlots,
+  type SlotIndex,
+  sealRecord,
+  writeSlot,
+} from './record-slots.js';
 import {
   corruptFileError,
   prependJsonFields,
@@ -8,16 +21,19 @@ import {
   storedRecordJson,
 } from './session-store.js';
 
-/** The record file in a session's folder (replaced atomically by each save). */
-export const SNAPSHOT_FILE = 'snapshot.json';
-/** Version of the `snapshot.json` layout; a newer one is refused rather than misread. */
-export const SNAPSHOT_FORMAT_VERSION = 1;
+/** The record's first slot file in a session's folder (the second is `snapshot.1.json`; see `record-slots.ts`). */
+export const SNAPSHOT_FILE = RECORD_SLOT_FILES[0];
+/**
+ * Version of the record's layout; a newer one is refused rather than misread. 2: the record is in two
+ * sealed slot files written in place; 1 (still read): `snapshot.json` alone, replaced by a rename.
+ */
+export const SNAPSHOT_FORMAT_VERSION = 2;
 
 /** The times a saved record carries. */
 export type SavedTimes = Pick<SessionRecord, 'createdAt' | 'updatedAt'>;
 
 /**
- * The text of `snapshot.json`: the format version and the store's fields first, then `body` (the
+ * The text of a record: the format version and the store's fields first, then `body` (the
  * caller's fields from `recordBodyJson`, the large snapshot last), so `head -c 300` shows what it is.
  */
 export function encodeSnapshot(
@@ -31,7 +47,7 @@ export function encodeSnapshot(
   return prependJsonFields({ formatVersion: SNAPSHOT_FORMAT_VERSION }, record);
 }
 
-/** Parses and checks `snapshot.json`. The folder name is the id, so that a copied folder is a fork. */
+/** Parses and checks a record's text. The folder name is the id, so that a copied folder is a fork. */
 export function decodeSnapshot(text: string, file: string, id: string): SessionRecord {
   if (text.trim() === '') throw corruptFileError(id, file, 'the file is empty');
   let value: unknown;
@@ -52,7 +68,7 @@ export function decodeSnapshot(text: string, file: string, id: string): SessionR
       { sessionId: id, file },
     );
   }
-  if (formatVersion !== SNAPSHOT_FORMAT_VERSION)
+  if (formatVersion !== SNAPSHOT_FORMAT_VERSION && formatVersion !== 1)
     throw corruptFileError(id, file, 'missing or invalid "formatVersion"');
   for (const key of ['createdAt', 'updatedAt', 'state'] as const) {
     if (typeof fields[key] !== 'string') throw corruptFileError(id, file, `missing or invalid "${key}"`);
@@ -64,24 +80,116 @@ export function decodeSnapshot(text: string, file: string, id: string): SessionR
   return { ...fields, id } as unknown as SessionRecord;
 }
 
+/** A session's newest record and the slot file it was read from. */
+export interface RecordRead {
+  record: SessionRecord;
+  file: string;
+}
+
 /**
- * The times of the record in `file`, or undefined when there is none. A corrupt record is moved
- * aside to `<file>.corrupt-<now>` (kept for inspection) and counts as none.
+ * The newest whole record in the session folder `dir`, or undefined when it has none. Throws the
+ * `corrupt` {@link SessionStoreError} naming the slot file when no slot holds a whole record, or when
+ * the newest does not decode.
  */
-export async function readSavedTimes(
-  file: string,
-  id: string,
-  now: () => Date,
-): Promise<SavedTimes | undefined> {
-  const text = await readIfExists(file, 'utf8');
-  if (text === undefined) return undefined;
-  try {
-    const { createdAt, updatedAt } = decodeSnapshot(text, file, id);
-    return { createdAt, updatedAt };
-  } catch (error) {
-    if (!(error instanceof SessionStoreError)) throw error;
-    const stamp = now().toISOString().replace(/[:.]/g, '-');
-    await rename(file, `${file}.corrupt-${stamp}`);
-    return undefined;
+export async function readRecord(dir: string, id: string): Promise<RecordRead | undefined> {
+  let read = await readSlots(dir);
+  // Neither slot whole: another process's saves may have been writing both while this read them.
+  if (onlyBroken(read)) read = await readSlots(dir);
+  const index =
+    read.newest ?? (read.slots[0].kind === 'broken' ? 0 : read.slots[1].kind === 'broken' ? 1 : undefined);
+  if (index === undefined) return undefined;
+  const slot = read.slots[index];
+  const file = path.join(dir, RECORD_SLOT_FILES[index]);
+  if (slot.kind === 'broken') throw corruptFileError(id, file, slot.reason);
+  if (slot.kind === 'missing') return undefined;
+  return { record: decodeSnapshot(slot.text, file, id), file };
+}
+
+/** What a store writing a session's record knows about its slots. */
+export interface SlotsState {
+  /** The sequence number of the last save; the next uses one more. */
+  seq: number;
+  /** The slot holding the newest whole record, which the next save must not overwrite. */
+  newest: SlotIndex | undefined;
+  /** Which slot files exist (a save that creates one flushes the folder too). */
+  exists: [boolean, boolean];
+  /** The newest record holds format 1: the next save writes both slots, so no older agentloop misreads them. */
+  legacy: boolean;
+  /** The times of the newest record, kept by the next save. */
+  times: SavedTimes | undefined;
+}
+
+/**
+ * Reads the slots of the session folder `dir` before its first save in this process. A newest record
+ * that does not decode, or slots of which none is whole, are moved aside to `<file>.corrupt-<now>`
+ * (kept for inspection) and count as none.
+ */
+export async function readSlotsState(dir: string, id: string, now: () => Date): Promise<SlotsState> {
+  const read = await readSlots(dir);
+  const exists: [boolean, boolean] = [read.slots[0].kind !== 'missing', read.slots[1].kind !== 'missing'];
+  const state: SlotsState = { seq: read.seq, newest: read.newest, exists, legacy: false, times: undefined };
+  const unusable: SlotIndex[] = [];
+  if (read.newest === undefined) {
+    for (const index of [0, 1] as const) if (read.slots[index].kind === 'broken') unusable.push(index);
+  } else {
+    const slot = read.slots[read.newest] as { seq: number; text: string };
+    try {
+      const file = path.join(dir, RECORD_SLOT_FILES[read.newest]);
+      const { createdAt, updatedAt } = decodeSnapshot(slot.text, file, id);
+      state.times = { createdAt, updatedAt };
+      state.legacy = slot.seq === 0;
+    } catch (error) {
+      if (!(error instanceof SessionStoreError)) throw error;
+      unusable.push(read.newest);
+      state.newest = undefined;
+    }
   }
+  for (const index of unusable) {
+    await moveSlotAside(path.join(dir, RECORD_SLOT_FILES[index]), now());
+    state.exists[index] = false;
+  }
+  return state;
+}
+
+/**
+ * Writes `record` (a record's text) as the next save into the slot that does not hold the newest
+ * record, and returns the slots' state after it. The save of a session whose newest record holds
+ * format 1 writes the other slot too. A folder removed since (by hand) is made again, as the first save did.
+ */
+export async function writeNextSlot(
+  dir: string,
+  state: SlotsState,
+  record: string,
+  times: SavedTimes,
+  fsync: boolean,
+): Promise<SlotsState> {
+  return writeSlots(dir, state, record, times, fsync).catch(async (error: unknown) => {
+    if (!isMissing(error)) throw error;
+    await mkdirDurable(dir, fsync);
+    return writeSlots(dir, { ...state, exists: [false, false], legacy: false }, record, times, fsync);
+  });
+}
+
+async function writeSlots(
+  dir: string,
+  state: SlotsState,
+  record: string,
+  times: SavedTimes,
+  fsync: boolean,
+): Promise<SlotsState> {
+  let next = state;
+  for (let writes = state.legacy ? 2 : 1; writes > 0; writes--) {
+    const index: SlotIndex = next.newest === 0 ? 1 : 0;
+    const seq = next.seq + 1;
+    await writeSlot(
+      path.join(dir, RECORD_SLOT_FILES[index]),
+      sealRecord(record, seq),
+      fsync,
+      !next.exists[index],
+    );
+    const exists: [boolean, boolean] = [...next.exists];
+    exists[index] = true;
+    next = { seq, newest: index, exists, legacy: false, times };
+  }
+  return next;
 }
