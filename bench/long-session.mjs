@@ -7,8 +7,11 @@
 // answer. No pruning (`contextWindow: false`), not streamed. Each harness is a child process
 // (`node --expose-gc`) running the scripted server and the harness (as issue 28 measured it); the
 // children of a round run in lock-step, turn by turn, so that the machine's load at any moment hits
-// them all alike; per turn the wall time and the CPU time of that process. Ratios to the hand-written
-// loop are taken within a round, then their median over rounds.
+// them all alike; per turn the wall time and the CPU time of that process, and per window that
+// process's CPU from the end of the turn before it to the end of its last turn (the gaps between turns
+// included: V8's helper threads finish a turn's garbage after it returns, and a harness whose turns
+// wait on the disk has more of that inside its turns). Ratios to the hand-written loop are taken within
+// a round, then their median over rounds.
 // npm run build && node bench/long-session.mjs [--turns=800] [--rounds=2] [--stores=memory,file,postgres]
 //   [--restore-rounds=1600] [--window=50] [--dist=dist] [--out=file.json] [--cpu-prof=dir]
 // `--dist` picks the build measured (e.g. main's, built into another folder whose node_modules
@@ -215,6 +218,14 @@ async function child({ mode, harness, store: storeKind, turns, dir, pgUrl, sessi
   let warming = true;
   const perTurn = [];
   const cpuPerTurn = [];
+  // The process's CPU time when each measured turn ended (and when the first began): a window's CPU
+  // including the gaps between its turns, where V8's helper threads finish the turns' garbage.
+  const cpuAtEnd = [];
+  let cpuAtStart;
+  const cpuTotal = () => {
+    const { user, system } = process.cpuUsage();
+    return (user + system) / 1000;
+  };
   process.on('message', async (message) => {
     try {
       if (message.type === 'turn') {
@@ -224,6 +235,7 @@ async function child({ mode, harness, store: storeKind, turns, dir, pgUrl, sessi
           current = await open(session);
           warming = false;
         }
+        if (message.turn === 1) cpuAtStart = cpuTotal();
         const t = performance.now();
         const cpu = process.cpuUsage();
         await current.runTurn(
@@ -236,6 +248,7 @@ async function child({ mode, harness, store: storeKind, turns, dir, pgUrl, sessi
         if (message.turn > 0) {
           perTurn.push(performance.now() - t);
           cpuPerTurn.push((used.user + used.system) / 1000);
+          cpuAtEnd.push(cpuTotal());
         }
         process.send({ type: 'done' });
         return;
@@ -243,14 +256,18 @@ async function child({ mode, harness, store: storeKind, turns, dir, pgUrl, sessi
       await current.close();
       const windows = {};
       const cpuWindows = {};
+      const cpuSpanWindows = {};
       for (const end of [50, 200, 800, 1600]) {
         if (end > turns) continue;
         windows[end] = mean(perTurn.slice(end - WINDOW, end));
         cpuWindows[end] = mean(cpuPerTurn.slice(end - WINDOW, end));
+        const from = end - WINDOW > 0 ? cpuAtEnd[end - WINDOW - 1] : cpuAtStart;
+        cpuSpanWindows[end] = (cpuAtEnd[end - 1] - from) / WINDOW;
       }
       const rssMiB = process.memoryUsage().rss / 2 ** 20;
-      process.send({ type: 'result', result: { windows, cpuWindows, bytes: current.bytes, rssMiB } }, () =>
-        process.exit(0),
+      process.send(
+        { type: 'result', result: { windows, cpuWindows, cpuSpanWindows, bytes: current.bytes, rssMiB } },
+        () => process.exit(0),
       );
     } catch (error) {
       process.stderr.write(`${error.stack ?? error}\n`);
@@ -439,6 +456,7 @@ function summarize(result, _, results) {
     `dist ${result.dist}`,
     table(result, results, 'windows', 'wall'),
     table(result, results, 'cpuWindows', 'CPU of the harness process'),
+    table(result, results, 'cpuSpanWindows', 'CPU of the harness process, the gaps between turns included'),
     details(result),
   ].join('\n');
 }
