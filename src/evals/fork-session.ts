@@ -6,6 +6,7 @@ import { compactSnapshot, exactMessages, expandSnapshot } from '../session/saved
 import {
   assertValidSessionId,
   createSessionId,
+  isCount,
   type SessionRecord,
   type SessionRecordInput,
   type SessionStore,
@@ -209,10 +210,6 @@ function usageBefore(entries: readonly TranscriptEntry[]): Usage {
     total = addUsage(total, counted);
   }
   return total;
-}
-
-function isCount(value: unknown): value is number {
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0;
 }
 
 /** An entry as `appendTranscript` takes it: everything but the `seq` the store assigns. */

@@ -31,7 +31,7 @@ export async function writeAll(fd: number, data: string): Promise<void> {
 }
 
 /** Writes all of `data` at `position` in the file (a positional write: the descriptor's offset is not used). */
-export async function writeAllAt(fd: number, data: Buffer, position: number): Promise<void> {
+export async function writeAllAt(fd: number, data: Uint8Array, position: number): Promise<void> {
   for (let offset = 0; offset < data.length; ) {
     offset += (await writeFd(fd, data, offset, data.length - offset, position + offset)).bytesWritten;
   }

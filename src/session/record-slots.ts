@@ -42,7 +42,7 @@ export interface SlotsRead {
 }
 
 /** `record` (the JSON text of a whole record, an object) as a slot file's bytes for save number `seq`. */
-export function sealRecord(record: string, seq: number): Buffer {
+export function sealRecord(record: string, seq: number): Uint8Array {
   const sha256 = sealDigest(seq, record);
   const sealed = `{"save":{"seq":${seq},"sha256":"${sha256}"},${record.slice(1)}`;
   const bytes = Buffer.byteLength(sealed) + 1;
@@ -110,7 +110,7 @@ export function onlyBroken(read: SlotsRead): boolean {
  */
 export async function writeSlot(
   file: string,
-  bytes: Buffer,
+  bytes: Uint8Array,
   fsync: boolean,
   created: boolean,
 ): Promise<void> {

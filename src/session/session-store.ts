@@ -283,7 +283,8 @@ function sessionUsage(snapshot: unknown): SessionSummary['usage'] {
   return isCount(costUsd) ? { totalTokens, costUsd } : { totalTokens };
 }
 
-function isCount(value: unknown): value is number {
+/** Whether `value` is a finite number of at least 0 (a token count or a cost read from a stored file). */
+export function isCount(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0;
 }
 
