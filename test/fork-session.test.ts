@@ -122,6 +122,32 @@ describe.each(stores)('forkSession on the %s', (_name, makeStore) => {
     ]);
   });
 
+  it('writes a secret in the new system prompt or message redacted to the transcript, and runs with it exact', async () => {
+    const store = await makeStore();
+    const { seq } = await record(store);
+    const key = 'sk-forkTESTabcdefghijklmnopqrstuvwxyz0123';
+    const fork = await forkSession(store, 'orig', {
+      at: seq.done,
+      message: `use ${key} now`,
+      system: `the key is ${key}`,
+    });
+    const written = JSON.stringify((await store.readTranscript(fork.id)).entries);
+    expect(written).not.toContain(key);
+    expect(written).toContain('use [REDACTED] now');
+    expect(written).toContain('the key is [REDACTED]');
+
+    const server = await serve({ turns: [{ content: 'x' }, { content: 'x' }, { content: 'done again' }] });
+    const agent = agentAt(server, { tools: [countingEcho().tool], store, session: fork.id });
+    await agent.ready();
+    expect((await agent.resume()).response).toBe('done again');
+    const sent = server.requests[0]!.messages.map((m) => m.content);
+    expect(sent[0]).toBe(`the key is ${key}`);
+    expect(sent.at(-1)).toBe(`use ${key} now`);
+    await agent.flush();
+    agent.stop();
+    expect(JSON.stringify((await store.readTranscript(fork.id)).entries)).not.toContain(key);
+  });
+
   it('appends the next user message, replaces the system prompt and remembers the model', async () => {
     const store = await makeStore();
     const { seq } = await record(store);

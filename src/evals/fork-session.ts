@@ -1,3 +1,4 @@
+import { createRedactor, type Redactor } from '../events/redact.js';
 import type { Message, Usage } from '../llm/message.js';
 import { checkPersistedSnapshot, sessionStartSnapshot } from '../machines/agent-snapshot.js';
 import { addUsage, UNREPORTED_USAGE } from '../machines/turn-messages.js';
@@ -30,6 +31,12 @@ export interface ForkOptions {
   message?: string;
   /** The new session's id (default: a fresh one); refused when a session has it. */
   id?: string;
+  /**
+   * Redacts `system` and `message` where the fork's transcript holds them; its record keeps them
+   * exact, as an agent's save does. Default: the default secret patterns and `OPENAI_API_KEY`
+   * (`createRedactor()`); pass the agent's `redactor` when it knows more secrets.
+   */
+  redactor?: Redactor;
 }
 
 /** The `data` of the `session_forked` event. */
@@ -103,12 +110,12 @@ export async function forkSession(
     ...(options.model !== undefined ? { model: options.model } : {}),
     ...(options.system !== undefined ? { system: options.system } : {}),
   };
+  const next: Message | undefined =
+    options.message !== undefined ? { role: 'user', content: options.message } : undefined;
   const appended: TranscriptEntryInput[] = [
     ...prefix.map(copyOf),
     { kind: 'event', event: SESSION_FORKED_EVENT, data: forked, at: new Date().toISOString() },
-    ...(options.message !== undefined
-      ? [{ kind: 'message' as const, message: { role: 'user' as const, content: options.message } }]
-      : []),
+    ...(next ? [{ kind: 'message' as const, message: next }] : []),
   ];
 
   // The fork's state at the cut, planned (and checked) before anything is written.
@@ -129,6 +136,8 @@ export async function forkSession(
     [...(sameSession ? exactMessages(record.snapshot, sourceCurrent) : [])].filter(([i]) => i < count),
   );
   if (system) exact.set(0, system);
+  const redactor = options.redactor ?? createRedactor();
+  if (next && redactor.contains(options.message!)) exact.set(count - 1, next);
   const forkRecord: SessionRecordInput = {
     id: forkId,
     state: String(snapshot.value),
@@ -143,7 +152,9 @@ export async function forkSession(
       ...(options.model !== undefined ? { model: options.model } : {}),
     },
   };
-  const saved = await writeFork(store, forkId, [...appended, ...plan.append], forkRecord, refuse);
+  // Planned with the exact texts (the record keeps them); written redacted.
+  const written = appended.map((entry, i) => (i < prefix.length ? entry : redactor.redactValue(entry)));
+  const saved = await writeFork(store, forkId, [...written, ...plan.append], forkRecord, refuse);
   return { id: forkId, record: saved };
 }
 
