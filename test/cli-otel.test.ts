@@ -153,6 +153,62 @@ describe('agentloop --otel', () => {
     expect(spans.some((s) => s.name.startsWith('execute_tool '))).toBe(true);
   }, 60_000);
 
+  it('worker exports the turns it carries and flushes them when SIGTERM stops it', async () => {
+    listener.bodies.length = 0;
+    const sessions = path.join(dir, 'worker-sessions');
+    const scenario = path.join(dir, 'worker.yaml');
+    await writeFile(scenario, 'turns:\n  - content: carried by the worker\n');
+    const bundle = path.join(repoRoot, 'bundles', 'requirements-workflow');
+    const env = { ...process.env, OPENAI_API_KEY: '', OPENAI_BASE_URL: '', NO_COLOR: '1' };
+    const worker = spawn(
+      process.execPath,
+      [
+        cliPath,
+        'worker',
+        '--otel',
+        '--store',
+        sessions,
+        '--bundle',
+        bundle,
+        '--agent',
+        'intake-facilitator',
+        '--scenario',
+        scenario,
+      ],
+      {
+        cwd: dir,
+        env: { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let stderr = '';
+    worker.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const exited = new Promise<number | null>((resolve) => worker.on('exit', (code) => resolve(code)));
+    try {
+      await expect.poll(() => stderr, { timeout: 30_000 }).toMatch(/Ctrl-C stops/);
+      expect(stderr).toContain(`--otel: traces go to ${endpoint}`);
+      const sent = await runCli(['send', '--store', sessions, '--session', 'w-1', 'hello', '--wait'], {
+        cwd: dir,
+        timeoutMs: 60_000,
+      });
+      expect(sent.code, sent.stderr).toBe(0);
+      expect(sent.stdout).toBe('carried by the worker\n');
+      worker.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    } finally {
+      worker.kill('SIGKILL');
+    }
+    const { service, spans } = spansOf(listener.bodies);
+    expect(service).toBe('agentloop');
+    const root = spans.find((s) => s.name.startsWith('invoke_agent '))!;
+    expect(root).toBeDefined();
+    const chat = spans.find((s) => s.name.startsWith('chat '))!;
+    expect(chat.parentSpanId).toBe(root.spanId);
+    expect(root.attributes.find((a) => a.key === 'gen_ai.conversation.id')?.value).toEqual({
+      stringValue: 'w-1',
+    });
+  }, 90_000);
+
   it('Ctrl-C in the middle of a turn still exports its spans before the process ends', async () => {
     listener.bodies.length = 0;
     const scenario = path.join(dir, 'slow.yaml');
