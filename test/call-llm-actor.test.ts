@@ -82,7 +82,8 @@ async function setup(scenario: Scenario, options: Partial<LlmActorOptions> = {})
 const sentText = (s: ScriptedServer, i = 0) =>
   s.requests[i]!.messages.map((m) => `${m.role}: ${typeof m.content === 'string' ? m.content : ''}`);
 
-describe('the callLlm effect', () => {
+// A mutant that stalls a call fails here in 5 s, before the mutation run's own time-out.
+describe('the callLlm effect', { timeout: 5_000 }, () => {
   it('streams the text as LLM.DELTA and resolves with the message, the planned calls and when it ended', async () => {
     const { effect, server } = await setup({
       turns: [

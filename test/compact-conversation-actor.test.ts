@@ -13,7 +13,12 @@ import {
   type ConversationMeasure,
   compactEffect,
 } from '../src/machines/actors/compact-conversation.js';
-import { type CompactionRecord, compactedRequest, SUMMARY_INSTRUCTIONS } from '../src/prompt/compaction.js';
+import {
+  type CompactionRecord,
+  compactedRequest,
+  SUMMARY_INSTRUCTIONS,
+  summaryRequest,
+} from '../src/prompt/compaction.js';
 import { type ScriptedServer, type ScriptedTurn, startScriptedServer } from '../src/testing/index.js';
 import { effectRun } from './support/effect-io.js';
 
@@ -23,10 +28,13 @@ afterEach(async () => {
   server = undefined;
 });
 
-/** A measure in characters: each message's text, plus 10 for its role. */
+/** A measure in characters: each message's role and text, plus 4. */
 const chars = (budget: number): ConversationMeasure => ({
   count: (messages) =>
-    messages.reduce((n, m) => n + 10 + (typeof m.content === 'string' ? m.content.length : 0), 0),
+    messages.reduce(
+      (n, m) => n + 4 + m.role.length + (typeof m.content === 'string' ? m.content.length : 0),
+      0,
+    ),
   budget,
 });
 
@@ -67,7 +75,8 @@ async function failure(promise: Promise<unknown>, how?: string): Promise<Compact
 
 const before = chars(10_000).count(messages);
 
-describe('the compact effect', () => {
+// A mutant that stalls a call fails here in 5 s, before the mutation run's own time-out.
+describe('the compact effect', { timeout: 5_000 }, () => {
   it('summarizes up to the last user message and resolves with the record and the priced usage', async () => {
     const { effect, server } = await setup(
       {
@@ -131,6 +140,16 @@ describe('the compact effect', () => {
     expect(asked).toContain('Earlier: a first question.');
     expect(asked).toContain('second answer');
     expect(asked).not.toContain('first answer');
+  });
+
+  it("a request exactly at the summary model's window is sent", async () => {
+    const whole = summaryRequest(messages, null, 3, undefined, () => true);
+    const { effect, server } = await setup(
+      { content: 'Short.' },
+      { summaryMeasure: chars(chars(0).count(whole!.messages)) },
+    );
+    await effect(input(), effectRun().io);
+    expect(server.requests[0]!.messages).toEqual(whole!.messages);
   });
 
   describe('fails with a CompactionFailedError naming why', () => {

@@ -14,11 +14,12 @@ const result = { toolCallId: 'c1', name: 't', content: 'ok', isError: false, dur
 describe('composeToolHooks', () => {
   it('runs every afterRun even when one throws, then rethrows the first error', async () => {
     const order: string[] = [];
+    const first = new Error('first');
     const hooks = composeToolHooks(
       {
         afterRun: () => {
           order.push('a');
-          throw new Error('first');
+          throw first;
         },
       },
       undefined,
@@ -30,7 +31,8 @@ describe('composeToolHooks', () => {
         },
       },
     );
-    await expect(hooks.afterRun!(result, call, input)).rejects.toThrow('first');
+    // Not `rejects.toThrow('first')`: it passes for a rejection with `undefined` too.
+    await expect(hooks.afterRun!(result, call, input)).rejects.toBe(first);
     expect(order).toEqual(['a', 'b', 'c']);
   });
 
@@ -113,11 +115,12 @@ describe('composeToolHooks', () => {
     await hooks.beforeRun!(call, input);
     await hooks.afterRun!(result, call, input);
     expect([...a.seen, ...b.seen]).toEqual(['a before', 'a after', 'b before', 'b after']);
+    const failed = new Error('write failed');
     const lone = composeToolHooks({
       afterRun: () => {
-        throw new Error('write failed');
+        throw failed;
       },
     });
-    await expect(async () => lone.afterRun!(result, call, input)).rejects.toThrow('write failed');
+    await expect(async () => lone.afterRun!(result, call, input)).rejects.toBe(failed);
   });
 });

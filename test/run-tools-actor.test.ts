@@ -62,7 +62,8 @@ function input(calls: ToolCallRequest[], over: Partial<RunToolsInput> = {}): Run
 const finishedIds = (sent: AgentActorEvent[]) =>
   sent.flatMap((e) => (e.type === 'TOOL.FINISHED' ? [e.result.toolCallId] : []));
 
-describe('the runTools effect', () => {
+// A mutant that stalls a call fails here in 5 s, before the mutation run's own time-out.
+describe('the runTools effect', { timeout: 5_000 }, () => {
   it('runs the calls in parallel, sends TOOL.FINISHED as each ends except the last, and resolves with every result in order', async () => {
     const effect = runToolsEffect({ registry });
     const run = effectRun();
