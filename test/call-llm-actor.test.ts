@@ -19,7 +19,7 @@ import {
 } from '../src/machines/actors/call-llm.js';
 import type { TelemetryScope } from '../src/telemetry/telemetry-scope.js';
 import { type Scenario, type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
-import { effectRun } from './support/effect-io.js';
+import { effectRun, stopDuringRequest } from './support/effect-io.js';
 
 const echo = defineTool({
   name: 'echo',
@@ -455,12 +455,8 @@ describe('the callLlm effect', { timeout: 5_000 }, () => {
   describe('how it stops', () => {
     it('aborts the request when the run is stopped, rejecting with the reason', async () => {
       const { effect, server } = await setup({ turns: [{ fault: 'hang' }] });
-      const run = effectRun();
-      const pending = effect(input(), run.io);
-      while (server.requestCount === 0) await new Promise((r) => setTimeout(r, 5));
-      const reason = new Error('interrupted');
-      run.stop(reason);
-      await expect(pending).rejects.toBe(reason);
+      const { error, reason } = await stopDuringRequest(server, (io) => effect(input(), io));
+      expect(error).toBe(reason);
     });
 
     it('rejects with DeadlineExceededError at the deadline', async () => {

@@ -20,7 +20,7 @@ import {
   summaryRequest,
 } from '../src/prompt/compaction.js';
 import { type ScriptedServer, type ScriptedTurn, startScriptedServer } from '../src/testing/index.js';
-import { effectRun } from './support/effect-io.js';
+import { effectRun, stopDuringRequest } from './support/effect-io.js';
 
 let server: ScriptedServer | undefined;
 afterEach(async () => {
@@ -250,12 +250,8 @@ describe('the compact effect', { timeout: 5_000 }, () => {
   describe('how it stops', () => {
     it('rejects with the stop reason, not a CompactionFailedError, when stopped during the call', async () => {
       const { effect, server } = await setup({ fault: 'hang' });
-      const run = effectRun();
-      const pending = effect(input(), run.io);
-      while (server.requestCount === 0) await new Promise((r) => setTimeout(r, 5));
-      const reason = new Error('interrupted');
-      run.stop(reason);
-      await expect(pending).rejects.toBe(reason);
+      const { error, reason } = await stopDuringRequest(server, (io) => effect(input(), io));
+      expect(error).toBe(reason);
     });
   });
 });

@@ -50,3 +50,23 @@ export function effectRun(conversation?: readonly Message[]): EffectRunProbe {
   };
   return { io, sent, stop };
 }
+
+/**
+ * Starts an effect with a fresh run, stops the run once `server` has received its request (the call
+ * is under way), and returns what the effect rejected with (`undefined` if it resolved) and the reason
+ * the run was stopped with.
+ */
+export async function stopDuringRequest(
+  server: { requestCount: number },
+  start: (io: EffectIO) => Promise<unknown>,
+): Promise<{ error: unknown; reason: Error }> {
+  const run = effectRun();
+  const settled = start(run.io).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  while (server.requestCount === 0) await new Promise((r) => setTimeout(r, 5));
+  const reason = new Error('interrupted');
+  run.stop(reason);
+  return { error: await settled, reason };
+}
