@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type AuditRecord, createAuditLog, defineTool, type ToolRunHooks } from '../src/index.js';
-import { type AuditFinishRecord, type AuditStartRecord, composeToolHooks } from '../src/unstable.js';
+import type { AuditFinishRecord, AuditStartRecord } from '../src/unstable.js';
 import { agentOn, assertToolCallsAnswered } from './support/harness.js';
 
 let dir: string;
@@ -202,44 +202,5 @@ describe('audit log', () => {
         },
       ),
     ).rejects.toThrow(/closed/);
-  });
-});
-
-describe('composeToolHooks', () => {
-  const call = { id: 'c1', name: 't', argsText: '{}', args: {}, needsApproval: false };
-  const input = { sessionId: 's', turn: 1, iteration: 1, calls: [call], deadline: null };
-  const result = { toolCallId: 'c1', name: 't', content: 'ok', isError: false, durationMs: 1 };
-
-  it('runs every afterRun even when one throws, then rethrows the first error', async () => {
-    const order: string[] = [];
-    const hooks = composeToolHooks(
-      {
-        afterRun: () => {
-          order.push('a');
-          throw new Error('first');
-        },
-      },
-      undefined,
-      { afterRun: async () => void order.push('b') },
-    );
-    await expect(hooks.afterRun!(result, call, input)).rejects.toThrow('first');
-    expect(order).toEqual(['a', 'b']);
-  });
-
-  it('stops at the first beforeRun that returns a result', async () => {
-    const order: string[] = [];
-    const hooks = composeToolHooks(
-      { beforeRun: async () => void order.push('a') },
-      {
-        beforeRun: async () => {
-          order.push('b');
-          return result;
-        },
-      },
-      { beforeRun: async () => void order.push('c') },
-    );
-    expect(await hooks.beforeRun!(call, input)).toBe(result);
-    expect(order).toEqual(['a', 'b']);
-    expect(composeToolHooks()).toEqual({});
   });
 });
