@@ -1,7 +1,8 @@
 // What the file store itself costs per turn of bench/long-session.mjs's session (issue 28), without
 // the agent: the store calls one turn makes (five transcript appends, as the agent groups them, and
 // one save, all with a lease), on the memory store, the file store without flushes and the file store;
-// then the flushes alone: an O_DSYNC append of a turn's lines and the record's atomic rewrite.
+// then the flushes alone: an O_DSYNC append of a turn's lines, the record's atomic rewrite (format 1)
+// and the in-place write of a record slot (format 2).
 // npm run build && node bench/file-store-rest-point.mjs [--turns=300] [--rounds=3] [--dist=dist]
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -87,6 +88,8 @@ try {
   // Builds before the kept-open transcript (issue 28) have no AppendFile: the first part only.
   const { AppendFile } = await load('session/append-file.js').catch(() => ({}));
   const { writeFileAtomic } = await load('session/durable-write.js');
+  // Builds before the record slots (issue 28) rewrite the record by rename only.
+  const slots = await load('session/record-slots.js').catch(() => undefined);
   if (AppendFile) console.log('the flushes alone, ms per write (300 appends, 150 record rewrites):');
   for (const fsync of AppendFile ? [true, false] : []) {
     const out = new AppendFile(path.join(dir, `flush-${fsync}.jsonl`), fsync);
@@ -97,6 +100,27 @@ try {
         150,
         () => writeFileAtomic(path.join(dir, `flush-${fsync}.json`), 'y'.repeat(1380), fsync),
       ],
+      ...(slots
+        ? [
+            [
+              'record slot write in place, 1.4 KB',
+              150,
+              (() => {
+                let seq = 0;
+                return () => {
+                  seq++;
+                  const file = path.join(dir, `slot-${fsync}-${seq % 2}.json`);
+                  return slots.writeSlot(
+                    file,
+                    slots.sealRecord(`{"y":"${'y'.repeat(1372)}"}`, seq),
+                    fsync,
+                    seq <= 2,
+                  );
+                };
+              })(),
+            ],
+          ]
+        : []),
     ]) {
       const cpu = [];
       const wall = [];
