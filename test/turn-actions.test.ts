@@ -93,6 +93,11 @@ describe('enterThinking', () => {
     const probe = actionProbe('enterThinking', contextWith({ iteration: 2 }), { hears: () => false });
     expect(probe.send({ type: 'GO' })).toMatchObject({ iteration: 3, lastState: 'Thinking' });
     expect(probe.emitted).toEqual([]);
+    const counting = actionProbe('enterThinking', contextWith({ iteration: 2 }), {
+      hears: (t) => t === 'iteration',
+    });
+    counting.send({ type: 'GO' });
+    expect(counting.emitted.map((e) => [e.type, e.iteration])).toEqual([['iteration', 3]]);
   });
 
   it('near the iteration limit, warns the model once with a note and a limit_warning', () => {
@@ -380,6 +385,8 @@ describe('timeoutFinalCall', () => {
     expect(probe.emitted).toEqual([
       expect.objectContaining({ type: 'limit_warning', limit: 'timeout', used: 4_000, max: 4_000 }),
     ]);
+    // The warning says what happened: a UI shows it as it is.
+    expect(probe.emitted[0]!.message).toMatch(/deadline/);
   });
 
   it('without a deadline or time limit: no deadline after, and 0 in the warning', () => {
