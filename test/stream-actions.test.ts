@@ -18,6 +18,9 @@ describe('the stream', () => {
     expect(probe.emitted).toEqual([
       { type: 'content_chunk', sessionId: 's1', turn: 1, iteration: 1, delta: 'lo' },
     ]);
+    const chunks = actionProbe('streamDelta', contextWith(), { hears: (t) => t === 'content_chunk' });
+    chunks.send({ type: 'LLM.DELTA', delta: 'x' });
+    expect(chunks.emitted.map((e) => e.delta)).toEqual(['x']);
     const quiet = actionProbe('streamDelta', contextWith({ partial: 'a' }), { hears: () => false });
     expect(quiet.send({ type: 'LLM.DELTA', delta: 'b' }).partial).toBe('ab');
     expect(quiet.emitted).toEqual([]);
@@ -166,6 +169,11 @@ describe('recordAssistant', () => {
       done({ ...answerOutput('Hi.'), usage: usage(0), record: { wire: 'chat' } as never, reasoning: 'hm' }),
     );
     expect(quiet.emitted.map((e) => e.type)).toEqual(['thinking']);
+    const counted = actionProbe('recordAssistant', contextWith(), {
+      hears: (t) => t === 'model_call' || t === 'usage',
+    });
+    counted.send(done({ ...answerOutput('Hi.'), usage: usage(0), record: { wire: 'chat' } as never }));
+    expect(counted.emitted.map((e) => e.type)).toEqual(['model_call', 'usage']);
   });
 
   it('the final no-tools call keeps the reply’s text only, and no calls', () => {

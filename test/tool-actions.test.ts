@@ -174,7 +174,16 @@ describe('rejectCall', () => {
     });
     const probe = actionProbe('rejectCall', context);
     const next = probe.send({ type: 'REJECT', toolCallId: 'b', at: 11_000 });
-    expect(next.batch.results.b!.content).not.toContain('Reason');
+    // The reason is the one difference between a refusal with and without one.
+    const withReason = actionProbe('rejectCall', context).send({
+      type: 'REJECT',
+      toolCallId: 'b',
+      reason: 'no',
+      at: 1,
+    });
+    expect(withReason.batch.results.b!.content.replace(' Reason: no', '')).toBe(
+      next.batch.results.b!.content,
+    );
     expect(next).toMatchObject({ deadline: 51_000, pausedAt: null });
     expect(probe.emitted[0]).not.toHaveProperty('reason');
     expect(actionProbe('rejectCall', context).send({ type: 'APPROVE', toolCallId: 'b', at: 1 })).toEqual(
@@ -250,6 +259,10 @@ describe('results as they arrive', () => {
     expect(probe.send({ type: 'TOOL.FINISHED', result: toolResult('a', 'again') })).toEqual(context);
     expect(probe.send({ type: 'OTHER', result: toolResult('p') })).toEqual(context);
     expect(probe.emitted).toEqual([]);
+    // No update at all: every context update is a new snapshot (the machine's largest per-step cost).
+    const before = probe.actor.getSnapshot().context;
+    probe.send({ type: 'TOOL.FINISHED', result: toolResult('zz') });
+    expect(probe.actor.getSnapshot().context).toBe(before);
   });
 
   it('builds no tool_call_end nobody listens to, but records the result', () => {
@@ -290,6 +303,7 @@ describe('results as they arrive', () => {
       ['tool_call_end', 'p'],
       ['plan_updated', undefined],
     ]);
+    expect(probe.emitted[1]!.plan).toEqual({ steps: [{ step: 'Read', status: 'in_progress' }] });
   });
 
   it('runnerDone of a failed runner answers its calls with the failure; of an unknown runner, nothing', () => {
@@ -320,6 +334,7 @@ describe('a complete batch', () => {
     const context = contextWith({
       messages: [system],
       iteration: 1,
+      deadline: 8_000,
       consecutiveErrors: 1,
       batch: batchOf([toolCall('b'), toolCall('a')], {
         results: { a: toolResult('a'), b: toolResult('b', 'bad', { isError: true }) },
@@ -338,6 +353,7 @@ describe('a complete batch', () => {
       repeatedCalls: { 'lookup {"id":"b"}': 1, 'lookup {"id":"a"}': 1 },
       consecutiveErrors: 0,
       finalReason: null,
+      deadline: 8_000,
     });
     expect(probe.emitted).toEqual([]);
   });
@@ -425,6 +441,22 @@ describe('a complete batch', () => {
       ['plan_updated', undefined],
       ['limit_warning', 'consecutive_errors'],
     ]);
+    expect(probe.emitted[2]!.plan).toEqual(plan);
+  });
+
+  it('closeBatchWithRunner: no plan_updated when no result sets a plan', () => {
+    const context = contextWith({
+      batch: batchOf([toolCall('a')], { started: ['a'], runners: { 'tools:a': ['a'] } }),
+    });
+    const probe = actionProbe('closeBatchWithRunner', context);
+    const next = probe.send({
+      type: 'xstate.done.actor.tools:a',
+      actorId: 'tools:a',
+      output: [toolResult('a')],
+    });
+    expect(next.messages).toEqual([{ role: 'tool', tool_call_id: 'a', content: 'a ok' }]);
+    expect(next.plan).toBeNull();
+    expect(probe.emitted.map((e) => e.type)).toEqual(['tool_call_end']);
   });
 });
 
