@@ -1,40 +1,9 @@
 import { type AnyEventObject, createActor, enqueueActions, fromCallback } from 'xstate';
-import { applyCompaction, finishCompaction } from '../../src/machines/actions/compaction-actions.js';
-import { enterState } from '../../src/machines/actions/state-actions.js';
-import {
-  contextReport,
-  receiveReply,
-  recordAssistant,
-  retryNotice,
-  startEarly,
-  streamDelta,
-  streamReset,
-} from '../../src/machines/actions/stream-actions.js';
-import {
-  appendResults,
-  approveCall,
-  closeBatchWithRunner,
-  rejectCall,
-  requestApproval,
-  runnerDone,
-  stopRunners,
-  toolFinished,
-} from '../../src/machines/actions/tool-actions.js';
-import {
-  continueTurn,
-  emitError,
-  emitTurnEnd,
-  enterThinking,
-  extendLimit,
-  finishCutOff,
-  finishWithAnswer,
-  finishWithBreaker,
-  recordError,
-  recordInterrupt,
-  recordWriteFailure,
-  startTurn,
-  timeoutFinalCall,
-} from '../../src/machines/actions/turn-actions.js';
+import * as compactionActions from '../../src/machines/actions/compaction-actions.js';
+import * as stateActions from '../../src/machines/actions/state-actions.js';
+import * as streamActions from '../../src/machines/actions/stream-actions.js';
+import * as toolActions from '../../src/machines/actions/tool-actions.js';
+import * as turnActions from '../../src/machines/actions/turn-actions.js';
 import type { RunToolsInput } from '../../src/machines/actors/run-tools.js';
 import {
   type AgentContext,
@@ -51,39 +20,8 @@ import type { ToolCallRequest, ToolResult } from '../../src/tools/tool-call.js';
 // context is the test's, which runs the action on every event sent to it. Its tool runners are
 // children that record their input and stay until stopped; nothing is called, no turn runs.
 
-const ACTIONS = {
-  applyCompaction,
-  finishCompaction,
-  enterState,
-  contextReport,
-  receiveReply,
-  recordAssistant,
-  retryNotice,
-  startEarly,
-  streamDelta,
-  streamReset,
-  appendResults,
-  approveCall,
-  closeBatchWithRunner,
-  rejectCall,
-  requestApproval,
-  runnerDone,
-  stopRunners,
-  toolFinished,
-  continueTurn,
-  emitError,
-  emitTurnEnd,
-  enterThinking,
-  extendLimit,
-  finishCutOff,
-  finishWithAnswer,
-  finishWithBreaker,
-  recordError,
-  recordInterrupt,
-  recordWriteFailure,
-  startTurn,
-  timeoutFinalCall,
-};
+const { enteredState: _helper, ...entryActions } = stateActions;
+const ACTIONS = { ...compactionActions, ...entryActions, ...streamActions, ...toolActions, ...turnActions };
 
 /** The name of an action of the machine. */
 export type ActionName = keyof typeof ACTIONS;
