@@ -44,7 +44,9 @@ describe('requestApproval', () => {
         pending: [{ toolCallId: 'b', name: 'deploy', args: { id: 'b' } }],
       }),
     ]);
-    expect(actionProbe('requestApproval', context).send({ type: 'OTHER' }).pausedAt).toBeNull();
+    // Entered without the reply's time (a restored wait): no time to stop the clock at.
+    const restored = actionProbe('requestApproval', { ...context, pausedAt: 5 }).send({ type: 'OTHER' });
+    expect(restored).toMatchObject({ pausedAt: null, lastState: 'WaitingApproval' });
   });
 });
 

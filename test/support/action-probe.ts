@@ -89,6 +89,8 @@ export function actionProbe(
     const { timestamp: _t, ...rest } = e as unknown as Emitted;
     emitted.push(rest as Emitted);
   });
+  // An action that throws stops the actor with an error: `send` throws it (never reported unhandled).
+  actor.subscribe({ error: () => {} });
   actor.start();
   // The runners started at entry are the context's own, not the action's.
   spawned.length = 0;
@@ -100,7 +102,9 @@ export function actionProbe(
     /** Sends `event` (any shape: the action reads what it reads) and returns the context after it. */
     send(event: { type: string; [key: string]: unknown }): AgentContext {
       actor.send(event as never);
-      return actor.getSnapshot().context as AgentContext;
+      const snapshot = actor.getSnapshot();
+      if (snapshot.status === 'error') throw snapshot.error;
+      return snapshot.context as AgentContext;
     },
     /** The ids of the children running now. */
     children: () => Object.keys(actor.getSnapshot().children),
