@@ -87,8 +87,9 @@ const noop = () => {};
 /**
  * The default session store: one folder per session under {@link resolveSessionsDir}, holding the
  * record in two slot files (`snapshot.json`, `snapshot.1.json`: each save overwrites the one not
- * holding the newest record, in place, sealed with a checksum) and `transcript.jsonl` (append-only). Writes for one session are queued in call order; appends that pile up while a
- * write runs go out together in one write. One owner writes a given session at a time: `lease.json`
+ * holding the newest record, in place, sealed with a checksum) and `transcript.jsonl` (append-only).
+ * Writes for one session are queued in call order; appends that pile up while a write runs go out
+ * together in one write. One owner writes a given session at a time: `lease.json`
  * (the lock file) says who, and writes that carry a lease taken over since are refused. Inboxes
  * (`inbox/`, see {@link FileInbox}) let workers and clients in several processes of one machine share
  * the sessions.
