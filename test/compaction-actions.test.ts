@@ -37,17 +37,16 @@ describe('finishCompaction', () => {
         model: 'small-model',
       },
     ]);
-    // A summary call that reported no usage leaves the counts as they were.
+    // A summary call that reported no usage counts no tokens, and its cost is unknown from then on
+    // (as for a model reply without usage: a sum is never too small).
     const unreported = actionProbe('finishCompaction', compacting()).send({
       type: 'xstate.done.actor.compact',
       output: { record, usage: null },
     });
-    expect(unreported).toMatchObject({
-      compaction: record,
-      compactedCall: 3,
-      turnUsage: spent,
-      totalUsage: spent,
-    });
+    const { costUsd: _, ...tokens } = spent;
+    expect(unreported).toMatchObject({ compaction: record, compactedCall: 3 });
+    expect(unreported.turnUsage).toEqual(tokens);
+    expect(unreported.totalUsage).toEqual(tokens);
   });
 
   it('a failed summary changes no message: the call goes on, pruned, with a warning naming why', () => {
@@ -88,6 +87,15 @@ describe('applyCompaction', () => {
         tokensAfter: 2_000,
       }),
     ]);
+    // Its call reported no usage: no tokens counted, the cost unknown from then on.
+    const unreported = actionProbe('applyCompaction', compacting()).send({
+      type: 'COMPACTED',
+      record,
+      usage: null,
+    });
+    const { costUsd: _, ...tokens } = spent;
+    expect(unreported).toMatchObject({ compaction: record, turnUsage: tokens, totalUsage: tokens });
+    expect(unreported.totalUsage).not.toHaveProperty('costUsd');
   });
 
   it('without a summary: the conversation unchanged, the failure named (or that none came)', () => {

@@ -29,8 +29,11 @@ export const finishCompaction = machineSetup.createAction(
     const output = (ev as unknown as { output?: CompactOutput }).output;
     const error = (ev as unknown as { error?: unknown }).error;
     const failure = error instanceof CompactionFailedError ? error : undefined;
-    const usage = output?.usage ?? failure?.usage;
-    const done = { compactedCall: context.iteration, ...(usage ? usageAfter(context, usage) : {}) };
+    const usage = output ? output.usage : failure?.usage;
+    // A summary that came back was a model call, with or without usage (then its cost is unknown,
+    // as for a model reply without usage).
+    const counted = output !== undefined || usage;
+    const done = { compactedCall: context.iteration, ...(counted ? usageAfter(context, usage ?? null) : {}) };
     if (output) {
       const { record } = output;
       enqueue.assign({ ...done, compaction: record });
@@ -55,7 +58,7 @@ export const finishCompaction = machineSetup.createAction(
 export const applyCompaction = machineSetup.createAction(
   enqueueActions(({ enqueue, context, event: ev }) => {
     if (ev.type !== 'COMPACTED') return;
-    const usage = ev.usage ? usageAfter(context, ev.usage) : {};
+    const usage = ev.record || ev.usage ? usageAfter(context, ev.usage ?? null) : {};
     const { record } = ev;
     if (record) {
       enqueue.assign({ ...usage, compaction: record });
