@@ -127,7 +127,7 @@ describe('agentloop chat --project . --agent pm on a real BMAD 6.12 install', ()
     expect(system).toContain('You are John 📋, Product Manager.');
     expect(system).toContain('activate_skill({ name: "bmad-prd" })');
     expect(system).toContain(
-      '- planning_artifacts: ' + path.join(project, '_bmad-output/planning-artifacts'),
+      `- planning_artifacts: ${path.join(project, '_bmad-output/planning-artifacts')}`,
     );
     expect(system).not.toMatch(/^- bmad-agent-pm:/m);
     expect(system).toMatch(/bmad-prd/);
@@ -169,6 +169,6 @@ describe('agentloop chat --project . --agent pm on a real BMAD 6.12 install', ()
     type('pm', '/exit');
     const closing = await waitFor('pm', /\[exit 0\]/);
     await mkdir(path.join(repoRoot, 'test-artifacts'), { recursive: true });
-    await writeFile(path.join(repoRoot, 'test-artifacts', 'bmad6-chat-screen.txt'), closing.trimEnd() + '\n');
+    await writeFile(path.join(repoRoot, 'test-artifacts', 'bmad6-chat-screen.txt'), `${closing.trimEnd()}\n`);
   }, 90_000);
 });

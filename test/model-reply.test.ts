@@ -4,7 +4,6 @@
  * tools were disabled), usage in the agent's terms and the reasoning (`reasoningOf`).
  */
 import { describe, expect, it } from 'vitest';
-import type { Completion } from '../src/llm/model-reply.js';
 import { toModelReply } from '../src/llm/model-reply.js';
 import { reasoningOf } from '../src/llm/reasoning.js';
 import { completionOf } from './support/llm-fixtures.js';
