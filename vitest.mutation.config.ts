@@ -19,6 +19,8 @@ export default defineConfig({
     exclude: ['test/corpus/**', '**/node_modules/**', ...outOfProcess],
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // As in vitest.config.ts: `rejects.toThrow(x)` fails on a rejection with `undefined` or `null`.
+    setupFiles: ['test/support/strict-rejects.ts'],
     // Stryker refuses to start when a test fails in its first run; under a mutation run's load a
     // timing-bound test (the model-based walk) can miss its wait once. A mutant fails every try.
     retry: 1,
