@@ -23,17 +23,18 @@ const openCallbackFd = promisify(openCallback);
 export const openFd = (file: string, flags: number): Promise<number> => openCallbackFd(file, flags, 0o666);
 
 /** Writes all of `data` at the descriptor's position (one `write` unless the kernel takes less). */
-export async function writeAll(fd: number, data: string): Promise<void> {
-  const buffer = Buffer.from(data);
-  for (let offset = 0; offset < buffer.length; ) {
-    offset += (await writeFd(fd, buffer, offset, buffer.length - offset)).bytesWritten;
-  }
+export function writeAll(fd: number, data: string): Promise<void> {
+  return writeAllAt(fd, Buffer.from(data), null);
 }
 
-/** Writes all of `data` at `position` in the file (a positional write: the descriptor's offset is not used). */
-export async function writeAllAt(fd: number, data: Uint8Array, position: number): Promise<void> {
+/**
+ * Writes all of `data` at `position` in the file (a positional write: the descriptor's offset is not
+ * used), or with `null` at the descriptor's position.
+ */
+export async function writeAllAt(fd: number, data: Uint8Array, position: number | null): Promise<void> {
   for (let offset = 0; offset < data.length; ) {
-    offset += (await writeFd(fd, data, offset, data.length - offset, position + offset)).bytesWritten;
+    const at = position === null ? null : position + offset;
+    offset += (await writeFd(fd, data, offset, data.length - offset, at)).bytesWritten;
   }
 }
 

@@ -95,14 +95,17 @@ export async function readRecord(dir: string, id: string): Promise<RecordRead | 
   let read = await readSlots(dir);
   // Neither slot whole: another process's saves may have been writing both while this read them.
   if (onlyBroken(read)) read = await readSlots(dir);
-  const index =
-    read.newest ?? (read.slots[0].kind === 'broken' ? 0 : read.slots[1].kind === 'broken' ? 1 : undefined);
-  if (index === undefined) return undefined;
-  const slot = read.slots[index];
-  const file = path.join(dir, RECORD_SLOT_FILES[index]);
-  if (slot.kind === 'broken') throw corruptFileError(id, file, slot.reason);
-  if (slot.kind === 'missing') return undefined;
-  return { record: decodeSnapshot(slot.text, file, id), file };
+  if (read.newest === undefined) {
+    for (const index of [0, 1] as const) {
+      const slot = read.slots[index];
+      if (slot.kind === 'broken')
+        throw corruptFileError(id, path.join(dir, RECORD_SLOT_FILES[index]), slot.reason);
+    }
+    return undefined;
+  }
+  const file = path.join(dir, RECORD_SLOT_FILES[read.newest]);
+  const { text } = read.slots[read.newest] as { text: string };
+  return { record: decodeSnapshot(text, file, id), file };
 }
 
 /** What a store writing a session's record knows about its slots. */
@@ -163,33 +166,22 @@ export async function writeNextSlot(
   times: SavedTimes,
   fsync: boolean,
 ): Promise<SlotsState> {
-  return writeSlots(dir, state, record, times, fsync).catch(async (error: unknown) => {
+  const writeFrom = async (from: SlotsState): Promise<SlotsState> => {
+    let next = from;
+    for (let writes = from.legacy ? 2 : 1; writes > 0; writes--) {
+      const index: SlotIndex = next.newest === 0 ? 1 : 0;
+      const seq = next.seq + 1;
+      const file = path.join(dir, RECORD_SLOT_FILES[index]);
+      await writeSlot(file, sealRecord(record, seq), fsync, !next.exists[index]);
+      const exists: [boolean, boolean] = [...next.exists];
+      exists[index] = true;
+      next = { seq, newest: index, exists, legacy: false, times };
+    }
+    return next;
+  };
+  return writeFrom(state).catch(async (error: unknown) => {
     if (!isMissing(error)) throw error;
     await mkdirDurable(dir, fsync);
-    return writeSlots(dir, { ...state, exists: [false, false], legacy: false }, record, times, fsync);
+    return writeFrom({ ...state, exists: [false, false], legacy: false });
   });
-}
-
-async function writeSlots(
-  dir: string,
-  state: SlotsState,
-  record: string,
-  times: SavedTimes,
-  fsync: boolean,
-): Promise<SlotsState> {
-  let next = state;
-  for (let writes = state.legacy ? 2 : 1; writes > 0; writes--) {
-    const index: SlotIndex = next.newest === 0 ? 1 : 0;
-    const seq = next.seq + 1;
-    await writeSlot(
-      path.join(dir, RECORD_SLOT_FILES[index]),
-      sealRecord(record, seq),
-      fsync,
-      !next.exists[index],
-    );
-    const exists: [boolean, boolean] = [...next.exists];
-    exists[index] = true;
-    next = { seq, newest: index, exists, legacy: false, times };
-  }
-  return next;
 }

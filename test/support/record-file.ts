@@ -10,12 +10,18 @@ export interface RecordFile {
   };
 }
 
-/** The newest whole record in the file-store session folder `dir` (the one `load` returns). */
-export async function readRecordFile(dir: string): Promise<RecordFile> {
+/** The newest whole record in the file-store session folder `dir` (the one `load` returns), with its save number. */
+async function newestSlot(dir: string): Promise<RecordFile & { seq: number }> {
   const read = await readSlots(dir);
   if (read.newest === undefined) throw new Error(`no whole record in ${dir}`);
-  const slot = read.slots[read.newest] as { text: string };
-  return { file: path.join(dir, RECORD_SLOT_FILES[read.newest]), record: JSON.parse(slot.text) };
+  const { seq, text } = read.slots[read.newest] as { seq: number; text: string };
+  return { file: path.join(dir, RECORD_SLOT_FILES[read.newest]), record: JSON.parse(text), seq };
+}
+
+/** The newest whole record in the file-store session folder `dir` (the one `load` returns). */
+export async function readRecordFile(dir: string): Promise<RecordFile> {
+  const { file, record } = await newestSlot(dir);
+  return { file, record };
 }
 
 /**
@@ -27,10 +33,8 @@ export async function editRecordFile(
   dir: string,
   edit: (record: RecordFile['record']) => void,
 ): Promise<string> {
-  const read = await readSlots(dir);
-  if (read.newest === undefined) throw new Error(`no whole record in ${dir}`);
-  const { file, record } = await readRecordFile(dir);
+  const { file, record, seq } = await newestSlot(dir);
   edit(record);
-  await writeFile(file, sealRecord(JSON.stringify(record), (read.slots[read.newest] as { seq: number }).seq));
+  await writeFile(file, sealRecord(JSON.stringify(record), seq));
   return file;
 }
