@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FileLoadEvent } from '../src/bundle/index.js';
-import { bundleDemoScenario, bundleDemoUserLines } from '../src/cli/bundle-demo.js';
+import { bundleDemoScenario, bundleDemoUserLines } from '../src/cli/commands/demo/bundle-demo.js';
 import { createAgent, loadBundleAgent, toAgentOptions } from '../src/index.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
 import { assertToolCallsAnswered } from './support/harness.js';

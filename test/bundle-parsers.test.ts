@@ -9,7 +9,7 @@ import { BundleError } from '../src/bundle/bundle-error.js';
 import { findLoadTarget } from '../src/bundle/critical-actions.js';
 import { findTags, instructionText, parseInstructions } from '../src/bundle/instructions-parser.js';
 import { resolveVariables, substituteVariables } from '../src/bundle/path-variables.js';
-import { runValidateCommand } from '../src/cli/validate-command.js';
+import { runValidateCommand } from '../src/cli/commands/validate-command.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 

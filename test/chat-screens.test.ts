@@ -4,7 +4,7 @@ import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { displayWidth } from '../src/cli/terminal-layout.js';
+import { displayWidth } from '../src/cli/terminal/terminal-layout.js';
 import { buildDist, cliPath, repoRoot } from './support/build-dist.js';
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { runSessionsCommand } from '../src/cli/sessions-command.js';
+import { runSessionsCommand } from '../src/cli/commands/sessions/sessions-command.js';
 import { createAgent, defineTool, FileSessionStore } from '../src/index.js';
 import type { ScriptedTurn } from '../src/testing/index.js';
 import { agentAt, agentOn, serve, testDir } from './support/harness.js';

@@ -2,8 +2,8 @@ import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { bundleDemoScenario, bundleDemoUserLines } from '../src/cli/bundle-demo.js';
-import { notesDemoQuestion, notesDemoScenario, notesTools } from '../src/cli/notes-demo.js';
+import { bundleDemoScenario, bundleDemoUserLines } from '../src/cli/commands/demo/bundle-demo.js';
+import { notesDemoQuestion, notesDemoScenario, notesTools } from '../src/cli/commands/demo/notes-demo.js';
 import { createAgent, loadBundleAgent, toAgentOptions } from '../src/index.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
 

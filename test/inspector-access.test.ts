@@ -5,7 +5,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runInspectCommand } from '../src/cli/inspect-command.js';
+import { runInspectCommand } from '../src/cli/commands/inspect-command.js';
 import { type InspectorServer, startInspectorServer } from '../src/inspector/inspector-server.js';
 import { connectPage, httpGet, socketUrl, upgradeStatus } from './support/inspector-page.js';
 

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runInspectCommand } from '../src/cli/inspect-command.js';
+import { runInspectCommand } from '../src/cli/commands/inspect-command.js';
 import { FileSessionStore } from '../src/index.js';
 import { type InspectorServer, startInspectorServer } from '../src/inspector/inspector-server.js';
 import type { ServerMessage } from '../src/inspector/protocol.js';

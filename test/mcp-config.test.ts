@@ -3,8 +3,8 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { mcpServersFlag } from '../src/cli/flags/mcp-config-flag.js';
 import { main } from '../src/cli/main.js';
-import { mcpServersFlag } from '../src/cli/mcp-config-flag.js';
 import { loadMcpConfigFile, parseMcpServers } from '../src/mcp/index.js';
 import { testServerFile } from './support/mcp-servers.js';
 

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { displayWidth, ellipsize, preview, shortenPath, wrapLine } from '../src/cli/terminal-layout.js';
+import {
+  displayWidth,
+  ellipsize,
+  preview,
+  shortenPath,
+  wrapLine,
+} from '../src/cli/terminal/terminal-layout.js';
 
 describe('terminal layout', () => {
   it('measures wide characters and emoji as two columns, colour codes as none', () => {

@@ -7,7 +7,7 @@ import {
   terminalSafeJson,
   terminalSafeStream,
   terminalSafeValue,
-} from '../src/cli/terminal-safe.js';
+} from '../src/cli/terminal/terminal-safe.js';
 import { type AgentEvent, createRedactor, REDACTED } from '../src/index.js';
 
 /** Issue 15: control sequences from the model or a tool never reach the terminal. See docs/security.md. */

@@ -6,9 +6,9 @@ import type { AgentDefinition } from '../prompt/agent-definition.js';
 import { discoverSkills } from '../skills/skill-discovery.js';
 import { addSkillsToBundleAgent, loadSkillsAgent } from '../skills/skills-agent.js';
 import type { Tool } from '../tools/define-tool.js';
-import { bundlePaths } from './chat-tool-lines.js';
+import { bundlePaths } from './chat/chat-tool-lines.js';
 import { UsageError } from './cli-args.js';
-import { bundleScenario, type ScriptedModel } from './scripted-model.js';
+import { bundleScenario, type ScriptedModel } from './model/scripted-model.js';
 
 // What `run` and `chat` talk with: a BMAD agent (`--bundle`, `--agent`), with the project's skills
 // listed beside its menu, or without them a plain assistant with the skills.

@@ -3,9 +3,9 @@ import type { Readable, Writable } from 'node:stream';
 import type { Agent } from '../agent/agent.js';
 import type { ToolCallInfo } from '../machines/emitted-events.js';
 import type { ApprovalPolicy } from '../tools/tool-call.js';
-import { describeArgs, shownPaths } from './chat-approval-prompt.js';
-import type { PathView } from './chat-tool-lines.js';
-import { terminalSafe, terminalSafeValue } from './terminal-safe.js';
+import { describeArgs, shownPaths } from './chat/chat-approval-prompt.js';
+import type { PathView } from './chat/chat-tool-lines.js';
+import { terminalSafe, terminalSafeValue } from './terminal/terminal-safe.js';
 
 /**
  * The one approval rule of `run` and `chat`: `save_output` (the bundle tool that writes files) asks,

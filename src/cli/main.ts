@@ -3,21 +3,22 @@ import { readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRedactor } from '../events/redact.js';
-import { runChatCommand } from './chat-command.js';
+import { runChatCommand } from './chat/chat-command.js';
 import { usageErrorOf } from './cli-args.js';
 import type { CommandIo } from './command-io.js';
-import { packageRoot, runDemoCommand } from './demo-command.js';
-import { runEvalCommand } from './eval-command.js';
-import { runForkCommand } from './fork-command.js';
-import { runInspectCommand } from './inspect-command.js';
-import { runMcpCommand } from './mcp-command.js';
-import { runReplayCommand } from './replay-command.js';
-import { runRunCommand } from './run-command.js';
-import { runSendCommand } from './send-command.js';
-import { runSessionsCommand } from './sessions-command.js';
-import { terminalSafe } from './terminal-safe.js';
-import { runValidateCommand } from './validate-command.js';
-import { runWorkerCommand } from './worker-command.js';
+import { runDemoCommand } from './commands/demo/demo-command.js';
+import { runEvalCommand } from './commands/eval-command.js';
+import { runForkCommand } from './commands/fork-command.js';
+import { runInspectCommand } from './commands/inspect-command.js';
+import { runMcpCommand } from './commands/mcp-command.js';
+import { runReplayCommand } from './commands/replay/replay-command.js';
+import { runRunCommand } from './commands/run-command.js';
+import { runSendCommand } from './commands/send-command.js';
+import { runSessionsCommand } from './commands/sessions/sessions-command.js';
+import { runValidateCommand } from './commands/validate-command.js';
+import { runWorkerCommand } from './commands/worker-command.js';
+import { packageRoot } from './package-root.js';
+import { terminalSafe } from './terminal/terminal-safe.js';
 
 const HELP = `agentloop: run tool-using LLM agents
 

@@ -20,7 +20,7 @@ export const MIN_SECRET_LENGTH = 16;
  */
 export const MIN_BITS_PER_CHAR = 2.5;
 
-/** The key the CLI gives the client for its built-in scripted server (src/cli/model-connection.ts). */
+/** The key the CLI gives the client for its built-in scripted server (src/cli/model/model-connection.ts). */
 export const SCRIPTED_SERVER_API_KEY = 'scripted';
 
 /**

@@ -11,7 +11,7 @@ import { discoverAgents } from '../../src/bundle/bundle-discovery.js';
 import { BundleError } from '../../src/bundle/bundle-error.js';
 import { parseInstructions } from '../../src/bundle/instructions-parser.js';
 import type { ValidationReport } from '../../src/bundle/validate-tree.js';
-import { runValidateCommand } from '../../src/cli/validate-command.js';
+import { runValidateCommand } from '../../src/cli/commands/validate-command.js';
 import { defineAgent } from '../../src/prompt/agent-definition.js';
 
 /** The shared corpus sits beside the repository: `../shared/corpus/bmad` from the repo root. */
