@@ -15,6 +15,8 @@ const dist = path.resolve(args.dist ?? path.join(here, '..', 'dist'));
 const turns = Number(args.turns ?? 300);
 const rounds = Number(args.rounds ?? 3);
 const load = (file) => import(pathToFileURL(path.join(dist, file)).href);
+/** A file store module: in session/file-store/ since issue 38, in session/ in older builds. */
+const loadFileStore = (file) => load(`session/file-store/${file}`).catch(() => load(`session/${file}`));
 const { FileSessionStore, MemorySessionStore } = await load('index.js');
 
 const message = (role, size) => ({ kind: 'message', message: { role, content: 'x'.repeat(size) } });
@@ -86,10 +88,10 @@ try {
     console.log(`  ${kind.padEnd(18)} CPU ${stats(r.cpu)}; wall ${stats(r.wall)}`);
 
   // Builds before the kept-open transcript (issue 28) have no AppendFile: the first part only.
-  const { AppendFile } = await load('session/append-file.js').catch(() => ({}));
-  const { writeFileAtomic } = await load('session/durable-write.js');
+  const { AppendFile } = await loadFileStore('append-file.js').catch(() => ({}));
+  const { writeFileAtomic } = await loadFileStore('durable-write.js');
   // Builds before the record slots (issue 28) rewrite the record by rename only.
-  const slots = await load('session/record-slots.js').catch(() => undefined);
+  const slots = await loadFileStore('record-slots.js').catch(() => undefined);
   if (AppendFile) console.log('the flushes alone, ms per write (300 appends, 150 record rewrites):');
   for (const fsync of AppendFile ? [true, false] : []) {
     const out = new AppendFile(path.join(dir, `flush-${fsync}.jsonl`), fsync);

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run mutation -- src/tools src/bundle/sandbox*.ts`: Stryker on the given files or folders under
+// `npm run mutation -- src/tools src/bundle/sandbox/`: Stryker on the given files or folders under
 // src/ (a folder means every .ts file in it, recursively). Extra `--flags` go to Stryker as they are.
 import { spawnSync } from 'node:child_process';
 import { statSync } from 'node:fs';

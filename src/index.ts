@@ -48,7 +48,7 @@ export {
   renderInstructions,
 } from './prompt/agent-definition.js';
 // Sessions
-export { FileSessionStore, type FileSessionStoreOptions } from './session/file-session-store.js';
+export { FileSessionStore, type FileSessionStoreOptions } from './session/file-store/file-session-store.js';
 export { MemorySessionStore } from './session/memory-session-store.js';
 export type { SessionOptions } from './session/persistent-session.js';
 export {

@@ -1,10 +1,10 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { mergeCustomization } from '../src/bundle/bmad-merge.js';
+import { mergeCustomization } from '../src/bundle/bmad6/bmad-merge.js';
 import { loadBundleAgent } from '../src/bundle/bundle-agent.js';
 import { BundleError } from '../src/bundle/bundle-error.js';
-import type { FileLoadEvent } from '../src/bundle/sandbox.js';
+import type { FileLoadEvent } from '../src/bundle/sandbox/sandbox.js';
 import { BMAD_TEST_USER, bmadProject, freshBmadProject } from './support/bmad-installs.js';
 import { repoRoot } from './support/build-dist.js';
 

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { type BundleAgent, loadBundleAgent } from '../src/bundle/bundle-agent.js';
 import { BundleError } from '../src/bundle/bundle-error.js';
-import type { FileLoadEvent } from '../src/bundle/sandbox.js';
+import type { FileLoadEvent } from '../src/bundle/sandbox/sandbox.js';
 import type { Tool } from '../src/tools/define-tool.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

@@ -7,8 +7,8 @@ import { parseAgentFile } from '../src/bundle/agent-file-parser.js';
 import { discoverAgents } from '../src/bundle/bundle-discovery.js';
 import { BundleError } from '../src/bundle/bundle-error.js';
 import { findLoadTarget } from '../src/bundle/critical-actions.js';
-import { findTags, instructionText, parseInstructions } from '../src/bundle/instructions-parser.js';
 import { resolveVariables, substituteVariables } from '../src/bundle/path-variables.js';
+import { findTags, instructionText, parseInstructions } from '../src/bundle/workflow/instructions-parser.js';
 import { runValidateCommand } from '../src/cli/commands/validate-command.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

@@ -5,8 +5,8 @@ import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { type BundleAgent, loadBundleAgent } from '../src/bundle/bundle-agent.js';
 import { BundleError } from '../src/bundle/bundle-error.js';
 import { variablesToSet } from '../src/bundle/critical-actions.js';
-import type { FileLoadEvent } from '../src/bundle/sandbox.js';
-import { validateTree } from '../src/bundle/validate-tree.js';
+import type { FileLoadEvent } from '../src/bundle/sandbox/sandbox.js';
+import { validateTree } from '../src/bundle/validation/validate-tree.js';
 import { bmadProject } from './support/bmad-installs.js';
 
 // Regressions found on real alpha trees (../shared/corpus), each on a small tree built here.

@@ -11,9 +11,9 @@ import {
   loadBundleAgent,
 } from '../src/bundle/bundle-agent.js';
 import { BundleError } from '../src/bundle/bundle-error.js';
-import { Sandbox } from '../src/bundle/sandbox.js';
+import { Sandbox } from '../src/bundle/sandbox/sandbox.js';
 import { main } from '../src/cli/main.js';
-import { FileSessionStore } from '../src/session/file-session-store.js';
+import { FileSessionStore } from '../src/session/file-store/file-session-store.js';
 import { resolveSessionsDir } from '../src/sessions-dir.js';
 
 // Issue 15, the items besides the race (see bundle-sandbox-race.test.ts): only regular files are read,

@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type BmadToolsContext, resolveToolPath } from '../src/bundle/bmad-tools.js';
 import { BundleError } from '../src/bundle/bundle-error.js';
-import { Sandbox } from '../src/bundle/sandbox.js';
+import { Sandbox } from '../src/bundle/sandbox/sandbox.js';
 
 let dir: string;
 let roots: { bundle: string; core: string; project: string; out: string; outside: string };

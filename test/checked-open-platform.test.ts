@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, open, readFile, realpath, rm, symlink, writeFile } from
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openedPath, openFlags, probeProcFd, procFdWorks } from '../src/bundle/checked-open.js';
+import { openedPath, openFlags, probeProcFd, procFdWorks } from '../src/bundle/sandbox/checked-open.js';
 
 // What the descriptor half of the sandbox takes from the platform: the open flags it has and whether
 // /proc/self/fd says where a descriptor lies. Each answer is given to real opens of real files, so

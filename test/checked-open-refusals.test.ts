@@ -4,8 +4,8 @@ import { mkdir, mkdtemp, readdir, realpath, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openForWrite, type WriteTarget } from '../src/bundle/checked-open.js';
-import { Sandbox } from '../src/bundle/sandbox.js';
+import { openForWrite, type WriteTarget } from '../src/bundle/sandbox/checked-open.js';
+import { Sandbox } from '../src/bundle/sandbox/sandbox.js';
 import { expectRefusal, refusal } from './support/bundle-refusal.js';
 
 // What stands in the way of a write that no one swapped: a file where the output folder or one of

@@ -15,7 +15,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BundleError } from '../src/bundle/bundle-error.js';
-import { openedPath, openForRead, openForWrite, type WriteTarget } from '../src/bundle/checked-open.js';
+import {
+  openedPath,
+  openForRead,
+  openForWrite,
+  type WriteTarget,
+} from '../src/bundle/sandbox/checked-open.js';
 import { expectRefusal, refusal } from './support/bundle-refusal.js';
 
 // The descriptor half of the sandbox, given what a swap between the path check and the open leaves:

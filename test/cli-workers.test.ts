@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresSessionStore } from '../src/postgres/postgres-session-store.js';
-import { FileSessionStore } from '../src/session/file-session-store.js';
+import { FileSessionStore } from '../src/session/file-store/file-session-store.js';
 import type { SessionStore } from '../src/session/session-store.js';
 import { buildDist, cliPath, repoRoot } from './support/build-dist.js';
 import { runCli } from './support/cli-process.js';

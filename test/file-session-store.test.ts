@@ -9,8 +9,8 @@ import {
   SNAPSHOT_FILE,
   SNAPSHOT_FORMAT_VERSION,
   TRANSCRIPT_FILE,
-} from '../src/session/file-session-store.js';
-import { sealRecord } from '../src/session/record-slots.js';
+} from '../src/session/file-store/file-session-store.js';
+import { sealRecord } from '../src/session/file-store/record-slots.js';
 import {
   type SessionRecordInput,
   SessionStoreError,

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FileSessionStore, TRANSCRIPT_FILE } from '../src/session/file-session-store.js';
+import { FileSessionStore, TRANSCRIPT_FILE } from '../src/session/file-store/file-session-store.js';
 
 // The file store keeps a session's transcript open between appends (issue 28: a rest point costs one
 // trip through the thread pool per append, not open, write, flush and close). What that must not

@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FileSessionStore } from '../src/session/file-session-store.js';
-import { RECORD_SLOT_FILES, readSlots, unsealSlot } from '../src/session/record-slots.js';
+import { FileSessionStore } from '../src/session/file-store/file-session-store.js';
+import { RECORD_SLOT_FILES, readSlots, unsealSlot } from '../src/session/file-store/record-slots.js';
 import type { SessionRecordInput } from '../src/session/session-store.js';
 import { buildStoreForNode } from './support/store-for-node.js';
 

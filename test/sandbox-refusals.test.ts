@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BundleErrorCode } from '../src/bundle/bundle-error.js';
-import { kindOf } from '../src/bundle/checked-open.js';
-import { Sandbox } from '../src/bundle/sandbox.js';
+import { kindOf } from '../src/bundle/sandbox/checked-open.js';
+import { Sandbox } from '../src/bundle/sandbox/sandbox.js';
 import { expectRefusal, refusal } from './support/bundle-refusal.js';
 
 // What a refusal of the sandbox carries besides its message: the error code callers branch on

@@ -3,7 +3,7 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createAgent } from '../src/agent/agent.js';
 import { PostgresSessionStore } from '../src/postgres/postgres-session-store.js';
-import { FileSessionStore } from '../src/session/file-session-store.js';
+import { FileSessionStore } from '../src/session/file-store/file-session-store.js';
 import { SessionStoreError } from '../src/session/session-store.js';
 import { repoRoot } from './support/build-dist.js';
 import { serve } from './support/harness.js';

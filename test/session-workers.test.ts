@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { FileSessionStore } from '../src/session/file-session-store.js';
+import { FileSessionStore } from '../src/session/file-store/file-session-store.js';
 import { MemorySessionStore } from '../src/session/memory-session-store.js';
 import type { SessionStore } from '../src/session/session-store.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';

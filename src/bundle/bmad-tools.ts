@@ -4,9 +4,9 @@ import { defineTool, type Tool } from '../tools/define-tool.js';
 import { BundleError } from './bundle-error.js';
 import type { YamlMap } from './config-loader.js';
 import { resolveVariables, type VariableScope } from './path-variables.js';
-import type { Sandbox } from './sandbox.js';
+import type { Sandbox } from './sandbox/sandbox.js';
 import { isTodo } from './system-prompt.js';
-import { loadWorkflow } from './workflow-loader.js';
+import { loadWorkflow } from './workflow/workflow-loader.js';
 
 /** What the BMAD tools resolve paths against. */
 export interface BmadToolsContext {

@@ -2,15 +2,15 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { type AgentFile, type MenuItem, parseAgentFile } from './agent-file-parser.js';
 import { buildGreeting } from './agent-greeting.js';
-import { BMAD_INSTALL_COMMAND, findBmad6Install, refuseBmadSource } from './bmad-install.js';
 import { type BmadToolsContext, createBmadTools } from './bmad-tools.js';
-import { loadBmad6Agent } from './bmad6-agent.js';
+import { BMAD_INSTALL_COMMAND, findBmad6Install, refuseBmadSource } from './bmad6/bmad-install.js';
+import { loadBmad6Agent } from './bmad6/bmad6-agent.js';
 import { type BundleAgentDefinition, compileBundleDefinition } from './bundle-definition.js';
 import { detectTree, listAgentFiles } from './bundle-discovery.js';
 import { BundleError } from './bundle-error.js';
 import { runCriticalActions } from './critical-actions.js';
 import { fillVariables, type VariableScope } from './path-variables.js';
-import { type FileLoadListener, realPathOf, Sandbox } from './sandbox.js';
+import { type FileLoadListener, realPathOf, Sandbox } from './sandbox/sandbox.js';
 import { buildSystemPrompt } from './system-prompt.js';
 
 export interface LoadBundleAgentOptions {

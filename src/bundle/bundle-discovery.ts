@@ -2,7 +2,7 @@ import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { type AgentFile, looksLikeAgentFile, parseAgentFile } from './agent-file-parser.js';
 import { BundleError, errorMessage } from './bundle-error.js';
-import { Sandbox } from './sandbox.js';
+import { Sandbox } from './sandbox/sandbox.js';
 
 /**
  * `installed`: a real BMAD tree (`bmad/core`, `bmad/<module>`, or BMAD 6.0's `_bmad/`); `spec`:

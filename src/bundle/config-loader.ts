@@ -1,6 +1,6 @@
 import { parse as parseYaml } from 'yaml';
 import { BundleError } from './bundle-error.js';
-import type { FileLoadReason, Sandbox } from './sandbox.js';
+import type { FileLoadReason, Sandbox } from './sandbox/sandbox.js';
 
 /** A parsed YAML mapping (config.yaml, workflow.yaml, bundle.yaml). */
 export type YamlMap = Record<string, unknown>;

@@ -3,8 +3,8 @@ import type { AgentFile } from './agent-file-parser.js';
 import { BundleError, errorMessage } from './bundle-error.js';
 import { parseYamlMap, scalarEntries, type YamlMap } from './config-loader.js';
 import { fillVariables, resolveVariables, type VariableScope } from './path-variables.js';
-import type { Sandbox } from './sandbox.js';
-import { absolutize } from './workflow-loader.js';
+import type { Sandbox } from './sandbox/sandbox.js';
+import { absolutize } from './workflow/workflow-loader.js';
 
 /** What running an agent's critical actions produced. */
 export interface CriticalActionsResult {

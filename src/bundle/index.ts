@@ -28,14 +28,7 @@ export {
 } from './bundle-discovery.js';
 export { BundleError, type BundleErrorCode } from './bundle-error.js';
 export { type CriticalActionsResult, runCriticalActions } from './critical-actions.js';
-export {
-  type InstructionNode,
-  type InstructionStep,
-  type ParsedInstructions,
-  parseInstructions,
-} from './instructions-parser.js';
 export { resolveVariables, substituteVariables, type VariableScope } from './path-variables.js';
-export type { ReferenceStatus } from './reference-status.js';
 export {
   DEFAULT_MAX_READ_BYTES,
   type FileLoadEvent,
@@ -43,7 +36,8 @@ export {
   type FileLoadReason,
   Sandbox,
   type SandboxOptions,
-} from './sandbox.js';
+} from './sandbox/sandbox.js';
+export type { ReferenceStatus } from './validation/reference-status.js';
 export {
   type ValidatedAgent,
   type ValidatedMenuItem,
@@ -51,5 +45,11 @@ export {
   type ValidationProblem,
   type ValidationReport,
   validateTree,
-} from './validate-tree.js';
-export { type LoadedWorkflow, loadWorkflow, type WorkflowContext } from './workflow-loader.js';
+} from './validation/validate-tree.js';
+export {
+  type InstructionNode,
+  type InstructionStep,
+  type ParsedInstructions,
+  parseInstructions,
+} from './workflow/instructions-parser.js';
+export { type LoadedWorkflow, loadWorkflow, type WorkflowContext } from './workflow/workflow-loader.js';

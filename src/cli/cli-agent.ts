@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { BMAD6_DIR } from '../bundle/bmad-install.js';
+import { BMAD6_DIR } from '../bundle/bmad6/bmad-install.js';
 import type { BundleAgent } from '../bundle/bundle-agent.js';
 import { loadBundleAgent } from '../bundle/bundle-agent.js';
 import type { AgentDefinition } from '../prompt/agent-definition.js';

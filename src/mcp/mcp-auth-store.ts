@@ -24,7 +24,7 @@ export function defaultAuthDir(options: SessionsDirOptions = {}): string {
  * Tokens and client registrations by server URL, one JSON file each in `dir` (mode 0600, the folder
  * 0700), written to a temp file created 0600 and flushed, then renamed over the old one (the folder flushed after), so a reader
  * sees the old record or the new, and no other user can read either. The writer lives here rather
- * than reusing `session/durable-write.ts`: `mcp/` sits below `session/`, and a secret file must be
+ * than reusing `session/file-store/durable-write.ts`: `mcp/` sits below `session/`, and a secret file must be
  * 0600 from its first byte, which that writer (made for transcripts) does not do.
  */
 export class McpAuthStore {

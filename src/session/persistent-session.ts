@@ -8,7 +8,7 @@ import { isRestState } from '../machines/agent-states.js';
 import type { AgentEvent } from '../machines/emitted-events.js';
 import type { CompactionRecord } from '../prompt/compaction.js';
 import { compactionEntry, isNewCompaction } from './compaction-entry.js';
-import { FileSessionStore } from './file-session-store.js';
+import { FileSessionStore } from './file-store/file-session-store.js';
 import type { IdempotentRerun } from './idempotent-rerun.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { ledgerHooks } from './ledger-hooks.js';

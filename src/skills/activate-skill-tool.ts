@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { BundleError } from '../bundle/bundle-error.js';
-import { isInside } from '../bundle/sandbox-paths.js';
+import { isInside } from '../bundle/sandbox/sandbox-paths.js';
 import { defineTool } from '../tools/define-tool.js';
 import { activeSkillNames } from './active-skills.js';
 import { ACTIVATE_SKILL_TOOL, SCRIPTS_NOTE } from './skill-catalog.js';

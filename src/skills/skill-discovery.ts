@@ -1,6 +1,6 @@
 import { lstat, readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { isInside } from '../bundle/sandbox-paths.js';
+import { isInside } from '../bundle/sandbox/sandbox-paths.js';
 import { type Skill, type SkillProblem, skillProblem } from './skill.js';
 import { parseSkillFile, SKILL_FILE } from './skill-file.js';
 

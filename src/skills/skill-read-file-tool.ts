@@ -2,7 +2,7 @@ import { lstat } from 'node:fs/promises';
 import { z } from 'zod';
 import { resolveToolPath } from '../bundle/bmad-tools.js';
 import { BundleError } from '../bundle/bundle-error.js';
-import { isInside } from '../bundle/sandbox-paths.js';
+import { isInside } from '../bundle/sandbox/sandbox-paths.js';
 import { defineTool } from '../tools/define-tool.js';
 import { activeSkillNames } from './active-skills.js';
 import type { Skill } from './skill.js';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { type BundleAgent, loadBundleAgent } from '../../src/bundle/bundle-agent.js';
-import type { FileLoadEvent } from '../../src/bundle/sandbox.js';
+import type { FileLoadEvent } from '../../src/bundle/sandbox/sandbox.js';
 
 // Tests of loadBundleAgent against the shared corpus (../shared/corpus/bmad): `npm run test:corpus`.
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');

@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { RECORD_SLOT_FILES, readSlots, sealRecord } from '../../src/session/record-slots.js';
+import { RECORD_SLOT_FILES, readSlots, sealRecord } from '../../src/session/file-store/record-slots.js';
 
 /** A file-store record as a test reads it: the slot file holding the newest record, and the record parsed. */
 export interface RecordFile {

@@ -7,14 +7,14 @@ const srcRoot = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '.
 
 /**
  * The file session store's modules as plain JS for a child `node` (type-stripping only, no bundler):
- * `session/file-session-store` and the relative imports it reaches, found by following them, laid out
+ * `session/file-store/file-session-store` and the relative imports it reaches, found by following them, laid out
  * as in `src/`. Returns the folder holding `file-session-store.js`.
  */
 export async function buildStoreForNode(root: string): Promise<string> {
   const outRoot = path.join(root, 'build');
   await mkdir(outRoot, { recursive: true });
   await writeFile(path.join(outRoot, 'package.json'), '{"type":"module"}');
-  const pending = ['session/file-session-store'];
+  const pending = ['session/file-store/file-session-store'];
   const done = new Set<string>();
   for (let name = pending.pop(); name !== undefined; name = pending.pop()) {
     if (done.has(name)) continue;
@@ -34,5 +34,5 @@ export async function buildStoreForNode(root: string): Promise<string> {
       if (local) pending.push(path.posix.join(path.posix.dirname(name), local[1]!));
     }
   }
-  return path.join(outRoot, 'session');
+  return path.join(outRoot, 'session', 'file-store');
 }

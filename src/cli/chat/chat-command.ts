@@ -4,7 +4,7 @@ import type { Agent } from '../../agent/agent.js';
 import { createAgent } from '../../agent/agent.js';
 import { toAgentOptions } from '../../agent/agent-options.js';
 import { defineAgent } from '../../prompt/agent-definition.js';
-import { FileSessionStore } from '../../session/file-session-store.js';
+import { FileSessionStore } from '../../session/file-store/file-session-store.js';
 import { createSessionId, type SessionRecord } from '../../session/session-store.js';
 import type { Tool } from '../../tools/define-tool.js';
 import {

@@ -1,7 +1,7 @@
 import type { Agent } from '../../agent/agent.js';
 import { DEFAULTS } from '../../defaults.js';
 import type { AgentEvent, ToolCallInfo } from '../../machines/emitted-events.js';
-import type { FileSessionStore } from '../../session/file-session-store.js';
+import type { FileSessionStore } from '../../session/file-store/file-session-store.js';
 import type { SessionRecord } from '../../session/session-store.js';
 import type { ApprovalPolicy } from '../../tools/tool-call.js';
 import type { ChatPersona } from '../cli-agent.js';

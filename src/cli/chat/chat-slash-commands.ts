@@ -1,5 +1,5 @@
 import type { Agent } from '../../agent/agent.js';
-import type { FileSessionStore } from '../../session/file-session-store.js';
+import type { FileSessionStore } from '../../session/file-store/file-session-store.js';
 import type { ApprovalPolicy } from '../../tools/tool-call.js';
 import type { ChatPersona } from '../cli-agent.js';
 import { formatSessionList } from '../commands/sessions/sessions-command.js';

@@ -1,7 +1,7 @@
 import { startInspectorServer } from '../../inspector/inspector-server.js';
 import { createSanitizer, defaultSecrets } from '../../inspector/sanitize.js';
 import { savedSessionView } from '../../inspector/saved-sessions.js';
-import { FileSessionStore } from '../../session/file-session-store.js';
+import { FileSessionStore } from '../../session/file-store/file-session-store.js';
 import { parseFlags, UsageError } from '../cli-args.js';
 import type { CommandIo } from '../command-io.js';
 import { inspectorPort } from '../flags/inspector-flags.js';

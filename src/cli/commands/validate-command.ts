@@ -1,7 +1,7 @@
 import path from 'node:path';
-import { refuseBmadSource } from '../../bundle/bmad-install.js';
+import { refuseBmadSource } from '../../bundle/bmad6/bmad-install.js';
 import { BundleError, errorMessage } from '../../bundle/bundle-error.js';
-import { type ValidationReport, validateTree } from '../../bundle/validate-tree.js';
+import { type ValidationReport, validateTree } from '../../bundle/validation/validate-tree.js';
 import type { SkillProblem } from '../../skills/skill.js';
 import { type SkillValidation, validateSkills } from '../../skills/skill-validation.js';
 import { SKILLS_FLAG } from '../cli-agent.js';

@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PostgresSessionStore } from '../../postgres/postgres-session-store.js';
-import { FileSessionStore } from '../../session/file-session-store.js';
+import { FileSessionStore } from '../../session/file-store/file-session-store.js';
 import type { InboxSessionStore } from '../../workers/session-client.js';
 import { UsageError } from '../cli-args.js';
 

@@ -4,7 +4,7 @@ import { toAgentOptions } from '../../../agent/agent-options.js';
 import { Cassette } from '../../../evals/cassette.js';
 import { replaySession } from '../../../evals/replay-session.js';
 import { defineAgent } from '../../../prompt/agent-definition.js';
-import { FileSessionStore } from '../../../session/file-session-store.js';
+import { FileSessionStore } from '../../../session/file-store/file-session-store.js';
 import type { SessionRecord } from '../../../session/session-store.js';
 import type { Tool } from '../../../tools/define-tool.js';
 import { loadToolModule, sessionOrigin } from '../../chat/chat-command.js';

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import pc from 'picocolors';
 import { createRedactor } from '../../../events/redact.js';
-import { FileSessionStore } from '../../../session/file-session-store.js';
+import { FileSessionStore } from '../../../session/file-store/file-session-store.js';
 import type { SessionListEntry } from '../../../session/session-store.js';
 import type { Colors } from '../../chat/chat-renderer.js';
 import { parseFlags } from '../../cli-args.js';

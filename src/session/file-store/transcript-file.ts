@@ -1,13 +1,13 @@
 import { truncate } from 'node:fs/promises';
-import { AppendFile } from './append-file.js';
-import { readIfExists } from './read-if-exists.js';
 import {
   corruptFileError,
   storedEntryJson,
   type TranscriptRead,
   transcriptEntryJson,
-} from './session-store.js';
-import { type TranscriptEntry, transcriptEntryProblem } from './transcript.js';
+} from '../session-store.js';
+import { type TranscriptEntry, transcriptEntryProblem } from '../transcript.js';
+import { AppendFile } from './append-file.js';
+import { readIfExists } from './read-if-exists.js';
 
 /** The append-only transcript in a session's folder, one JSON entry a line. */
 export const TRANSCRIPT_FILE = 'transcript.jsonl';

@@ -1,10 +1,10 @@
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { BundleError, errorMessage } from '../bundle-error.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
 import type { Bmad6Install } from './bmad-install.js';
 import { mergeCustomization } from './bmad-merge.js';
 import type { Bmad6AgentEntry } from './bmad6-config.js';
-import { BundleError, errorMessage } from './bundle-error.js';
-import type { Sandbox } from './sandbox.js';
 import { parseToml, type TomlTable } from './toml-file.js';
 
 // A BMAD 6.12 agent is a skill (`bmad-agent-pm`) whose customize.toml holds an `[agent]` block:

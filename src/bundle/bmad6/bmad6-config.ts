@@ -1,10 +1,10 @@
 import path from 'node:path';
+import { errorMessage } from '../bundle-error.js';
+import { parseYamlMap, scalarEntries } from '../config-loader.js';
+import { fillVariables } from '../path-variables.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
 import type { Bmad6Install } from './bmad-install.js';
 import { mergeCustomization } from './bmad-merge.js';
-import { errorMessage } from './bundle-error.js';
-import { parseYamlMap, scalarEntries } from './config-loader.js';
-import { fillVariables } from './path-variables.js';
-import type { Sandbox } from './sandbox.js';
 import { parseToml, type TomlTable } from './toml-file.js';
 
 /** An agent as `[agents.<skill>]` of `_bmad/config.toml` describes it. */

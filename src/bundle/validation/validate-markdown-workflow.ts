@@ -1,7 +1,7 @@
 import path from 'node:path';
-import { errorMessage } from './bundle-error.js';
-import { loadMarkdownWorkflow } from './markdown-workflow.js';
-import type { Sandbox } from './sandbox.js';
+import { errorMessage } from '../bundle-error.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
+import { loadMarkdownWorkflow } from '../workflow/markdown-workflow.js';
 import type { ValidatedWorkflow, ValidationProblem } from './validate-tree.js';
 
 /** What checking one markdown workflow needs from the tree being validated. */

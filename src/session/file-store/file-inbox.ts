@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import { type FSWatcher, watch } from 'node:fs';
 import { open, readdir, rm, stat, utimes } from 'node:fs/promises';
 import path from 'node:path';
+import type { InboxInput, InboxItem } from '../session-inbox.js';
+import { corruptFileError } from '../session-store.js';
 import { createFileExclusive, fsyncDir, mkdirDurable } from './durable-write.js';
 import { isMissing, readIfExists } from './read-if-exists.js';
-import type { InboxInput, InboxItem } from './session-inbox.js';
-import { corruptFileError } from './session-store.js';
 
 /** A session's inbox folder, beside its snapshot. */
 export const INBOX_DIR = 'inbox';

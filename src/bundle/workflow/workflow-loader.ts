@@ -1,11 +1,16 @@
 import { access } from 'node:fs/promises';
 import path from 'node:path';
-import { BundleError } from './bundle-error.js';
-import { loadYamlFile, type YamlMap } from './config-loader.js';
+import { BundleError } from '../bundle-error.js';
+import { loadYamlFile, type YamlMap } from '../config-loader.js';
+import {
+  issueToError,
+  resolveVariables,
+  substituteVariables,
+  type VariableScope,
+} from '../path-variables.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
 import { parseInstructions } from './instructions-parser.js';
 import { isMarkdownWorkflow, loadMarkdownWorkflow } from './markdown-workflow.js';
-import { issueToError, resolveVariables, substituteVariables, type VariableScope } from './path-variables.js';
-import type { Sandbox } from './sandbox.js';
 
 /** What a workflow is resolved against. */
 export interface WorkflowContext {

@@ -1,9 +1,9 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { BundleError, errorMessage } from './bundle-error.js';
-import { loadYamlFile, type YamlMap } from './config-loader.js';
-import { substituteVariables, type VariableScope } from './path-variables.js';
+import { BundleError, errorMessage } from '../bundle-error.js';
+import { loadYamlFile, type YamlMap } from '../config-loader.js';
+import { substituteVariables, type VariableScope } from '../path-variables.js';
 import type { LoadedWorkflow, WorkflowContext } from './workflow-loader.js';
 
 // BMAD 6.0's steps-based workflows: `workflow.md` (or `workflow-<name>.md`) with YAML front matter

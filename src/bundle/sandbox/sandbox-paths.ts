@@ -1,6 +1,6 @@
 import { lstat, realpath } from 'node:fs/promises';
 import path from 'node:path';
-import { BundleError } from './bundle-error.js';
+import { BundleError } from '../bundle-error.js';
 
 /** Whether `candidate` is `root` or lies below it (by `path.relative`, never by string prefix). */
 export function isInside(root: string, candidate: string): boolean {

@@ -1,7 +1,7 @@
 import path from 'node:path';
-import { errorMessage } from './bundle-error.js';
-import { parseYamlMap } from './config-loader.js';
-import type { Sandbox } from './sandbox.js';
+import { errorMessage } from '../bundle-error.js';
+import { parseYamlMap } from '../config-loader.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
 import type { ValidationProblem } from './validate-tree.js';
 
 /**

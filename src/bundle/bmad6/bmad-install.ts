@@ -1,6 +1,6 @@
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { BundleError } from './bundle-error.js';
+import { BundleError } from '../bundle-error.js';
 
 // BMAD 6 installs as `npx bmad-method install` lays them out: `_bmad/` in the project folder.
 // 6.0 compiles its agents into `_bmad/<module>/agents/*.md` (the alpha trees' installed form);

@@ -1,8 +1,8 @@
 import type { Stats } from 'node:fs';
 import { lstat } from 'node:fs/promises';
 import path from 'node:path';
-import { resolveSessionsDir } from '../sessions-dir.js';
-import { BundleError } from './bundle-error.js';
+import { resolveSessionsDir } from '../../sessions-dir.js';
+import { BundleError } from '../bundle-error.js';
 import { kindOf, openedPath, openForRead, openForWrite, procFdWorks } from './checked-open.js';
 import { checkInput, isInside, realPathOf } from './sandbox-paths.js';
 

@@ -1,7 +1,7 @@
 import { constants, type Stats } from 'node:fs';
 import { type FileHandle, lstat, mkdir, open, readlink } from 'node:fs/promises';
 import path from 'node:path';
-import { BundleError } from './bundle-error.js';
+import { BundleError } from '../bundle-error.js';
 import { realPathOf } from './sandbox-paths.js';
 
 // The descriptor half of the sandbox (docs/sandbox.md, "Checking the file actually opened"): open

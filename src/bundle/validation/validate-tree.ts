@@ -1,6 +1,6 @@
 import path from 'node:path';
-import { type AgentFile, type MenuKind, parseAgentFile } from './agent-file-parser.js';
-import { findBmad6Install } from './bmad-install.js';
+import { type AgentFile, type MenuKind, parseAgentFile } from '../agent-file-parser.js';
+import { findBmad6Install } from '../bmad6/bmad-install.js';
 import {
   type BundleInfo,
   type BundleLayout,
@@ -8,18 +8,18 @@ import {
   listAgentFiles,
   listMarkdownWorkflowFiles,
   listWorkflowFiles,
-} from './bundle-discovery.js';
-import { BundleError, errorMessage } from './bundle-error.js';
-import { parseYamlMap, scalarEntries, type YamlMap } from './config-loader.js';
-import { findLoadTarget, variablesToSet } from './critical-actions.js';
-import { parseInstructions } from './instructions-parser.js';
-import { fillVariables, type VariableScope } from './path-variables.js';
+} from '../bundle-discovery.js';
+import { BundleError, errorMessage } from '../bundle-error.js';
+import { parseYamlMap, scalarEntries, type YamlMap } from '../config-loader.js';
+import { findLoadTarget, variablesToSet } from '../critical-actions.js';
+import { fillVariables, type VariableScope } from '../path-variables.js';
+import { Sandbox } from '../sandbox/sandbox.js';
+import { parseInstructions } from '../workflow/instructions-parser.js';
+import { unwrapWorkflow, WORKFLOW_PATH_KEYS, workflowSiblings } from '../workflow/workflow-loader.js';
 import { checkPathReference, checkPromptReference, type ReferenceStatus } from './reference-status.js';
-import { Sandbox } from './sandbox.js';
 import { validateBmad6 } from './validate-bmad6.js';
 import { checkBundleManifest } from './validate-bundle-manifest.js';
 import { validateMarkdownWorkflow } from './validate-markdown-workflow.js';
-import { unwrapWorkflow, WORKFLOW_PATH_KEYS, workflowSiblings } from './workflow-loader.js';
 
 /** One target of a menu item, checked. */
 export interface ValidatedTarget {

@@ -1,12 +1,12 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import type { Bmad6Install } from './bmad-install.js';
-import { readAgentSkill, shortAgentName } from './bmad6-agent-skill.js';
-import { configTomlFiles, loadBmad6Config } from './bmad6-config.js';
-import { errorMessage } from './bundle-error.js';
-import { parseYamlMap } from './config-loader.js';
-import { Sandbox } from './sandbox.js';
-import { parseToml } from './toml-file.js';
+import type { Bmad6Install } from '../bmad6/bmad-install.js';
+import { readAgentSkill, shortAgentName } from '../bmad6/bmad6-agent-skill.js';
+import { configTomlFiles, loadBmad6Config } from '../bmad6/bmad6-config.js';
+import { parseToml } from '../bmad6/toml-file.js';
+import { errorMessage } from '../bundle-error.js';
+import { parseYamlMap } from '../config-loader.js';
+import { Sandbox } from '../sandbox/sandbox.js';
 import type {
   ValidatedAgent,
   ValidatedMenuItem,

@@ -1,14 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { resolveSessionsDir, type SessionsDirOptions } from '../sessions-dir.js';
-import { mkdirDurable, removeAtomicWriteLeftovers } from './durable-write.js';
-import { FileInbox } from './file-inbox.js';
-import { isLive, LEASE_FILE, LeaseFile } from './lease-file.js';
-import { mapLimit } from './map-limit.js';
-import { isMissing } from './read-if-exists.js';
-import type { InboxInput, InboxItem, SessionInboxStore } from './session-inbox.js';
-import type { LeaseRequest, SessionLease, SessionOwnership, WriteOptions } from './session-lease.js';
+import { resolveSessionsDir, type SessionsDirOptions } from '../../sessions-dir.js';
+import type { InboxInput, InboxItem, SessionInboxStore } from '../session-inbox.js';
+import type { LeaseRequest, SessionLease, SessionOwnership, WriteOptions } from '../session-lease.js';
 import {
   assertValidSessionId,
   compareListEntries,
@@ -25,7 +20,13 @@ import {
   type TranscriptRead,
   transcriptEntryJson,
   type UnreadableSession,
-} from './session-store.js';
+} from '../session-store.js';
+import type { TranscriptEntryInput } from '../transcript.js';
+import { mkdirDurable, removeAtomicWriteLeftovers } from './durable-write.js';
+import { FileInbox } from './file-inbox.js';
+import { isLive, LEASE_FILE, LeaseFile } from './lease-file.js';
+import { mapLimit } from './map-limit.js';
+import { isMissing } from './read-if-exists.js';
 import {
   decodeSnapshot,
   encodeSnapshot,
@@ -36,10 +37,9 @@ import {
   SNAPSHOT_FILE,
   writeNextSlot,
 } from './snapshot-file.js';
-import type { TranscriptEntryInput } from './transcript.js';
 import { readTranscriptFile, TRANSCRIPT_FILE, TranscriptAppender } from './transcript-file.js';
 
-export { resolveSessionsDir } from '../sessions-dir.js';
+export { resolveSessionsDir } from '../../sessions-dir.js';
 export { INBOX_DIR, PENDING_DIR } from './file-inbox.js';
 export { LEASE_FILE } from './lease-file.js';
 export { SNAPSHOT_FILE, SNAPSHOT_FORMAT_VERSION } from './snapshot-file.js';

@@ -1,6 +1,6 @@
 import { parse, TomlError } from 'smol-toml';
-import { BundleError } from './bundle-error.js';
-import type { FileLoadReason, Sandbox } from './sandbox.js';
+import { BundleError } from '../bundle-error.js';
+import type { FileLoadReason, Sandbox } from '../sandbox/sandbox.js';
 
 /** A parsed TOML document (BMAD 6.12's config.toml, customize.toml and their overrides). */
 export type TomlTable = Record<string, unknown>;

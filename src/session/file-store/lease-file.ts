@@ -2,8 +2,6 @@ import { readFileSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
-import { createFileExclusive, mkdirDurable, writeFileAtomic } from './durable-write.js';
-import { isMissing, readIfExists } from './read-if-exists.js';
 import {
   type LeaseRequest,
   processAlive,
@@ -11,7 +9,9 @@ import {
   sessionInUseError,
   staleLeaseError,
   type WriteOptions,
-} from './session-lease.js';
+} from '../session-lease.js';
+import { createFileExclusive, mkdirDurable, writeFileAtomic } from './durable-write.js';
+import { isMissing, readIfExists } from './read-if-exists.js';
 
 /** The lease of a file-store session, beside its snapshot: `{"sessionId","owner","pid","host","token","expiresAt"}`. */
 export const LEASE_FILE = 'lease.json';

@@ -5,6 +5,13 @@ import { isMissing } from './read-if-exists.js';
 export { RECORD_SLOT_FILES } from './record-slots.js';
 
 import {
+  corruptFileError,
+  prependJsonFields,
+  type SessionRecord,
+  SessionStoreError,
+  storedRecordJson,
+} from '../session-store.js';
+import {
   moveSlotAside,
   onlyBroken,
   RECORD_SLOT_FILES,
@@ -13,13 +20,6 @@ import {
   sealRecord,
   writeSlot,
 } from './record-slots.js';
-import {
-  corruptFileError,
-  prependJsonFields,
-  type SessionRecord,
-  SessionStoreError,
-  storedRecordJson,
-} from './session-store.js';
 
 /** The record's first slot file in a session's folder (the second is `snapshot.1.json`; see `record-slots.ts`). */
 export const SNAPSHOT_FILE = RECORD_SLOT_FILES[0];

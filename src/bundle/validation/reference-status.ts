@@ -1,6 +1,6 @@
-import { substituteVariables, type VariableScope } from './path-variables.js';
-import type { Sandbox } from './sandbox.js';
-import { absolutize } from './workflow-loader.js';
+import { substituteVariables, type VariableScope } from '../path-variables.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
+import { absolutize } from '../workflow/workflow-loader.js';
 
 /**
  * Where a reference (a menu target, a workflow path key) points. The corpus facts' vocabulary maps

@@ -1,16 +1,16 @@
 import path from 'node:path';
-import type { AgentFile, MenuItem } from './agent-file-parser.js';
+import type { AgentFile, MenuItem } from '../agent-file-parser.js';
+import { type BmadToolsContext, createBmadTools } from '../bmad-tools.js';
+import type { BundleAgent, LoadBundleAgentOptions } from '../bundle-agent.js';
+import { compileBundleDefinition } from '../bundle-definition.js';
+import { BundleError, errorMessage } from '../bundle-error.js';
+import { fillVariables } from '../path-variables.js';
+import { realPathOf, Sandbox } from '../sandbox/sandbox.js';
 import type { Bmad6Install } from './bmad-install.js';
-import { type BmadToolsContext, createBmadTools } from './bmad-tools.js';
 import { type Bmad6AgentSkill, readAgentSkill, resolveAgentSkill } from './bmad6-agent-skill.js';
 import { loadBmad6Config } from './bmad6-config.js';
 import { bmad6MenuChoice, buildBmad6Greeting, buildBmad6Prompt } from './bmad6-prompt.js';
-import type { BundleAgent, LoadBundleAgentOptions } from './bundle-agent.js';
-import { compileBundleDefinition } from './bundle-definition.js';
-import { BundleError, errorMessage } from './bundle-error.js';
 import { expandGlob } from './file-glob.js';
-import { fillVariables } from './path-variables.js';
-import { realPathOf, Sandbox } from './sandbox.js';
 
 /** The output folder of a BMAD install when its config names none: the installer's default. */
 export const BMAD_DEFAULT_OUTPUT = '_bmad-output';
