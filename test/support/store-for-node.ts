@@ -30,7 +30,7 @@ export async function buildStoreForNode(root: string): Promise<string> {
     await mkdir(path.dirname(path.join(outRoot, name)), { recursive: true });
     await writeFile(path.join(outRoot, `${name}.js`), outputText);
     for (const { fileName } of ts.preProcessFile(outputText, true, false).importedFiles) {
-      const local = /^(\.\.?\/[\w/-]+)\.js$/.exec(fileName);
+      const local = /^((?:\.\.?\/)+[\w/-]+)\.js$/.exec(fileName);
       if (local) pending.push(path.posix.join(path.posix.dirname(name), local[1]!));
     }
   }
