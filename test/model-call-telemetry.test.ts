@@ -5,9 +5,9 @@
  */
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
-import type { ModelOptions } from '../src/llm/model-call.js';
 import { observedAttempt } from '../src/llm/model-call-telemetry.js';
 import type { Completion } from '../src/llm/model-reply.js';
+import type { ModelOptions } from '../src/llm/model-request.js';
 import { completionOf, modelRequest } from './support/llm-fixtures.js';
 
 const client = new OpenAI({ baseURL: 'http://127.0.0.1:9/v1', apiKey: 'k', maxRetries: 0 });

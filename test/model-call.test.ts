@@ -5,10 +5,10 @@
 import OpenAI from 'openai';
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ModelRequest } from '../src/llm/chat-request.js';
 import { DeadlineExceededError } from '../src/llm/deadline.js';
-import { callModel, type ModelOptions } from '../src/llm/model-call.js';
+import { callModel } from '../src/llm/model-call.js';
 import type { ModelToolCall } from '../src/llm/model-reply.js';
+import type { ModelOptions, ModelRequest } from '../src/llm/model-request.js';
 import { LlmCallError } from '../src/llm/retry-policy.js';
 import { callIdsIn } from '../src/llm/tool-call-ids.js';
 import { type Scenario, type ScriptedServer, startScriptedServer } from '../src/testing/index.js';

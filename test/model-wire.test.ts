@@ -5,7 +5,8 @@
  */
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
-import { callModel, type ModelOptions } from '../src/llm/model-call.js';
+import { callModel } from '../src/llm/model-call.js';
+import type { ModelOptions } from '../src/llm/model-request.js';
 import { LlmCallError } from '../src/llm/retry-policy.js';
 import { modelRequest } from './support/llm-fixtures.js';
 import { chunk, completion, type RawReply, startRawModelServer } from './support/raw-model-server.js';

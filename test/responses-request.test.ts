@@ -5,8 +5,8 @@
  */
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
 import { describe, expect, it } from 'vitest';
-import type { ChatRequestOptions } from '../src/llm/chat-request.js';
 import type { Message } from '../src/llm/message.js';
+import type { ChatRequestOptions } from '../src/llm/model-request.js';
 import { buildResponsesBody, toInputItems } from '../src/llm/responses-request.js';
 import { echoTool, modelRequest } from './support/llm-fixtures.js';
 

@@ -4,32 +4,8 @@ import type {
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
 import type { Message } from './message.js';
-import type { CallIdScope } from './tool-call-ids.js';
+import type { ChatRequestOptions, ModelRequest } from './model-request.js';
 import { toXmlRequestMessages, xmlToolInstructions } from './xml-tool-calls.js';
-
-/** One model call's request: what is sent, and what the reply's call ids must not collide with. */
-export interface ModelRequest extends CallIdScope {
-  /** The messages to send (the conversation, or a pruned view of it). */
-  messages: readonly Message[];
-  /** The tools as OpenAI JSON; empty for none. */
-  tools: readonly ChatCompletionTool[];
-  /** `false` for an answer without tools: `tool_choice: 'none'`, and calls made anyway are dropped. */
-  toolsEnabled: boolean;
-  /** Epoch ms at which the call is aborted with a `DeadlineExceededError`; `null` for none. */
-  deadline: number | null;
-}
-
-/** What a request body is made with besides the request itself. */
-export interface ChatRequestOptions {
-  model: string;
-  /** Extra request fields (temperature, max_completion_tokens, ...). */
-  request?: Partial<Omit<ChatCompletionCreateParamsBase, 'model' | 'messages' | 'tools' | 'stream'>>;
-  /**
-   * `native` (default): OpenAI function calling. `xml`: the tools are described in a system message
-   * and called with `<tool>` blocks in the text, for models without function calling (xml-tool-calls.ts).
-   */
-  toolFormat?: 'native' | 'xml';
-}
 
 /** Whether the calls of this request's reply come as `<tool>` blocks in its text. */
 export function callsInText(options: ChatRequestOptions, request: ModelRequest): boolean {

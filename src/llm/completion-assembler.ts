@@ -12,7 +12,7 @@ import {
   type UsageCounts,
   usageField,
 } from './reply-fields.js';
-import type { StreamAssembler } from './stream-reader.js';
+import type { StreamAssembler } from './stream-assembler.js';
 
 type ToolCallDelta = ChatCompletionChunk.Choice.Delta.ToolCall;
 

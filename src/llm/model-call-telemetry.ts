@@ -1,9 +1,8 @@
 import type { ModelCallEndInfo, TelemetryUsage } from '../telemetry/agent-telemetry.js';
 import type { TelemetryScope } from '../telemetry/telemetry-scope.js';
-import type { ModelRequest } from './chat-request.js';
 import { classifyLlmError } from './error-classification.js';
-import type { ModelOptions } from './model-call.js';
 import type { Completion } from './model-reply.js';
+import type { ModelOptions, ModelRequest } from './model-request.js';
 import type { UsageCounts } from './reply-fields.js';
 
 /**

@@ -1,7 +1,6 @@
-import type OpenAI from 'openai';
 import { DEFAULTS } from '../defaults.js';
 import type { TelemetryScope } from '../telemetry/telemetry-scope.js';
-import { type ChatRequestOptions, callsInText, type ModelRequest } from './chat-request.js';
+import { callsInText } from './chat-request.js';
 import { DeadlineExceededError } from './deadline.js';
 import { observedAttempt } from './model-call-telemetry.js';
 import {
@@ -11,29 +10,11 @@ import {
   type ModelToolCall,
   toModelReply,
 } from './model-reply.js';
-import { type ModelApi, wireFor } from './model-wire.js';
-import type { ReplyNotice } from './reply-fields.js';
+import type { ModelApi, ModelOptions, ModelRequest } from './model-request.js';
+import { wireFor } from './model-wire.js';
 import { type RetryInfo, type RetryOptions, resolveRetryPolicy, withRetry } from './retry-policy.js';
 import type { StreamReadOptions } from './stream-reader.js';
 import { xmlCallsOf } from './xml-tool-calls.js';
-
-/** How model calls are made: the client, the body's fixed fields, streaming, retries. */
-export interface ModelOptions extends ChatRequestOptions {
-  /** The SDK client. Give it `maxRetries: 0`: the retry policy here is the one that rules. */
-  client: OpenAI;
-  /**
-   * `chat-completions` (default: every OpenAI-compatible server) or `responses` (OpenAI's Responses API:
-   * reasoning items kept between calls and in the conversation; docs/providers.md).
-   */
-  api?: ModelApi;
-  /** Stream the answer (default true). */
-  stream?: boolean;
-  retry?: Omit<RetryOptions, 'signal' | 'deadline' | 'onRetry'>;
-  /** A stream (or a wait for the first byte) silent this long is cut and retried (default 120 s). */
-  streamIdleTimeoutMs?: number;
-  /** Hears what a reply held that was left out of the answer (unknown content part types): the debug log. */
-  onNotice?: ReplyNotice;
-}
 
 /** What `onRetry` hears before each wait: the attempt that failed, the wait, the error, the attempts allowed. */
 export interface ModelRetryInfo extends RetryInfo {

@@ -1,5 +1,5 @@
 import type { AssistantMessage, ReasoningItem, Usage } from './message.js';
-import type { ModelApi } from './model-wire.js';
+import type { ModelApi } from './model-request.js';
 import { reasoningOf } from './reasoning.js';
 import type { UsageCounts } from './reply-fields.js';
 import type { ResponseIdentity } from './response-identity.js';

@@ -1,16 +1,13 @@
 import { APIError } from 'openai';
-import { buildChatBody, type ChatRequestOptions, type ModelRequest } from './chat-request.js';
+import { buildChatBody } from './chat-request.js';
 import { requestCompletion } from './completion-call.js';
-import type { ModelOptions } from './model-call.js';
 import type { Completion } from './model-reply.js';
+import type { ChatRequestOptions, ModelOptions, ModelRequest } from './model-request.js';
 import { requestHash, requestSettings } from './request-hash.js';
 import { requestResponse } from './responses-call.js';
 import { buildResponsesBody } from './responses-request.js';
 import { readResponsesStream } from './responses-stream.js';
 import { readCompletionStream, type StreamReadOptions } from './stream-reader.js';
-
-/** Which API a model server is spoken to with. */
-export type ModelApi = 'chat-completions' | 'responses';
 
 /**
  * One model call's request on its wire: one attempt, streamed (`read`) or not. Both wires yield the

@@ -9,8 +9,8 @@ import type {
   ResponseInputContent,
   ResponseInputItem,
 } from 'openai/resources/responses/responses';
-import type { ChatRequestOptions, ModelRequest } from './chat-request.js';
 import type { Message } from './message.js';
+import type { ChatRequestOptions, ModelRequest } from './model-request.js';
 import { toXmlRequestMessages, xmlToolInstructions } from './xml-tool-calls.js';
 
 /**

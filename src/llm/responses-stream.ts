@@ -11,7 +11,8 @@ import {
   responseError,
   responseUsage,
 } from './responses-reply.js';
-import { readModelStream, type StreamAssembler, type StreamReadOptions } from './stream-reader.js';
+import type { StreamAssembler } from './stream-assembler.js';
+import { readModelStream, type StreamReadOptions } from './stream-reader.js';
 
 /** A function call being streamed, by its output index. */
 interface OutputCall extends StreamingCall {

@@ -5,6 +5,7 @@ import { StreamCutError } from './error-classification.js';
 import type { Completion, ModelToolCall } from './model-reply.js';
 import type { ReplyNotice } from './reply-fields.js';
 import { type ResponseIdentity, responseIdentityOf } from './response-identity.js';
+import type { StreamAssembler } from './stream-assembler.js';
 import type { CallIdScope } from './tool-call-ids.js';
 
 /** How one stream is read and who hears it as it comes. */
@@ -56,14 +57,6 @@ export function readCompletionStream(
     (onText, onReady) => new CompletionAssembler(options.scope, { onText, onReady, notice: options.notice }),
     options,
   );
-}
-
-/** What assembles one wire's stream events into a completion (`CompletionAssembler`, `ResponseAssembler`). */
-export interface StreamAssembler {
-  push(event: unknown): void;
-  /** Whether the stream said it ended (a finish reason, a completed response): else it was cut. */
-  readonly ended: boolean;
-  toCompletion(): Completion;
 }
 
 /**

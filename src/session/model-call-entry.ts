@@ -1,5 +1,5 @@
 import type { Usage } from '../llm/message.js';
-import type { ModelApi } from '../llm/model-wire.js';
+import type { ModelApi } from '../llm/model-request.js';
 import { canonicalSettings } from '../llm/request-hash.js';
 import type { AgentEvent } from '../machines/emitted-events.js';
 import type { TranscriptEntry, TranscriptEntryInput } from './transcript.js';

@@ -4,8 +4,8 @@
  */
 import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completions';
 import { expect } from 'vitest';
-import type { ModelRequest } from '../../src/llm/chat-request.js';
 import type { Completion } from '../../src/llm/model-reply.js';
+import type { ModelRequest } from '../../src/llm/model-request.js';
 import { ReplyShapeError } from '../../src/llm/reply-fields.js';
 
 /** A function tool with a description and a schema, as a tool registry hands it out. */

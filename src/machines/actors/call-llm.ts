@@ -1,7 +1,8 @@
 import { DEFAULTS } from '../../defaults.js';
 import type { AssistantMessage, Message, Usage } from '../../llm/message.js';
-import { callModel, type ModelOptions } from '../../llm/model-call.js';
+import { callModel } from '../../llm/model-call.js';
 import type { ModelCallRecord, ModelToolCall } from '../../llm/model-reply.js';
+import type { ModelOptions } from '../../llm/model-request.js';
 import { callIdIndex } from '../../llm/tool-call-ids.js';
 import { type CompactionRecord, compactedRequest, compactionCut } from '../../prompt/compaction.js';
 import { type ContextBlock, planBlock } from '../../prompt/context-blocks.js';

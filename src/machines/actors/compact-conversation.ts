@@ -1,7 +1,8 @@
 import { DEFAULTS } from '../../defaults.js';
 import { DeadlineExceededError } from '../../llm/deadline.js';
 import type { Message, Usage } from '../../llm/message.js';
-import { callModel, type ModelOptions } from '../../llm/model-call.js';
+import { callModel } from '../../llm/model-call.js';
+import type { ModelOptions } from '../../llm/model-request.js';
 import { callIdsIn } from '../../llm/tool-call-ids.js';
 import {
   type CompactionRecord,
