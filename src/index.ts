@@ -51,16 +51,16 @@ export {
 export { FileSessionStore, type FileSessionStoreOptions } from './session/file-store/file-session-store.js';
 export { MemorySessionStore } from './session/memory-session-store.js';
 export type { SessionOptions } from './session/persistent-session.js';
-export {
-  type SessionListEntry,
-  type SessionRecord,
-  type SessionRecordInput,
-  type SessionStore,
-  SessionStoreError,
-  type SessionSummary,
+export type { RestoreReport } from './session/restore-plan.js';
+export type {
+  SessionListEntry,
+  SessionRecord,
+  SessionRecordInput,
+  SessionStore,
+  SessionSummary,
 } from './session/session-store.js';
+export { SessionStoreError } from './session/session-store-error.js';
 export type { TranscriptEntry, TranscriptEntryInput } from './session/transcript.js';
-export type { RestoreReport } from './session/transcript-replay.js';
 // Tools
 export {
   defineTool,

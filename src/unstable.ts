@@ -23,7 +23,7 @@ export {
 } from './machines/actors/compact-conversation.js';
 export { composeToolHooks } from './machines/actors/compose-tool-hooks.js';
 export type { RunToolsInput, ToolRunnerOptions } from './machines/actors/run-tools.js';
-export type { EffectIO, InitializeOutput } from './machines/agent-effects.js';
+export type { InitializeOutput } from './machines/agent-effects.js';
 export type { AgentActorEvent } from './machines/agent-events.js';
 export {
   checkPersistedSnapshot,
@@ -33,6 +33,7 @@ export {
   upgradeSnapshot,
 } from './machines/agent-snapshot.js';
 export { isRestState, REST_STATES, type RestState } from './machines/agent-states.js';
+export type { EffectIO } from './machines/effect-io.js';
 export * as toolBatch from './machines/tool-batch.js';
 export { type CompactionRecord, compactedRequest, SUMMARY_HEADING } from './prompt/compaction.js';
 export { type ContextGuardOptions, createContextGuard } from './prompt/context-guard.js';
@@ -53,6 +54,7 @@ export {
 export { type ModelWindow, resolveModelWindow } from './prompt/model-windows.js';
 export { TokenCounter, tokenCounterFor } from './prompt/token-counter.js';
 export { type PersistenceErrorHandler, SessionPersistence } from './session/persistent-session.js';
+export type { RecoveredCall, ReplayPlan } from './session/restore-plan.js';
 export {
   type ConversationReference,
   type ExpandedSnapshot,
@@ -75,12 +77,7 @@ export {
 } from './session/session-lease.js';
 export { createSessionId, type SessionFiles } from './session/session-store.js';
 export { type ResumeDecision, resumeDecisions, toolCallLedger } from './session/transcript.js';
-export {
-  notRunToolResult,
-  planRestore,
-  type RecoveredCall,
-  type ReplayPlan,
-} from './session/transcript-replay.js';
+export { notRunToolResult, planRestore } from './session/transcript-replay.js';
 export { executeToolCall } from './tools/execute-tool-call.js';
 export { idempotencyKeyFor } from './tools/idempotency-key.js';
 export { planToolCall } from './tools/tool-call.js';

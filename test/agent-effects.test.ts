@@ -10,7 +10,6 @@ import {
   ToolRegistry,
 } from '../src/index.js';
 import type { LlmCallInput, LlmCallOutput } from '../src/machines/actors/call-llm.js';
-import type { EffectIO } from '../src/machines/agent-effects.js';
 import { watchCrashes } from './support/crash-watch.js';
 import { deferred } from './support/harness.js';
 import { answerOutput, callsOutput } from './support/llm-outputs.js';
@@ -18,6 +17,8 @@ import { until } from './support/until.js';
 
 // The effects bound to an agent actor and the `EffectIO` each run gets: start-up, the abort signal
 // and listeners an interrupt fires, events sent after a stop, and what a late answer does.
+
+import type { EffectIO } from '../src/machines/effect-io.js';
 
 const crashes = watchCrashes();
 

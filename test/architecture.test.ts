@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
@@ -59,6 +59,54 @@ function layerOf(file: string): { folder: string; rank: number } | undefined {
   return { folder, rank };
 }
 
+/** Most files a folder of src/ may hold side by side (its sub-folders not counted). */
+const FILES_PER_FOLDER = 25;
+
+/** The source file a relative specifier names: `./x.js` is `x.ts`, a folder is its `index.ts`. */
+function resolveImport(from: string, spec: string): string | undefined {
+  const target = path.resolve(path.dirname(from), spec);
+  const candidates = [target.replace(/\.js$/, '.ts'), `${target}.ts`, path.join(target, 'index.ts')];
+  return candidates.find((file) => file.endsWith('.ts') && existsSync(file));
+}
+
+/**
+ * The import circles among `files`: each strongly connected group of two or more files (or a file that
+ * imports itself), found with Tarjan's algorithm, as paths relative to src/.
+ */
+function importCircles(files: readonly string[], importsOfFile: (file: string) => string[]): string[][] {
+  const known = new Set(files);
+  const edges = new Map(files.map((file) => [file, importsOfFile(file).filter((to) => known.has(to))]));
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const circles: string[][] = [];
+  const visit = (file: string) => {
+    index.set(file, index.size);
+    low.set(file, index.get(file)!);
+    stack.push(file);
+    onStack.add(file);
+    for (const to of edges.get(file)!) {
+      if (!index.has(to)) {
+        visit(to);
+        low.set(file, Math.min(low.get(file)!, low.get(to)!));
+      } else if (onStack.has(to)) low.set(file, Math.min(low.get(file)!, index.get(to)!));
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const group: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      onStack.delete(member);
+      group.push(member);
+    } while (member !== file);
+    if (group.length > 1 || edges.get(file)!.includes(file))
+      circles.push(group.map((f) => path.relative(src, f)).sort());
+  };
+  for (const file of files) if (!index.has(file)) visit(file);
+  return circles.sort((x, y) => x[0]!.localeCompare(y[0]!));
+}
+
 const files = sourceFiles(src);
 
 describe('architecture', () => {
@@ -109,6 +157,30 @@ describe('architecture', () => {
       (file) => layerOf(file)?.folder !== 'machines' && /\._parent\b/.test(readFileSync(file, 'utf8')),
     );
     expect(offenders.map((f) => path.relative(src, f))).toEqual([]);
+  });
+
+  it('no import circle anywhere in src/, inside a folder too (type-only imports count)', () => {
+    const circles = importCircles(files, (file) =>
+      importsOf(file).flatMap((spec) => resolveImport(file, spec) ?? []),
+    );
+    expect(circles).toEqual([]);
+  });
+
+  it('finds a circle: two files importing each other, and one importing itself', () => {
+    const [a, b, c] = ['a.ts', 'b.ts', 'c.ts'].map((f) => path.join(src, f)) as [string, string, string];
+    const graph: Record<string, string[]> = { [a]: [b], [b]: [a, c], [c]: [c] };
+    expect(importCircles([a, b, c], (file) => graph[file]!)).toEqual([['a.ts', 'b.ts'], ['c.ts']]);
+    expect(importCircles([a, b], (file) => (file === a ? [b] : []))).toEqual([]);
+  });
+
+  it(`no folder of src/ holds more than ${FILES_PER_FOLDER} files side by side`, () => {
+    const perFolder = new Map<string, number>();
+    for (const file of files) {
+      const folder = path.relative(src, path.dirname(file)) || '.';
+      perFolder.set(folder, (perFolder.get(folder) ?? 0) + 1);
+    }
+    const crowded = [...perFolder].filter(([, n]) => n > FILES_PER_FOLDER).map(([f, n]) => `${f}: ${n}`);
+    expect(crowded).toEqual([]);
   });
 
   it('no source file is over 400 lines', () => {

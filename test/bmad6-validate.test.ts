@@ -1,7 +1,7 @@
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ValidationReport } from '../src/bundle/validation/validate-tree.js';
+import type { ValidationReport } from '../src/bundle/validation/validation-report.js';
 import { main } from '../src/cli/main.js';
 import { bmadProject, freshBmadProject } from './support/bmad-installs.js';
 import { repoRoot } from './support/build-dist.js';

@@ -5,11 +5,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import {
-  type BundleAgent,
-  type LoadBundleAgentOptions,
-  loadBundleAgent,
-} from '../src/bundle/bundle-agent.js';
+import { loadBundleAgent } from '../src/bundle/bundle-agent.js';
+import type { BundleAgent, LoadBundleAgentOptions } from '../src/bundle/bundle-agent-types.js';
 import { BundleError } from '../src/bundle/bundle-error.js';
 import { Sandbox } from '../src/bundle/sandbox/sandbox.js';
 import { main } from '../src/cli/main.js';

@@ -16,7 +16,8 @@ import os, { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type BundleAgent, loadBundleAgent } from '../src/bundle/bundle-agent.js';
+import { loadBundleAgent } from '../src/bundle/bundle-agent.js';
+import type { BundleAgent } from '../src/bundle/bundle-agent-types.js';
 import type { Tool } from '../src/tools/define-tool.js';
 
 // Issue 15: a second process swapping a folder for a symlink to outside the roots, between the

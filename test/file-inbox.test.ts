@@ -5,7 +5,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FileSessionStore, INBOX_DIR } from '../src/session/file-store/file-session-store.js';
-import { SessionStoreError } from '../src/session/session-store.js';
+import { SessionStoreError } from '../src/session/session-store-error.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
 import { startWorker } from '../src/workers/session-worker.js';
 import { buildDist, repoRoot } from './support/build-dist.js';

@@ -11,11 +11,8 @@ import {
   TRANSCRIPT_FILE,
 } from '../src/session/file-store/file-session-store.js';
 import { sealRecord } from '../src/session/file-store/record-slots.js';
-import {
-  type SessionRecordInput,
-  SessionStoreError,
-  type UnreadableSession,
-} from '../src/session/session-store.js';
+import type { SessionRecordInput, UnreadableSession } from '../src/session/session-store.js';
+import { SessionStoreError } from '../src/session/session-store-error.js';
 import { toolCallLedger } from '../src/session/transcript.js';
 import { describeSessionStoreConformance } from '../src/store-conformance/index.js';
 import { buildStoreForNode } from './support/store-for-node.js';

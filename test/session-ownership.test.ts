@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createAgent } from '../src/agent/agent.js';
 import { PostgresSessionStore } from '../src/postgres/postgres-session-store.js';
 import { FileSessionStore } from '../src/session/file-store/file-session-store.js';
-import { SessionStoreError } from '../src/session/session-store.js';
+import { SessionStoreError } from '../src/session/session-store-error.js';
 import { repoRoot } from './support/build-dist.js';
 import { serve } from './support/harness.js';
 import { dropSchema, freshSchema, postgresUrl } from './support/postgres.js';

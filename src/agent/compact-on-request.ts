@@ -1,10 +1,10 @@
 import type { Actor } from 'xstate';
 import type { Message } from '../llm/message.js';
 import { CompactionFailedError } from '../machines/actors/compact-conversation.js';
-import { type EffectIO, effectsOf } from '../machines/agent-effects.js';
+import { effectsOf } from '../machines/agent-effects.js';
 import type { AgentMachine } from '../machines/agent-machine.js';
+import type { EffectIO } from '../machines/effect-io.js';
 import { fromSignal } from '../tools/execute-tool-call.js';
-
 /** What `agent.compact()` did. */
 export interface CompactResult {
   /** Whether the requests now send a (new) summary in place of the older conversation. */

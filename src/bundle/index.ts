@@ -10,7 +10,8 @@ export {
   parseAgentFile,
 } from './agent-file-parser.js';
 export { buildGreeting } from './agent-greeting.js';
-export { type BundleAgent, type LoadBundleAgentOptions, loadBundleAgent } from './bundle-agent.js';
+export { loadBundleAgent } from './bundle-agent.js';
+export type { BundleAgent, LoadBundleAgentOptions } from './bundle-agent-types.js';
 export {
   type BundleAgentDefinition,
   type BundleDefinitionInput,
@@ -38,18 +39,19 @@ export {
   type SandboxOptions,
 } from './sandbox/sandbox.js';
 export type { ReferenceStatus } from './validation/reference-status.js';
-export {
-  type ValidatedAgent,
-  type ValidatedMenuItem,
-  type ValidatedWorkflow,
-  type ValidationProblem,
-  type ValidationReport,
-  validateTree,
-} from './validation/validate-tree.js';
+export { validateTree } from './validation/validate-tree.js';
+export type {
+  ValidatedAgent,
+  ValidatedMenuItem,
+  ValidatedWorkflow,
+  ValidationProblem,
+  ValidationReport,
+} from './validation/validation-report.js';
 export {
   type InstructionNode,
   type InstructionStep,
   type ParsedInstructions,
   parseInstructions,
 } from './workflow/instructions-parser.js';
-export { type LoadedWorkflow, loadWorkflow, type WorkflowContext } from './workflow/workflow-loader.js';
+export { loadWorkflow } from './workflow/workflow-loader.js';
+export type { LoadedWorkflow, WorkflowContext } from './workflow/workflow-types.js';

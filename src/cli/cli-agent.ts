@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { BMAD6_DIR } from '../bundle/bmad6/bmad-install.js';
-import type { BundleAgent } from '../bundle/bundle-agent.js';
 import { loadBundleAgent } from '../bundle/bundle-agent.js';
+import type { BundleAgent } from '../bundle/bundle-agent-types.js';
 import type { AgentDefinition } from '../prompt/agent-definition.js';
 import { discoverSkills } from '../skills/skill-discovery.js';
 import { addSkillsToBundleAgent, loadSkillsAgent } from '../skills/skills-agent.js';

@@ -1,11 +1,11 @@
 import type { Agent } from '../agent/agent.js';
 import type { ToolRunHooks } from '../machines/actors/run-tools.js';
+import type { RecordedApproval } from '../session/restore-plan.js';
 import { type ToolCallStatus, type TranscriptEntry, toolCallLedger } from '../session/transcript.js';
-import { APPROVAL_EVENT, type RecordedApproval } from '../session/transcript-replay.js';
+import { APPROVAL_EVENT } from '../session/transcript-replay.js';
 import type { ResponderLog } from './cassette-responder.js';
 import { shownValue } from './recorded-request.js';
 import type { ReplayApprovalAnswer, ReplayOptions, ReplayTools } from './replay-options.js';
-
 /**
  * The tool hooks of a replay. `recorded`: every call gets its recorded result (by the recorded
  * tool-call id) and nothing runs; a call without one gets an error result and a warning. `live`: the

@@ -1,6 +1,6 @@
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { CallAssembler, type StreamingCall } from './call-assembler.js';
-import type { Completion } from './model-reply.js';
+import type { Completion, StreamAssembler } from './model-reply.js';
 import {
   argumentsField,
   finishReasonField,
@@ -12,7 +12,6 @@ import {
   type UsageCounts,
   usageField,
 } from './reply-fields.js';
-import type { StreamAssembler } from './stream-assembler.js';
 
 type ToolCallDelta = ChatCompletionChunk.Choice.Delta.ToolCall;
 

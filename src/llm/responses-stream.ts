@@ -2,7 +2,7 @@ import type OpenAI from 'openai';
 import type { ResponseCreateParamsBase } from 'openai/resources/responses/responses';
 import { CallAssembler, type StreamingCall } from './call-assembler.js';
 import type { ReasoningItem } from './message.js';
-import type { Completion } from './model-reply.js';
+import type { Completion, StreamAssembler } from './model-reply.js';
 import { isRecord, ReplyShapeError, textField, type UsageCounts } from './reply-fields.js';
 import {
   finishReasonOf,
@@ -11,7 +11,6 @@ import {
   responseError,
   responseUsage,
 } from './responses-reply.js';
-import type { StreamAssembler } from './stream-assembler.js';
 import { readModelStream, type StreamReadOptions } from './stream-reader.js';
 
 /** A function call being streamed, by its output index. */

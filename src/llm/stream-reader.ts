@@ -2,10 +2,9 @@ import type OpenAI from 'openai';
 import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions';
 import { CompletionAssembler } from './completion-assembler.js';
 import { StreamCutError } from './error-classification.js';
-import type { Completion, ModelToolCall } from './model-reply.js';
+import type { Completion, ModelToolCall, StreamAssembler } from './model-reply.js';
 import type { ReplyNotice } from './reply-fields.js';
 import { type ResponseIdentity, responseIdentityOf } from './response-identity.js';
-import type { StreamAssembler } from './stream-assembler.js';
 import type { CallIdScope } from './tool-call-ids.js';
 
 /** How one stream is read and who hears it as it comes. */

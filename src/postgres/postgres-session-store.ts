@@ -15,12 +15,12 @@ import {
   type SessionRecord,
   type SessionRecordInput,
   type SessionStore,
-  SessionStoreError,
   type SessionSummary,
   storedEntryJson,
   type TranscriptRead,
   transcriptEntryJson,
 } from '../session/session-store.js';
+import { SessionStoreError } from '../session/session-store-error.js';
 import {
   type TranscriptEntry,
   type TranscriptEntryInput,

@@ -1,7 +1,6 @@
 import type { ToolResult } from '../tools/tool-call.js';
+import type { ReplayPlan } from './restore-plan.js';
 import { type ToolCallFinishedEntry, type TranscriptEntry, toolCallLedger } from './transcript.js';
-import type { ReplayPlan } from './transcript-replay.js';
-
 /** Runs one tool call again (with the same idempotency key: it is made from the session and call ids). */
 export type IdempotentRerun = (call: {
   toolCallId: string;

@@ -13,6 +13,7 @@ import type { IdempotentRerun } from './idempotent-rerun.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { ledgerHooks } from './ledger-hooks.js';
 import { ModelCallEntries } from './model-call-entry.js';
+import type { RecordedApproval, RestoreReport } from './restore-plan.js';
 import { compactSnapshot } from './saved-conversation.js';
 import { releasedHere, type SessionLease } from './session-lease.js';
 import type { PersistenceErrorHandler, SessionOptions } from './session-options.js';
@@ -29,8 +30,6 @@ import {
   APPROVAL_EVENT,
   type PersistedAgentSnapshot,
   RESTORED_EVENT,
-  type RecordedApproval,
-  type RestoreReport,
   SESSION_STARTED_EVENT,
 } from './transcript-replay.js';
 import { OrderedTranscriptWriter } from './transcript-writer.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { SessionStoreError } from './session-store.js';
+import { SessionStoreError } from './session-store-error.js';
 
 /**
  * The right to write one session, held by one owner at a time (see docs/scale-out.md). It lapses at

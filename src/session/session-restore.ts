@@ -2,12 +2,12 @@ import type { Message } from '../llm/message.js';
 import { checkPersistedSnapshot } from '../machines/agent-snapshot.js';
 import { compactionFromTranscript, withRestoredCompaction } from './compaction-entry.js';
 import { type IdempotentRerun, rerunIdempotentCalls } from './idempotent-rerun.js';
+import type { ReplayPlan } from './restore-plan.js';
 import { exactMessages, expandSnapshot } from './saved-conversation.js';
 import { corruptRecordError, type SessionRecord, type SessionStore } from './session-store.js';
 import type { TranscriptEntry, TranscriptEntryInput } from './transcript.js';
 import { transcriptLoss } from './transcript-loss.js';
-import { currentEntries, planRestore, type ReplayPlan } from './transcript-replay.js';
-
+import { currentEntries, planRestore } from './transcript-replay.js';
 /** What {@link loadSession} needs. */
 export interface LoadSessionInput {
   store: SessionStore;

@@ -1,20 +1,8 @@
 import type { Message } from '../llm/message.js';
 import { interruptedSnapshot, type PersistedAgentSnapshot } from '../machines/agent-snapshot.js';
 import { notRunToolResult } from './conversation-repair.js';
+import type { RecoveredCall, ReplayPlan, TranscriptLoss } from './restore-plan.js';
 import { interruptedToolResult, type TranscriptEntryInput } from './transcript.js';
-import type { RecoveredCall, ReplayPlan } from './transcript-replay.js';
-
-/** A transcript that lost entries the saved record says it had. */
-export interface TranscriptLoss {
-  /** `missing`: no entries at all (the file was deleted); `truncated`: fewer than the save says. */
-  status: 'missing' | 'truncated';
-  /** The transcript file (or the session, for stores without files). */
-  file: string;
-  /** `record.transcriptSeq`: the last entry the transcript had when the record was saved. */
-  expectedSeq: number;
-  /** The last `seq` found (0 when none). */
-  foundSeq: number;
-}
 
 /** Set when the transcript lacks entries the record says it had (deleted, truncated or replaced). */
 export function transcriptLoss(

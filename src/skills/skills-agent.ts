@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { BundleAgent } from '../bundle/bundle-agent.js';
+import type { BundleAgent } from '../bundle/bundle-agent-types.js';
 import { type FileLoadListener, realPathOf, Sandbox } from '../bundle/sandbox/sandbox.js';
 import { type AgentDefinition, defineAgent, escapeInstructions } from '../prompt/agent-definition.js';
 import type { Tool } from '../tools/define-tool.js';

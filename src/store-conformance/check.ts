@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { SessionStoreError, type SessionStoreErrorCode } from '../session/session-store.js';
+import { SessionStoreError, type SessionStoreErrorCode } from '../session/session-store-error.js';
 
 /**
  * Awaits a call that must fail with a {@link SessionStoreError} of `code`, and returns the error for

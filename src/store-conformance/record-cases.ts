@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { type SessionStore, SessionStoreError, TITLE_MAX_CHARS } from '../session/session-store.js';
+import { type SessionStore, TITLE_MAX_CHARS } from '../session/session-store.js';
+import { SessionStoreError } from '../session/session-store-error.js';
 import { assertMatches, assertTime, refusal } from './check.js';
 import { event, eventName, readable, record } from './fixtures.js';
 import type { TestApi } from './test-api.js';

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { type BundleAgent, loadBundleAgent } from '../../src/bundle/bundle-agent.js';
+import { loadBundleAgent } from '../../src/bundle/bundle-agent.js';
+import type { BundleAgent } from '../../src/bundle/bundle-agent-types.js';
 import type { FileLoadEvent } from '../../src/bundle/sandbox/sandbox.js';
 
 // Tests of loadBundleAgent against the shared corpus (../shared/corpus/bmad): `npm run test:corpus`.

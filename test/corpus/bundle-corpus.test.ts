@@ -9,7 +9,7 @@ import { AgentRegistry } from '../../src/agent/agent-registry.js';
 import { loadBundleAgent } from '../../src/bundle/bundle-agent.js';
 import { discoverAgents } from '../../src/bundle/bundle-discovery.js';
 import { BundleError } from '../../src/bundle/bundle-error.js';
-import type { ValidationReport } from '../../src/bundle/validation/validate-tree.js';
+import type { ValidationReport } from '../../src/bundle/validation/validation-report.js';
 import { parseInstructions } from '../../src/bundle/workflow/instructions-parser.js';
 import { runValidateCommand } from '../../src/cli/commands/validate-command.js';
 import { defineAgent } from '../../src/prompt/agent-definition.js';

@@ -1,7 +1,7 @@
 import type { Message } from '../../src/llm/message.js';
-import type { EffectIO } from '../../src/machines/agent-effects.js';
 import type { AgentActorEvent } from '../../src/machines/agent-events.js';
 
+import type { EffectIO } from '../../src/machines/effect-io.js';
 /** What a test holds of an effect run: its `EffectIO`, the events it sent, and how to stop it. */
 export interface EffectRunProbe {
   io: EffectIO;

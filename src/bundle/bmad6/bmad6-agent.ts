@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { AgentFile, MenuItem } from '../agent-file-parser.js';
 import { type BmadToolsContext, createBmadTools } from '../bmad-tools.js';
-import type { BundleAgent, LoadBundleAgentOptions } from '../bundle-agent.js';
+import type { BundleAgent, LoadBundleAgentOptions } from '../bundle-agent-types.js';
 import { compileBundleDefinition } from '../bundle-definition.js';
 import { BundleError, errorMessage } from '../bundle-error.js';
 import { fillVariables } from '../path-variables.js';

@@ -12,7 +12,7 @@ import type {
   ValidatedMenuItem,
   ValidationProblem,
   ValidationReport,
-} from './validate-tree.js';
+} from './validation-report.js';
 
 /** The skill folders of an install's skills folders, by name (the first folder of a name wins). */
 async function installedSkills(install: Bmad6Install): Promise<Map<string, string>> {

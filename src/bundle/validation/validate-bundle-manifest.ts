@@ -2,7 +2,7 @@ import path from 'node:path';
 import { errorMessage } from '../bundle-error.js';
 import { parseYamlMap } from '../config-loader.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
-import type { ValidationProblem } from './validate-tree.js';
+import type { ValidationProblem } from './validation-report.js';
 
 /**
  * Reads and checks a spec-layout bundle's `bundle.yaml`: it parses to a mapping, `name` is text, and

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { errorMessage } from '../bundle-error.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { loadMarkdownWorkflow } from '../workflow/markdown-workflow.js';
-import type { ValidatedWorkflow, ValidationProblem } from './validate-tree.js';
+import type { ValidatedWorkflow, ValidationProblem } from './validation-report.js';
 
 /** What checking one markdown workflow needs from the tree being validated. */
 export interface MarkdownWorkflowCheck {

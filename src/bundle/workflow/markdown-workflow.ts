@@ -4,7 +4,7 @@ import { parse as parseYaml } from 'yaml';
 import { BundleError, errorMessage } from '../bundle-error.js';
 import { loadYamlFile, type YamlMap } from '../config-loader.js';
 import { substituteVariables, type VariableScope } from '../path-variables.js';
-import type { LoadedWorkflow, WorkflowContext } from './workflow-loader.js';
+import type { LoadedWorkflow, WorkflowContext } from './workflow-types.js';
 
 // BMAD 6.0's steps-based workflows: `workflow.md` (or `workflow-<name>.md`) with YAML front matter
 // (name, description, main_config, nextStep, ...) and a body that tells the model how to walk the

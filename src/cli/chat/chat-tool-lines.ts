@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { BundleAgent } from '../../bundle/bundle-agent.js';
+import type { BundleAgent } from '../../bundle/bundle-agent-types.js';
 import { fillVariables } from '../../bundle/path-variables.js';
 import { displayWidth, ellipsize, looksLikePath, shortenPath } from '../terminal/terminal-layout.js';
 import { terminalSafe } from '../terminal/terminal-safe.js';

@@ -1,5 +1,5 @@
 import { ForkError, forkSession } from '../../evals/fork-session.js';
-import { SessionStoreError } from '../../session/session-store.js';
+import { SessionStoreError } from '../../session/session-store-error.js';
 import { parseFlags, UsageError } from '../cli-args.js';
 import type { CommandIo } from '../command-io.js';
 import { openSavedSessions, SAVED_SESSIONS_FLAG_OPTIONS, SAVED_SESSIONS_USAGE } from '../flags/store-flag.js';

@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { refuseBmadSource } from '../../bundle/bmad6/bmad-install.js';
 import { BundleError, errorMessage } from '../../bundle/bundle-error.js';
-import { type ValidationReport, validateTree } from '../../bundle/validation/validate-tree.js';
+import { validateTree } from '../../bundle/validation/validate-tree.js';
+import type { ValidationReport } from '../../bundle/validation/validation-report.js';
 import type { SkillProblem } from '../../skills/skill.js';
 import { type SkillValidation, validateSkills } from '../../skills/skill-validation.js';
 import { SKILLS_FLAG } from '../cli-agent.js';

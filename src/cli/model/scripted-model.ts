@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import type { BundleAgent } from '../../bundle/bundle-agent.js';
+import type { BundleAgent } from '../../bundle/bundle-agent-types.js';
 import { parseScenario, type Scenario, ScenarioError } from '../../testing/scenario.js';
 import { intakeChatScenario } from './chat-intake-script.js';
 

@@ -11,8 +11,8 @@ import type { TelemetryScope } from '../../telemetry/telemetry-scope.js';
 import { type ApprovalPolicy, planToolCall, type ToolCallRequest } from '../../tools/tool-call.js';
 import type { ToolRegistry } from '../../tools/tool-registry.js';
 import type { Plan } from '../../tools/update-plan-tool.js';
-import type { EffectIO } from '../agent-effects.js';
 import type { AgentActorEvent } from '../agent-events.js';
+import type { EffectIO } from '../effect-io.js';
 import type { AgentEventMap } from '../emitted-events.js';
 
 export { DeadlineExceededError } from '../../llm/deadline.js';

@@ -12,9 +12,8 @@ import {
   summaryRequest,
 } from '../../prompt/compaction.js';
 import type { ModelPrice } from '../../prompt/model-prices.js';
-import type { EffectIO } from '../agent-effects.js';
+import type { EffectIO } from '../effect-io.js';
 import { priced } from './call-llm.js';
-
 /** Input of the `compact` actor: the conversation and the summary in effect. */
 export interface CompactInput {
   sessionId: string;

@@ -3,8 +3,8 @@ import type { TelemetryScope } from '../../telemetry/telemetry-scope.js';
 import { executeToolCall, reportLedgerResult } from '../../tools/execute-tool-call.js';
 import type { ToolCallRequest, ToolResult } from '../../tools/tool-call.js';
 import type { ToolRegistry } from '../../tools/tool-registry.js';
-import type { EffectIO } from '../agent-effects.js';
 
+import type { EffectIO } from '../effect-io.js';
 /** Input of the `runTools` actor: the calls to run and the turn they belong to. */
 export interface RunToolsInput {
   sessionId: string;

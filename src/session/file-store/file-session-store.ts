@@ -14,13 +14,13 @@ import {
   type SessionRecord,
   type SessionRecordInput,
   type SessionStore,
-  SessionStoreError,
   saveTimes,
   summarizeSession,
   type TranscriptRead,
   transcriptEntryJson,
   type UnreadableSession,
 } from '../session-store.js';
+import { SessionStoreError } from '../session-store-error.js';
 import type { TranscriptEntryInput } from '../transcript.js';
 import { mkdirDurable, removeAtomicWriteLeftovers } from './durable-write.js';
 import { FileInbox } from './file-inbox.js';

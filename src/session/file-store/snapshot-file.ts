@@ -8,9 +8,9 @@ import {
   corruptFileError,
   prependJsonFields,
   type SessionRecord,
-  SessionStoreError,
   storedRecordJson,
 } from '../session-store.js';
+import { SessionStoreError } from '../session-store-error.js';
 import {
   moveSlotAside,
   onlyBroken,

@@ -1,7 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { trajectoryMessages } from '../../../evals/trajectory-messages.js';
-import { assertValidSessionId, SessionStoreError } from '../../../session/session-store.js';
+import { assertValidSessionId } from '../../../session/session-store.js';
+import { SessionStoreError } from '../../../session/session-store-error.js';
 import { parseFlags, UsageError } from '../../cli-args.js';
 import type { CommandIo } from '../../command-io.js';
 import {
