@@ -1,12 +1,8 @@
 import type { Actor } from 'xstate';
 import type { ZodType } from 'zod';
-import { auditLogFor } from '../events/audit-log.js';
-import { attachDebugLog, debugFromEnv } from '../events/debug-log.js';
 import { AgentEventBus } from '../events/event-bus.js';
-import { createRedactor, type Redactor } from '../events/redact.js';
+import type { Redactor } from '../events/redact.js';
 import type { Message } from '../llm/message.js';
-import { createOpenAIClient } from '../llm/openai-client.js';
-import { composeToolHooks } from '../machines/actors/compose-tool-hooks.js';
 import type { AgentContext } from '../machines/agent-context.js';
 import type { AgentMachine } from '../machines/agent-machine.js';
 import { type AgentStateName, isBusyState } from '../machines/agent-states.js';
@@ -16,22 +12,21 @@ import type { McpServerStatus } from '../mcp/mcp-servers.js';
 import type { RestoreReport } from '../session/restore-plan.js';
 import type { SessionRecord, SessionStore } from '../session/session-store.js';
 import type { SkillDiscovery } from '../skills/skill-discovery.js';
-import { TRACE_CONTEXT_EVENT } from '../telemetry/trace-context-record.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { Plan } from '../tools/update-plan-tool.js';
-import { attachInspection, type InspectionAttachment, inspectionSecrets } from './agent-inspection.js';
+import type { InspectionAttachment } from './agent-inspection.js';
 import type { AgentOptions, ExecutionResult } from './agent-options.js';
-import { persistenceFor, TurnSettler } from './agent-persistence.js';
-import { type AgentSkills, agentSkills } from './agent-skills.js';
+import { type AgentParts, agentParts } from './agent-parts.js';
+import { TurnSettler } from './agent-persistence.js';
+import type { AgentSkills } from './agent-skills.js';
 import { loadAndStart } from './agent-start.js';
-import { type AgentTools, agentTools } from './agent-tools.js';
+import type { AgentTools } from './agent-tools.js';
 import { type ApprovalAnswer, approvalAnswer, approvalEvent, pendingCallFor } from './approval-answer.js';
 import { type CompactResult, compactOnRequest } from './compact-on-request.js';
-import { effectsFromOptions } from './effects-from-options.js';
-import { errorEvent, eventsHeard, listen } from './event-relay.js';
+import { errorEvent, listen } from './event-relay.js';
 import { sendRefusal } from './send-refusal.js';
 import { errorText, stoppedResult, turnResult } from './turn-result.js';
-import { type TurnTelemetry, turnTelemetryFor, withTraceRestore } from './turn-telemetry.js';
+import type { TurnTelemetry } from './turn-telemetry.js';
 
 export type { AgentStateName } from '../machines/agent-states.js';
 export type { AgentOptions, ExecutionResult } from './agent-options.js';
@@ -48,7 +43,7 @@ export class Agent<TOutput = unknown> {
   /** Strings inspectors must never show: the API key and the `secrets` option. */
   readonly inspectionSecrets: readonly string[];
   readonly #options: AgentOptions<TOutput>;
-  readonly #persistence: ReturnType<typeof persistenceFor>;
+  readonly #persistence: AgentParts['persistence'];
   readonly #inspection: InspectionAttachment | undefined;
   #turnWaiters: ((result: ExecutionResult<TOutput>) => void)[] = [];
   readonly #settler: TurnSettler<ExecutionResult<TOutput>>;
@@ -65,43 +60,22 @@ export class Agent<TOutput = unknown> {
 
   constructor(options: AgentOptions<TOutput>) {
     this.#options = options;
-    const client = createOpenAIClient(options);
-    this.redactor = createRedactor({
-      knownSecrets: [client.apiKey, options.apiKey],
-      ...(options.secrets ? { secrets: options.secrets } : {}),
-    });
-    this.inspectionSecrets = inspectionSecrets([client.apiKey, options.apiKey], options.secrets);
-    const { skills, tools = [], store } = options;
-    this.#skills = skills ? agentSkills(skills, tools, store) : undefined;
-    const report = (message: string) => this.#publishError(message, 'mcp_server');
-    ({ registry: this.registry, mcp: this.#mcp } = agentTools(options, this.#skills, report, this.redactor));
-    this.#telemetry = turnTelemetryFor(options, {
+    const parts = agentParts(options, {
+      bus: this.bus,
       sessionId: () => this.sessionId,
-      baseUrl: client.baseURL,
-      redact: this.redactor.redactValue,
-      report: (message) => this.#publishError(message, 'telemetry'),
-      keep: (record) => this.#persistence?.recordEvent(TRACE_CONTEXT_EVENT, record),
+      publishError: (message, code) => this.#publishError(message, code),
+      writeFailed: (error, what) => this.#writeFailed(error, what),
     });
-    this.#persistence = persistenceFor(
-      withTraceRestore(options, this.#telemetry),
-      this.registry,
-      this.redactor,
-      (error, what) => this.#writeFailed(error, what),
-    );
+    const { effects } = parts;
+    this.redactor = parts.redactor;
+    this.inspectionSecrets = parts.inspectionSecrets;
+    this.registry = parts.registry;
+    this.#mcp = parts.mcp;
+    this.#skills = parts.skills;
+    this.#telemetry = parts.telemetry;
+    this.#persistence = parts.persistence;
+    this.#inspection = parts.inspection;
     this.#settler = new TurnSettler(this.#persistence, () => this.result());
-    const audit = auditLogFor(options.auditLog, this.redactor);
-    const effects = effectsFromOptions(options, {
-      client,
-      registry: this.registry,
-      hooks: composeToolHooks(this.#persistence?.hooks(), options.toolHooks, audit),
-      hears: eventsHeard(this.bus),
-      mcp: this.#mcp,
-      report: (message, code) => this.#publishError(message, code),
-      redact: this.redactor.redact,
-      debug: attachDebugLog(this.bus, options.debug ?? debugFromEnv(), this.redactor.redact),
-      telemetry: this.#telemetry,
-    });
-    this.#inspection = attachInspection(options.inspect, this.inspectionSecrets);
     this.#ready = loadAndStart(
       {
         options: options as AgentOptions<unknown>,

@@ -13,6 +13,7 @@ import type { IdempotentRerun } from './idempotent-rerun.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { ledgerHooks } from './ledger-hooks.js';
 import { ModelCallEntries } from './model-call-entry.js';
+import { RecordSaver } from './record-saver.js';
 import type { RecordedApproval, RestoreReport } from './restore-plan.js';
 import { compactSnapshot } from './saved-conversation.js';
 import { releasedHere, type SessionLease } from './session-lease.js';
@@ -51,7 +52,6 @@ export class SessionPersistence {
   readonly #info: SessionOptions['sessionInfo'];
   readonly #agentName: string | undefined;
   readonly #isIdempotent: (name: string) => boolean;
-  readonly #onError: PersistenceErrorHandler;
   readonly #redact: <T>(value: T) => T;
   #decisions = new Map<string, ResumeDecision>();
   #approvals: RecordedApproval[] = [];
@@ -60,22 +60,16 @@ export class SessionPersistence {
   /** The summary in effect that the transcript has (a restored one is there already). */
   #recordedCompaction: CompactionRecord | null | undefined;
   #actor: Actor<AgentMachine> | undefined;
-  #lastSaved: Snapshot | undefined;
-  #dirty: { snapshot: Snapshot; persisted: unknown } | undefined;
   /** Messages the transcript holds redacted, by position, as they were: saved with the record. */
   #exact = new Map<number, Message>();
-  /** The record's title (the first user message), once there is one. */
-  #title: { title?: string } = {};
   readonly #preloaded: SessionOptions['sessionRecord'];
   readonly #onLoaded: SessionOptions['onSessionLoaded'];
-  #saving: Promise<void> | undefined;
   /** Settles when every write issued so far has. */
   #writes: Promise<unknown> = Promise.resolve();
-  #record: SessionRecord | undefined;
   /** Transcript entries in order; what a failed append did not write goes first next time. */
   readonly #writer: OrderedTranscriptWriter;
-  /** Why the last save failed, until one succeeds. */
-  #saveFailure: unknown;
+  /** Saves the record at rest points, never ahead of the transcript. */
+  readonly #saver: RecordSaver;
   /** The session's lease while this agent holds it (stores with ownership). */
   readonly #leases: LeaseKeeper;
   readonly #rerun: IdempotentRerun | undefined;
@@ -99,7 +93,6 @@ export class SessionPersistence {
     this.#info = options.sessionInfo;
     this.#agentName = options.agentName;
     this.#isIdempotent = isIdempotent;
-    this.#onError = onError;
     this.#redact = redact;
     this.#leases = new LeaseKeeper(
       this.store,
@@ -113,6 +106,15 @@ export class SessionPersistence {
       (error, count) =>
         onError(error, `appending ${count} entr${count === 1 ? 'y' : 'ies'} to ${this.#where('transcript')}`),
     );
+    this.#saver = new RecordSaver({
+      store: this.store,
+      id: this.id,
+      agentName: this.#agentName,
+      info: this.#info,
+      writer: this.#writer,
+      lease: () => this.#leases.lease,
+      onError,
+    });
   }
 
   /** The session's file of that kind, for messages (the session, for stores without files). */
@@ -122,7 +124,7 @@ export class SessionPersistence {
 
   /** The last record saved or loaded. */
   get record(): SessionRecord | undefined {
-    return this.#record;
+    return this.#saver.record;
   }
 
   /**
@@ -171,7 +173,7 @@ export class SessionPersistence {
       return undefined;
     }
     const { record, plan, entries } = loaded;
-    this.#record = record;
+    this.#saver.loaded(record);
     this.#exact = loaded.exact;
     this.#recordedMessages = entries.filter((e) => e.kind === 'message').length;
     this.#recordedCompaction = plan.snapshot.context.compaction;
@@ -244,23 +246,23 @@ export class SessionPersistence {
       const snapshot = actor.getSnapshot();
       if (isRestState(snapshot.value) && snapshot.context.initialized) {
         this.#appendNewMessages(snapshot);
-        this.#dirty = { snapshot, persisted: this.#persisted(snapshot) };
-        this.#kickSave();
+        this.#saver.save(snapshot, this.#persisted(snapshot));
       }
     }
     await this.flush();
-    const failure = this.#writer.failure ?? this.#saveFailure;
+    const failure = this.#writer.failure ?? this.#saver.failure;
     if (failure !== undefined) throw failure;
-    return this.#record;
+    return this.#saver.record;
   }
 
   /** Resolves once every save and transcript write issued so far has settled. */
   async flush(): Promise<void> {
     let seen: Promise<unknown> | undefined;
-    while (seen !== this.#writes || this.#saving) {
+    while (seen !== this.#writes || this.#saver.running) {
       seen = this.#writes;
       await seen;
-      if (this.#saving) await this.#saving;
+      const running = this.#saver.running;
+      if (running) await running;
     }
   }
 
@@ -273,10 +275,9 @@ export class SessionPersistence {
       this.#background(this.#append([compactionEntry(compaction, turn, iteration)]));
     }
     if (!isRestState(snapshot.value) || !snapshot.context.initialized) return;
-    if (snapshot === this.#lastSaved) return;
+    if (this.#saver.saved(snapshot)) return;
     // Taken now: by the time the save runs, the machine may have moved on.
-    this.#dirty = { snapshot, persisted: this.#persisted(snapshot) };
-    this.#kickSave();
+    this.#saver.save(snapshot, this.#persisted(snapshot));
   }
 
   /**
@@ -329,50 +330,6 @@ export class SessionPersistence {
     this.#inboxTag = seq;
   }
 
-  /**
-   * One save at a time; a save asked for meanwhile saves the latest snapshot when it ends. The
-   * transcript goes first: entries a failed append left unwritten are written before the record, and
-   * when they cannot be, the record is not saved (that failure was reported), so a saved record is
-   * never ahead of its transcript.
-   */
-  #kickSave(): void {
-    if (this.#saving) return;
-    this.#saving = (async () => {
-      while (this.#dirty) {
-        const { snapshot, persisted } = this.#dirty;
-        this.#title = this.#title.title === undefined ? titleOf(snapshot) : this.#title;
-        this.#dirty = undefined;
-        try {
-          await this.#writer.drain();
-        } catch {
-          continue;
-        }
-        try {
-          this.#record = await this.store.save(
-            {
-              id: this.id,
-              state: String(snapshot.value),
-              snapshot: persisted,
-              ...(this.#agentName !== undefined ? { agentName: this.#agentName } : {}),
-              ...(this.#info?.bundle !== undefined ? { bundle: this.#info.bundle } : {}),
-              ...(this.#info?.meta !== undefined ? { meta: this.#info.meta } : {}),
-              ...this.#title,
-              turns: snapshot.context.turn,
-            },
-            { lease: this.#leases.lease },
-          );
-          this.#lastSaved = snapshot;
-          this.#saveFailure = undefined;
-        } catch (error) {
-          this.#saveFailure = error;
-          const file = this.store.files?.(this.id).snapshot;
-          this.#onError(error, `saving session "${this.id}"${file ? ` to ${file}` : ''}`);
-        }
-      }
-      this.#saving = undefined;
-    })();
-  }
-
   /** Appends to the transcript in order, secrets redacted (the snapshot keeps the exact state). */
   #append(entries: TranscriptEntryInput[], options?: { discard?: boolean }): Promise<void> {
     return this.#writer.write(this.#redact(entries), options);
@@ -388,11 +345,4 @@ export class SessionPersistence {
   #background(promise: Promise<void>): void {
     void this.#track(promise).catch(() => {});
   }
-}
-
-function titleOf(snapshot: Snapshot): { title?: string } {
-  const first = snapshot.context.messages.find((m) => m.role === 'user');
-  if (!first) return {};
-  const text = typeof first.content === 'string' ? first.content : JSON.stringify(first.content);
-  return { title: text };
 }

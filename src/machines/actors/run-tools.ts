@@ -37,7 +37,7 @@ export interface ToolRunnerOptions extends ToolRunHooks {
 }
 
 /**
- * The `runTools` effect: runs all given calls in parallel (`Promise.allSettled`), each with the actor's
+ * The `runTools` effect: runs all given calls in parallel (`Promise.all`), each with the actor's
  * abort signal and its own timeout, reporting `TOOL.FINISHED` to the machine as each ends, except the
  * call that ends last: the actor's output (every result) reports that one, so a one-call batch sends
  * no event at all and the machine takes one step less. (The machine announces the starts itself, as
@@ -99,7 +99,7 @@ export function runToolsEffect(
       finished(result);
       return result;
     };
-    const settled = await Promise.allSettled(input.calls.map(runOne));
-    return settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+    // `runOne` never rejects (every failure becomes the call's error result): `all` keeps every result.
+    return Promise.all(input.calls.map(runOne));
   };
 }
