@@ -1,0 +1,160 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { EventType, type RunAgentInput } from '@ag-ui/core';
+import type { Agent } from '../../agent/agent.js';
+import { scrubForClient } from '../client-text.js';
+import { HttpError } from '../http-error.js';
+import { openThread, type ThreadContext, threadRecord } from '../thread-sessions.js';
+import { HistoryConflict, historyDelta } from './client-history.js';
+import { EventStream } from './event-stream.js';
+import { answersFor } from './resume-answers.js';
+import { RunEventMapper } from './run-event-mapper.js';
+import { speaks10 } from './run-input.js';
+
+/** A run this process is carrying: its agent, and whether a cancel was asked for. */
+export interface ActiveRun {
+  runId: string;
+  agent: Agent;
+  cancelled: boolean;
+  /** Resolves once the run has ended and its agent let the session go. */
+  done: Promise<void>;
+}
+
+/** Runs by thread id, in this process. */
+export type ActiveRuns = Map<string, ActiveRun>;
+
+export interface RunLimits {
+  /** Bytes that may wait for a slow client before it is cut off (the run goes on). */
+  maxBuffered: number;
+}
+
+/**
+ * One AG-UI run: the input checked against the thread's session, the new user message sent (or the
+ * interrupts answered), and the turn's events streamed until it finishes, is interrupted for approval
+ * or fails. The turn does not depend on the connection: a client that goes away stops only its stream.
+ */
+export async function handleRun(
+  req: IncomingMessage,
+  res: ServerResponse,
+  input: RunAgentInput,
+  context: ThreadContext,
+  active: ActiveRuns,
+  limits: RunLimits,
+): Promise<void> {
+  const { threadId, runId } = input;
+  const running = active.get(threadId);
+  if (running)
+    throw new HttpError(409, 'thread_busy', `thread "${threadId}" is running run "${running.runId}"`);
+  const record = await threadRecord(context.store, threadId, context.principal);
+  if (active.has(threadId))
+    throw new HttpError(409, 'thread_busy', `thread "${threadId}" is running another run`);
+  let release!: () => void;
+  const run: ActiveRun = {
+    runId,
+    agent: undefined as unknown as Agent,
+    cancelled: false,
+    done: new Promise((r) => (release = r)),
+  };
+  active.set(threadId, run);
+  let agent: Agent | undefined;
+  try {
+    agent = await openThread(context, threadId, record);
+    run.agent = agent;
+    const answers = answersFor(agent.pendingApprovals, input.resume ?? []);
+    const stream = new EventStream(req, res, limits.maxBuffered);
+    const scrub = (text: string) => scrubForClient(text, agent!.redactor.redact);
+    const mapper = new RunEventMapper(
+      agent,
+      { threadId, runId, protocol10: speaks10(input), cancelled: () => run.cancelled, scrub },
+      (event) => stream.send(event),
+    );
+    mapper.start({ timestamp: Date.now(), ...(input.parentRunId ? { parentRunId: input.parentRunId } : {}) });
+    let delta: ReturnType<typeof historyDelta>;
+    try {
+      delta = historyDelta(agent.messages, input.messages, new Set(answers.map((a) => a.toolCallId)));
+    } catch (error) {
+      if (!(error instanceof HistoryConflict)) throw error;
+      stream.send({
+        type: EventType.RUN_ERROR,
+        code: 'history_conflict',
+        message: scrub(error.message),
+        timestamp: Date.now(),
+      });
+      stream.end();
+      return;
+    }
+    const refusal = nothingToRun(agent, answers.length, delta.user !== undefined);
+    if (refusal) {
+      mapper.fail(refusal.code, refusal.message);
+      stream.end();
+      return;
+    }
+    const ended = new Promise<void>((resolve) => {
+      const off = agent!.on('*', (event) => {
+        mapper.onEvent(event);
+        if (mapper.ended) {
+          off();
+          resolve();
+        }
+      });
+    });
+    if (answers.length > 0) {
+      for (const answer of answers) {
+        if (answer.approved) agent.approve(answer.toolCallId, { always: answer.always });
+        else agent.reject(answer.toolCallId, answer.reason);
+      }
+    } else {
+      agent.send(delta.user!.text).catch((error: unknown) => mapper.fail('error', String(error)));
+    }
+    await ended;
+    // The response ends once the session is saved and let go: a client's next run finds it at rest.
+    await settle(agent, active, threadId, release);
+    stream.end();
+  } finally {
+    void settle(agent, active, threadId, release);
+  }
+}
+
+/** Closes the run's agent (its session saved, its lease released) and frees the thread. */
+async function settle(
+  agent: Agent | undefined,
+  active: ActiveRuns,
+  threadId: string,
+  release: () => void,
+): Promise<void> {
+  if (active.get(threadId)?.agent !== agent) return; // settled already
+  try {
+    await agent?.close();
+  } catch {
+    // the agent reported its own write failures on its bus; the session keeps its last rest point
+  } finally {
+    active.delete(threadId);
+    release();
+  }
+}
+
+/** Why a run cannot start, as a `RUN_ERROR`: nothing new to do, or a message while approvals wait. */
+function nothingToRun(
+  agent: Agent,
+  answers: number,
+  hasUser: boolean,
+): { code: string; message: string } | undefined {
+  const pending = agent.pendingApprovals;
+  if (answers > 0) {
+    return hasUser
+      ? {
+          code: 'bad_input',
+          message: 'a run that answers interrupts cannot add a user message; send it in the next run',
+        }
+      : undefined;
+  }
+  if (pending.length > 0) {
+    const ids = pending.map((call) => call.toolCallId).join(', ');
+    return {
+      code: 'interrupt_open',
+      message: `the thread waits for answers to its interrupts (tool calls ${ids}): send them in resume[]`,
+    };
+  }
+  if (!hasUser)
+    return { code: 'bad_input', message: 'the run has no new user message and answers no interrupt' };
+  return undefined;
+}
