@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type BaseEvent, HttpAgent, type Message } from '@ag-ui/client';
+import { HttpAgent, type Message } from '@ag-ui/client';
 import { afterEach } from 'vitest';
 import { FileSessionStore } from '../../src/index.js';
 import {
@@ -50,12 +50,16 @@ export async function agUiServer(
   return { url: server.url, runs: `${server.url}/agents/default/runs`, server, model, store, dir };
 }
 
+/** An event as tests read it. */
+// biome-ignore lint/suspicious/noExplicitAny: tests read event-specific fields
+export type AnyEvent = Record<string, any>;
+
 /** Runs one AG-UI run through the real `HttpAgent` (its event verifier is part of every run) and records the events. */
 export async function runThrough(
   agent: HttpAgent,
   parameters: Parameters<HttpAgent['runAgent']>[0] = {},
-): Promise<{ events: BaseEvent[]; error?: unknown }> {
-  const events: BaseEvent[] = [];
+): Promise<{ events: AnyEvent[]; error?: unknown }> {
+  const events: AnyEvent[] = [];
   try {
     await agent.runAgent(parameters, { onEvent: ({ event }) => void events.push(event) });
     return { events };
@@ -84,7 +88,7 @@ export function userMessage(text: string): Message {
 }
 
 /** An event sequence as a golden fixture compares it: types, with the fields that are stable run to run. */
-export function shape(events: readonly BaseEvent[]): string[] {
+export function shape(events: readonly AnyEvent[]): string[] {
   return events.map((event) => {
     const e = event as Record<string, unknown>;
     const parts = [String(e.type)];
@@ -105,4 +109,29 @@ export function shape(events: readonly BaseEvent[]): string[] {
       parts.push(`outcome=${(e.outcome as { type: string }).type}`);
     return parts.join(' ');
   });
+}
+
+/** A raw run POST (for inputs the real client would not send): the status and, for a stream, its events. */
+export async function postRun(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; events: Record<string, unknown>[]; text: string; ids: string[] }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  const events: Record<string, unknown>[] = [];
+  const ids: string[] = [];
+  if ((res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+    for (const block of text.split('\n\n')) {
+      const id = /^id: (.*)$/m.exec(block);
+      const data = /^data: (.*)$/m.exec(block);
+      if (id) ids.push(id[1]!);
+      if (data) events.push(JSON.parse(data[1]!));
+    }
+  }
+  return { status: res.status, events, text, ids };
 }

@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { EventType, type RunAgentInput } from '@ag-ui/core';
+import type { RunAgentInput } from '@ag-ui/core';
 import type { Agent } from '../../agent/agent.js';
 import { scrubForClient } from '../client-text.js';
 import { HttpError } from '../http-error.js';
 import { openThread, type ThreadContext, threadRecord } from '../thread-sessions.js';
-import { HistoryConflict, historyDelta } from './client-history.js';
+import { HistoryConflict, type HistoryDelta, historyDelta } from './client-history.js';
 import { EventStream } from './event-stream.js';
 import { answersFor } from './resume-answers.js';
 import { RunEventMapper } from './run-event-mapper.js';
@@ -56,36 +56,25 @@ export async function handleRun(
   };
   active.set(threadId, run);
   let agent: Agent | undefined;
+  let stream: EventStream | undefined;
   try {
     agent = await openThread(context, threadId, record);
     run.agent = agent;
     const answers = answersFor(agent.pendingApprovals, input.resume ?? []);
-    const stream = new EventStream(req, res, limits.maxBuffered);
+    stream = new EventStream(req, res, limits.maxBuffered);
+    const out = stream;
     const scrub = (text: string) => scrubForClient(text, agent!.redactor.redact);
     const mapper = new RunEventMapper(
       agent,
       { threadId, runId, protocol10: speaks10(input), cancelled: () => run.cancelled, scrub },
-      (event) => stream.send(event),
+      (event) => out.send(event),
     );
     mapper.start({ timestamp: Date.now(), ...(input.parentRunId ? { parentRunId: input.parentRunId } : {}) });
-    let delta: ReturnType<typeof historyDelta>;
-    try {
-      delta = historyDelta(agent.messages, input.messages, new Set(answers.map((a) => a.toolCallId)));
-    } catch (error) {
-      if (!(error instanceof HistoryConflict)) throw error;
-      stream.send({
-        type: EventType.RUN_ERROR,
-        code: 'history_conflict',
-        message: scrub(error.message),
-        timestamp: Date.now(),
-      });
-      stream.end();
-      return;
-    }
-    const refusal = nothingToRun(agent, answers.length, delta.user !== undefined);
-    if (refusal) {
-      mapper.fail(refusal.code, refusal.message);
-      stream.end();
+    const answered = new Set(answers.map((a) => a.toolCallId));
+    const delta = checkedHistory(agent, input, answered);
+    const refusal = 'code' in delta ? delta : nothingToRun(agent, answers.length, delta.user !== undefined);
+    if (refusal || 'code' in delta) {
+      mapper.fail(refusal!.code, refusal!.message);
       return;
     }
     const ended = new Promise<void>((resolve) => {
@@ -106,11 +95,24 @@ export async function handleRun(
       agent.send(delta.user!.text).catch((error: unknown) => mapper.fail('error', String(error)));
     }
     await ended;
-    // The response ends once the session is saved and let go: a client's next run finds it at rest.
-    await settle(agent, active, threadId, release);
-    stream.end();
   } finally {
-    void settle(agent, active, threadId, release);
+    // The response ends once the session is saved and let go: the client's next run finds it at rest.
+    await settle(agent, active, threadId, release);
+    stream?.end();
+  }
+}
+
+/** The run's new messages, or the conflict between the client's history and the thread's as a refusal. */
+function checkedHistory(
+  agent: Agent,
+  input: RunAgentInput,
+  answered: ReadonlySet<string>,
+): HistoryDelta | { code: string; message: string } {
+  try {
+    return historyDelta(agent.messages, input.messages, answered);
+  } catch (error) {
+    if (error instanceof HistoryConflict) return { code: 'history_conflict', message: error.message };
+    throw error;
   }
 }
 
@@ -121,7 +123,6 @@ async function settle(
   threadId: string,
   release: () => void,
 ): Promise<void> {
-  if (active.get(threadId)?.agent !== agent) return; // settled already
   try {
     await agent?.close();
   } catch {
