@@ -1,4 +1,5 @@
 import { type Agent, createAgent } from '../agent/agent.js';
+import type { Tool } from '../tools/define-tool.js';
 import { type AgentRuntimeOptions, type AgentSource, agentOptionsFor } from './agent-source.js';
 import { HttpError } from './http-error.js';
 import { type SessionRecord, type SessionStore, SessionStoreError } from './session-imports.js';
@@ -53,11 +54,29 @@ export async function openThread(
   context: ThreadContext,
   threadId: string,
   record: SessionRecord | undefined,
+  extra: { tools?: Tool[]; meta?: Record<string, unknown> } = {},
 ): Promise<Agent> {
   const options = await agentOptionsFor(context.source, threadId, context.runtime);
-  const meta = { ...options.sessionInfo?.meta, ...record?.meta, [PRINCIPAL_KEY]: context.principal };
+  const meta = {
+    ...options.sessionInfo?.meta,
+    ...record?.meta,
+    ...extra.meta,
+    [PRINCIPAL_KEY]: context.principal,
+  };
+  const tools = [...(options.tools ?? [])];
+  for (const tool of extra.tools ?? []) {
+    if (tools.some((t) => t.name === tool.name)) {
+      throw new HttpError(
+        400,
+        'bad_input',
+        `RunAgentInput.tools: "${tool.name}" is the name of one of the agent's own tools`,
+      );
+    }
+    tools.push(tool);
+  }
   const agent = createAgent({
     ...options,
+    tools,
     store: context.store,
     session: threadId,
     sessionRecord: record ?? null,

@@ -6,9 +6,13 @@ import { HttpError } from '../http-error.js';
 import { openThread, type ThreadContext, threadRecord } from '../thread-sessions.js';
 import { HistoryConflict, type HistoryDelta, historyDelta } from './client-history.js';
 import { EventStream } from './event-stream.js';
+import { frontendTools } from './frontend-tools.js';
 import { answersFor } from './resume-answers.js';
 import { RunEventMapper } from './run-event-mapper.js';
 import { speaks10 } from './run-input.js';
+
+/** The key of a session's record `meta` naming the last run it ran (a replayed run id is refused). */
+export const LAST_RUN_KEY = 'lastRunId';
 
 /** A run this process is carrying: its agent, and whether a cancel was asked for. */
 export interface ActiveRun {
@@ -58,21 +62,38 @@ export async function handleRun(
   let agent: Agent | undefined;
   let stream: EventStream | undefined;
   try {
-    agent = await openThread(context, threadId, record);
+    if (record?.meta?.[LAST_RUN_KEY] === runId && (input.resume ?? []).length === 0) {
+      throw new HttpError(
+        409,
+        'run_replayed',
+        `run "${runId}" of thread "${threadId}" ran already; a new run needs a new runId`,
+      );
+    }
+    const results = new Map<string, string>();
+    const clientTools = frontendTools(input.tools ?? [], results);
+    const frontend = new Set(clientTools.map((tool) => tool.name));
+    agent = await openThread(context, threadId, record, {
+      tools: clientTools,
+      meta: { [LAST_RUN_KEY]: runId },
+    });
     run.agent = agent;
-    const answers = answersFor(agent.pendingApprovals, input.resume ?? []);
+    const approvals = agent.pendingApprovals.filter((call) => !frontend.has(call.name));
+    const answers = answersFor(approvals, input.resume ?? []);
     stream = new EventStream(req, res, limits.maxBuffered);
     const out = stream;
     const scrub = (text: string) => scrubForClient(text, agent!.redactor.redact);
     const mapper = new RunEventMapper(
       agent,
-      { threadId, runId, protocol10: speaks10(input), cancelled: () => run.cancelled, scrub },
+      { threadId, runId, protocol10: speaks10(input), cancelled: () => run.cancelled, scrub, frontend },
       (event) => out.send(event),
     );
     mapper.start({ timestamp: Date.now(), ...(input.parentRunId ? { parentRunId: input.parentRunId } : {}) });
     const answered = new Set(answers.map((a) => a.toolCallId));
     const delta = checkedHistory(agent, input, answered);
-    const refusal = 'code' in delta ? delta : nothingToRun(agent, answers.length, delta.user !== undefined);
+    const refusal =
+      'code' in delta
+        ? delta
+        : nothingToRun(agent, answers.length + delta.toolResults.size, delta.user !== undefined);
     if (refusal || 'code' in delta) {
       mapper.fail(refusal!.code, refusal!.message);
       return;
@@ -86,11 +107,17 @@ export async function handleRun(
         }
       });
     });
-    if (answers.length > 0) {
+    if (answers.length > 0 || delta.toolResults.size > 0) {
       for (const answer of answers) {
         if (answer.approved) agent.approve(answer.toolCallId, { always: answer.always });
         else agent.reject(answer.toolCallId, answer.reason);
       }
+      for (const [toolCallId, result] of delta.toolResults) {
+        results.set(toolCallId, result);
+        agent.approve(toolCallId);
+      }
+      // Calls still waiting (only some were answered): the run ends as it began, waiting for them.
+      if (agent.state === 'WaitingApproval') mapper.waiting(Date.now());
     } else {
       agent.send(delta.user!.text).catch((error: unknown) => mapper.fail('error', String(error)));
     }

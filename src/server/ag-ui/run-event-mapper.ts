@@ -33,6 +33,8 @@ export interface RunMapperOptions {
   cancelled: () => boolean;
   /** Scrubs text for the client (the agent's redactor, paths removed). */
   scrub: (text: string) => string;
+  /** The client's own tools (frontend tools): their waiting calls end the run as pending, not as interrupts. */
+  frontend?: ReadonlySet<string>;
 }
 
 /**
@@ -179,7 +181,36 @@ export class RunEventMapper {
       this.#step = state;
       this.#emit({ type: EventType.STEP_STARTED, stepName: state, timestamp: at });
     }
-    if (state === 'WaitingApproval') this.#interrupt(this.#agent.pendingApprovals, at);
+    if (state === 'WaitingApproval') this.waiting(at);
+  }
+
+  /**
+   * The turn waits: for approvals (the run ends with their interrupts) or only for the client's own
+   * tools (the run ends `success`, naming their calls in `pendingToolCallIds` for a 1.0 client).
+   */
+  waiting(at: number): void {
+    if (this.#ended) return;
+    const frontend = this.#options.frontend ?? new Set<string>();
+    const pending = this.#agent.pendingApprovals;
+    const approvals = pending.filter((call) => !frontend.has(call.name));
+    if (approvals.length > 0) {
+      this.#interrupt(approvals, at);
+      return;
+    }
+    this.#closeAll(at);
+    const ids = pending.map((call) => call.toolCallId);
+    const { threadId, runId } = this.#options;
+    this.#end(
+      { kind: 'finished', outcome: 'success' },
+      {
+        type: EventType.RUN_FINISHED,
+        threadId,
+        runId,
+        ...(this.#options.protocol10 ? { outcome: { type: 'success', pendingToolCallIds: ids } } : {}),
+        usage: tokenUsage(this.#usage),
+        timestamp: at,
+      },
+    );
   }
 
   /** The model's reply is in the conversation: its text ends (or is sent whole), its tool calls are announced. */
