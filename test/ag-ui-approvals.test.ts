@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool } from '../src/index.js';
-import { agUiServer, clientWith, postRun, runThrough, shape } from './support/ag-ui-server.js';
+import { agUiServer, clientWith, expectGolden, postRun, runThrough, shape } from './support/ag-ui-server.js';
 
 function chargeTool(runs: string[]) {
   return defineTool({
@@ -46,27 +46,14 @@ describe('approvals as AG-UI interrupts', () => {
     });
     expect(interrupt!.responseSchema).toMatchObject({ required: ['approved'] });
     expect((await store.load('thread-pay'))?.state).toBe('WaitingApproval');
+    expectGolden('approval-interrupt', shape(first.events));
     expect(charged).toEqual([]);
 
     const second = await runThrough(client, {
       resume: [{ interruptId: interrupt!.id, status: 'resolved', payload: { approved: true } }],
     });
     expect(second.error).toBeUndefined();
-    expect(shape(second.events)).toEqual([
-      'RUN_STARTED',
-      'STATE_SNAPSHOT',
-      'STEP_STARTED stepName="ExecutingTool"',
-      'TOOL_CALL_RESULT messageId="msg-3" toolCallId="call_0_0" content="charged 5"',
-      'STEP_FINISHED stepName="ExecutingTool"',
-      'STEP_STARTED stepName="Thinking"',
-      'TEXT_MESSAGE_START messageId="msg-4"',
-      'TEXT_MESSAGE_CONTENT messageId="msg-4" delta="charged, "',
-      'TEXT_MESSAGE_CONTENT messageId="msg-4" delta="all done"',
-      'STATE_DELTA',
-      'TEXT_MESSAGE_END messageId="msg-4"',
-      'STEP_FINISHED stepName="Thinking"',
-      'RUN_FINISHED result="charged, all done"',
-    ]);
+    expectGolden('approval-resumed', shape(second.events));
     expect(charged).toEqual(['charge 5']);
 
     // The same answer again (a client retry): refused by id, nothing applied twice.

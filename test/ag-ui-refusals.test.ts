@@ -64,7 +64,7 @@ describe('AG-UI server refusals', () => {
     const anonymous = await post(runs, input({ threadId: 'thread-a' }));
     expect(anonymous.status).toBe(401);
     expect((await store.readTranscript('thread-a')).entries).toHaveLength(before.entries.length);
-    expect((await store.load('thread-a'))?.meta).toEqual({ principal: 'alice' });
+    expect((await store.load('thread-a'))?.meta).toMatchObject({ principal: 'alice' });
   });
 
   it('answers 404 for an unknown agent and for a cancel of a run that does not exist', async () => {

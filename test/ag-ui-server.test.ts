@@ -1,12 +1,14 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool } from '../src/index.js';
-import { agUiServer, clientWith, runThrough, shape, userMessage } from './support/ag-ui-server.js';
-
-const golden = (name: string) =>
-  JSON.parse(readFileSync(path.join(__dirname, 'fixtures/ag-ui', `${name}.json`), 'utf8')) as string[];
+import {
+  agUiServer,
+  clientWith,
+  expectGolden,
+  runThrough,
+  shape,
+  userMessage,
+} from './support/ag-ui-server.js';
 
 const lookup = defineTool({
   name: 'lookup',
@@ -21,14 +23,14 @@ describe('AG-UI run endpoint', () => {
     const client = clientWith(runs, 'thread-text', 'hi');
     const { events, error } = await runThrough(client);
     expect(error).toBeUndefined();
-    expect(shape(events)).toEqual(golden('text-turn'));
+    expectGolden('text-turn', shape(events));
     expect(client.messages.map((m) => [m.role, m.content])).toEqual([
       ['user', 'hi'],
       ['assistant', 'Hello there, friend.'],
     ]);
     const record = await store.load('thread-text');
     expect(record?.state).toBe('Completed');
-    expect(record?.meta).toEqual({ principal: 'local' });
+    expect(record?.meta).toMatchObject({ principal: 'local' });
   });
 
   it('runs two parallel tools and streams their calls and results in order', async () => {
@@ -49,7 +51,7 @@ describe('AG-UI run endpoint', () => {
     const client = clientWith(runs, 'thread-tools', 'look up a and b');
     const { events, error } = await runThrough(client);
     expect(error).toBeUndefined();
-    expect(shape(events)).toEqual(golden('two-parallel-tools'));
+    expectGolden('two-parallel-tools', shape(events));
     expect(client.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'tool', 'assistant']);
   });
 

@@ -1,8 +1,9 @@
+import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { HttpAgent, type Message } from '@ag-ui/client';
-import { afterEach } from 'vitest';
+import { afterEach, expect } from 'vitest';
 import { FileSessionStore } from '../../src/index.js';
 import {
   type AgentServerOptions,
@@ -87,9 +88,14 @@ export function userMessage(text: string): Message {
   return { id: `user-${counter}`, role: 'user', content: text };
 }
 
-/** An event sequence as a golden fixture compares it: types, with the fields that are stable run to run. */
+/**
+ * An event sequence as a golden fixture compares it: types, with the fields that are stable run to
+ * run. Steps and state come from the bus and messages from the transcript, two sources whose
+ * interleaving depends on the disk; they are left out (the client's verifier checks that steps pair).
+ */
 export function shape(events: readonly AnyEvent[]): string[] {
-  return events.map((event) => {
+  const kept = events.filter((e) => !/^(STEP_|STATE_)/.test(String(e.type)));
+  return kept.map((event) => {
     const e = event as Record<string, unknown>;
     const parts = [String(e.type)];
     for (const key of [
@@ -134,4 +140,11 @@ export async function postRun(
     }
   }
   return { status: res.status, events, text, ids };
+}
+
+/** Compares `actual` with the golden file `test/fixtures/ag-ui/<name>.json` (`GOLDEN_UPDATE=1` writes it). */
+export function expectGolden(name: string, actual: string[]): void {
+  const file = path.join(import.meta.dirname, '..', 'fixtures', 'ag-ui', `${name}.json`);
+  if (process.env.GOLDEN_UPDATE === '1') writeFileSync(file, `${JSON.stringify(actual, null, 2)}\n`);
+  expect(actual).toEqual(JSON.parse(readFileSync(file, 'utf8')));
 }

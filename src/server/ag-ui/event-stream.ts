@@ -52,6 +52,27 @@ export class EventStream {
     }
   }
 
+  /**
+   * Sends the events one transcript entry maps to, in one write, the entry's seq as the SSE id of the
+   * last: a client's `Last-Event-ID` moves past an entry only once it has all of its events.
+   */
+  sendGroup(events: readonly BaseEvent[], id: number): void {
+    if (!this.#open) return;
+    if (this.#protobuf) {
+      for (const event of events) this.send(event);
+      return;
+    }
+    const last = events.length - 1;
+    const text = events
+      .map((event, i) => (i === last ? `id: ${id}\n` : '') + this.#encoder.encodeSSE(event))
+      .join('');
+    this.#res.write(text);
+    if (this.#res.writableLength > this.#maxBuffered) {
+      this.#open = false;
+      this.#res.destroy();
+    }
+  }
+
   /** Ends the response. */
   end(): void {
     if (!this.#open) return;

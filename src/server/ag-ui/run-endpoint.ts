@@ -3,13 +3,16 @@ import type { RunAgentInput } from '@ag-ui/core';
 import type { Agent } from '../../agent/agent.js';
 import { scrubForClient } from '../client-text.js';
 import { HttpError } from '../http-error.js';
+import type { TranscriptEntry } from '../session-imports.js';
 import { openThread, type ThreadContext, threadRecord } from '../thread-sessions.js';
+import { TranscriptFeed } from '../transcript-feed.js';
 import { HistoryConflict, type HistoryDelta, historyDelta } from './client-history.js';
 import { EventStream } from './event-stream.js';
 import { frontendTools } from './frontend-tools.js';
 import { answersFor } from './resume-answers.js';
 import { RunEventMapper } from './run-event-mapper.js';
 import { speaks10 } from './run-input.js';
+import { RUN_ENDED_ENTRY, RUN_STARTED_ENTRY, TranscriptMapping } from './transcript-events.js';
 
 /** The key of a session's record `meta` naming the last run it ran (a replayed run id is refused). */
 export const LAST_RUN_KEY = 'lastRunId';
@@ -34,7 +37,10 @@ export interface RunLimits {
 /**
  * One AG-UI run: the input checked against the thread's session, the new user message sent (or the
  * interrupts answered), and the turn's events streamed until it finishes, is interrupted for approval
- * or fails. The turn does not depend on the connection: a client that goes away stops only its stream.
+ * or fails. Messages, tool calls and results come from the transcript as it is written (with their
+ * seq as SSE id: a client may reconnect from there, docs/serve.md); streamed text, steps and state
+ * from the bus. The run's start and end are transcript entries too. The turn does not depend on the
+ * connection: a client that goes away stops only its stream.
  */
 export async function handleRun(
   req: IncomingMessage,
@@ -69,10 +75,12 @@ export async function handleRun(
         `run "${runId}" of thread "${threadId}" ran already; a new run needs a new runId`,
       );
     }
+    const { entries } = await context.store.readTranscript(threadId);
+    const feed = new TranscriptFeed(context.store, threadId, entries.at(-1)?.seq ?? 0);
     const results = new Map<string, string>();
     const clientTools = frontendTools(input.tools ?? [], results);
     const frontend = new Set(clientTools.map((tool) => tool.name));
-    agent = await openThread(context, threadId, record, {
+    agent = await openThread({ ...context, store: feed.store }, threadId, record, {
       tools: clientTools,
       meta: { [LAST_RUN_KEY]: runId },
     });
@@ -82,9 +90,19 @@ export async function handleRun(
     stream = new EventStream(req, res, limits.maxBuffered);
     const out = stream;
     const scrub = (text: string) => scrubForClient(text, agent!.redactor.redact);
+    const mapping = new TranscriptMapping(threadId, scrub);
+    mapping.learn(entries);
     const mapper = new RunEventMapper(
       agent,
-      { threadId, runId, protocol10: speaks10(input), cancelled: () => run.cancelled, scrub, frontend },
+      {
+        threadId,
+        runId,
+        protocol10: speaks10(input),
+        cancelled: () => run.cancelled,
+        scrub,
+        frontend,
+        open: mapping.open,
+      },
       (event) => out.send(event),
     );
     mapper.start({ timestamp: Date.now(), ...(input.parentRunId ? { parentRunId: input.parentRunId } : {}) });
@@ -96,8 +114,28 @@ export async function handleRun(
         : nothingToRun(agent, answers.length + delta.toolResults.size, delta.user !== undefined);
     if (refusal || 'code' in delta) {
       mapper.fail(refusal!.code, refusal!.message);
+      out.send(mapper.final!);
       return;
     }
+    // The transcript's entries from this run's start on are the run's durable events.
+    let live = false;
+    feed.listen((written) => {
+      for (const entry of written) {
+        const events = mapping.events(entry);
+        if (!live) {
+          live = isRunStart(entry, runId);
+          continue; // the run's own RUN_STARTED went out already
+        }
+        if (events.length > 0) out.sendGroup(events, entry.seq);
+      }
+    });
+    await feed.store.appendTranscript(threadId, [
+      {
+        kind: 'event',
+        event: RUN_STARTED_ENTRY,
+        data: { runId, ...(input.parentRunId ? { parentRunId: input.parentRunId } : {}) },
+      },
+    ]);
     const ended = new Promise<void>((resolve) => {
       const off = agent!.on('*', (event) => {
         mapper.onEvent(event);
@@ -122,11 +160,25 @@ export async function handleRun(
       agent.send(delta.user!.text).catch((error: unknown) => mapper.fail('error', String(error)));
     }
     await ended;
+    // Every write of the turn is durable (and streamed) before the run's end is written after them.
+    await agent.flush();
+    await feed.store.appendTranscript(threadId, [
+      { kind: 'event', event: RUN_ENDED_ENTRY, data: { runId, event: mapper.final } },
+    ]);
+    await feed.settled();
   } finally {
     // The response ends once the session is saved and let go: the client's next run finds it at rest.
     await settle(agent, active, threadId, release);
     stream?.end();
   }
+}
+
+function isRunStart(entry: TranscriptEntry, runId: string): boolean {
+  return (
+    entry.kind === 'event' &&
+    entry.event === RUN_STARTED_ENTRY &&
+    (entry.data as { runId?: unknown })?.runId === runId
+  );
 }
 
 /** The run's new messages, or the conflict between the client's history and the thread's as a refusal. */

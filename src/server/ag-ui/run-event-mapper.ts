@@ -3,8 +3,8 @@ import type { Message } from '../../llm/message.js';
 import type { AgentStateName } from '../../machines/agent-states.js';
 import type { AgentEvent, TerminateReason, ToolCallInfo } from '../../machines/emitted-events.js';
 import type { Plan } from '../../tools/update-plan-tool.js';
-import { contentText, messageId, toolResultId } from './message-ids.js';
-import { approvalInterrupt, tokenUsage, toolCallEvents, wholeTextMessage } from './run-events.js';
+import { messageId } from './message-ids.js';
+import { approvalInterrupt, tokenUsage } from './run-events.js';
 
 /** What the mapper reads of the agent it follows (the agent's own getters). */
 export interface MappedAgent {
@@ -35,13 +35,16 @@ export interface RunMapperOptions {
   scrub: (text: string) => string;
   /** The client's own tools (frontend tools): their waiting calls end the run as pending, not as interrupts. */
   frontend?: ReadonlySet<string>;
+  /** Text messages streamed and not yet ended, shared with the transcript's mapping, which ends them. */
+  open: Set<string>;
 }
 
 /**
- * Maps one run of a session from the agent's bus to AG-UI events, in order: the text as it streams,
- * the model's tool calls when its reply is accepted, each result, steps for the busy states, the
- * plan and usage as state, and the run's end. It reads the agent's messages for ids and tool calls;
- * it never drives the agent.
+ * Maps one run of a session from the agent's bus to the AG-UI events that are not kept in the
+ * transcript (and so carry no SSE id): the text and reasoning as they stream, steps for the busy
+ * states, the plan and usage as state. It also decides how the run ends (`final`), which the run
+ * handler writes to the transcript. Messages, tool calls and results come from the transcript
+ * (transcript-events.ts). It reads the agent's messages and pending calls; it never drives the agent.
  */
 export class RunEventMapper {
   readonly #agent: MappedAgent;
@@ -59,6 +62,7 @@ export class RunEventMapper {
   #usage = new Map<string, { input: number; output: number; cached: number }>();
   #state: Record<string, unknown> | undefined;
   #ended: RunEnd | undefined;
+  #final: BaseEvent | undefined;
 
   constructor(agent: MappedAgent, options: RunMapperOptions, emit: (event: BaseEvent) => void) {
     this.#agent = agent;
@@ -93,6 +97,7 @@ export class RunEventMapper {
         this.#closeReasoning(at);
         if (this.#text === undefined) {
           this.#text = messageId(this.#replyIndex, this.#attempt);
+          this.#options.open.add(this.#text);
           this.#emit({
             type: EventType.TEXT_MESSAGE_START,
             messageId: this.#text,
@@ -126,7 +131,11 @@ export class RunEventMapper {
         });
         return;
       case 'stream_reset':
-        this.#closeText(at);
+        if (this.#text !== undefined) {
+          this.#options.open.delete(this.#text);
+          this.#emit({ type: EventType.TEXT_MESSAGE_END, messageId: this.#text, timestamp: at });
+          this.#text = undefined;
+        }
         this.#closeReasoning(at);
         this.#attempt++;
         return;
@@ -135,16 +144,6 @@ export class RunEventMapper {
         return;
       case 'model_call':
         if (event.usage) this.#addUsage(event.responseModel ?? '', event.usage);
-        return;
-      case 'tool_call_end':
-        this.#emit({
-          type: EventType.TOOL_CALL_RESULT,
-          messageId: toolResultId(this.#agent.messages, event.toolCallId),
-          toolCallId: event.toolCallId,
-          content: this.#options.scrub(event.error ?? event.result ?? ''),
-          role: 'tool',
-          timestamp: at,
-        });
         return;
       case 'plan_updated':
         this.#sendState({ plan: event.plan }, at);
@@ -213,27 +212,11 @@ export class RunEventMapper {
     );
   }
 
-  /** The model's reply is in the conversation: its text ends (or is sent whole), its tool calls are announced. */
+  /** The model's reply is in the conversation: its reasoning ends; its text is ended by its transcript entry. */
   #replyAccepted(at: number): void {
     this.#closeReasoning(at);
-    const messages = this.#agent.messages;
-    const index = messages.length - 1 - [...messages].reverse().findIndex((m) => m.role === 'assistant');
-    const reply = index < messages.length ? messages[index] : undefined;
-    if (this.#text !== undefined) this.#closeText(at);
-    else if (reply?.role === 'assistant' && contentText(reply.content) !== '') {
-      for (const e of wholeTextMessage(messageId(index), contentText(reply.content), at)) this.#emit(e);
-    }
+    this.#text = undefined;
     this.#attempt = 1;
-    if (reply?.role !== 'assistant') return;
-    for (const call of reply.tool_calls ?? []) {
-      if (call.type !== 'function') continue;
-      for (const e of toolCallEvents(
-        { id: call.id, name: call.function.name, arguments: call.function.arguments },
-        messageId(index),
-        at,
-      ))
-        this.#emit(e);
-    }
   }
 
   #interrupt(pending: readonly ToolCallInfo[], at: number): void {
@@ -298,22 +281,20 @@ export class RunEventMapper {
 
   #end(end: RunEnd, event: BaseEvent): void {
     this.#ended = end;
-    this.#emit(event);
+    this.#final = event;
+  }
+
+  /** The run's last event (`RUN_FINISHED` or `RUN_ERROR`), once it has ended; the handler sends it. */
+  get final(): BaseEvent | undefined {
+    return this.#final;
   }
 
   #closeAll(at: number): void {
     this.#closeReasoning(at);
-    this.#closeText(at);
     if (this.#step !== undefined) {
       this.#emit({ type: EventType.STEP_FINISHED, stepName: this.#step, timestamp: at });
       this.#step = undefined;
     }
-  }
-
-  #closeText(at: number): void {
-    if (this.#text === undefined) return;
-    this.#emit({ type: EventType.TEXT_MESSAGE_END, messageId: this.#text, timestamp: at });
-    this.#text = undefined;
   }
 
   #closeReasoning(at: number): void {
