@@ -5,6 +5,7 @@ import { HttpError, sendError } from '../http-error.js';
 import { type AuthOption, checkExposure, principalOf } from '../request-auth.js';
 import { readJsonBody } from '../request-body.js';
 import type { SessionStore } from '../session-imports.js';
+import { handleEvents } from './events-endpoint.js';
 import { type ActiveRuns, handleRun } from './run-endpoint.js';
 import { parseRunInput } from './run-input.js';
 
@@ -29,6 +30,8 @@ export interface AgentServerOptions {
   maxBodyBytes?: number;
   /** Bytes that may wait for a client that does not read before its stream is cut (default 1 MiB). */
   maxBufferedBytes?: number;
+  /** How often a reconnected stream reads the transcript of a run another process carries (default 200 ms). */
+  pollMs?: number;
 }
 
 /** A Node request handler serving agents over AG-UI; `close()` waits for the runs it carries. */
@@ -39,11 +42,13 @@ export interface AgentRequestHandler {
 }
 
 const RUNS = /^\/agents\/([^/]+)\/runs\/?$/;
+const EVENTS = /^\/agents\/([^/]+)\/threads\/([^/]+)\/events\/?$/;
 const CANCEL = /^\/agents\/([^/]+)\/threads\/([^/]+)\/runs\/([^/]+)\/cancel\/?$/;
 
 /**
  * Serves agents to web apps over AG-UI (docs/serve.md): `POST /agents/<name>/runs` takes a
- * `RunAgentInput` and answers with the run's events (SSE, or protobuf when asked); `POST
+ * `RunAgentInput` and answers with the run's events (SSE, or protobuf when asked); `GET
+ * /agents/<name>/threads/<id>/events` (with `Last-Event-ID`) reconnects to the thread's run; `POST
  * /agents/<name>/threads/<id>/runs/<runId>/cancel` stops a run. Usable with `http.createServer`,
  * Express, Fastify or Hono's node adapter.
  */
@@ -53,6 +58,7 @@ export function createAgentServer(options: AgentServerOptions): AgentRequestHand
   const maxBody = options.maxBodyBytes ?? 1024 * 1024;
   const maxBuffered = options.maxBufferedBytes ?? 1024 * 1024;
   const cors = options.cors ?? [];
+  const pollMs = options.pollMs ?? 200;
 
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (applyCors(req, res, cors)) return;
@@ -64,7 +70,22 @@ export function createAgentServer(options: AgentServerOptions): AgentRequestHand
       const source = sourceNamed(agents, runs[1]!);
       const input = parseRunInput(await readJsonBody(req, maxBody));
       const context = { store: options.store, source, runtime: options.runtime ?? {}, principal };
-      await handleRun(req, res, input, context, active, { maxBuffered });
+      const cancelOnDisconnect = url.searchParams.get('cancelOnDisconnect') === 'true';
+      await handleRun(req, res, input, context, active, { maxBuffered, cancelOnDisconnect });
+      return;
+    }
+    const events = EVENTS.exec(url.pathname);
+    if (events) {
+      if (req.method !== 'GET') throw new HttpError(405, 'method_not_allowed', 'events are read with GET');
+      sourceNamed(agents, events[1]!);
+      const threadId = decodeURIComponent(events[2]!);
+      await handleEvents(req, res, threadId, {
+        store: options.store,
+        principal,
+        active,
+        maxBuffered,
+        pollMs,
+      });
       return;
     }
     const cancel = CANCEL.exec(url.pathname);

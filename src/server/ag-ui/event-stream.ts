@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BaseEvent } from '@ag-ui/core';
-import { EventEncoder } from '@ag-ui/encoder';
+import { AGUI_MEDIA_TYPE, EventEncoder } from '@ag-ui/encoder';
 
 /**
  * One client's stream of AG-UI events: SSE (`text/event-stream`, each event with its `id:` when it
@@ -18,8 +18,11 @@ export class EventStream {
   constructor(req: IncomingMessage, res: ServerResponse, maxBuffered: number) {
     this.#res = res;
     this.#maxBuffered = maxBuffered;
+    // Protobuf only when the client names AG-UI's media type (`*/*` would pick it otherwise).
     const accept = req.headers.accept ?? '';
-    this.#encoder = new EventEncoder({ accept });
+    this.#encoder = new EventEncoder({
+      accept: accept.includes(AGUI_MEDIA_TYPE) ? accept : 'text/event-stream',
+    });
     this.#protobuf = this.#encoder.getContentType() !== 'text/event-stream';
     res.on('close', () => {
       this.#open = false;

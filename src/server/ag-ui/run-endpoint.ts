@@ -24,6 +24,8 @@ export interface ActiveRun {
   cancelled: boolean;
   /** Resolves once the run has ended and its agent let the session go. */
   done: Promise<void>;
+  /** The session's transcript as this run writes it (for reconnecting clients in this process). */
+  feed?: TranscriptFeed;
 }
 
 /** Runs by thread id, in this process. */
@@ -32,6 +34,8 @@ export type ActiveRuns = Map<string, ActiveRun>;
 export interface RunLimits {
   /** Bytes that may wait for a slow client before it is cut off (the run goes on). */
   maxBuffered: number;
+  /** The client asked (`?cancelOnDisconnect=true`) that its going away cancel the run. */
+  cancelOnDisconnect?: boolean;
 }
 
 /**
@@ -77,6 +81,7 @@ export async function handleRun(
     }
     const { entries } = await context.store.readTranscript(threadId);
     const feed = new TranscriptFeed(context.store, threadId, entries.at(-1)?.seq ?? 0);
+    run.feed = feed;
     const results = new Map<string, string>();
     const clientTools = frontendTools(input.tools ?? [], results);
     const frontend = new Set(clientTools.map((tool) => tool.name));
@@ -133,9 +138,20 @@ export async function handleRun(
       {
         kind: 'event',
         event: RUN_STARTED_ENTRY,
-        data: { runId, ...(input.parentRunId ? { parentRunId: input.parentRunId } : {}) },
+        data: {
+          runId,
+          principal: context.principal,
+          ...(input.parentRunId ? { parentRunId: input.parentRunId } : {}),
+        },
       },
     ]);
+    if (limits.cancelOnDisconnect) {
+      res.on('close', () => {
+        if (mapper.ended || run.cancelled) return;
+        run.cancelled = true;
+        agent?.interrupt('the client went away (cancelOnDisconnect)');
+      });
+    }
     const ended = new Promise<void>((resolve) => {
       const off = agent!.on('*', (event) => {
         mapper.onEvent(event);
