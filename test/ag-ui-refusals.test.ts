@@ -121,3 +121,24 @@ describe('AG-UI server refusals', () => {
     ).rejects.toThrow(/without auth/);
   });
 });
+
+describe('a client that never reads its stream', () => {
+  it('is cut off once its buffer is full; the run goes on and the session completes', async () => {
+    const long = 'x'.repeat(20_000);
+    const { runs, store } = await agUiServer({ turns: [{ content: long }] }, { maxBufferedBytes: 1024 });
+    const res = await fetch(runs, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: input({ threadId: 'slow-reader' }),
+    });
+    expect(res.status).toBe(200); // and the body is never read
+    const until = Date.now() + 10_000;
+    while ((await store.load('slow-reader'))?.state !== 'Completed' && Date.now() < until) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect((await store.load('slow-reader'))?.state).toBe('Completed');
+    const kept = (await store.readTranscript('slow-reader')).entries;
+    expect(kept.some((e) => e.kind === 'event' && e.event === 'agui_run_ended')).toBe(true);
+    await expect(res.text()).rejects.toThrow(); // the server cut the stream it could not deliver
+  });
+});
