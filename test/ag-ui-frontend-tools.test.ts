@@ -78,37 +78,43 @@ describe('frontend tools and cancel', () => {
     expect(replay.text).toContain('run_replayed');
   });
 
-  it('cancel ends a running turn with RUN_FINISHED cancelled (1.0) and the turn stops', async () => {
-    let release!: () => void;
-    const started = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const slow = defineTool({
-      name: 'slow',
-      description: 'takes a while',
-      parameters: z.object({}),
-      execute: (_args, ctx) =>
-        new Promise((resolve) => {
-          release();
-          ctx.signal.addEventListener('abort', () => resolve('stopped'));
-        }),
-    });
-    const { url, runs } = await agUiServer(
-      { turns: [{ toolCalls: [{ name: 'slow', arguments: {} }] }, { content: 'never' }] },
-      { agent: () => ({ instructions: 'You help.', loopControlTools: false, tools: [slow] }) },
-    );
-    const running = postRun(runs, {
-      threadId: 'thread-x',
-      runId: 'run-x',
-      protocolVersion: '1.0',
-      messages: [{ id: 'u1', role: 'user', content: 'go slow' }],
-    });
-    await started;
-    const cancel = await fetch(`${url}/agents/default/threads/thread-x/runs/run-x/cancel`, {
-      method: 'POST',
-    });
-    expect(cancel.status).toBe(202);
-    const { events } = await running;
-    expect(events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'cancelled' } });
-  });
+  it.each([
+    ['1.0', { type: 'RUN_FINISHED', outcome: { type: 'cancelled' } }],
+    [undefined, { type: 'RUN_ERROR', code: 'cancelled' }],
+  ])(
+    'cancel ends a running turn (protocolVersion %s: the shape that client accepts)',
+    async (version, last) => {
+      let release!: () => void;
+      const started = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const slow = defineTool({
+        name: 'slow',
+        description: 'takes a while',
+        parameters: z.object({}),
+        execute: (_args, ctx) =>
+          new Promise((resolve) => {
+            release();
+            ctx.signal.addEventListener('abort', () => resolve('stopped'));
+          }),
+      });
+      const { url, runs } = await agUiServer(
+        { turns: [{ toolCalls: [{ name: 'slow', arguments: {} }] }, { content: 'never' }] },
+        { agent: () => ({ instructions: 'You help.', loopControlTools: false, tools: [slow] }) },
+      );
+      const running = postRun(runs, {
+        threadId: 'thread-x',
+        runId: 'run-x',
+        ...(version ? { protocolVersion: version } : {}),
+        messages: [{ id: 'u1', role: 'user', content: 'go slow' }],
+      });
+      await started;
+      const cancel = await fetch(`${url}/agents/default/threads/thread-x/runs/run-x/cancel`, {
+        method: 'POST',
+      });
+      expect(cancel.status).toBe(202);
+      const { events } = await running;
+      expect(events.at(-1)).toMatchObject(last);
+    },
+  );
 });
