@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 const LAYERS: readonly (readonly string[])[] = [
   ['cli'],
   ['inspector'],
+  ['server'],
   ['workers'],
   ['evals'],
   ['agent'],

@@ -75,6 +75,7 @@ const COMMANDS: Record<string, Command> = {
   validate: runValidateCommand,
   inspect: runInspectCommand,
   worker: (args, io) => runWorkerCommand(args, io),
+  serve: (args, io) => import('./commands/serve-command.js').then((m) => m.runServeCommand(args, io)),
   send: runSendCommand,
   mcp: runMcpCommand,
   replay: runReplayCommand,

@@ -1,0 +1,125 @@
+import { toAgentOptions } from '../../agent/agent-options.js';
+import { createRedactor } from '../../events/redact.js';
+import { startAgentServer } from '../../server/index.js';
+import { FileSessionStore } from '../../session/file-store/file-session-store.js';
+import { resolveSessionsDir } from '../../sessions-dir.js';
+import { loadCliAgent, projectFolder, SKILLS_FLAG, SKILLS_USAGE } from '../cli-agent.js';
+import { parseFlags, positiveInteger, UsageError } from '../cli-args.js';
+import type { CommandIo } from '../command-io.js';
+import { MCP_CONFIG_FLAG, mcpServersFlag } from '../flags/mcp-config-flag.js';
+import { openCliStore, STORE_FLAG_OPTIONS } from '../flags/store-flag.js';
+import { connectModel, MODEL_FLAG_OPTIONS, modelFlags, modelOptions } from '../model/model-connection.js';
+import { terminalSafe } from '../terminal/terminal-safe.js';
+import { untilInterrupted } from '../until-interrupted.js';
+
+const USAGE = `Usage: agentloop serve --bundle <root> --agent <id> [options]
+       agentloop serve --skills <dir> | --mcp-config <file> [options]
+  Serves the agent to web apps over AG-UI (docs/serve.md): POST /agents/default/runs takes a
+  RunAgentInput and streams the run's events; GET /agents/default/threads/<id>/events reconnects.
+  Threads are sessions of the store, so several servers on one store serve the same threads.
+  --store <url-or-dir>  a postgres:// URL (--schema <name>) or a sessions folder (default: the
+                        sessions folder, .agentloop/sessions or $AGENTLOOP_HOME/sessions)
+  --project <dir> --bundle <root> --agent <id> --output <dir>   the agent, as for run and chat
+${SKILLS_USAGE}  --mcp-config <file>   an mcp.json: its servers' tools join the agent's
+  --host <host>         where to listen (default 127.0.0.1); anything else needs --token
+  --port <port>         the port (default 8787; 0 picks one)
+  --cors <origin>       an origin allowed to call from a browser (repeat; * for any); none by default
+  --token <bearer>      callers must send Authorization: Bearer <token> (or AGENTLOOP_SERVE_TOKEN)
+  --base-url <url> --model <id> --api-key <key> --scenario <file> --api <chat-completions|responses>
+                        the model (default: OPENAI_BASE_URL / OPENAI_API_KEY / OPENAI_MODEL; with none,
+                        the bundle's scripted demo when it ships one)
+Exit codes: 0 stopped by Ctrl-C/SIGTERM, 1 could not start, 2 bad flags.
+`;
+
+/** `agentloop serve`: the agent behind an AG-UI endpoint (agentloop/server), on a store. */
+export async function runServeCommand(args: string[], io: CommandIo, signal?: AbortSignal): Promise<number> {
+  const { values } = parseFlags({
+    args,
+    options: {
+      ...STORE_FLAG_OPTIONS,
+      bundle: { type: 'string' },
+      agent: { type: 'string' },
+      project: { type: 'string' },
+      output: { type: 'string' },
+      ...SKILLS_FLAG,
+      ...MCP_CONFIG_FLAG,
+      host: { type: 'string' },
+      port: { type: 'string' },
+      cors: { type: 'string', multiple: true },
+      token: { type: 'string' },
+      ...MODEL_FLAG_OPTIONS,
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) {
+    io.stdout(USAGE);
+    return 0;
+  }
+  const port = values.port === '0' ? 0 : positiveInteger(values.port, '--port', 8787);
+  const host = values.host ?? '127.0.0.1';
+  const token = values.token ?? process.env.AGENTLOOP_SERVE_TOKEN;
+  if (token !== undefined && token.trim() === '') throw new UsageError('--token must not be empty');
+  const mcp = await mcpServersFlag(values['mcp-config'], projectFolder(values.project));
+  if (!values.agent && !values.skills && !mcp.servers) {
+    throw new UsageError(
+      'missing --agent <id> (with --bundle or --project), --skills <dir> or --mcp-config <file>',
+    );
+  }
+  const cliAgent = await loadCliAgent({
+    bundle: values.bundle,
+    agent: values.agent,
+    projectRoot: values.project,
+    outputFolder: values.output,
+    skills: values.skills,
+  });
+  const say = (text: string) => io.stderr(`${terminalSafe(createRedactor().redact(text))}\n`);
+  for (const warning of cliAgent.warnings) say(warning);
+  const closers: (() => Promise<void>)[] = [];
+  try {
+    const opened = values.store
+      ? await openCliStore(values)
+      : {
+          store: new FileSessionStore({ dir: resolveSessionsDir() }),
+          description: 'the sessions folder',
+          close: async () => {},
+        };
+    closers.push(() => opened.close());
+    const connection = await connectModel(modelFlags(values), cliAgent.scripted);
+    closers.push(() => connection.close());
+    const options = toAgentOptions(
+      cliAgent.definition,
+      {},
+      {
+        name: cliAgent.name,
+        ...modelOptions(connection),
+        ...(mcp.servers ? { mcpServers: mcp.servers } : {}),
+        sessionInfo: cliAgent.bundle
+          ? { bundle: cliAgent.bundle.root, meta: { agent: cliAgent.bundle.agent } }
+          : {},
+      },
+    );
+    const server = await startAgentServer({
+      agent: () => options,
+      store: opened.store,
+      host,
+      port,
+      ...(token ? { auth: { token } } : {}),
+      ...(values.cors ? { cors: values.cors } : {}),
+    }).catch((error: unknown) => {
+      throw new UsageError(error instanceof Error ? error.message : String(error));
+    });
+    closers.push(() => server.close());
+    say(
+      `agentloop serve (pid ${process.pid}): ${cliAgent.name} on ${opened.description}; model: ${connection.description}`,
+    );
+    say(
+      `AG-UI endpoint: ${server.url}/agents/default/runs${token ? ' (Authorization: Bearer <token>)' : ''}. Ctrl-C stops.`,
+    );
+    io.stdout(`${server.url}\n`);
+    await untilInterrupted(signal);
+    say('stopping: letting the runs come to rest');
+    return 0;
+  } finally {
+    for (const close of closers.reverse()) await close().catch(() => {});
+  }
+}

@@ -1,0 +1,256 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RunAgentInput } from '@ag-ui/core';
+import type { Agent } from '../../agent/agent.js';
+import { scrubForClient } from '../client-text.js';
+import { HttpError } from '../http-error.js';
+import type { TranscriptEntry } from '../session-imports.js';
+import { openThread, type ThreadContext, threadRecord } from '../thread-sessions.js';
+import { TranscriptFeed } from '../transcript-feed.js';
+import { HistoryConflict, type HistoryDelta, historyDelta } from './client-history.js';
+import { EventStream } from './event-stream.js';
+import { frontendTools } from './frontend-tools.js';
+import { answersFor } from './resume-answers.js';
+import { RunEventMapper } from './run-event-mapper.js';
+import { speaks10 } from './run-input.js';
+import { RUN_ENDED_ENTRY, RUN_STARTED_ENTRY, TranscriptMapping } from './transcript-events.js';
+
+/** The key of a session's record `meta` naming the last run it ran (a replayed run id is refused). */
+export const LAST_RUN_KEY = 'lastRunId';
+
+/** A run this process is carrying: its agent, and whether a cancel was asked for. */
+export interface ActiveRun {
+  runId: string;
+  agent: Agent;
+  cancelled: boolean;
+  /** Resolves once the run has ended and its agent let the session go. */
+  done: Promise<void>;
+  /** The session's transcript as this run writes it (for reconnecting clients in this process). */
+  feed?: TranscriptFeed;
+}
+
+/** Runs by thread id, in this process. */
+export type ActiveRuns = Map<string, ActiveRun>;
+
+export interface RunLimits {
+  /** Bytes that may wait for a slow client before it is cut off (the run goes on). */
+  maxBuffered: number;
+  /** The client asked (`?cancelOnDisconnect=true`) that its going away cancel the run. */
+  cancelOnDisconnect?: boolean;
+}
+
+/**
+ * One AG-UI run: the input checked against the thread's session, the new user message sent (or the
+ * interrupts answered), and the turn's events streamed until it finishes, is interrupted for approval
+ * or fails. Messages, tool calls and results come from the transcript as it is written (with their
+ * seq as SSE id: a client may reconnect from there, docs/serve.md); streamed text, steps and state
+ * from the bus. The run's start and end are transcript entries too. The turn does not depend on the
+ * connection: a client that goes away stops only its stream.
+ */
+export async function handleRun(
+  req: IncomingMessage,
+  res: ServerResponse,
+  input: RunAgentInput,
+  context: ThreadContext,
+  active: ActiveRuns,
+  limits: RunLimits,
+): Promise<void> {
+  const { threadId, runId } = input;
+  const running = active.get(threadId);
+  if (running)
+    throw new HttpError(409, 'thread_busy', `thread "${threadId}" is running run "${running.runId}"`);
+  const record = await threadRecord(context.store, threadId, context.principal);
+  if (active.has(threadId))
+    throw new HttpError(409, 'thread_busy', `thread "${threadId}" is running another run`);
+  let release!: () => void;
+  const run: ActiveRun = {
+    runId,
+    agent: undefined as unknown as Agent,
+    cancelled: false,
+    done: new Promise((r) => (release = r)),
+  };
+  active.set(threadId, run);
+  let agent: Agent | undefined;
+  let stream: EventStream | undefined;
+  try {
+    if (record?.meta?.[LAST_RUN_KEY] === runId && (input.resume ?? []).length === 0) {
+      throw new HttpError(
+        409,
+        'run_replayed',
+        `run "${runId}" of thread "${threadId}" ran already; a new run needs a new runId`,
+      );
+    }
+    const { entries } = await context.store.readTranscript(threadId);
+    const feed = new TranscriptFeed(context.store, threadId, entries.at(-1)?.seq ?? 0);
+    run.feed = feed;
+    const results = new Map<string, string>();
+    const clientTools = frontendTools(input.tools ?? [], results);
+    const frontend = new Set(clientTools.map((tool) => tool.name));
+    agent = await openThread({ ...context, store: feed.store }, threadId, record, {
+      tools: clientTools,
+      meta: { [LAST_RUN_KEY]: runId },
+    });
+    run.agent = agent;
+    const approvals = agent.pendingApprovals.filter((call) => !frontend.has(call.name));
+    const answers = answersFor(approvals, input.resume ?? []);
+    stream = new EventStream(req, res, limits.maxBuffered);
+    const out = stream;
+    const scrub = (text: string) => scrubForClient(text, agent!.redactor.redact);
+    const mapping = new TranscriptMapping(threadId, scrub);
+    mapping.learn(entries);
+    const mapper = new RunEventMapper(
+      agent,
+      {
+        threadId,
+        runId,
+        protocol10: speaks10(input),
+        cancelled: () => run.cancelled,
+        scrub,
+        frontend,
+        open: mapping.open,
+      },
+      (event) => out.send(event),
+    );
+    mapper.start({ timestamp: Date.now(), ...(input.parentRunId ? { parentRunId: input.parentRunId } : {}) });
+    const answered = new Set(answers.map((a) => a.toolCallId));
+    const delta = checkedHistory(agent, input, answered);
+    const refusal =
+      'code' in delta
+        ? delta
+        : nothingToRun(agent, answers.length + delta.toolResults.size, delta.user !== undefined);
+    if (refusal || 'code' in delta) {
+      mapper.fail(refusal!.code, refusal!.message);
+      out.send(mapper.final!);
+      return;
+    }
+    // The transcript's entries from this run's start on are the run's durable events.
+    let live = false;
+    feed.listen((written) => {
+      for (const entry of written) {
+        const events = mapping.events(entry);
+        if (!live) {
+          live = isRunStart(entry, runId);
+          continue; // the run's own RUN_STARTED went out already
+        }
+        if (events.length > 0) out.sendGroup(events, entry.seq);
+      }
+    });
+    await feed.store.appendTranscript(threadId, [
+      {
+        kind: 'event',
+        event: RUN_STARTED_ENTRY,
+        data: {
+          runId,
+          principal: context.principal,
+          ...(input.parentRunId ? { parentRunId: input.parentRunId } : {}),
+        },
+      },
+    ]);
+    if (limits.cancelOnDisconnect) {
+      res.on('close', () => {
+        if (mapper.ended || run.cancelled) return;
+        run.cancelled = true;
+        agent?.interrupt('the client went away (cancelOnDisconnect)');
+      });
+    }
+    const ended = new Promise<void>((resolve) => {
+      const off = agent!.on('*', (event) => {
+        mapper.onEvent(event);
+        if (mapper.ended) {
+          off();
+          resolve();
+        }
+      });
+    });
+    if (answers.length > 0 || delta.toolResults.size > 0) {
+      for (const answer of answers) {
+        if (answer.approved) agent.approve(answer.toolCallId, { always: answer.always });
+        else agent.reject(answer.toolCallId, answer.reason);
+      }
+      for (const [toolCallId, result] of delta.toolResults) {
+        results.set(toolCallId, result);
+        agent.approve(toolCallId);
+      }
+      // Calls still waiting (only some were answered): the run ends as it began, waiting for them.
+      if (agent.state === 'WaitingApproval') mapper.waiting(Date.now());
+    } else {
+      agent.send(delta.user!.text).catch((error: unknown) => mapper.fail('error', String(error)));
+    }
+    await ended;
+    // Every write of the turn is durable (and streamed) before the run's end is written after them.
+    await agent.flush();
+    await feed.store.appendTranscript(threadId, [
+      { kind: 'event', event: RUN_ENDED_ENTRY, data: { runId, event: mapper.final } },
+    ]);
+    await feed.settled();
+  } finally {
+    // The response ends once the session is saved and let go: the client's next run finds it at rest.
+    await settle(agent, active, threadId, release);
+    stream?.end();
+  }
+}
+
+function isRunStart(entry: TranscriptEntry, runId: string): boolean {
+  return (
+    entry.kind === 'event' &&
+    entry.event === RUN_STARTED_ENTRY &&
+    (entry.data as { runId?: unknown })?.runId === runId
+  );
+}
+
+/** The run's new messages, or the conflict between the client's history and the thread's as a refusal. */
+function checkedHistory(
+  agent: Agent,
+  input: RunAgentInput,
+  answered: ReadonlySet<string>,
+): HistoryDelta | { code: string; message: string } {
+  try {
+    return historyDelta(agent.messages, input.messages, answered);
+  } catch (error) {
+    if (error instanceof HistoryConflict) return { code: 'history_conflict', message: error.message };
+    throw error;
+  }
+}
+
+/** Closes the run's agent (its session saved, its lease released) and frees the thread. */
+async function settle(
+  agent: Agent | undefined,
+  active: ActiveRuns,
+  threadId: string,
+  release: () => void,
+): Promise<void> {
+  try {
+    await agent?.close();
+  } catch {
+    // the agent reported its own write failures on its bus; the session keeps its last rest point
+  } finally {
+    active.delete(threadId);
+    release();
+  }
+}
+
+/** Why a run cannot start, as a `RUN_ERROR`: nothing new to do, or a message while approvals wait. */
+function nothingToRun(
+  agent: Agent,
+  answers: number,
+  hasUser: boolean,
+): { code: string; message: string } | undefined {
+  const pending = agent.pendingApprovals;
+  if (answers > 0) {
+    return hasUser
+      ? {
+          code: 'bad_input',
+          message: 'a run that answers interrupts cannot add a user message; send it in the next run',
+        }
+      : undefined;
+  }
+  if (pending.length > 0) {
+    const ids = pending.map((call) => call.toolCallId).join(', ');
+    return {
+      code: 'interrupt_open',
+      message: `the thread waits for answers to its interrupts (tool calls ${ids}): send them in resume[]`,
+    };
+  }
+  if (!hasUser)
+    return { code: 'bad_input', message: 'the run has no new user message and answers no interrupt' };
+  return undefined;
+}

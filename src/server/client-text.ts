@@ -1,0 +1,9 @@
+/**
+ * Text for a client: the agent's redactor has removed secrets already; this also replaces absolute
+ * file paths (`/home/…`, `C:\…`) so that no error or event tells a web client where files live.
+ */
+export function scrubForClient(text: string, redact: (text: string) => string = (t) => t): string {
+  return redact(text)
+    .replace(/(^|[\s"'(=:])(\/(?:[\w.@+-]+\/)+[\w.@+-]*)/g, '$1<path>')
+    .replace(/(^|[\s"'(=:])([A-Za-z]:\\(?:[\w .@+-]+\\)*[\w.@+-]*)/g, '$1<path>');
+}

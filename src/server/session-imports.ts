@@ -1,0 +1,7 @@
+// What the server uses of session/ and bundle/, imported here only, so that when those folders move
+// their files into rooms, one file is re-pointed.
+
+export type { BundleAgent } from '../bundle/index.js';
+export type { SessionRecord, SessionStore } from '../session/session-store.js';
+export { SessionStoreError } from '../session/session-store-error.js';
+export type { TranscriptEntry } from '../session/transcript.js';

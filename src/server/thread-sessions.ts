@@ -1,0 +1,107 @@
+import { type Agent, createAgent } from '../agent/agent.js';
+import type { Tool } from '../tools/define-tool.js';
+import { type AgentRuntimeOptions, type AgentSource, agentOptionsFor } from './agent-source.js';
+import { HttpError } from './http-error.js';
+import { type SessionRecord, type SessionStore, SessionStoreError } from './session-imports.js';
+
+/** The key of a session's record `meta` that names the principal the session belongs to. */
+export const PRINCIPAL_KEY = 'principal';
+
+/** What opening a thread needs: where sessions live, what runs them, and who asks. */
+export interface ThreadContext {
+  store: SessionStore;
+  source: AgentSource;
+  runtime: AgentRuntimeOptions;
+  principal: string;
+}
+
+/**
+ * The saved record of a thread (undefined for a new one), refused when it belongs to another
+ * principal (403) or when the id cannot be a session id (400).
+ */
+export async function threadRecord(
+  store: SessionStore,
+  threadId: string,
+  principal: string,
+): Promise<SessionRecord | undefined> {
+  let record: SessionRecord | undefined;
+  try {
+    record = await store.load(threadId);
+  } catch (error) {
+    if (error instanceof SessionStoreError && error.code === 'invalid_id') {
+      throw new HttpError(400, 'bad_input', `threadId ${JSON.stringify(threadId)} cannot be a session id`);
+    }
+    throw new HttpError(500, 'store_failed', `thread "${threadId}" could not be read from the session store`);
+  }
+  if (record && ownerOf(record) !== principal) {
+    throw new HttpError(403, 'thread_forbidden', `thread "${threadId}" belongs to another principal`);
+  }
+  return record;
+}
+
+/** The principal a saved session belongs to (sessions saved without one belong to `local`). */
+export function ownerOf(record: SessionRecord): string {
+  const owner = record.meta?.[PRINCIPAL_KEY];
+  return typeof owner === 'string' ? owner : 'local';
+}
+
+/**
+ * An agent carrying the thread's session in this process: restored when the store has it, created
+ * under the thread id when not, owned by the caller. It holds the session's lease until closed; a
+ * session another process carries is a 409.
+ */
+export async function openThread(
+  context: ThreadContext,
+  threadId: string,
+  record: SessionRecord | undefined,
+  extra: { tools?: Tool[]; meta?: Record<string, unknown> } = {},
+): Promise<Agent> {
+  const options = await agentOptionsFor(context.source, threadId, context.runtime);
+  const meta = {
+    ...options.sessionInfo?.meta,
+    ...record?.meta,
+    ...extra.meta,
+    [PRINCIPAL_KEY]: context.principal,
+  };
+  const tools = [...(options.tools ?? [])];
+  for (const tool of extra.tools ?? []) {
+    if (tools.some((t) => t.name === tool.name)) {
+      throw new HttpError(
+        400,
+        'bad_input',
+        `RunAgentInput.tools: "${tool.name}" is the name of one of the agent's own tools`,
+      );
+    }
+    tools.push(tool);
+  }
+  const agent = createAgent({
+    ...options,
+    tools,
+    store: context.store,
+    session: threadId,
+    sessionRecord: record ?? null,
+    sessionInfo: { ...options.sessionInfo, meta },
+  });
+  await agent.ready();
+  try {
+    void agent.actor; // throws when the session could not be loaded
+  } catch (error) {
+    await agent.close().catch(() => {});
+    const inUse = hasCode(error, 'in_use');
+    throw inUse
+      ? new HttpError(
+          409,
+          'thread_busy',
+          `thread "${threadId}" is being run by another process; try again when it rests`,
+        )
+      : new HttpError(500, 'thread_unreadable', `thread "${threadId}" could not be restored`);
+  }
+  return agent;
+}
+
+function hasCode(error: unknown, code: string): boolean {
+  for (let e: unknown = error; e; e = (e as { cause?: unknown }).cause) {
+    if (e instanceof SessionStoreError && e.code === code) return true;
+  }
+  return false;
+}

@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineTool } from '../src/index.js';
+import {
+  agUiServer,
+  clientWith,
+  expectGolden,
+  runThrough,
+  shape,
+  userMessage,
+} from './support/ag-ui-server.js';
+
+const lookup = defineTool({
+  name: 'lookup',
+  description: 'looks a word up',
+  parameters: z.object({ word: z.string() }),
+  execute: ({ word }) => `${word}: found`,
+});
+
+describe('AG-UI run endpoint', () => {
+  it('streams a text turn as the golden sequence, and the thread keeps it', async () => {
+    const { runs, store } = await agUiServer({ turns: [{ content: 'Hello there, friend.' }] });
+    const client = clientWith(runs, 'thread-text', 'hi');
+    const { events, error } = await runThrough(client);
+    expect(error).toBeUndefined();
+    expectGolden('text-turn', shape(events));
+    expect(client.messages.map((m) => [m.role, m.content])).toEqual([
+      ['user', 'hi'],
+      ['assistant', 'Hello there, friend.'],
+    ]);
+    const record = await store.load('thread-text');
+    expect(record?.state).toBe('Completed');
+    expect(record?.meta).toMatchObject({ principal: 'local' });
+  });
+
+  it('runs two parallel tools and streams their calls and results in order', async () => {
+    const { runs } = await agUiServer(
+      {
+        turns: [
+          {
+            toolCalls: [
+              { name: 'lookup', arguments: { word: 'a' } },
+              { name: 'lookup', arguments: { word: 'b' } },
+            ],
+          },
+          { content: 'both found' },
+        ],
+      },
+      { agent: () => ({ instructions: 'You help.', loopControlTools: false, tools: [lookup] }) },
+    );
+    const client = clientWith(runs, 'thread-tools', 'look up a and b');
+    const { events, error } = await runThrough(client);
+    expect(error).toBeUndefined();
+    expectGolden('two-parallel-tools', shape(events));
+    expect(client.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'tool', 'assistant']);
+  });
+
+  it('sends the whole history on the next run and appends only the new user message', async () => {
+    const { runs, model } = await agUiServer({
+      turns: [{ content: 'first answer' }, { content: 'second answer' }],
+    });
+    const client = clientWith(runs, 'thread-two', 'one');
+    expect((await runThrough(client)).error).toBeUndefined();
+    client.addMessage(userMessage('two'));
+    const { events, error } = await runThrough(client);
+    expect(error).toBeUndefined();
+    expect(events.at(-1), JSON.stringify(events.at(-1))).toMatchObject({
+      type: 'RUN_FINISHED',
+      result: 'second answer',
+    });
+    const sent = model.requests[1]!.messages.filter((m) => m.role !== 'system').map((m) => [
+      m.role,
+      m.content,
+    ]);
+    expect(sent).toEqual([
+      ['user', 'one'],
+      ['assistant', 'first answer'],
+      ['user', 'two'],
+    ]);
+  });
+
+  it('ends a turn stopped by its token budget with RUN_ERROR code token_budget', async () => {
+    const { runs } = await agUiServer(
+      {
+        turns: [
+          {
+            toolCalls: [{ name: 'lookup', arguments: { word: 'a' } }],
+            usage: { prompt_tokens: 900, completion_tokens: 200 },
+          },
+          { content: 'never' },
+        ],
+      },
+      {
+        agent: () => ({
+          instructions: 'You help.',
+          loopControlTools: false,
+          tools: [lookup],
+          limits: { tokenBudget: 1000 },
+        }),
+      },
+    );
+    const { events, error } = await runThrough(clientWith(runs, 'thread-budget', 'go'));
+    expect(error).toBeUndefined(); // a RUN_ERROR is a valid end of a run
+    expect(events.at(-1)).toMatchObject({ type: 'RUN_ERROR', code: 'token_budget' });
+  });
+});
