@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 const LAYERS: readonly (readonly string[])[] = [
   ['cli'],
   ['inspector'],
-  ['workers'],
+  ['workers', 'engines'],
   ['evals'],
   ['agent'],
   ['postgres', 'store-conformance'],
