@@ -1,10 +1,10 @@
-import type { ObjectContext, ObjectSharedContext, RestatePromise } from '@restatedev/restate-sdk';
+import type { ObjectContext, ObjectSharedContext } from '@restatedev/restate-sdk';
 import * as restate from '@restatedev/restate-sdk';
 import { type Agent, createAgent } from '../../agent/agent.js';
 import type { AgentOptions, ExecutionResult } from '../../agent/agent-options.js';
 import { isBusyState } from '../../machines/agent-states.js';
 import type { ToolCallInfo } from '../../machines/emitted-events.js';
-import { restateSteps } from './restate-steps.js';
+import { quiesce, RestateStepDriver } from './restate-steps.js';
 
 /** The agent options for a session (model, tools, instructions); the adapter sets the session and steps. */
 export type AgentOptionsFactory = (sessionId: string) => AgentOptions | Promise<AgentOptions>;
@@ -114,80 +114,61 @@ async function runTurn(
   const sessionId = ctx.key;
   const snapshot = await ctx.get<NonNullable<AgentOptions['snapshot']>>(SNAPSHOT);
   const base = await agentOptions(sessionId);
-  let failure: { error: unknown } | undefined;
-  let failed!: (error: unknown) => void;
-  const engineFailed = new Promise<never>((_, reject) => {
-    failed = (error) => {
-      failure ??= { error };
-      reject(error);
-    };
-  });
-  engineFailed.catch(() => {});
-  const interrupt = () => {
-    if (isBusyState(agent.state)) agent.interrupt('interrupted through Restate');
-  };
+  const driver = new RestateStepDriver(ctx);
   const { store: _store, session: _session, ...rest } = base as AgentOptions & { session?: unknown };
   const agent = createAgent({
     ...rest,
     sessionId,
     ...(snapshot ? { snapshot } : {}),
-    durableSteps: restateSteps(ctx, { cancelled: interrupt, failed }),
+    durableSteps: driver,
   }) as Agent<unknown>;
   options.onAgent?.(agent, sessionId);
   try {
-    await agent.ready();
     ctx.set(TURN, ctx.request().id);
-    ctx.set(VIEW, view(agent, 'Thinking'));
-    const done = agent.send(text);
-    done.catch(() => {});
-    const waits = new Map<string, RestatePromise<{ toolCallId: string; answer: ApprovalAnswerPayload }>>();
-    let result: ExecutionResult<unknown> | undefined;
-    while (!result) {
-      const next = await Promise.race([
-        done.then((r) => ({ result: r })),
-        approvalAsked(agent, waits),
-        engineFailed,
-      ]);
-      if ('result' in next) {
-        result = next.result;
-        break;
-      }
-      // Calls newly waiting get an awakeable each; the state tells clients where they stand.
-      for (const call of agent.pendingApprovals) {
-        if (waits.has(call.toolCallId)) continue;
+    ctx.set(VIEW, {
+      sessionId,
+      state: 'Thinking',
+      turn: 0,
+      pendingApprovals: [],
+    } satisfies RestateSessionView);
+    let ended: { result: ExecutionResult<unknown> } | { error: unknown } | undefined;
+    agent.send(text).then(
+      (result) => {
+        ended = { result };
+      },
+      (error: unknown) => {
+        ended = { error };
+      },
+    );
+    const asked = new Set<string>();
+    for (;;) {
+      await quiesce();
+      if (ended) break;
+      // Calls newly waiting for approval get an awakeable each; the state tells clients where they stand.
+      const pending = agent.state === 'WaitingApproval' ? agent.pendingApprovals : [];
+      const fresh = pending.filter((call) => !asked.has(call.toolCallId));
+      for (const call of fresh) {
+        asked.add(call.toolCallId);
         const awakeable = ctx.awakeable<ApprovalAnswerPayload>();
         ctx.set(approvalKey(call.toolCallId), awakeable.id);
-        waits.set(
-          call.toolCallId,
-          awakeable.promise.map((value) => ({
-            toolCallId: call.toolCallId,
-            answer: value ?? { approved: false },
-          })),
-        );
+        void driver.wait(awakeable.promise).then((given) => {
+          ctx.clear(approvalKey(call.toolCallId));
+          asked.delete(call.toolCallId);
+          if (!agent.pendingApprovals.some((p) => p.toolCallId === call.toolCallId)) return;
+          if (given?.approved) agent.approve(call.toolCallId, given.always ? { always: true } : {});
+          else agent.reject(call.toolCallId, given?.reason);
+        });
       }
-      ctx.set(VIEW, view(agent, agent.state));
-      const open = agent.pendingApprovals.flatMap((c) => {
-        const wait = waits.get(c.toolCallId);
-        return wait ? [wait] : [];
-      });
-      if (open.length === 0) continue;
-      try {
-        const { toolCallId, answer: given } = await Promise.race([
-          restate.RestatePromise.race(open),
-          engineFailed,
-        ]);
-        waits.delete(toolCallId);
-        ctx.clear(approvalKey(toolCallId));
-        if (!agent.pendingApprovals.some((p) => p.toolCallId === toolCallId)) continue;
-        if (given.approved) agent.approve(toolCallId, given.always ? { always: true } : {});
-        else agent.reject(toolCallId, given.reason);
-      } catch (error) {
-        if (!(error instanceof restate.CancelledError)) throw error;
-        interrupt();
+      if (fresh.length > 0) ctx.set(VIEW, view(agent, agent.state));
+      if (driver.idle)
+        throw new Error(`agentloop/restate: the turn of session "${sessionId}" waits for nothing`);
+      if ((await driver.next()) === 'cancelled' && isBusyState(agent.state)) {
+        agent.interrupt('interrupted through Restate');
       }
     }
-    if (failure) throw failure.error;
-    for (const id of waits.keys()) ctx.clear(approvalKey(id));
+    if ('error' in ended) throw ended.error;
+    const result = ended.result;
+    for (const id of asked) ctx.clear(approvalKey(id));
     const turnResult: RestateTurnResult = {
       success: result.success,
       response: result.response,
@@ -211,19 +192,6 @@ interface ApprovalAnswerPayload {
   approved: boolean;
   always?: boolean;
   reason?: string;
-}
-
-/** Resolves when a call waits for approval that has no awakeable yet (the machine asked for an answer). */
-function approvalAsked(agent: Agent<unknown>, waits: ReadonlyMap<string, unknown>): Promise<{ asked: true }> {
-  const unasked = () => agent.pendingApprovals.some((p) => !waits.has(p.toolCallId));
-  return new Promise((resolve) => {
-    if (unasked()) return resolve({ asked: true });
-    const sub = agent.actor.subscribe(() => {
-      if (!unasked()) return;
-      sub.unsubscribe();
-      resolve({ asked: true });
-    });
-  });
 }
 
 /** Resolves the awakeable of a pending call; false when no call of that id waits in the session. */
