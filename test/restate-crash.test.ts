@@ -109,15 +109,11 @@ describe.skipIf('missing' in binary)(
         (line) => 'port' in line,
       );
       await second.reached;
-      let errs = '';
-      second.child.stderr!.on('data', (d) => {
-        errs += d;
-      });
       const result = await until(() => client.result('crash-1').then((r) => r ?? undefined), 60_000);
       expect(result.response).toBe('checked: the charge may not have gone through');
       const lines = (await readFile(log, 'utf8')).trim().split('\n');
       // The charge ran once (in the killed process); the lookup ran again in the new one.
-        expect(lines.filter((l) => l.startsWith('charge'))).toHaveLength(1);
+      expect(lines.filter((l) => l.startsWith('charge'))).toHaveLength(1);
       expect(lines.filter((l) => l.startsWith('lookup'))).toHaveLength(2);
       const tools = model.requests[1]!.messages.filter((m) => m.role === 'tool');
       expect(String(tools[0]!.content)).toMatch(/^Outcome unknown: tool call "charge"/);
