@@ -1,0 +1,9 @@
+// agentloop/dbos: agent turns as DBOS workflows (docs/engines.md). `@dbos-inc/dbos-sdk` and `pg` are
+// optional peer dependencies: install them to use this subpath.
+export {
+  type AgentOptionsFactory,
+  type DbosAgentOptions,
+  type DbosTurnResult,
+  dbosAgent,
+} from './dbos-agent.js';
+export { type DbosSessionRow, DbosSessions, type DbosSessionView } from './dbos-sessions.js';
