@@ -7,3 +7,9 @@ export {
   dbosAgent,
 } from './dbos-agent.js';
 export { type DbosSessionRow, DbosSessions, type DbosSessionView } from './dbos-sessions.js';
+export {
+  type DbosRecovery,
+  type DbosRecoveryOptions,
+  dbosExecutorId,
+  startDbosRecovery,
+} from './executor-leases.js';
