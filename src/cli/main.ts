@@ -7,6 +7,8 @@ import { runChatCommand } from './chat-command.js';
 import { usageErrorOf } from './cli-args.js';
 import type { CommandIo } from './command-io.js';
 import { packageRoot, runDemoCommand } from './demo-command.js';
+import { runEngineSendCommand, withEngines } from './engines/engine-send-command.js';
+import { runEngineWorkerCommand } from './engines/engine-worker-command.js';
 import { runEvalCommand } from './eval-command.js';
 import { runForkCommand } from './fork-command.js';
 import { runInspectCommand } from './inspect-command.js';
@@ -73,8 +75,11 @@ const COMMANDS: Record<string, Command> = {
   sessions: runSessionsCommand,
   validate: runValidateCommand,
   inspect: runInspectCommand,
-  worker: (args, io) => runWorkerCommand(args, io),
-  send: runSendCommand,
+  worker: withEngines(
+    (args, io) => runWorkerCommand(args, io),
+    (args, io) => runEngineWorkerCommand(args, io),
+  ),
+  send: withEngines(runSendCommand, runEngineSendCommand),
   mcp: runMcpCommand,
   replay: runReplayCommand,
   eval: runEvalCommand,

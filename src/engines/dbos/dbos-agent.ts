@@ -3,6 +3,7 @@ import type pg from 'pg';
 import { type Agent, createAgent } from '../../agent/agent.js';
 import type { AgentOptions, ExecutionResult } from '../../agent/agent-options.js';
 import type { DurableSteps } from '../../machines/durable-effects.js';
+import { INPUT_TOPIC, type TurnInput, turnQueueName, turnWorkflowName } from './dbos-names.js';
 import { DbosSessions, type DbosSessionView } from './dbos-sessions.js';
 
 /** The agent options for a session (model, tools, instructions); the adapter sets the session and steps. */
@@ -32,13 +33,6 @@ export interface DbosTurnResult {
   error?: string;
 }
 
-/** A message to a turn waiting for approval. */
-type TurnInput =
-  | { kind: 'approval'; toolCallId: string; approved: boolean; always?: boolean; reason?: string }
-  | { kind: 'interrupt'; reason?: string };
-
-const INPUT_TOPIC = 'agentloop.input';
-
 /**
  * An agent whose turns are DBOS workflows (docs/engines.md): each turn a workflow on a queue
  * partitioned by session id (one turn of a session runs at a time), each model call and tool call a
@@ -48,12 +42,12 @@ const INPUT_TOPIC = 'agentloop.input';
  */
 export function dbosAgent(name: string, agentOptions: AgentOptionsFactory, options: DbosAgentOptions) {
   const sessions = new DbosSessions(options.pool, options.schema);
-  const queue = options.queue ?? `agentloop_${name.replace(/[^A-Za-z0-9_]/g, '_')}`;
+  const queue = options.queue ?? turnQueueName(name);
   const waitSeconds = options.approvalWaitSeconds ?? 86_400;
   const turn = DBOS.registerWorkflow(
     async (sessionId: string, text: string): Promise<DbosTurnResult> =>
       runTurn({ name, sessionId, text, sessions, agentOptions, waitSeconds, onAgent: options.onAgent }),
-    { name: `agentloop.turn.${name}` },
+    { name: turnWorkflowName(name) },
   );
   const pendingView = async (sessionId: string, toolCallId: string, handler: string) => {
     const view = (await sessions.load(name, sessionId))?.view;

@@ -24,7 +24,8 @@ export interface DbosSessionRow {
 /**
  * The sessions of `dbosAgent`s in a table of their own (`<schema>.sessions`, keyed by agent and
  * session id) beside DBOS's system tables: DBOS keeps workflows and steps, not per-session state.
- * Written only from steps of the turn workflow, so a replay never writes twice.
+ * Written only from steps of the turn workflow, so a replay never writes twice. Columns are `json`,
+ * not `jsonb`: a call's arguments keep the order the model wrote them in.
  */
 export class DbosSessions {
   readonly #pool: pg.Pool;
@@ -52,7 +53,7 @@ export class DbosSessions {
       .query(
         `CREATE TABLE IF NOT EXISTS ${this.#table} (
           agent text NOT NULL, session_id text NOT NULL,
-          snapshot jsonb, view jsonb, result jsonb,
+          snapshot json, view json, result json,
           updated_at timestamptz NOT NULL DEFAULT now(),
           PRIMARY KEY (agent, session_id))`,
       )

@@ -6,6 +6,7 @@ export {
   type DbosTurnResult,
   dbosAgent,
 } from './dbos-agent.js';
+export { type DbosAgentClient, type DbosClientOptions, dbosClient } from './dbos-client.js';
 export { type DbosSessionRow, DbosSessions, type DbosSessionView } from './dbos-sessions.js';
 export {
   type DbosRecovery,
