@@ -17,6 +17,12 @@ export interface DbosAgentOptions {
   schema?: string;
   /** The DBOS queue turns are enqueued on (default `agentloop_<name>`), one turn of a session at a time. */
   queue?: string;
+  /**
+   * How often, at least, a worker looks for queued turns (DBOS's `minPollingIntervalMs`), and `send`
+   * for the turn's result; default DBOS's own (1 s): a message waits up to this long before its turn
+   * starts, and `send` as long after it ended.
+   */
+  queuePollMs?: number;
   /** How long a turn waits for an answer to an approval before it looks again (default a day). */
   approvalWaitSeconds?: number;
   /** Hears each agent a turn workflow makes (one per turn and replay): listen to its events here. */
@@ -74,14 +80,19 @@ export function dbosAgent(name: string, agentOptions: AgentOptionsFactory, optio
     /** Creates the sessions table and registers the queue; call after `DBOS.launch()`, in every process. */
     async start(): Promise<void> {
       await sessions.migrate();
-      await DBOS.registerQueue(queue, { partitionConcurrency: 1, onConflict: 'always_update' });
+      await DBOS.registerQueue(queue, {
+        partitionConcurrency: 1,
+        onConflict: 'always_update',
+        ...(options.queuePollMs !== undefined ? { minPollingIntervalMs: options.queuePollMs } : {}),
+      });
     },
     /** Enqueues a message; resolves with the turn's workflow id once DBOS holds it. */
     post,
     /** Enqueues a message and waits for the turn to end (approvals answered meanwhile by others). */
     async send(sessionId: string, text: string): Promise<DbosTurnResult> {
       const id = await post(sessionId, text);
-      return DBOS.retrieveWorkflow<DbosTurnResult>(id).getResult();
+      const polls = options.queuePollMs !== undefined ? { pollingIntervalMs: options.queuePollMs } : {};
+      return DBOS.retrieveWorkflow<DbosTurnResult>(id).getResult(polls);
     },
     async approve(sessionId: string, toolCallId: string, approve: { always?: boolean } = {}): Promise<true> {
       const workflowId = await pendingView(sessionId, toolCallId, 'approve');
