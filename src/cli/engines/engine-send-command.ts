@@ -129,11 +129,15 @@ async function openClient(
   database: string | undefined,
 ): Promise<EngineClient> {
   if (engine === 'restate') {
-    const { restateClient } = await import('../../engines/restate/index.js');
+    const { restateClient } = await import('../../engines/restate/index.js').catch(
+      engineMissing('@restatedev/restate-sdk'),
+    );
     const client = restateClient({ url: url!, agent });
     return { ...client, close: async () => {} };
   }
-  const { dbosClient } = await import('../../engines/dbos/index.js');
+  const { dbosClient } = await import('../../engines/dbos/index.js').catch(
+    engineMissing('@dbos-inc/dbos-sdk pg'),
+  );
   return dbosClient({ systemDatabaseUrl: database!, agent });
 }
 
@@ -163,4 +167,14 @@ export function withEngines(
 ): (args: string[], io: CommandIo) => Promise<number> {
   return (args, io) =>
     (args.some((a) => a === '--engine' || a.startsWith('--engine=')) ? engine : plain)(args, io);
+}
+
+/** The error for an engine whose SDK is not installed: one line naming what to install. */
+export function engineMissing(packages: string) {
+  return (error: unknown): never => {
+    if ((error as { code?: string }).code === 'ERR_MODULE_NOT_FOUND') {
+      throw new Error(`this engine needs: npm install ${packages}`);
+    }
+    throw error;
+  };
 }

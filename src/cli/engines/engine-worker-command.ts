@@ -10,6 +10,7 @@ import { connectModel, MODEL_FLAG_OPTIONS, modelFlags, modelOptions } from '../m
 import { redactConnectionString } from '../store-flag.js';
 import { terminalSafe } from '../terminal-safe.js';
 import { untilInterrupted } from '../until-interrupted.js';
+import { engineMissing } from './engine-send-command.js';
 
 const USAGE = `Usage: agentloop worker --engine restate [--port <n>] [--register <admin-url>] --agent <id> [agent flags]
        agentloop worker --engine dbos --database <postgres-url> --agent <id> [agent flags]
@@ -114,7 +115,9 @@ export async function runEngineWorkerCommand(
 
 /** The agent as a Restate virtual object on an HTTP/2 endpoint on 127.0.0.1. */
 async function serveRestate(name: string, options: AgentOptions, port: number) {
-  const restate = await import('../../engines/restate/index.js').catch(missing('@restatedev/restate-sdk'));
+  const restate = await import('../../engines/restate/index.js').catch(
+    engineMissing('@restatedev/restate-sdk'),
+  );
   const sdk = await import('@restatedev/restate-sdk');
   const server = http2.createServer(
     sdk
@@ -167,7 +170,7 @@ async function startDbosWorker(
   options: AgentOptions,
   database: string,
 ): Promise<() => Promise<void>> {
-  const dbos = await import('../../engines/dbos/index.js').catch(missing('@dbos-inc/dbos-sdk pg'));
+  const dbos = await import('../../engines/dbos/index.js').catch(engineMissing('@dbos-inc/dbos-sdk pg'));
   const { DBOS } = await import('@dbos-inc/dbos-sdk');
   const pg = (await import('pg')).default;
   const pool = new pg.Pool({ connectionString: database, max: 4, connectionTimeoutMillis: 10_000 });
@@ -193,14 +196,5 @@ async function startDbosWorker(
     await recovery.stop();
     await DBOS.shutdown();
     await pool.end();
-  };
-}
-
-/** The error for an engine whose SDK is not installed: one line naming what to install. */
-function missing(packages: string) {
-  return (error: unknown): never => {
-    const code = (error as { code?: string }).code;
-    if (code === 'ERR_MODULE_NOT_FOUND') throw new Error(`this engine needs: npm install ${packages}`);
-    throw error;
   };
 }
