@@ -145,6 +145,23 @@ describe('agentloop/dbos on PostgreSQL', () => {
     expect(runs).toEqual(['refund o-7']);
   });
 
+  it('interrupts a turn that waits for approval: it ends Interrupted and nothing runs', async () => {
+    runs.length = 0;
+    await session('interrupt-1', {
+      turns: [{ toolCalls: [{ name: 'refund', arguments: { order: 'o-8' } }] }, { content: 'next turn' }],
+    });
+    expect(await agent.interrupt('interrupt-1')).toBe(false);
+    const id = await agent.post('interrupt-1', 'refund o-8');
+    await until(async () =>
+      (await agent.state('interrupt-1')).state === 'WaitingApproval' ? true : undefined,
+    );
+    expect(await agent.interrupt('interrupt-1')).toBe(true);
+    const result = await DBOS.retrieveWorkflow<{ state: string; terminateReason: string }>(id).getResult();
+    expect(result).toMatchObject({ state: 'Interrupted', terminateReason: 'interrupted' });
+    expect(runs).toEqual([]);
+    expect((await agent.send('interrupt-1', 'go on')).response).toBe('next turn');
+  });
+
   it('ends a turn at the iteration limit with a final answer', async () => {
     await session('limit-1', {
       turns: [

@@ -111,6 +111,14 @@ export function dbosAgent(name: string, agentOptions: AgentOptionsFactory, optio
       await DBOS.send(workflowId, input, INPUT_TOPIC);
       return true;
     },
+    /** Interrupts a turn that waits for approval (a running step is not interrupted yet: docs/engines.md). */
+    async interrupt(sessionId: string): Promise<boolean> {
+      const view = (await sessions.load(name, sessionId))?.view;
+      if (!view?.workflowId || view.state !== 'WaitingApproval') return false;
+      const input: TurnInput = { kind: 'interrupt' };
+      await DBOS.send(view.workflowId, input, INPUT_TOPIC);
+      return true;
+    },
     /** Where the session stands. */
     async state(sessionId: string): Promise<DbosSessionView> {
       return (
