@@ -11,7 +11,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['cli'],
   ['inspector'],
   ['server'],
-  ['workers'],
+  ['workers', 'engines'],
   ['evals'],
   ['agent'],
   ['postgres', 'store-conformance'],

@@ -10,6 +10,7 @@ import type { LlmActorOptions } from '../machines/actors/call-llm.js';
 import type { ToolRunHooks } from '../machines/actors/run-tools.js';
 import type { InitializeOutput } from '../machines/agent-effects.js';
 import type { AgentMachine } from '../machines/agent-machine.js';
+import type { DurableSteps } from '../machines/durable-effects.js';
 import type { TerminateReason } from '../machines/emitted-events.js';
 import type { McpAuthOptions } from '../mcp/mcp-auth.js';
 import type { McpServersConfig } from '../mcp/mcp-config.js';
@@ -161,6 +162,11 @@ export interface AgentOptions<TOutput = unknown> extends SessionOptions {
   secrets?: (string | RegExp)[];
   /** A persisted snapshot to restore instead of starting fresh (not with `session`: that restores from the store). */
   snapshot?: ReturnType<Actor<AgentMachine>['getPersistedSnapshot']>;
+  /**
+   * Runs each effect (model call, tool call, compaction) as a step of a durable engine, so that a
+   * replay gets the recorded outcome (`agentloop/restate`, `agentloop/dbos` set it; docs/engines.md).
+   */
+  durableSteps?: DurableSteps;
 }
 
 /** The outcome of one turn. */

@@ -5,11 +5,13 @@ import { compactEffect } from '../machines/actors/compact-conversation.js';
 import type { ToolRunHooks } from '../machines/actors/run-tools.js';
 import { runToolsEffect } from '../machines/actors/run-tools.js';
 import type { AgentEffects } from '../machines/agent-effects.js';
+import { durableEffects } from '../machines/durable-effects.js';
 import type { AgentEventType } from '../machines/emitted-events.js';
 import type { McpServers } from '../mcp/mcp-servers.js';
 import { evaluateContextProviders } from '../prompt/context-blocks.js';
 import { createContextGuard, createRequestMeasure } from '../prompt/context-guard.js';
 import { checkPricing, type ModelPrice, resolveModelPrice } from '../prompt/model-prices.js';
+import { interruptedToolResult } from '../session/transcript.js';
 import type { TelemetryScope } from '../telemetry/telemetry-scope.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { AgentOptions } from './agent-options.js';
@@ -96,7 +98,7 @@ export function effectsFromOptions(options: AgentOptions<unknown>, env: EffectsE
   });
   const limits = options.limits ?? {};
   const redacted = redactingFailures(env.redact);
-  return {
+  const effects: AgentEffects = {
     initialize: redacted(async () => (options.initialize ? await options.initialize() : {})),
     callLlm: redacted(
       mcp
@@ -116,6 +118,12 @@ export function effectsFromOptions(options: AgentOptions<unknown>, env: EffectsE
     ...(compacts ? { compact: redacted(compaction(options, env, model)) } : {}),
     hears,
   };
+  if (!options.durableSteps) return effects;
+  return durableEffects(effects, {
+    steps: options.durableSteps,
+    isIdempotent: (name) => registry.get(name)?.idempotent === true,
+    outcomeUnknown: interruptedToolResult,
+  });
 }
 
 /** The compaction effect: the summary call over the agent's client and wire, measured against its window. */

@@ -7,6 +7,8 @@ import { runChatCommand } from './chat/chat-command.js';
 import { usageErrorOf } from './cli-args.js';
 import type { CommandIo } from './command-io.js';
 import { runDemoCommand } from './commands/demo/demo-command.js';
+import { runEngineSendCommand, withEngines } from './commands/engines/engine-send-command.js';
+import { runEngineWorkerCommand } from './commands/engines/engine-worker-command.js';
 import { runEvalCommand } from './commands/eval-command.js';
 import { runForkCommand } from './commands/fork-command.js';
 import { runInspectCommand } from './commands/inspect-command.js';
@@ -74,9 +76,12 @@ const COMMANDS: Record<string, Command> = {
   sessions: runSessionsCommand,
   validate: runValidateCommand,
   inspect: runInspectCommand,
-  worker: (args, io) => runWorkerCommand(args, io),
+  worker: withEngines(
+    (args, io) => runWorkerCommand(args, io),
+    (args, io) => runEngineWorkerCommand(args, io),
+  ),
   serve: (args, io) => import('./commands/serve-command.js').then((m) => m.runServeCommand(args, io)),
-  send: runSendCommand,
+  send: withEngines(runSendCommand, runEngineSendCommand),
   mcp: runMcpCommand,
   replay: runReplayCommand,
   eval: runEvalCommand,

@@ -1,0 +1,269 @@
+import { DBOS } from '@dbos-inc/dbos-sdk';
+import type pg from 'pg';
+import { type Agent, createAgent } from '../../agent/agent.js';
+import type { AgentOptions, ExecutionResult } from '../../agent/agent-options.js';
+import type { DurableSteps } from '../../machines/durable-effects.js';
+import { INPUT_TOPIC, type TurnInput, turnQueueName, turnWorkflowName } from './dbos-names.js';
+import { DbosSessions, type DbosSessionView } from './dbos-sessions.js';
+
+/** The agent options for a session (model, tools, instructions); the adapter sets the session and steps. */
+export type AgentOptionsFactory = (sessionId: string) => AgentOptions | Promise<AgentOptions>;
+
+/** Options of {@link dbosAgent}. */
+export interface DbosAgentOptions {
+  /** The application's PostgreSQL (the sessions table goes there; DBOS's own tables are its config's). */
+  pool: pg.Pool;
+  /** Schema of the sessions table (default `agentloop_dbos`). */
+  schema?: string;
+  /** The DBOS queue turns are enqueued on (default `agentloop_<name>`), one turn of a session at a time. */
+  queue?: string;
+  /**
+   * How often, at least, a worker looks for queued turns (DBOS's `minPollingIntervalMs`), and `send`
+   * for the turn's result; default DBOS's own (1 s): a message waits up to this long before its turn
+   * starts, and `send` as long after it ended.
+   */
+  queuePollMs?: number;
+  /** How long a turn waits for an answer to an approval before it looks again (default a day). */
+  approvalWaitSeconds?: number;
+  /** Hears each agent a turn workflow makes (one per turn and replay): listen to its events here. */
+  onAgent?: (agent: Agent<unknown>, sessionId: string) => void;
+}
+
+/** What a turn workflow resolves with: the turn's outcome (its messages are in the session). */
+export interface DbosTurnResult {
+  success: boolean;
+  response: string;
+  terminateReason: string;
+  iterations: number;
+  state: string;
+  error?: string;
+}
+
+/**
+ * An agent whose turns are DBOS workflows (docs/engines.md): each turn a workflow on a queue
+ * partitioned by session id (one turn of a session runs at a time), each model call and tool call a
+ * step, each answer to an approval a message (`DBOS.send` / `DBOS.recv`). The session's snapshot is
+ * kept in a table beside DBOS's (`DbosSessions`). Call before `DBOS.launch()` (it registers the
+ * workflow), then `start()` after it.
+ */
+export function dbosAgent(name: string, agentOptions: AgentOptionsFactory, options: DbosAgentOptions) {
+  const sessions = new DbosSessions(options.pool, options.schema);
+  const queue = options.queue ?? turnQueueName(name);
+  const waitSeconds = options.approvalWaitSeconds ?? 86_400;
+  const turn = DBOS.registerWorkflow(
+    async (sessionId: string, text: string): Promise<DbosTurnResult> =>
+      runTurn({ name, sessionId, text, sessions, agentOptions, waitSeconds, onAgent: options.onAgent }),
+    { name: turnWorkflowName(name) },
+  );
+  const pendingView = async (sessionId: string, toolCallId: string, handler: string) => {
+    const view = (await sessions.load(name, sessionId))?.view;
+    if (!view?.workflowId || !view.pendingApprovals.some((p) => p.toolCallId === toolCallId)) {
+      throw new Error(
+        `agentloop/dbos: ${handler}: no call "${toolCallId}" waits for approval in session "${sessionId}" of agent "${name}"`,
+      );
+    }
+    return view.workflowId;
+  };
+  const post = async (sessionId: string, text: string): Promise<string> => {
+    if (typeof text !== 'string' || text.trim() === '') {
+      throw new Error(`agentloop/dbos: send to session "${sessionId}" of agent "${name}" needs a message`);
+    }
+    const handle = await DBOS.startWorkflow(turn, {
+      queueName: queue,
+      enqueueOptions: { queuePartitionKey: sessionId },
+    })(sessionId, text);
+    return handle.workflowID;
+  };
+  return {
+    /** The DBOS queue the turns go on. */
+    queue,
+    /** Creates the sessions table and registers the queue; call after `DBOS.launch()`, in every process. */
+    async start(): Promise<void> {
+      await sessions.migrate();
+      await DBOS.registerQueue(queue, {
+        partitionConcurrency: 1,
+        onConflict: 'always_update',
+        ...(options.queuePollMs !== undefined ? { minPollingIntervalMs: options.queuePollMs } : {}),
+      });
+    },
+    /** Enqueues a message; resolves with the turn's workflow id once DBOS holds it. */
+    post,
+    /** Enqueues a message and waits for the turn to end (approvals answered meanwhile by others). */
+    async send(sessionId: string, text: string): Promise<DbosTurnResult> {
+      const id = await post(sessionId, text);
+      const polls = options.queuePollMs !== undefined ? { pollingIntervalMs: options.queuePollMs } : {};
+      return DBOS.retrieveWorkflow<DbosTurnResult>(id).getResult(polls);
+    },
+    async approve(sessionId: string, toolCallId: string, approve: { always?: boolean } = {}): Promise<true> {
+      const workflowId = await pendingView(sessionId, toolCallId, 'approve');
+      const input: TurnInput = { kind: 'approval', toolCallId, approved: true, ...approve };
+      await DBOS.send(workflowId, input, INPUT_TOPIC);
+      return true;
+    },
+    async reject(sessionId: string, toolCallId: string, reason?: string): Promise<true> {
+      const workflowId = await pendingView(sessionId, toolCallId, 'reject');
+      const input: TurnInput = {
+        kind: 'approval',
+        toolCallId,
+        approved: false,
+        ...(reason !== undefined ? { reason } : {}),
+      };
+      await DBOS.send(workflowId, input, INPUT_TOPIC);
+      return true;
+    },
+    /** Interrupts a turn that waits for approval (a running step is not interrupted yet: docs/engines.md). */
+    async interrupt(sessionId: string): Promise<boolean> {
+      const view = (await sessions.load(name, sessionId))?.view;
+      if (!view?.workflowId || view.state !== 'WaitingApproval') return false;
+      const input: TurnInput = { kind: 'interrupt' };
+      await DBOS.send(view.workflowId, input, INPUT_TOPIC);
+      return true;
+    },
+    /** Where the session stands. */
+    async state(sessionId: string): Promise<DbosSessionView> {
+      return (
+        (await sessions.load(name, sessionId))?.view ?? {
+          sessionId,
+          state: 'AwaitingInput',
+          turn: 0,
+          pendingApprovals: [],
+        }
+      );
+    },
+    /** The last turn's outcome, or null before one ended. */
+    async result(sessionId: string): Promise<DbosTurnResult | null> {
+      return ((await sessions.load(name, sessionId))?.result as DbosTurnResult | undefined) ?? null;
+    },
+  };
+}
+
+/** What one turn workflow needs. */
+interface TurnRun {
+  name: string;
+  sessionId: string;
+  text: string;
+  sessions: DbosSessions;
+  agentOptions: AgentOptionsFactory;
+  waitSeconds: number;
+  onAgent: DbosAgentOptions['onAgent'];
+}
+
+/** The effects' steps as DBOS steps named by their step keys. */
+const dbosSteps: DurableSteps = {
+  step: (key, run) => DBOS.runStep(run, { name: key }),
+};
+
+/** One turn: from the snapshot the last turn left to the next rest, through any approvals. */
+async function runTurn(run: TurnRun): Promise<DbosTurnResult> {
+  const { name, sessionId, sessions } = run;
+  const workflowId = DBOS.workflowID ?? '';
+  const row = await DBOS.runStep(() => sessions.load(name, sessionId), { name: 'agentloop.load' });
+  const base = await run.agentOptions(sessionId);
+  const { store: _store, session: _session, ...rest } = base as AgentOptions & { session?: unknown };
+  const agent = createAgent({
+    ...rest,
+    sessionId,
+    ...(row?.snapshot ? { snapshot: row.snapshot as NonNullable<AgentOptions['snapshot']> } : {}),
+    durableSteps: dbosSteps,
+  }) as Agent<unknown>;
+  run.onAgent?.(agent, sessionId);
+  try {
+    const started: DbosSessionView = {
+      sessionId,
+      state: 'Thinking',
+      turn: 0,
+      pendingApprovals: [],
+      workflowId,
+    };
+    await DBOS.runStep(() => sessions.write(name, sessionId, { view: started }), { name: 'agentloop.begin' });
+    let ended: { result: ExecutionResult<unknown> } | { error: unknown } | undefined;
+    const settled = agent.send(run.text).then(
+      (result) => {
+        ended = { result };
+      },
+      (error: unknown) => {
+        ended = { error };
+      },
+    );
+    let told = '';
+    for (;;) {
+      await quiesce();
+      if (ended) break;
+      const pending = agent.state === 'WaitingApproval' ? agent.pendingApprovals : [];
+      if (pending.length === 0) {
+        await nextChange(agent, settled);
+        continue;
+      }
+      const ids = pending.map((p) => p.toolCallId).join();
+      if (ids !== told) {
+        told = ids;
+        const waiting = view(agent, workflowId);
+        await DBOS.runStep(() => sessions.write(name, sessionId, { view: waiting }), {
+          name: 'agentloop.view',
+        });
+      }
+      const input = await DBOS.recv<TurnInput>(INPUT_TOPIC, { timeoutSeconds: run.waitSeconds });
+      if (!input) continue;
+      if (input.kind === 'interrupt') {
+        agent.interrupt(input.reason ?? 'interrupted through DBOS');
+        continue;
+      }
+      if (!agent.pendingApprovals.some((p) => p.toolCallId === input.toolCallId)) continue;
+      if (input.approved) agent.approve(input.toolCallId, input.always ? { always: true } : {});
+      else agent.reject(input.toolCallId, input.reason);
+    }
+    if ('error' in ended) throw ended.error;
+    const result = ended.result;
+    const outcome: DbosTurnResult = {
+      success: result.success,
+      response: result.response,
+      terminateReason: result.terminateReason,
+      iterations: result.iterations,
+      state: agent.state,
+      ...(result.error !== undefined ? { error: result.error } : {}),
+    };
+    const snapshot = agent.actor.getPersistedSnapshot();
+    const final = {
+      ...view(agent, undefined),
+      response: outcome.response,
+      terminateReason: outcome.terminateReason,
+    };
+    await DBOS.runStep(() => sessions.write(name, sessionId, { view: final, snapshot, result: outcome }), {
+      name: 'agentloop.save',
+    });
+    return outcome;
+  } finally {
+    agent.stop();
+  }
+}
+
+function view(agent: Agent<unknown>, workflowId: string | undefined): DbosSessionView {
+  return {
+    sessionId: agent.sessionId,
+    state: agent.state,
+    turn: agent.context.turn,
+    pendingApprovals: agent.pendingApprovals.map((p) => ({
+      toolCallId: p.toolCallId,
+      name: p.name,
+      args: p.args,
+    })),
+    ...(workflowId ? { workflowId } : {}),
+  };
+}
+
+/** Resolves when the agent's state changes or calls wait for approval, or `ended` settles. */
+function nextChange(agent: Agent<unknown>, ended: Promise<unknown>): Promise<void> {
+  return new Promise((resolve) => {
+    const offs = [agent.on('state_change', done), agent.on('approval_requested', done)];
+    void ended.then(done, done);
+    function done() {
+      for (const off of offs) off();
+      resolve();
+    }
+  });
+}
+
+/** Lets the machine react to what was just settled: every promise reaction, then two turns of the event loop. */
+async function quiesce(): Promise<void> {
+  for (let i = 0; i < 2; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+}

@@ -1,0 +1,114 @@
+import { hostname } from 'node:os';
+import { DBOS } from '@dbos-inc/dbos-sdk';
+import type pg from 'pg';
+
+/** Options of {@link startDbosRecovery}. */
+export interface DbosRecoveryOptions {
+  /** The application's PostgreSQL (the leases table goes beside the sessions table). */
+  pool: pg.Pool;
+  /** Schema of the leases table (default `agentloop_dbos`, as the sessions table). */
+  schema?: string;
+  /** The queues whose turns this process takes over: every `dbosAgent(...).queue` it serves. */
+  queues: string[];
+  /** How long a process is trusted without renewing its lease (default 10 s). */
+  leaseMs?: number;
+  /** Hears what went wrong with a renewal or a takeover (default: stderr). */
+  onError?: (error: unknown) => void;
+  /** Hears each turn taken over from a dead process. */
+  onTakeover?: (event: { workflowId: string; from: string }) => void;
+}
+
+/** A running recovery: stop it when the process shuts down (its lease is dropped). */
+export interface DbosRecovery {
+  stop(): Promise<void>;
+}
+
+/**
+ * An executor id for this process, unique over its lifetime (`<host>:<pid>:<random>`): give it to
+ * `DBOS.setConfig({ executorID })`. Processes sharing one id would recover each other's live turns.
+ */
+export function dbosExecutorId(): string {
+  return `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/**
+ * Takes over the turns of DBOS processes that died. DBOS recovers a process's unfinished workflows
+ * only in a process with the same executor id (or through its hosted Conductor); with one id per
+ * process lifetime, nobody would. So every process holds a lease on its executor id in PostgreSQL,
+ * renewed every third of `leaseMs`; when a lease lapses, the first process to delete it resumes the
+ * dead executor's pending turns on their own queue (`DBOS.resumeWorkflows(ids, { queueName })`, a
+ * public API), where any process picks them up and the replay answers from the recorded steps.
+ *
+ * A process paused past its lease (a frozen VM) may find its turn taken over; DBOS then refuses the
+ * second recording of any step, but a tool both ran may have run twice: keep `leaseMs` well above
+ * the longest pause you expect.
+ */
+export async function startDbosRecovery(options: DbosRecoveryOptions): Promise<DbosRecovery> {
+  const schema = options.schema ?? 'agentloop_dbos';
+  if (!/^[a-z_][a-z0-9_]*$/.test(schema)) {
+    throw new Error(`agentloop/dbos: schema "${schema}" must be a lower-case SQL identifier`);
+  }
+  const me = DBOS.executorID;
+  if (me === 'local') {
+    throw new Error(
+      'agentloop/dbos: recovery needs an executor id per process: DBOS.setConfig({ executorID: dbosExecutorId() }) before DBOS.launch()',
+    );
+  }
+  const { pool, queues } = options;
+  const leaseMs = options.leaseMs ?? 10_000;
+  const table = `"${schema}".executors`;
+  const onError =
+    options.onError ??
+    ((error: unknown) => process.stderr.write(`agentloop/dbos recovery: ${String(error)}\n`));
+  await pool.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`).catch(ignoreRace);
+  await pool
+    .query(
+      `CREATE TABLE IF NOT EXISTS ${table} (executor_id text PRIMARY KEY, expires_at timestamptz NOT NULL)`,
+    )
+    .catch(ignoreRace);
+  const renew = () =>
+    pool.query(
+      `INSERT INTO ${table} (executor_id, expires_at) VALUES ($1, now() + $2 * interval '1 millisecond')
+       ON CONFLICT (executor_id) DO UPDATE SET expires_at = EXCLUDED.expires_at`,
+      [me, leaseMs],
+    );
+  await renew();
+  let sweeping = false;
+  const sweep = async () => {
+    if (sweeping) return;
+    sweeping = true;
+    try {
+      const { rows } = await pool.query<{ executor_id: string }>(
+        `DELETE FROM ${table} WHERE expires_at < now() AND executor_id <> $1 RETURNING executor_id`,
+        [me],
+      );
+      for (const { executor_id: dead } of rows) {
+        const pending = await DBOS.listWorkflows({ status: 'PENDING', executorId: dead, queueName: queues });
+        for (const workflow of pending) {
+          await DBOS.resumeWorkflow(workflow.workflowID, { queueName: workflow.queueName ?? queues[0]! });
+          options.onTakeover?.({ workflowId: workflow.workflowID, from: dead });
+        }
+      }
+    } finally {
+      sweeping = false;
+    }
+  };
+  const renewal = setInterval(() => void renew().catch(onError), Math.max(50, Math.floor(leaseMs / 3)));
+  const sweeper = setInterval(() => void sweep().catch(onError), Math.max(50, Math.floor(leaseMs / 2)));
+  void sweep().catch(onError);
+  return {
+    async stop() {
+      clearInterval(renewal);
+      clearInterval(sweeper);
+      // Lapsed at once: whatever this process leaves unfinished is taken over by the next sweep.
+      await pool
+        .query(`UPDATE ${table} SET expires_at = now() - interval '1 second' WHERE executor_id = $1`, [me])
+        .catch(onError);
+    },
+  };
+}
+
+/** Two processes creating the schema or table at once: one gets a unique violation. */
+function ignoreRace(error: { code?: string }): void {
+  if (error.code !== '23505') throw error;
+}

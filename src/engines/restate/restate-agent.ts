@@ -1,0 +1,263 @@
+import type { ObjectContext, ObjectSharedContext } from '@restatedev/restate-sdk';
+import * as restate from '@restatedev/restate-sdk';
+import { type Agent, createAgent } from '../../agent/agent.js';
+import type { AgentOptions, ExecutionResult } from '../../agent/agent-options.js';
+import { isBusyState } from '../../machines/agent-states.js';
+import type { ToolCallInfo } from '../../machines/emitted-events.js';
+import { quiesce, RestateStepDriver } from './restate-steps.js';
+
+/** The agent options for a session (model, tools, instructions); the adapter sets the session and steps. */
+export type AgentOptionsFactory = (sessionId: string) => AgentOptions | Promise<AgentOptions>;
+
+/** Options of {@link restateAgent}. */
+export interface RestateAgentOptions {
+  /** Hears each agent the handler makes (one per turn and replay): listen to its events here. */
+  onAgent?: (agent: Agent<unknown>, sessionId: string) => void;
+}
+
+/** What the `state` handler answers: where the session stands (saved at each rest and approval wait). */
+export interface RestateSessionView {
+  sessionId: string;
+  /** The agent's state: `AwaitingInput` before the first turn, `Thinking` while a turn runs. */
+  state: string;
+  /** Turns started in the session. */
+  turn: number;
+  /** Calls waiting for an answer (`approve` / `reject`). */
+  pendingApprovals: ToolCallInfo[];
+  /** The last turn's answer and why it ended, once one ended. */
+  response?: string;
+  terminateReason?: string;
+  error?: string;
+}
+
+/** What `send` and `result` answer: the turn's outcome (its messages are in the session). */
+export interface RestateTurnResult {
+  success: boolean;
+  response: string;
+  terminateReason: string;
+  iterations: number;
+  state: string;
+  error?: string;
+}
+
+/** An answer to an approval, as `approve` and `reject` take it. */
+export interface ApprovalInput {
+  toolCallId: string;
+  always?: boolean;
+  reason?: string;
+}
+
+const SNAPSHOT = 'snapshot';
+const VIEW = 'view';
+const RESULT = 'result';
+const TURN = 'turn';
+const approvalKey = (toolCallId: string) => `approval:${toolCallId}`;
+
+/**
+ * An agent as a Restate virtual object named `name`, keyed by session id (docs/engines.md). `send`
+ * (exclusive) runs one turn: each model call, tool call and compaction is a `ctx.run` step of its
+ * journal, each approval an awakeable that `approve` / `reject` (shared) resolve from any client at
+ * any time while the invocation is suspended. `interrupt` (shared) cancels the running turn, which
+ * ends Interrupted. `state` and `result` (shared) read where the session stands. The session's
+ * snapshot is the object's state, written when a turn ends.
+ */
+export function restateAgent(
+  name: string,
+  agentOptions: AgentOptionsFactory,
+  options: RestateAgentOptions = {},
+) {
+  return restate.object({
+    name,
+    handlers: {
+      send: async (ctx: ObjectContext, input: unknown): Promise<RestateTurnResult> => {
+        const text = messageText(input, name, ctx.key);
+        return runTurn(ctx, text, agentOptions, options);
+      },
+      approve: restate.handlers.object.shared(
+        async (ctx: ObjectSharedContext, input: unknown): Promise<boolean> =>
+          answer(ctx, name, approvalInput(input, name, ctx.key, 'approve'), true),
+      ),
+      reject: restate.handlers.object.shared(
+        async (ctx: ObjectSharedContext, input: unknown): Promise<boolean> =>
+          answer(ctx, name, approvalInput(input, name, ctx.key, 'reject'), false),
+      ),
+      interrupt: restate.handlers.object.shared(async (ctx: ObjectSharedContext): Promise<boolean> => {
+        const turn = await ctx.get<string>(TURN);
+        if (!turn) return false;
+        ctx.cancel(restate.InvocationIdParser.fromString(turn));
+        return true;
+      }),
+      state: restate.handlers.object.shared(
+        async (ctx: ObjectSharedContext): Promise<RestateSessionView> =>
+          (await ctx.get<RestateSessionView>(VIEW)) ?? {
+            sessionId: ctx.key,
+            state: 'AwaitingInput',
+            turn: 0,
+            pendingApprovals: [],
+          },
+      ),
+      result: restate.handlers.object.shared(
+        async (ctx: ObjectSharedContext): Promise<RestateTurnResult | null> =>
+          (await ctx.get<RestateTurnResult>(RESULT)) ?? null,
+      ),
+    },
+  });
+}
+
+/** One turn, from the snapshot the last turn left to the next rest, through any approvals. */
+async function runTurn(
+  ctx: ObjectContext,
+  text: string,
+  agentOptions: AgentOptionsFactory,
+  options: RestateAgentOptions,
+): Promise<RestateTurnResult> {
+  const sessionId = ctx.key;
+  const snapshot = await ctx.get<NonNullable<AgentOptions['snapshot']>>(SNAPSHOT);
+  const base = await agentOptions(sessionId);
+  const driver = new RestateStepDriver(ctx);
+  const { store: _store, session: _session, ...rest } = base as AgentOptions & { session?: unknown };
+  const agent = createAgent({
+    ...rest,
+    sessionId,
+    ...(snapshot ? { snapshot } : {}),
+    durableSteps: driver,
+  }) as Agent<unknown>;
+  options.onAgent?.(agent, sessionId);
+  try {
+    ctx.set(TURN, ctx.request().id);
+    ctx.set(VIEW, {
+      sessionId,
+      state: 'Thinking',
+      turn: 0,
+      pendingApprovals: [],
+    } satisfies RestateSessionView);
+    let ended: { result: ExecutionResult<unknown> } | { error: unknown } | undefined;
+    agent.send(text).then(
+      (result) => {
+        ended = { result };
+      },
+      (error: unknown) => {
+        ended = { error };
+      },
+    );
+    const asked = new Set<string>();
+    for (;;) {
+      await quiesce();
+      if (ended) break;
+      // Calls newly waiting for approval get an awakeable each; the state tells clients where they stand.
+      const pending = agent.state === 'WaitingApproval' ? agent.pendingApprovals : [];
+      const fresh = pending.filter((call) => !asked.has(call.toolCallId));
+      for (const call of fresh) {
+        asked.add(call.toolCallId);
+        const awakeable = ctx.awakeable<ApprovalAnswerPayload>();
+        ctx.set(approvalKey(call.toolCallId), awakeable.id);
+        void driver.wait(awakeable.promise).then((given) => {
+          ctx.clear(approvalKey(call.toolCallId));
+          asked.delete(call.toolCallId);
+          if (!agent.pendingApprovals.some((p) => p.toolCallId === call.toolCallId)) return;
+          if (given?.approved) agent.approve(call.toolCallId, given.always ? { always: true } : {});
+          else agent.reject(call.toolCallId, given?.reason);
+        });
+      }
+      if (fresh.length > 0) ctx.set(VIEW, view(agent, agent.state));
+      if (driver.idle)
+        throw new Error(`agentloop/restate: the turn of session "${sessionId}" waits for nothing`);
+      if ((await driver.next()) === 'cancelled' && isBusyState(agent.state)) {
+        agent.interrupt('interrupted through Restate');
+      }
+    }
+    if ('error' in ended) throw ended.error;
+    const result = ended.result;
+    for (const id of asked) ctx.clear(approvalKey(id));
+    const turnResult: RestateTurnResult = {
+      success: result.success,
+      response: result.response,
+      terminateReason: result.terminateReason,
+      iterations: result.iterations,
+      state: agent.state,
+      ...(result.error !== undefined ? { error: result.error } : {}),
+    };
+    ctx.set(SNAPSHOT, agent.actor.getPersistedSnapshot());
+    ctx.set(RESULT, turnResult);
+    ctx.set(VIEW, view(agent, agent.state, turnResult));
+    ctx.clear(TURN);
+    return turnResult;
+  } finally {
+    agent.stop();
+  }
+}
+
+/** What an awakeable of an approval is resolved with. */
+interface ApprovalAnswerPayload {
+  approved: boolean;
+  always?: boolean;
+  reason?: string;
+}
+
+/** Resolves the awakeable of a pending call; false when no call of that id waits in the session. */
+async function answer(
+  ctx: ObjectSharedContext,
+  name: string,
+  input: ApprovalInput,
+  approved: boolean,
+): Promise<boolean> {
+  const id = await ctx.get<string>(approvalKey(input.toolCallId));
+  if (!id) {
+    throw new restate.TerminalError(
+      `agentloop/restate: no call "${input.toolCallId}" waits for approval in session "${ctx.key}" of agent "${name}"`,
+      { errorCode: 404 },
+    );
+  }
+  const payload: ApprovalAnswerPayload = approved
+    ? { approved, ...(input.always ? { always: true } : {}) }
+    : { approved, ...(input.reason !== undefined ? { reason: input.reason } : {}) };
+  ctx.resolveAwakeable(id, payload);
+  return true;
+}
+
+function view(agent: Agent<unknown>, state: string, result?: RestateTurnResult): RestateSessionView {
+  return {
+    sessionId: agent.sessionId,
+    state,
+    turn: agent.context.turn,
+    pendingApprovals: agent.pendingApprovals,
+    ...(result
+      ? {
+          response: result.response,
+          terminateReason: result.terminateReason,
+          ...(result.error !== undefined ? { error: result.error } : {}),
+        }
+      : {}),
+  };
+}
+
+/** The text of a `send`: `"text"` or `{ "text": "..." }`; anything else is refused naming the session. */
+function messageText(input: unknown, name: string, key: string): string {
+  const text = typeof input === 'string' ? input : (input as { text?: unknown } | null)?.text;
+  if (typeof text === 'string' && text.trim() !== '') return text;
+  throw new restate.TerminalError(
+    `agentloop/restate: send to session "${key}" of agent "${name}" needs a message: "text" or { "text": "..." }, got ${describe(input)}`,
+    { errorCode: 400 },
+  );
+}
+
+function approvalInput(input: unknown, name: string, key: string, handler: string): ApprovalInput {
+  const value = (typeof input === 'string' ? { toolCallId: input } : input) as Partial<ApprovalInput> | null;
+  if (value && typeof value.toolCallId === 'string' && value.toolCallId !== '') {
+    return {
+      toolCallId: value.toolCallId,
+      ...(value.always === true ? { always: true } : {}),
+      ...(typeof value.reason === 'string' ? { reason: value.reason } : {}),
+    };
+  }
+  throw new restate.TerminalError(
+    `agentloop/restate: ${handler} on session "${key}" of agent "${name}" needs { "toolCallId": "..." }, got ${describe(input)}`,
+    { errorCode: 400 },
+  );
+}
+
+function describe(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 80 ? `${text.slice(0, 80)}...` : text;
+}

@@ -1,0 +1,175 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildDist, cliPath, repoRoot } from './support/build-dist.js';
+import { runCli } from './support/cli-process.js';
+import { postgresUrl } from './support/postgres.js';
+import { type RestateServer, restateServerBinary, startRestateServer } from './support/restate-server.js';
+
+// agentloop worker --engine and agentloop send --engine, as users run them (node dist/cli/main.js),
+// on a real restate-server and on DBOS on the run's PostgreSQL cluster.
+
+const bundle = path.join(repoRoot, 'bundles', 'requirements-workflow');
+let work: string;
+const workers: ChildProcess[] = [];
+const cleanups: (() => Promise<void>)[] = [];
+process.env.RESTATE_LOGGING ??= 'ERROR';
+
+beforeAll(async () => {
+  await buildDist();
+  work = await mkdtemp(path.join(tmpdir(), 'agentloop-cli-engines-'));
+  await writeFile(
+    path.join(work, 'save.yaml'),
+    `turns:
+  - toolCalls:
+      - name: save_output
+        arguments: { file_path: "{output_folder}/notes.md", content: "hello notes" }
+  - content: Saved the notes.
+`,
+  );
+}, 180_000);
+
+afterAll(async () => {
+  for (const child of workers) child.kill('SIGKILL');
+  for (const step of cleanups.reverse()) await step().catch(() => {});
+  await rm(work, { recursive: true, force: true });
+});
+
+function startCliWorker(args: string[]) {
+  const child = spawn(process.execPath, [cliPath, 'worker', ...args], {
+    cwd: work,
+    env: { ...process.env, OPENAI_API_KEY: '', OPENAI_BASE_URL: '', NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  workers.push(child);
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const waitFor = async (pattern: RegExp, timeoutMs = 30_000) => {
+    const end = Date.now() + timeoutMs;
+    while (!pattern.test(stderr)) {
+      if (Date.now() > end || child.exitCode !== null)
+        throw new Error(`worker never printed ${pattern}; it printed:\n${stderr}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  };
+  return { child, exited, waitFor, stderr: () => stderr };
+}
+
+interface EngineCase {
+  worker: string[];
+  send: string[];
+}
+
+const engines: [string, () => Promise<EngineCase | undefined>][] = [
+  [
+    'restate',
+    async () => {
+      if ('missing' in restateServerBinary()) return undefined;
+      const server: RestateServer = await startRestateServer();
+      cleanups.push(() => server.stop());
+      return {
+        worker: ['--engine', 'restate', '--port', '0', '--register', server.admin],
+        send: ['--engine', 'restate', '--url', server.ingress],
+      };
+    },
+  ],
+  [
+    'dbos',
+    async () => {
+      const database = `dbos_cli_${randomBytes(5).toString('hex')}`;
+      const admin = new pg.Client(postgresUrl());
+      await admin.connect();
+      await admin.query(`CREATE DATABASE ${database}`);
+      await admin.end();
+      cleanups.push(async () => {
+        const client = new pg.Client(postgresUrl());
+        await client.connect();
+        await client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+        await client.end();
+      });
+      const url = new URL(postgresUrl());
+      url.pathname = `/${database}`;
+      return {
+        worker: ['--engine', 'dbos', '--database', url.href],
+        send: ['--engine', 'dbos', '--database', url.href],
+      };
+    },
+  ],
+];
+
+describe.each(engines)('agentloop worker and send --engine %s', (_name, makeCase) => {
+  it('a message waits for approval (exit 3), an answer from another process finishes the turn, SIGTERM stops the worker', async () => {
+    const engine = await makeCase();
+    if (!engine) return;
+    const output = await mkdtemp(path.join(work, 'out-'));
+    const agent = ['--agent', 'intake-facilitator'];
+    const worker = startCliWorker([
+      ...engine.worker,
+      '--bundle',
+      bundle,
+      ...agent,
+      '--output',
+      output,
+      '--scenario',
+      path.join(work, 'save.yaml'),
+    ]);
+    await worker.waitFor(/Ctrl-C stops/, 60_000);
+
+    const send = (args: string[]) =>
+      runCli(['send', ...engine.send, ...agent, '--session', 'notes-1', ...args], { timeoutMs: 60_000 });
+    const asked = await send(['save the notes', '--wait']);
+    expect(asked.code, asked.stderr).toBe(3);
+    expect(asked.stderr).toContain('session notes-1 waits for approval:\n');
+    expect(asked.stderr).toContain(
+      'call_0_0 save_output {"file_path":"{output_folder}/notes.md","content":"hello notes"}\n',
+    );
+    const unknown = await send(['--approve', 'call_9_9']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(
+      /no call "call_9_9" waits for approval in session "notes-1" of agent "intake-facilitator"/,
+    );
+
+    const approved = await send(['--approve', 'call_0_0', '--wait']);
+    expect(approved.code, approved.stderr).toBe(0);
+    expect(approved.stdout).toBe('Saved the notes.\n');
+    expect(await readFile(path.join(output, 'notes.md'), 'utf8')).toBe('hello notes');
+
+    worker.child.kill('SIGTERM');
+    expect(await worker.exited).toBe(0);
+    expect(worker.stderr()).toMatch(/stopped\n$/);
+  }, 180_000);
+});
+
+describe('agentloop worker --engine without the engine', () => {
+  it('says it cannot reach Restate, naming the address', async () => {
+    const result = await runCli(
+      [
+        'worker',
+        '--engine',
+        'restate',
+        '--port',
+        '0',
+        '--register',
+        'http://127.0.0.1:9',
+        '--bundle',
+        bundle,
+        '--agent',
+        'intake-facilitator',
+      ],
+      { timeoutMs: 30_000 },
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("cannot reach Restate's admin API at http://127.0.0.1:9");
+  }, 60_000);
+
+  it('refuses --engine with anything but restate or dbos (exit 2)', async () => {
+    const result = await runCli(['send', '--engine', 'temporal', '--agent', 'a', '--session', 's', 'hi']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--engine is restate or dbos');
+  });
+});

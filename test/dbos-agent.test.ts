@@ -1,0 +1,191 @@
+import { randomBytes } from 'node:crypto';
+import { DBOS } from '@dbos-inc/dbos-sdk';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { dbosAgent } from '../src/engines/dbos/index.js';
+import { defineTool } from '../src/index.js';
+import { type Scenario, type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
+import { postgresUrl } from './support/postgres.js';
+
+// DBOS on a database of its own in the run's throwaway PostgreSQL cluster; the model is the scripted
+// server through the real SDK. DBOS is one per process: one launch for the file, a session per test.
+
+const runs: string[] = [];
+const lookup = defineTool({
+  name: 'lookup',
+  description: 'reads a value',
+  parameters: z.object({ key: z.string() }),
+  idempotent: true,
+  execute: async ({ key }) => {
+    runs.push(`lookup ${key}`);
+    return `value of ${key}`;
+  },
+});
+const refund = defineTool({
+  name: 'refund',
+  description: 'refunds an order (asks first)',
+  parameters: z.object({ order: z.string() }),
+  needsApproval: true,
+  execute: async ({ order }) => {
+    runs.push(`refund ${order}`);
+    return `refunded ${order}`;
+  },
+});
+
+const scenarios = new Map<string, ScriptedServer>();
+const database = `dbos_${randomBytes(5).toString('hex')}`;
+let pool: pg.Pool;
+let agent: ReturnType<typeof dbosAgent>;
+
+beforeAll(async () => {
+  const admin = new pg.Client(postgresUrl());
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${database}`);
+  await admin.end();
+  const url = new URL(postgresUrl());
+  url.pathname = `/${database}`;
+  pool = new pg.Pool({ connectionString: url.href, max: 4 });
+  agent = dbosAgent(
+    'support',
+    (sessionId) => {
+      const model = scenarios.get(sessionId);
+      if (!model) throw new Error(`no scenario for ${sessionId}`);
+      return {
+        baseURL: model.url,
+        apiKey: 'test-key',
+        tools: [lookup, refund],
+        limits: { maxIterations: sessionId.startsWith('limit') ? 2 : 50 },
+      };
+    },
+    { pool, approvalWaitSeconds: 30 },
+  );
+  DBOS.setConfig({ name: 'agentloop-dbos-test', systemDatabaseUrl: url.href, logLevel: 'error' });
+  await DBOS.launch();
+  await agent.start();
+}, 60_000);
+
+afterAll(async () => {
+  await DBOS.shutdown();
+  await pool?.end();
+  await Promise.all([...scenarios.values()].map((s) => s.close()));
+  const admin = new pg.Client(postgresUrl());
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+  await admin.end();
+});
+
+async function session(id: string, scenario: Scenario): Promise<ScriptedServer> {
+  const model = await startScriptedServer({ scenario });
+  scenarios.set(id, model);
+  return model;
+}
+
+describe('agentloop/dbos on PostgreSQL', () => {
+  it('runs a text turn as a workflow and keeps the conversation for the next one', async () => {
+    const model = await session('text-1', { turns: [{ content: 'hello there' }, { content: 'again' }] });
+    expect(await agent.send('text-1', 'hi')).toMatchObject({
+      success: true,
+      response: 'hello there',
+      state: 'Completed',
+    });
+    expect((await agent.send('text-1', 'once more')).response).toBe('again');
+    expect(model.requests[1]!.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
+    expect(await agent.state('text-1')).toMatchObject({ state: 'Completed', turn: 2, response: 'again' });
+    expect(await agent.result('text-1')).toMatchObject({ response: 'again' });
+  });
+
+  it('runs parallel tool calls as steps of the workflow, each once', async () => {
+    runs.length = 0;
+    await session('tools-1', {
+      turns: [
+        {
+          toolCalls: [
+            { name: 'lookup', arguments: { key: 'a' } },
+            { name: 'lookup', arguments: { key: 'b' } },
+          ],
+        },
+        { content: 'both found' },
+      ],
+    });
+    const id = await agent.post('tools-1', 'look both up');
+    const result = await DBOS.retrieveWorkflow<{ response: string }>(id).getResult();
+    expect(result.response).toBe('both found');
+    expect(runs.sort()).toEqual(['lookup a', 'lookup b']);
+    const steps = (await DBOS.listWorkflowSteps(id))!.map((s) => s.name);
+    expect(steps).toEqual(
+      expect.arrayContaining([
+        'tools-1/1/1/model',
+        'tools-1/1/1/tools/call_0_0',
+        'tools-1/1/1/tool/call_0_0',
+        'tools-1/1/1/tool/call_0_1',
+        'tools-1/1/2/model',
+      ]),
+    );
+  });
+
+  it('waits for an approval sent to the turn workflow, then runs the call once', async () => {
+    runs.length = 0;
+    await session('approve-1', {
+      turns: [{ toolCalls: [{ name: 'refund', arguments: { order: 'o-7' } }] }, { content: 'refunded' }],
+    });
+    const id = await agent.post('approve-1', 'refund o-7');
+    const waiting = await until(async () => {
+      const view = await agent.state('approve-1');
+      return view.state === 'WaitingApproval' ? view : undefined;
+    });
+    expect(waiting.pendingApprovals.map((p) => p.name)).toEqual(['refund']);
+    expect(runs).toEqual([]);
+    await expect(agent.approve('approve-1', 'no-such-call')).rejects.toThrow(
+      /approve: no call "no-such-call" waits for approval in session "approve-1" of agent "support"/,
+    );
+    await agent.approve('approve-1', waiting.pendingApprovals[0]!.toolCallId);
+    const result = await DBOS.retrieveWorkflow<{ response: string }>(id).getResult();
+    expect(result.response).toBe('refunded');
+    expect(runs).toEqual(['refund o-7']);
+  });
+
+  it('interrupts a turn that waits for approval: it ends Interrupted and nothing runs', async () => {
+    runs.length = 0;
+    await session('interrupt-1', {
+      turns: [{ toolCalls: [{ name: 'refund', arguments: { order: 'o-8' } }] }, { content: 'next turn' }],
+    });
+    expect(await agent.interrupt('interrupt-1')).toBe(false);
+    const id = await agent.post('interrupt-1', 'refund o-8');
+    await until(async () =>
+      (await agent.state('interrupt-1')).state === 'WaitingApproval' ? true : undefined,
+    );
+    expect(await agent.interrupt('interrupt-1')).toBe(true);
+    const result = await DBOS.retrieveWorkflow<{ state: string; terminateReason: string }>(id).getResult();
+    expect(result).toMatchObject({ state: 'Interrupted', terminateReason: 'interrupted' });
+    expect(runs).toEqual([]);
+    expect((await agent.send('interrupt-1', 'go on')).response).toBe('next turn');
+  });
+
+  it('ends a turn at the iteration limit with a final answer', async () => {
+    await session('limit-1', {
+      turns: [
+        { toolCalls: [{ name: 'lookup', arguments: { key: 'x' } }] },
+        { toolCalls: [{ name: 'lookup', arguments: { key: 'y' } }] },
+        { content: 'stopped at the limit' },
+      ],
+    });
+    expect((await agent.send('limit-1', 'keep looking')).terminateReason).toBe('max_iterations');
+  });
+
+  it('refuses an empty message naming the session and agent', async () => {
+    await expect(agent.send('bad-1', '  ')).rejects.toThrow(
+      /send to session "bad-1" of agent "support" needs a message/,
+    );
+  });
+});
+
+async function until<T>(probe: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

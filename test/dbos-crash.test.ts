@@ -1,0 +1,145 @@
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { DBOSClient } from '@dbos-inc/dbos-sdk';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
+import { repoRoot } from './support/build-dist.js';
+import { postgresUrl } from './support/postgres.js';
+import { scriptChildren } from './support/script-child.js';
+
+/**
+ * The child: a DBOS worker process (from dist/, as users import agentloop/dbos) with its own executor
+ * id and the adapter's recovery, serving an agent with a tool that is not idempotent (`charge`, which
+ * takes long) and one that is (`lookup`). Each tool appends a line per start to a shared file. The
+ * test SIGKILLs the worker while `charge` runs and starts another: its recovery sees the first one's
+ * lease lapse, resumes the turn on the queue, and the replay answers from the recorded steps.
+ */
+const CHILD = `
+import { appendFileSync } from 'node:fs';
+import { DBOS } from '@dbos-inc/dbos-sdk';
+import pg from 'pg';
+import { z } from 'zod';
+import { defineTool } from ${JSON.stringify(pathToFileURL(path.join(repoRoot, 'dist', 'index.js')).href)};
+import { dbosAgent, dbosExecutorId, startDbosRecovery } from ${JSON.stringify(pathToFileURL(path.join(repoRoot, 'dist', 'engines', 'dbos', 'index.js')).href)};
+
+const [, configJson] = process.argv.slice(2);
+const config = JSON.parse(configJson);
+const log = (line) => appendFileSync(config.log, line + ' ' + process.pid + '\\n');
+const charge = defineTool({
+  name: 'charge',
+  description: 'charges a card',
+  parameters: z.object({ cents: z.number() }),
+  execute: async ({ cents }) => {
+    log('charge ' + cents);
+    await new Promise((r) => setTimeout(r, config.chargeMs));
+    return 'charged ' + cents;
+  },
+});
+const lookup = defineTool({
+  name: 'lookup',
+  description: 'reads a value',
+  parameters: z.object({ key: z.string() }),
+  idempotent: true,
+  execute: async ({ key }) => {
+    log('lookup ' + key);
+    await new Promise((r) => setTimeout(r, config.lookupMs));
+    return 'value of ' + key;
+  },
+});
+const pool = new pg.Pool({ connectionString: config.url, max: 3 });
+const agent = dbosAgent('pay', () => ({ baseURL: config.model, apiKey: 'k', tools: [charge, lookup] }), { pool });
+DBOS.setConfig({ name: 'agentloop-dbos-crash', systemDatabaseUrl: config.url, executorID: dbosExecutorId(), logLevel: 'error' });
+await DBOS.launch();
+await agent.start();
+await startDbosRecovery({ pool, queues: [agent.queue], leaseMs: config.leaseMs });
+process.stdout.write(JSON.stringify({ ready: DBOS.executorID }) + '\\n');
+`;
+
+const children = scriptChildren<'worker'>('dbos-crash-', CHILD);
+const database = `dbos_crash_${randomBytes(5).toString('hex')}`;
+
+describe('agentloop/dbos after a crash of the process running the turn', () => {
+  let url = '';
+  let model: ScriptedServer;
+  let client: DBOSClient;
+
+  beforeAll(async () => {
+    const admin = new pg.Client(postgresUrl());
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${database}`);
+    await admin.end();
+    const parsed = new URL(postgresUrl());
+    parsed.pathname = `/${database}`;
+    url = parsed.href;
+  });
+  afterAll(async () => {
+    await client?.destroy();
+    await model?.close();
+    const admin = new pg.Client(postgresUrl());
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    await admin.end();
+  });
+
+  it('another process takes the turn over: the cut charge is "outcome unknown", the lookup runs again', async () => {
+    model = await startScriptedServer({
+      scenario: {
+        turns: [
+          {
+            toolCalls: [
+              { name: 'charge', arguments: { cents: 500 } },
+              { name: 'lookup', arguments: { key: 'order' } },
+            ],
+          },
+          { content: 'checked: the charge may not have gone through' },
+        ],
+      },
+    });
+    const log = path.join(children.work(), 'tools.log');
+    const config = { url, model: model.url, log, chargeMs: 60_000, lookupMs: 60_000, leaseMs: 1000 };
+    const first = children.run('worker', config, (line) => 'ready' in line);
+    await first.reached;
+    client = await DBOSClient.create({ systemDatabaseUrl: url });
+    const handle = await client.enqueue(
+      { workflowName: 'agentloop.turn.pay', queueName: 'agentloop_pay', queuePartitionKey: 'crash-1' },
+      'crash-1',
+      'charge 5 dollars',
+    );
+    await until(async () => {
+      const lines = await readFile(log, 'utf8').catch(() => '');
+      return lines.includes('charge 500') && lines.includes('lookup order') ? true : undefined;
+    });
+    first.child.kill('SIGKILL');
+    await first.exited;
+
+    const second = children.run(
+      'worker',
+      { ...config, chargeMs: 10, lookupMs: 10 },
+      (line) => 'ready' in line,
+    );
+    await second.reached;
+    const result = (await handle.getResult()) as { response: string };
+    expect(result.response).toBe('checked: the charge may not have gone through');
+    const lines = (await readFile(log, 'utf8')).trim().split('\n');
+    expect(lines.filter((l) => l.startsWith('charge'))).toHaveLength(1);
+    expect(lines.filter((l) => l.startsWith('lookup'))).toHaveLength(2);
+    const tools = model.requests[1]!.messages.filter((m) => m.role === 'tool');
+    expect(String(tools[0]!.content)).toMatch(/^Outcome unknown: tool call "charge"/);
+    expect(tools[1]!.content).toBe('value of order');
+    expect(model.requests).toHaveLength(2);
+    second.child.kill('SIGTERM');
+  }, 120_000);
+});
+
+async function until<T>(probe: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -1,0 +1,195 @@
+import * as restate from '@restatedev/restate-sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { restateAgent, restateClient } from '../src/engines/restate/index.js';
+import { defineTool } from '../src/index.js';
+import { type Scenario, type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
+import { deferred } from './support/harness.js';
+import {
+  type RestateServer,
+  restateServerBinary,
+  serveEndpoint,
+  startRestateServer,
+} from './support/restate-server.js';
+
+// The agent served by a real restate-server (from the npm package) on loopback ports, the model by the
+// scripted server through the real SDK. Each test uses its own session ids.
+
+// The SDK logs each invocation at INFO; the tests want its warnings only.
+process.env.RESTATE_LOGGING ??= 'WARN';
+const binary = restateServerBinary();
+if ('missing' in binary) console.warn(`restate tests skipped: ${binary.missing}`);
+
+const runs: string[] = [];
+let gate = deferred();
+const lookup = defineTool({
+  name: 'lookup',
+  description: 'reads a value',
+  parameters: z.object({ key: z.string() }),
+  idempotent: true,
+  execute: async ({ key }) => {
+    runs.push(`lookup ${key}`);
+    return `value of ${key}`;
+  },
+});
+const refund = defineTool({
+  name: 'refund',
+  description: 'refunds an order (asks first)',
+  parameters: z.object({ order: z.string() }),
+  needsApproval: true,
+  execute: async ({ order }) => {
+    runs.push(`refund ${order}`);
+    return `refunded ${order}`;
+  },
+});
+const slow = defineTool({
+  name: 'slow',
+  description: 'waits for the test',
+  parameters: z.object({}),
+  execute: async (_args, ctx) => {
+    runs.push('slow');
+    await Promise.race([gate.promise, new Promise((r) => ctx.signal.addEventListener('abort', r))]);
+    return 'slow done';
+  },
+});
+
+/** One scripted server per session: the scenario each session's agent talks to. */
+const scenarios = new Map<string, ScriptedServer>();
+
+describe.skipIf('missing' in binary)('agentloop/restate on a real restate-server', () => {
+  let server: RestateServer;
+  let endpoint: { url: string; close(): Promise<void> };
+  let client: ReturnType<typeof restateClient>;
+
+  beforeAll(async () => {
+    server = await startRestateServer();
+    const agent = restateAgent('support', (sessionId) => {
+      const model = scenarios.get(sessionId);
+      if (!model) throw new Error(`no scenario for ${sessionId}`);
+      return {
+        baseURL: model.url,
+        apiKey: 'test-key',
+        tools: [lookup, refund, slow],
+        limits: { maxIterations: sessionId.startsWith('limit') ? 2 : 50 },
+      };
+    });
+    endpoint = await serveEndpoint(restate.endpoint().bind(agent).http2Handler());
+    await server.register(endpoint.url);
+    client = restateClient({ url: server.ingress, agent: 'support' });
+  }, 60_000);
+
+  afterAll(async () => {
+    await endpoint?.close();
+    await server?.stop();
+    await Promise.all([...scenarios.values()].map((s) => s.close()));
+  });
+
+  const session = async (id: string, scenario: Scenario) => {
+    scenarios.set(id, await startScriptedServer({ scenario }));
+    return scenarios.get(id)!;
+  };
+
+  it('runs a text turn and keeps the conversation for the next one', async () => {
+    const model = await session('text-1', { turns: [{ content: 'hello there' }, { content: 'again' }] });
+    const first = await client.send('text-1', 'hi');
+    expect(first).toMatchObject({ success: true, response: 'hello there', state: 'Completed' });
+    const second = await client.send('text-1', 'once more');
+    expect(second.response).toBe('again');
+    // The second request carries the first turn: the snapshot was kept in Restate's state.
+    expect(model.requests[1]!.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
+    expect(await client.result('text-1')).toMatchObject({ response: 'again' });
+    expect(await client.state('text-1')).toMatchObject({ state: 'Completed', turn: 2, pendingApprovals: [] });
+  });
+
+  it('runs parallel tool calls as steps, each once', async () => {
+    runs.length = 0;
+    await session('tools-1', {
+      turns: [
+        {
+          toolCalls: [
+            { name: 'lookup', arguments: { key: 'a' } },
+            { name: 'lookup', arguments: { key: 'b' } },
+          ],
+        },
+        { content: 'both found' },
+      ],
+    });
+    const result = await client.send('tools-1', 'look both up');
+    expect(result.response).toBe('both found');
+    expect(runs.sort()).toEqual(['lookup a', 'lookup b']);
+  });
+
+  it('waits for an approval answered later through the ingress, then runs the call once', async () => {
+    runs.length = 0;
+    await session('approve-1', {
+      turns: [{ toolCalls: [{ name: 'refund', arguments: { order: 'o-7' } }] }, { content: 'refunded' }],
+    });
+    await client.post('approve-1', 'refund o-7');
+    const waiting = await until(async () => {
+      const view = await client.state('approve-1');
+      return view.state === 'WaitingApproval' ? view : undefined;
+    });
+    expect(waiting.pendingApprovals.map((p) => p.name)).toEqual(['refund']);
+    expect(runs).toEqual([]);
+    await expect(client.approve('approve-1', 'no-such-call')).rejects.toThrow(
+      /no call "no-such-call" waits for approval in session "approve-1" of agent "support"/,
+    );
+    expect(await client.approve('approve-1', waiting.pendingApprovals[0]!.toolCallId)).toBe(true);
+    const result = await until(() => client.result('approve-1').then((r) => r ?? undefined));
+    expect(result.response).toBe('refunded');
+    expect(runs).toEqual(['refund o-7']);
+  });
+
+  it('interrupts a running turn: it ends Interrupted and the next message goes on', async () => {
+    runs.length = 0;
+    gate = deferred();
+    await session('interrupt-1', {
+      turns: [{ toolCalls: [{ name: 'slow', arguments: {} }] }, { content: 'after the interrupt' }],
+    });
+    await client.post('interrupt-1', 'go slow');
+    await until(async () => (runs.includes('slow') ? true : undefined));
+    expect(await client.interrupt('interrupt-1')).toBe(true);
+    const result = await until(() => client.result('interrupt-1').then((r) => r ?? undefined));
+    expect(result).toMatchObject({ state: 'Interrupted', terminateReason: 'interrupted' });
+    gate.resolve();
+    expect(await client.interrupt('interrupt-1')).toBe(false);
+    expect((await client.send('interrupt-1', 'go on')).response).toBe('after the interrupt');
+  });
+
+  it('ends a turn at the iteration limit with a final answer', async () => {
+    await session('limit-1', {
+      turns: [
+        { toolCalls: [{ name: 'lookup', arguments: { key: 'x' } }] },
+        { toolCalls: [{ name: 'lookup', arguments: { key: 'y' } }] },
+        { content: 'stopped at the limit' },
+      ],
+    });
+    const result = await client.send('limit-1', 'keep looking');
+    expect(result.terminateReason).toBe('max_iterations');
+  });
+
+  it('refuses a message without text, naming the session and agent', async () => {
+    await expect(client.send('bad-1', '')).rejects.toThrow(
+      /send to session "bad-1" of agent "support" needs a message/,
+    );
+  });
+});
+
+describe('restateClient without a server', () => {
+  it('names the engine and the address it could not reach', async () => {
+    const client = restateClient({ url: 'http://127.0.0.1:9', agent: 'support' });
+    await expect(client.send('s', 'hi')).rejects.toThrow(
+      /cannot reach Restate at http:\/\/127\.0\.0\.1:9 \(send on session "s"\)/,
+    );
+  });
+});
+
+async function until<T>(probe: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -1,0 +1,136 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { restateClient } from '../src/engines/restate/index.js';
+import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
+import { repoRoot } from './support/build-dist.js';
+import { type RestateServer, restateServerBinary, startRestateServer } from './support/restate-server.js';
+import { scriptChildren } from './support/script-child.js';
+
+/**
+ * The child: the agent's Restate endpoint (from dist/, as users import agentloop/restate) on the port
+ * it is given (0: one the OS picks), with a tool that is not idempotent (`charge`, which takes long)
+ * and one that is (`lookup`). Each tool appends a line per start to a shared file. The test SIGKILLs
+ * the child while `charge` runs and starts another on the same port: Restate retries the invocation
+ * there, and the replay answers from the journal.
+ */
+const CHILD = `
+import http2 from 'node:http2';
+import { appendFileSync } from 'node:fs';
+import * as restate from '@restatedev/restate-sdk';
+import { z } from 'zod';
+import { defineTool } from ${JSON.stringify(pathToFileURL(path.join(repoRoot, 'dist', 'index.js')).href)};
+import { restateAgent } from ${JSON.stringify(pathToFileURL(path.join(repoRoot, 'dist', 'engines', 'restate', 'index.js')).href)};
+
+const [, configJson] = process.argv.slice(2);
+const config = JSON.parse(configJson);
+console.info = console.error;
+console.debug = console.error;
+const log = (line) => appendFileSync(config.log, line + ' ' + process.pid + '\\n');
+const charge = defineTool({
+  name: 'charge',
+  description: 'charges a card',
+  parameters: z.object({ cents: z.number() }),
+  execute: async ({ cents }) => {
+    log('charge ' + cents);
+    await new Promise((r) => setTimeout(r, config.chargeMs));
+    return 'charged ' + cents;
+  },
+});
+const lookup = defineTool({
+  name: 'lookup',
+  description: 'reads a value',
+  parameters: z.object({ key: z.string() }),
+  idempotent: true,
+  execute: async ({ key }) => {
+    log('lookup ' + key);
+    await new Promise((r) => setTimeout(r, config.lookupMs));
+    return 'value of ' + key;
+  },
+});
+const agent = restateAgent('pay', () => ({ baseURL: config.model, apiKey: 'k', tools: [charge, lookup] }));
+const server = http2.createServer(restate.endpoint().bind(agent).http2Handler());
+server.listen(config.port, '127.0.0.1', () => {
+  process.stdout.write(JSON.stringify({ port: server.address().port }) + '\\n');
+});
+`;
+
+// The children inherit it: the SDK logs invocations on stdout, where they report JSON lines.
+process.env.RESTATE_LOGGING ??= 'ERROR';
+const binary = restateServerBinary();
+const children = scriptChildren<'endpoint'>('restate-crash-', CHILD);
+
+describe.skipIf('missing' in binary)(
+  'agentloop/restate after a crash of the process running the turn',
+  () => {
+    let server: RestateServer;
+    let model: ScriptedServer;
+
+    beforeAll(async () => {
+      server = await startRestateServer();
+    }, 60_000);
+    afterAll(async () => {
+      await server?.stop();
+      await model?.close();
+    });
+
+    it('answers the cut non-idempotent call "outcome unknown", runs the idempotent one again, and finishes the turn', async () => {
+      model = await startScriptedServer({
+        scenario: {
+          turns: [
+            {
+              toolCalls: [
+                { name: 'charge', arguments: { cents: 500 } },
+                { name: 'lookup', arguments: { key: 'order' } },
+              ],
+            },
+            { content: 'checked: the charge may not have gone through' },
+          ],
+        },
+      });
+      const log = path.join(children.work(), 'tools.log');
+      const config = { model: model.url, log, chargeMs: 60_000, lookupMs: 60_000, port: 0 };
+      const first = children.run('endpoint', config, (line) => typeof line.port === 'number');
+      const port = (await first.reached).at(-1)!.port as number;
+      await server.register(`http://127.0.0.1:${port}`);
+      const client = restateClient({ url: server.ingress, agent: 'pay' });
+      await client.post('crash-1', 'charge 5 dollars');
+      await until(async () => {
+        const lines = await readFile(log, 'utf8').catch(() => '');
+        return lines.includes('charge 500') && lines.includes('lookup order') ? true : undefined;
+      });
+      first.child.kill('SIGKILL');
+      await first.exited;
+
+      const second = children.run(
+        'endpoint',
+        { ...config, port, chargeMs: 10, lookupMs: 10 },
+        (line) => 'port' in line,
+      );
+      await second.reached;
+      const result = await until(() => client.result('crash-1').then((r) => r ?? undefined), 60_000);
+      expect(result.response).toBe('checked: the charge may not have gone through');
+      const lines = (await readFile(log, 'utf8')).trim().split('\n');
+      // The charge ran once (in the killed process); the lookup ran again in the new one.
+      expect(lines.filter((l) => l.startsWith('charge'))).toHaveLength(1);
+      expect(lines.filter((l) => l.startsWith('lookup'))).toHaveLength(2);
+      const tools = model.requests[1]!.messages.filter((m) => m.role === 'tool');
+      expect(String(tools[0]!.content)).toMatch(/^Outcome unknown: tool call "charge"/);
+      expect(tools[1]!.content).toBe('value of order');
+      // The model was asked once per iteration: the first reply came from the journal in the replay.
+      expect(model.requests).toHaveLength(2);
+      second.child.kill('SIGTERM');
+    }, 120_000);
+  },
+);
+
+async function until<T>(probe: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
