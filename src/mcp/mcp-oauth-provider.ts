@@ -9,6 +9,7 @@ import type { McpAuthOptions } from './mcp-auth.js';
 import { defaultAuthDir, McpAuthStore } from './mcp-auth-store.js';
 import { isHttpServer, type McpOAuthConfig, type McpServerConfig } from './mcp-config.js';
 import { LoopbackRedirect } from './mcp-oauth-redirect.js';
+import { assertSecureAuthUrl, checkDiscovery } from './mcp-oauth-urls.js';
 import { McpSignInRequired } from './mcp-sign-in-required.js';
 
 /** Thrown inside the SDK's flow when only a refresh was wanted (it stops before a new sign-in). */
@@ -42,6 +43,8 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   #opening: Promise<LoopbackRedirect> | undefined;
   #verifier = '';
   #refreshOnly = false;
+  /** What discovery found in this process (never read from the auth folder: it may sit in a project). */
+  #discovery: OAuthDiscoveryState | undefined;
   /** Every token seen, to take out of text that leaves this folder. */
   readonly #known = new Set<string>();
 
@@ -129,6 +132,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   async redirectToAuthorization(authorizationUrl: URL): Promise<void> {
     const { signIn, server } = this.#o;
     if (!signIn || this.#refreshOnly) throw new McpSignInRequired(server);
+    assertSecureAuthUrl(server, 'the authorization endpoint', authorizationUrl);
     await this.#listen();
     signIn(server, authorizationUrl);
   }
@@ -147,6 +151,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
       this.#verifier = '';
       return;
     }
+    if (scope === 'all' || scope === 'discovery') this.#discovery = undefined;
     await this.#o.store.update(this.#o.url, (r) => {
       const { url } = r;
       if (scope === 'all') return { url };
@@ -155,12 +160,19 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     });
   }
 
+  /**
+   * Checks what discovery found (https endpoints, the issuer: {@link checkDiscovery}) before the SDK
+   * registers, sends the user to sign in or asks for tokens, and keeps it for this process only: the
+   * auth folder can sit in a project a repository brings, so endpoints read back from it could be
+   * anyone's. Each process discovers from the server's own metadata once (docs/security.md).
+   */
   async saveDiscoveryState(state: OAuthDiscoveryState): Promise<void> {
-    await this.#o.store.update(this.#o.url, (r) => ({ ...r, discovery: { ...state } }));
+    checkDiscovery(this.#o.server, state);
+    this.#discovery = { ...state };
   }
 
   async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
-    return (await this.#o.store.read(this.#o.url))?.discovery as OAuthDiscoveryState | undefined;
+    return this.#discovery;
   }
 
   /** The authorization code of the sign-in under way (after {@link redirectToAuthorization}). */
