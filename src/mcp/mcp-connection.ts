@@ -296,6 +296,12 @@ export class McpServerConnection {
       }
       const signIn = signInRequired(error);
       if (signIn) throw signIn;
+      // Another call met the same 401 at once (or its connection was closed for the sign-in one of
+      // them started): it waits for that sign-in too.
+      if (this.#state === 'signin')
+        throw new Error(
+          `MCP server "${this.name}" needs you to sign in again: open the link agentloop printed`,
+        );
       const { McpError, ErrorCode } = mcpSdk();
       const closed = error instanceof McpError && error.code === ErrorCode.ConnectionClosed;
       if (closed || this.#client !== client) {

@@ -42,6 +42,8 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   #redirect: LoopbackRedirect | undefined;
   #opening: Promise<LoopbackRedirect> | undefined;
   #verifier = '';
+  /** The `state` of the sign-in whose link was given, while it waits for the browser. */
+  #shown: string | undefined;
   #refreshOnly = false;
   /** What discovery found in this process (never read from the auth folder: it may sit in a project). */
   #discovery: OAuthDiscoveryState | undefined;
@@ -77,8 +79,13 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     return (await this.#o.store.read(this.#o.url))?.tokens !== undefined;
   }
 
+  /**
+   * The `state` of a new sign-in. While one whose link was given waits for the browser, calls that
+   * meet a 401 meanwhile (several tools at once) join it: same state, same verifier, no second link.
+   */
   async state(): Promise<string> {
     if (this.#refreshOnly) throw new RefreshOnly();
+    if (this.#shown !== undefined) return this.#shown;
     const redirect = await this.#listen();
     const state = randomBytes(32).toString('base64url');
     redirect.expect(state);
@@ -133,12 +140,14 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     const { signIn, server } = this.#o;
     if (!signIn || this.#refreshOnly) throw new McpSignInRequired(server);
     assertSecureAuthUrl(server, 'the authorization endpoint', authorizationUrl);
+    if (this.#shown !== undefined) return; // joined the sign-in whose link was given
     await this.#listen();
+    this.#shown = authorizationUrl.searchParams.get('state') ?? '';
     signIn(server, authorizationUrl);
   }
 
   saveCodeVerifier(codeVerifier: string): void {
-    this.#verifier = codeVerifier;
+    if (this.#shown === undefined) this.#verifier = codeVerifier;
   }
 
   codeVerifier(): string {
@@ -182,6 +191,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
 
   /** Stops listening for the browser (the sign-in finished or was given up). */
   endSignIn(reason?: string): void {
+    this.#shown = undefined;
     this.#redirect?.close(reason);
     this.#redirect = undefined;
     this.#opening = undefined;
