@@ -31,7 +31,12 @@ describe('agentloop worker --mcp-config', () => {
     const sessions = path.join(dir, 'sessions');
     const stop = new AbortController();
     let stderr = '';
-    const io = { stdout: () => {}, stderr: (text: string) => void (stderr += text) };
+    const io = {
+      stdout: () => {},
+      stderr: (text: string) => {
+        stderr += text;
+      },
+    };
     const worker = runWorkerCommand(
       [
         '--store',

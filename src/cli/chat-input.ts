@@ -152,7 +152,10 @@ export class ChatInput {
    * what was typed, the cursor where it was. Otherwise `write` runs as it is.
    */
   above(write: () => void): void {
-    if (!this.#streams.terminal || this.#muted || !this.#waiter) return write();
+    if (!this.#streams.terminal || this.#muted || !this.#waiter) {
+      write();
+      return;
+    }
     this.#streams.output.write('\r\x1b[2K');
     write();
     this.#rl.prompt(true);
