@@ -296,8 +296,7 @@ export class McpServerConnection {
       }
       const signIn = signInRequired(error);
       if (signIn) throw signIn;
-      // Another call met the same 401 at once (or its connection was closed for the sign-in one of
-      // them started): it waits for that sign-in too.
+      // Another call met the same 401 at once (or lost its connection to that sign-in): it waits too.
       if (this.#state === 'signin')
         throw new Error(
           `MCP server "${this.name}" needs you to sign in again: open the link agentloop printed`,
