@@ -90,6 +90,19 @@ describe('agent.stop() during a turn', () => {
   });
 });
 
+describe('agent.close() before any message', () => {
+  it('resolves on an agent that never sent, with and without a session store', async () => {
+    const plain = await agentFor({ turns: [{ content: 'hi' }] });
+    await plain.close();
+    const ready = await agentFor({ turns: [{ content: 'hi' }] });
+    await ready.ready();
+    await ready.close();
+    const stored = await agentFor({ turns: [{ content: 'hi' }] }, { store: new FileSessionStore({ dir }) });
+    await stored.close();
+    await expect(plain.send('late')).rejects.toThrow(/agent was stopped/);
+  });
+});
+
 describe('approvals answered while a session loads', () => {
   /** A session saved waiting for approval of a deploy, and a second agent loading it (not awaited). */
   async function loadingInApproval(session: string, runs: string[]) {

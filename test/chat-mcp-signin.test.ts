@@ -63,12 +63,18 @@ describe('chat with a server that needs sign-in', () => {
     tmux.type('chat', 'count please');
     text = await tmux.waitFor('chat', /Counted locally\.[\s\S]*you ›\s*$/);
 
+    // Half a command typed at the prompt when the browser comes back.
+    tmux.run('send-keys', '-t', 'chat', '-l', '/too');
+    await tmux.waitFor('chat', /you › \/too\s*$/);
     // The browser: the authorization page consents and sends it back to the chat's loopback listener.
     const consent = await fetch(link!, { redirect: 'manual' });
     expect((await fetch(consent.headers.get('location')!)).status).toBe(200);
 
-    await tmux.waitFor('chat', /MCP server remote: signed in, 2 tools/, 10_000);
-    tmux.type('chat', '/tools');
+    // The line lands above the prompt, never in the text being typed, which stays to be finished.
+    text = await tmux.waitFor('chat', /MCP server remote: signed in, 2 tools/, 10_000);
+    expect(text).toMatch(/^MCP server remote: signed in, 2 tools\nyou › \/too\s*$/m);
+    expect(text).not.toMatch(/\/tooMCP/);
+    tmux.type('chat', 'ls');
     text = await tmux.waitFor('chat', /MCP server remote \(ready, 2 tools\)[\s\S]*you ›\s*$/, 10_000);
     expect(text).toMatch(/remote__echo runs /);
 

@@ -104,6 +104,38 @@ describe('agentloop --otel', () => {
     expect(attribute(root, 'agentloop.terminate_reason')).toEqual({ stringValue: 'completed' });
   }, 60_000);
 
+  it("run joins the caller's trace that TRACEPARENT / TRACESTATE name; a bad TRACEPARENT is named", async () => {
+    const trace = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const parent = '00f067aa0ba902b7';
+    const scenario = path.join(dir, 'traced.yaml');
+    await writeFile(scenario, 'turns:\n  - content: joined\n');
+    listener.bodies.length = 0;
+    const joined = await runCli(['run', '--otel', '--scenario', scenario, 'say hello'], {
+      cwd: dir,
+      env: {
+        OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+        TRACEPARENT: `00-${trace}-${parent}-01`,
+        TRACESTATE: 'promptfoo=eval-1',
+      },
+    });
+    expect(joined.code, joined.stderr).toBe(0);
+    const root = spansOf(listener.bodies).spans.find((s) => s.name.startsWith('invoke_agent '))!;
+    expect(root.traceId).toBe(trace);
+    expect(root.parentSpanId).toBe(parent);
+    expect((root as OtlpSpan & { traceState?: string }).traceState).toBe('promptfoo=eval-1');
+
+    listener.bodies.length = 0;
+    const bad = await runCli(['run', '--otel', '--scenario', scenario, 'say hello'], {
+      cwd: dir,
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, TRACEPARENT: 'not-a-trace' },
+    });
+    expect(bad.code, bad.stderr).toBe(0);
+    expect(bad.stderr).toContain('--otel: TRACEPARENT is not a W3C traceparent');
+    expect(bad.stderr).toContain('"not-a-trace"');
+    const own = spansOf(listener.bodies).spans.find((s) => s.name.startsWith('invoke_agent '))!;
+    expect(own.parentSpanId ?? '').toBe('');
+  }, 60_000);
+
   it('without the SDK installed, one line names the install command and the command runs', async () => {
     // The built package beside a node_modules holding everything but @opentelemetry.
     const bare = path.join(dir, 'bare');
@@ -177,7 +209,11 @@ describe('agentloop --otel', () => {
       ],
       {
         cwd: dir,
-        env: { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint },
+        env: {
+          ...env,
+          OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+          TRACEPARENT: `00-${'a1'.repeat(16)}-${'b2'.repeat(8)}-01`,
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );
@@ -207,6 +243,9 @@ describe('agentloop --otel', () => {
     expect(root.attributes.find((a) => a.key === 'gen_ai.conversation.id')?.value).toEqual({
       stringValue: 'w-1',
     });
+    // The message carried no trace of its own: the turn joined the one TRACEPARENT names.
+    expect(root.traceId).toBe('a1'.repeat(16));
+    expect(root.parentSpanId).toBe('b2'.repeat(8));
   }, 90_000);
 
   it('Ctrl-C in the middle of a turn still exports its spans before the process ends', async () => {

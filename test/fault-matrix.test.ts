@@ -344,10 +344,14 @@ const CELLS: Cell[] = [
   },
 ];
 
+/** Each cell on both wires (docs/providers.md), streamed and not; the cells on load are the store's, one wire. */
 const MODES = [
-  { label: 'stream', stream: true },
-  { label: 'non-stream', stream: false },
+  { label: 'stream', stream: true, api: 'chat-completions' },
+  { label: 'non-stream', stream: false, api: 'chat-completions' },
+  { label: 'responses stream', stream: true, api: 'responses' },
+  { label: 'responses non-stream', stream: false, api: 'responses' },
 ] as const;
+const LOAD_MODES = MODES.slice(0, 2);
 
 // Any unhandled rejection or uncaught exception during a cell (one a test) fails that cell.
 const crashes = watchCrashes();
@@ -388,7 +392,11 @@ async function sessionsDir(): Promise<string> {
   return dir;
 }
 
-async function runCell(cell: Cell, stream: boolean): Promise<Observation> {
+async function runCell(
+  cell: Cell,
+  stream: boolean,
+  api: (typeof MODES)[number]['api'],
+): Promise<Observation> {
   const server = await startScriptedServer({
     respond: (request, index) =>
       isFollowUp(request.messages as Message[])
@@ -407,6 +415,7 @@ async function runCell(cell: Cell, stream: boolean): Promise<Observation> {
     baseURL: server.url,
     apiKey: 'test-key',
     stream,
+    api,
     tools: tools.tools,
     retry: { baseDelayMs: 1, maxDelayMs: 4, retryAfterCapMs: 25, jitter: 'none' },
     ...session,
@@ -676,13 +685,13 @@ describe('fault matrix', () => {
   for (const cell of CELLS) {
     for (const mode of MODES) {
       it(`${cell.name} [${mode.label}]`, async () => {
-        observed.set(`${cell.name}|${mode.label}`, await runCell(cell, mode.stream));
+        observed.set(`${cell.name}|${mode.label}`, await runCell(cell, mode.stream, mode.api));
       });
     }
   }
 
   for (const cell of LOAD_CELLS) {
-    for (const mode of MODES) {
+    for (const mode of LOAD_MODES) {
       it(`${cell.name} [${mode.label}]`, async () => {
         loadObserved.set(`${cell.name}|${mode.label}`, await runLoadCell(cell, mode.stream));
       });
@@ -699,7 +708,7 @@ describe('fault matrix', () => {
       }),
     );
     const loadRows = LOAD_CELLS.flatMap((cell, i) =>
-      MODES.map((mode) => {
+      LOAD_MODES.map((mode) => {
         const n = CELLS.length + i + 1;
         const o = loadObserved.get(`${cell.name}|${mode.label}`);
         if (!o) return `| ${n} | ${cell.name} | ${mode.label} | (not run) | | | | |`;
@@ -731,6 +740,11 @@ describe('fault matrix', () => {
       'where every started tool call has its result; the retry count and waits match; no unhandled',
       'rejection or uncaught exception. Retry policy in the test: `{ baseDelayMs: 1, maxDelayMs: 4,',
       "retryAfterCapMs: 25, jitter: 'none' }`, 4 attempts. See docs/reliability.md.",
+      '',
+      'Every cell runs on both wires: Chat Completions (modes `stream`, `non-stream`) and the Responses',
+      "API (`api: 'responses'`, modes `responses stream`, `responses non-stream`), the scripted server",
+      'answering each in its own format and cutting a Responses stream inside its text or arguments',
+      "events. The cells on load are the store's and run on Chat Completions.",
       '',
       'Session store faults: the disk-full cell runs on a real `FileSessionStore` in a temp dir whose',
       'appends and saves fail with a real ENOSPC from the start of the turn until it ends (the',

@@ -19,14 +19,20 @@ export function machineInput(
   return { ...(sessionId ? { sessionId } : {}), messages, limits };
 }
 
-/** Resolves when the actor leaves Initializing (subscribe before `actor.start()`). */
+/**
+ * Resolves when the actor leaves Initializing, or stops before it did (an agent closed before its
+ * first message: nothing else would ever say so). Subscribe before `actor.start()`.
+ */
 export function leftInitializing(actor: Actor<AgentMachine>): Promise<void> {
   return new Promise<void>((resolve) => {
-    const sub = actor.subscribe((s) => {
-      if (!s.matches('Initializing')) {
-        sub.unsubscribe();
-        resolve();
-      }
+    const sub = actor.subscribe({
+      next: (s) => {
+        if (!s.matches('Initializing')) {
+          sub.unsubscribe();
+          resolve();
+        }
+      },
+      complete: resolve,
     });
   });
 }

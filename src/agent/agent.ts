@@ -12,6 +12,7 @@ import type { McpServerStatus } from '../mcp/mcp-servers.js';
 import type { RestoreReport } from '../session/restore-plan.js';
 import type { SessionRecord, SessionStore } from '../session/session-store.js';
 import type { SkillDiscovery } from '../skills/skill-discovery.js';
+import { checkTraceParent, type TraceParent } from '../telemetry/trace-parent.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { Plan } from '../tools/update-plan-tool.js';
 import type { InspectionAttachment } from './agent-inspection.js';
@@ -216,19 +217,20 @@ export class Agent<TOutput = unknown> {
   /**
    * Sends a user message; resolves when the turn rests (Completed, Interrupted or Error). Approvals are
    * answered meanwhile with `approve` / `reject`. `inbox`: the inbox item it comes from (workers);
-   * `traceParent`: the turn's telemetry parent (a tool call's `ctx.telemetry`, a carried W3C context).
+   * `traceParent`: the turn's parent (a `traceparent` text, a carrier, a tool's `ctx.telemetry`).
    */
   async send(
     text: string,
-    options: { inbox?: number; traceParent?: unknown } = {},
+    options: { inbox?: number; traceParent?: TraceParent | undefined } = {},
   ): Promise<ExecutionResult<TOutput>> {
+    const parent = checkTraceParent(options.traceParent, 'agent.send');
     this.#assertRunning();
     await this.#ready;
     this.#assertRunning();
     const refusal = sendRefusal(this.state, this.actor.getSnapshot().context);
     if (refusal) throw new Error(refusal);
     this.#persistence?.tagNextUserMessage(options.inbox);
-    this.#telemetry?.startTurn('message', text, options.traceParent);
+    this.#telemetry?.startTurn('message', text, parent);
     return this.#turn({ type: 'USER_MESSAGE', text, at: Date.now() });
   }
 

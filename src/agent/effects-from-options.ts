@@ -1,5 +1,6 @@
 import type OpenAI from 'openai';
 import { DEFAULTS } from '../defaults.js';
+import { unsupportedResponsesField } from '../llm/responses-request.js';
 import { callLlmEffect } from '../machines/actors/call-llm.js';
 import { compactEffect } from '../machines/actors/compact-conversation.js';
 import type { ToolRunHooks } from '../machines/actors/run-tools.js';
@@ -60,6 +61,12 @@ export function effectsFromOptions(options: AgentOptions<unknown>, env: EffectsE
       : createContextGuard(model, () => registry.toJSON(), options.contextWindow ?? {}));
   const providers = options.contextProviders ?? [];
   const price = modelPrice(model, options);
+  const unsupported = options.api === 'responses' ? unsupportedResponsesField(options.request) : undefined;
+  if (unsupported !== undefined)
+    throw new Error(
+      `createAgent: request.${unsupported} has no equivalent in the Responses API (api: 'responses'): ` +
+        "leave it out, or use api: 'chat-completions'",
+    );
   // A `prepareMessages` of the caller's compacts when it reports `overCompactAt`.
   const compacts = options.compaction !== false && options.contextWindow !== false;
   const callLlm = callLlmEffect({

@@ -9,13 +9,13 @@ import type {
   TelemetryHandle,
   ToolEndInfo,
   ToolStartInfo,
-  TraceCarrier,
   TurnEndInfo,
   TurnStartInfo,
 } from '../telemetry/agent-telemetry.js';
 import { guardedTelemetry } from '../telemetry/guarded-telemetry.js';
 import type { TelemetryScope } from '../telemetry/telemetry-scope.js';
 import { lastTraceContext, type TraceContextRecord } from '../telemetry/trace-context-record.js';
+import type { CheckedTraceParent } from '../telemetry/trace-parent.js';
 
 /** What the agent's telemetry needs to know of the agent. */
 export interface TurnTelemetryBase {
@@ -72,9 +72,9 @@ export class TurnTelemetry implements TelemetryScope {
   /**
    * A turn starts (before the machine hears of it: its first model call may start in the same step).
    * `parent`: an opaque handle (a subagent's tool call, the approval a continuation follows) or a
-   * carried trace context (`SessionClient`, the transcript).
+   * carried trace context (`SessionClient`, the transcript, the caller's `traceParent`).
    */
-  startTurn(kind: TurnStartInfo['kind'], input?: string, parent?: TelemetryHandle | TraceCarrier): void {
+  startTurn(kind: TurnStartInfo['kind'], input?: string, parent?: CheckedTraceParent): void {
     if (this.#open) this.#end({ terminateReason: 'interrupted' });
     const info: TurnStartInfo = {
       sessionId: this.#base.sessionId(),
@@ -85,7 +85,7 @@ export class TurnTelemetry implements TelemetryScope {
       redact: this.#base.redact,
     };
     if (input !== undefined) info.input = input;
-    const from = isCarrier(parent) ? this.#hooks.fromCarrier(parent) : parent;
+    const from = parent && ('carrier' in parent ? this.#hooks.fromCarrier(parent.carrier) : parent.handle);
     if (from !== undefined) info.parent = from;
     this.#turn = this.#hooks.turnStart(info);
     this.#open = true;
@@ -167,7 +167,7 @@ export class TurnTelemetry implements TelemetryScope {
     });
     if (!this.#open && remaining === 0) {
       const waited = this.#waitMs;
-      this.startTurn('continuation', undefined, wait.handle);
+      this.startTurn('continuation', undefined, { handle: wait.handle });
       this.#waitMs = waited;
     }
   }
@@ -261,12 +261,4 @@ export function withTraceRestore<
       heard?.(entries);
     },
   };
-}
-
-function isCarrier(value: unknown): value is TraceCarrier {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as { traceparent?: unknown }).traceparent === 'string'
-  );
 }

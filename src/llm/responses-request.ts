@@ -69,6 +69,18 @@ const SAME = new Set([
 ]);
 
 /**
+ * The first `request` field the Responses API has no equivalent for (`seed`, `stop`, `n`,
+ * `logit_bias`, ...), or `undefined`: the agent refuses it when it is created, naming the field.
+ */
+export function unsupportedResponsesField(
+  request: Readonly<Record<string, unknown>> | undefined,
+): string | undefined {
+  return Object.entries(request ?? {}).find(
+    ([key, value]) => value !== undefined && !RENAMED[key] && !SAME.has(key),
+  )?.[0];
+}
+
+/**
  * The Responses body (without `stream`): the model, the conversation as input items, function tools
  * with `tool_choice` (`auto`, or `none` when tools are disabled), `store: false` and the encrypted
  * reasoning included. `options.request` fields are mapped (`max_completion_tokens` ->

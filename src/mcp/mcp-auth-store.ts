@@ -11,7 +11,7 @@ export interface McpAuthRecord {
   tokens?: Record<string, unknown> & { access_token: string; refresh_token?: string; expires_at?: number };
   /** The client registration (dynamic, or a client ID metadata document's URL). */
   client?: Record<string, unknown> & { client_id: string };
-  /** The authorization server found for the server (saves the discovery requests next time). */
+  /** Written by earlier versions (what discovery found); ignored: discovery is kept in memory only. */
   discovery?: Record<string, unknown>;
 }
 

@@ -5,6 +5,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { DEFAULTS } from '../defaults.js';
 import { isHttpServer, type McpServerConfig } from './mcp-config.js';
 import { StoredOAuthProvider } from './mcp-oauth-provider.js';
+import { authCheckedFetch } from './mcp-oauth-urls.js';
 import { mcpResultText } from './mcp-result.js';
 import { loadMcpSdk, type McpSdk, mcpSdk } from './mcp-sdk.js';
 import type { McpServerState } from './mcp-server-state.js';
@@ -116,7 +117,7 @@ export class McpServerConnection {
           ? stdioTransport(config as Parameters<typeof stdioTransport>[0], (chunk) =>
               this.#stderr.keep(chunk),
             )
-          : httpTransport(config as Parameters<typeof httpTransport>[0], kind, this.options.auth);
+          : httpTransport(config as Parameters<typeof httpTransport>[0], kind, this.options.auth, this.name);
       try {
         await client.connect(transport, { timeout });
         this.#client = client;
@@ -201,7 +202,8 @@ export class McpServerConnection {
     const provider = this.options.auth;
     const config = this.config;
     if (!(provider instanceof StoredOAuthProvider) || !isHttpServer(config)) return;
-    await provider.refreshIfExpiring(() => mcpSdk().auth(provider, { serverUrl: config.url }));
+    const fetchFn = authCheckedFetch(this.name, config.url);
+    await provider.refreshIfExpiring(() => mcpSdk().auth(provider, { serverUrl: config.url, fetchFn }));
   }
 
   /** `message` without any token of this server's provider. */
@@ -294,6 +296,11 @@ export class McpServerConnection {
       }
       const signIn = signInRequired(error);
       if (signIn) throw signIn;
+      // Another call met the same 401 at once (or lost its connection to that sign-in): it waits too.
+      if (this.#state === 'signin')
+        throw new Error(
+          `MCP server "${this.name}" needs you to sign in again: open the link agentloop printed`,
+        );
       const { McpError, ErrorCode } = mcpSdk();
       const closed = error instanceof McpError && error.code === ErrorCode.ConnectionClosed;
       if (closed || this.#client !== client) {

@@ -9,6 +9,7 @@ import type { McpAuthOptions } from './mcp-auth.js';
 import { defaultAuthDir, McpAuthStore } from './mcp-auth-store.js';
 import { isHttpServer, type McpOAuthConfig, type McpServerConfig } from './mcp-config.js';
 import { LoopbackRedirect } from './mcp-oauth-redirect.js';
+import { assertSecureAuthUrl, checkDiscovery } from './mcp-oauth-urls.js';
 import { McpSignInRequired } from './mcp-sign-in-required.js';
 
 /** Thrown inside the SDK's flow when only a refresh was wanted (it stops before a new sign-in). */
@@ -41,7 +42,11 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   #redirect: LoopbackRedirect | undefined;
   #opening: Promise<LoopbackRedirect> | undefined;
   #verifier = '';
+  /** The `state` of the sign-in whose link was given, while it waits for the browser. */
+  #shown: string | undefined;
   #refreshOnly = false;
+  /** What discovery found in this process (never read from the auth folder: it may sit in a project). */
+  #discovery: OAuthDiscoveryState | undefined;
   /** Every token seen, to take out of text that leaves this folder. */
   readonly #known = new Set<string>();
 
@@ -74,8 +79,13 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     return (await this.#o.store.read(this.#o.url))?.tokens !== undefined;
   }
 
+  /**
+   * The `state` of a new sign-in. While one whose link was given waits for the browser, calls that
+   * meet a 401 meanwhile (several tools at once) join it: same state, same verifier, no second link.
+   */
   async state(): Promise<string> {
     if (this.#refreshOnly) throw new RefreshOnly();
+    if (this.#shown !== undefined) return this.#shown;
     const redirect = await this.#listen();
     const state = randomBytes(32).toString('base64url');
     redirect.expect(state);
@@ -129,12 +139,15 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   async redirectToAuthorization(authorizationUrl: URL): Promise<void> {
     const { signIn, server } = this.#o;
     if (!signIn || this.#refreshOnly) throw new McpSignInRequired(server);
+    assertSecureAuthUrl(server, 'the authorization endpoint', authorizationUrl);
+    if (this.#shown !== undefined) return; // joined the sign-in whose link was given
     await this.#listen();
+    this.#shown = authorizationUrl.searchParams.get('state') ?? '';
     signIn(server, authorizationUrl);
   }
 
   saveCodeVerifier(codeVerifier: string): void {
-    this.#verifier = codeVerifier;
+    if (this.#shown === undefined) this.#verifier = codeVerifier;
   }
 
   codeVerifier(): string {
@@ -147,6 +160,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
       this.#verifier = '';
       return;
     }
+    if (scope === 'all' || scope === 'discovery') this.#discovery = undefined;
     await this.#o.store.update(this.#o.url, (r) => {
       const { url } = r;
       if (scope === 'all') return { url };
@@ -155,12 +169,19 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     });
   }
 
+  /**
+   * Checks what discovery found (https endpoints, the issuer: {@link checkDiscovery}) before the SDK
+   * registers, sends the user to sign in or asks for tokens, and keeps it for this process only: the
+   * auth folder can sit in a project a repository brings, so endpoints read back from it could be
+   * anyone's. Each process discovers from the server's own metadata once (docs/security.md).
+   */
   async saveDiscoveryState(state: OAuthDiscoveryState): Promise<void> {
-    await this.#o.store.update(this.#o.url, (r) => ({ ...r, discovery: { ...state } }));
+    checkDiscovery(this.#o.server, state);
+    this.#discovery = { ...state };
   }
 
   async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
-    return (await this.#o.store.read(this.#o.url))?.discovery as OAuthDiscoveryState | undefined;
+    return this.#discovery;
   }
 
   /** The authorization code of the sign-in under way (after {@link redirectToAuthorization}). */
@@ -170,6 +191,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
 
   /** Stops listening for the browser (the sign-in finished or was given up). */
   endSignIn(reason?: string): void {
+    this.#shown = undefined;
     this.#redirect?.close(reason);
     this.#redirect = undefined;
     this.#opening = undefined;

@@ -1,6 +1,7 @@
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { McpHttpServerConfig, McpStdioServerConfig } from './mcp-config.js';
+import { authCheckedFetch } from './mcp-oauth-urls.js';
 import { mcpSdk } from './mcp-sdk.js';
 
 /** How a remote server is spoken to: Streamable HTTP, or the older HTTP+SSE transport. */
@@ -20,16 +21,20 @@ export function stdioTransport(config: McpStdioServerConfig, onStderr: (chunk: s
   return transport;
 }
 
-/** A remote server's transport of `kind`, with its headers and (when it signs in) the OAuth provider. */
+/**
+ * A remote server's transport of `kind`, with its headers and (when it signs in) the OAuth provider
+ * and a fetch that refuses authorization servers off this machine without https.
+ */
 export function httpTransport(
   config: McpHttpServerConfig,
   kind: McpHttpTransportKind,
   authProvider: OAuthClientProvider | undefined,
+  server = config.url,
 ): Transport {
   const { StreamableHTTPClientTransport, SSEClientTransport } = mcpSdk();
   const options = {
     requestInit: { headers: config.headers ?? {} },
-    ...(authProvider ? { authProvider } : {}),
+    ...(authProvider ? { authProvider, fetch: authCheckedFetch(server, config.url) } : {}),
   };
   const url = new URL(config.url);
   // Both send `requestInit`'s headers with every request (the SSE stream's GET too).

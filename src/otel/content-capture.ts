@@ -72,7 +72,7 @@ export function outputMessages(
       name: call.name,
       arguments: parsedArguments(call.arguments),
     });
-  return [{ role: 'assistant', parts, finish_reason: finishReason ?? 'stop' }];
+  return [{ role: 'assistant', parts, finish_reason: modelFinishReason(finishReason) }];
 }
 
 /** A user's text as `gen_ai.input.messages`. */
@@ -80,9 +80,64 @@ export function userMessage(text: string): ConventionMessage[] {
   return [{ role: 'user', parts: [{ type: 'text', content: text }] }];
 }
 
-/** A turn's answer as `gen_ai.output.messages`. */
-export function answerMessage(text: string, finishReason: string): ConventionMessage[] {
-  return [{ role: 'assistant', parts: [{ type: 'text', content: text }], finish_reason: finishReason }];
+/**
+ * A turn's answer as `gen_ai.output.messages`, its `finish_reason` the conventions' value for the
+ * turn's terminate reason ({@link turnFinishReason}).
+ */
+export function answerMessage(text: string, terminateReason: string): ConventionMessage[] {
+  return [
+    {
+      role: 'assistant',
+      parts: [{ type: 'text', content: text }],
+      finish_reason: turnFinishReason(terminateReason),
+    },
+  ];
+}
+
+/** The finish reasons the GenAI conventions name for an output message. */
+export type GenAiFinishReason = 'stop' | 'length' | 'content_filter' | 'tool_call' | 'error';
+
+/**
+ * A model reply's finish reason in the conventions' terms: Chat Completions' `tool_calls` (and the
+ * older `function_call`) is `tool_call`; `stop`, `length` and `content_filter` are the same; anything
+ * else (a provider's own value) is `stop`, and none (a reply cut short) is `error`.
+ */
+export function modelFinishReason(reason: string | undefined): GenAiFinishReason {
+  if (reason === undefined || reason === '') return 'error';
+  if (reason === 'tool_calls' || reason === 'function_call' || reason === 'tool_call') return 'tool_call';
+  if (reason === 'length' || reason === 'content_filter') return reason;
+  return 'stop';
+}
+
+/**
+ * A turn's terminate reason in the conventions' terms (the reason itself stays in
+ * `agentloop.terminate_reason`): an answer or a question is `stop`; the model's token limit and the
+ * turn's own limits on iterations, tokens and cost are `length`; a filtered reply is `content_filter`;
+ * an error, a timeout, an interrupt, repeated calls and a failing streak are `error`.
+ */
+export function turnFinishReason(terminateReason: string): GenAiFinishReason {
+  switch (terminateReason) {
+    case 'completed':
+    case 'question':
+      return 'stop';
+    case 'length':
+    case 'max_iterations':
+    case 'token_budget':
+    case 'cost_budget':
+      return 'length';
+    case 'content_filter':
+      return 'content_filter';
+    default:
+      return 'error';
+  }
+}
+
+/**
+ * A span's status message: `text` redacted and, when longer than `max`, cut with a note of how much
+ * was, as captured content's strings are.
+ */
+export function statusMessage(text: string, redact: <T>(v: T) => T, max: number): string {
+  return cutString(redact(text), Math.max(MIN_KEPT, max));
 }
 
 /** Arguments as JSON when they parse (the conventions record an object), else the text as sent. */
@@ -133,11 +188,13 @@ function collectLengths(value: unknown, into: number[]): void {
     for (const v of Object.values(value)) collectLengths(v, into);
 }
 
+function cutString(value: string, limit: number): string {
+  if (value.length <= limit) return value;
+  return `${value.slice(0, limit)}…[${value.length - limit} chars cut]`;
+}
+
 function cutStrings(value: unknown, limit: number): unknown {
-  if (typeof value === 'string') {
-    if (value.length <= limit) return value;
-    return `${value.slice(0, limit)}…[${value.length - limit} chars cut]`;
-  }
+  if (typeof value === 'string') return cutString(value, limit);
   if (Array.isArray(value)) return value.map((v) => cutStrings(v, limit));
   if (typeof value === 'object' && value !== null) {
     const out: Record<string, unknown> = {};

@@ -26,6 +26,7 @@ import {
   inputMessages,
   outputMessages,
   parsedArguments,
+  statusMessage,
   userMessage,
 } from './content-capture.js';
 import { ATTR, PROVIDER, requestAttributes, serverAttributes, usageAttributes } from './genai-attributes.js';
@@ -87,6 +88,12 @@ export function otelTelemetry(options: OtelTelemetryOptions = {}): AgentTelemetr
   const content = (span: Span, name: string, value: unknown, redact: <T>(v: T) => T) => {
     if (capture) span.setAttribute(name, capturedJson(value, redact, max));
   };
+  /** An ERROR status whose message says why (redacted and cut: a trace UI shows it as is). */
+  const failed = (span: Span, message: string | undefined, redact: <T>(v: T) => T) =>
+    span.setStatus({
+      code: SpanStatusCode.ERROR,
+      ...(message ? { message: statusMessage(message, redact, max) } : {}),
+    });
   const start = (
     name: string,
     kind: SpanKind,
@@ -143,10 +150,7 @@ export function otelTelemetry(options: OtelTelemetryOptions = {}): AgentTelemetr
         content(span, ATTR.outputMessages, answerMessage(info.response, info.terminateReason), handle.redact);
       if (info.terminateReason === 'error' || info.terminateReason === 'timeout') {
         span.setAttribute(ATTR.errorType, info.error?.code ?? info.terminateReason);
-        span.setStatus({
-          code: SpanStatusCode.ERROR,
-          ...(info.error ? { message: handle.redact(info.error.message) } : {}),
-        });
+        failed(span, info.error?.message, handle.redact);
       }
       span.end();
     },
@@ -192,10 +196,7 @@ export function otelTelemetry(options: OtelTelemetryOptions = {}): AgentTelemetr
         content(span, ATTR.outputMessages, outputMessages(info.output, info.finishReason), redact);
       if (info.errorType !== undefined) {
         span.setAttribute(ATTR.errorType, info.errorType);
-        span.setStatus({
-          code: SpanStatusCode.ERROR,
-          ...(info.errorMessage ? { message: redact(info.errorMessage) } : {}),
-        });
+        failed(span, info.errorMessage, redact);
       }
       metrics?.record(call, info);
       span.end();
@@ -241,7 +242,7 @@ export function otelTelemetry(options: OtelTelemetryOptions = {}): AgentTelemetr
       content(tool.span, ATTR.toolResult, info.result, tool.turn?.redact ?? noRedaction);
       if (info.errorType !== undefined) {
         tool.span.setAttribute(ATTR.errorType, info.errorType);
-        tool.span.setStatus({ code: SpanStatusCode.ERROR });
+        failed(tool.span, info.errorMessage, tool.turn?.redact ?? noRedaction);
       }
       tool.span.end();
     },

@@ -7,8 +7,7 @@ import {
   trace,
 } from '@opentelemetry/api';
 import type { TraceCarrier } from '../telemetry/agent-telemetry.js';
-
-const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
+import { parseTraceparent } from '../telemetry/trace-parent.js';
 
 /**
  * The W3C `traceparent` (and `tracestate`) of the span in a context; `undefined` without a valid one.
@@ -29,12 +28,12 @@ export function carrierOfContext(ctx: Context | undefined): TraceCarrier | undef
  * not a valid `traceparent` (a carrier is read from a file or a message: it is checked, never trusted).
  */
 export function contextOfCarrier(carrier: TraceCarrier): Context {
-  const match = typeof carrier?.traceparent === 'string' ? TRACEPARENT.exec(carrier.traceparent) : null;
-  if (!match) return ROOT_CONTEXT;
+  const fields = typeof carrier?.traceparent === 'string' ? parseTraceparent(carrier.traceparent) : undefined;
+  if (!fields) return ROOT_CONTEXT;
   const spanContext: SpanContext = {
-    traceId: match[1]!,
-    spanId: match[2]!,
-    traceFlags: Number.parseInt(match[3]!, 16),
+    traceId: fields.traceId,
+    spanId: fields.spanId,
+    traceFlags: fields.flags,
     isRemote: true,
   };
   if (typeof carrier.tracestate === 'string' && carrier.tracestate.length <= 512)

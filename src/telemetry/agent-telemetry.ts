@@ -148,6 +148,8 @@ export interface ToolStartInfo {
 export interface ToolEndInfo {
   /** Set when it failed: `timeout`, `tool_error`, `interrupted`, `invalid_arguments`, `unknown_tool`. */
   errorType?: string;
+  /** Why it failed, as the model is told (a span's status message; redact it before recording it). */
+  errorMessage?: string;
   /** The result text the model gets (content capture only). */
   result: string;
 }

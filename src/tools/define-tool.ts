@@ -1,6 +1,7 @@
 import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completions';
 import { type ZodObject, type ZodRawShape, z } from 'zod';
 import type { Message } from '../llm/message.js';
+import type { ToolTelemetry } from '../telemetry/trace-parent.js';
 
 /** What a tool's `execute` receives besides its arguments. */
 export interface ToolContext {
@@ -30,7 +31,7 @@ export interface ToolContext {
    * The telemetry handle of this call's run (`createAgent({ telemetry })`), opaque: a subagent started
    * by the tool passes it on as its turn's parent. Absent without telemetry.
    */
-  telemetry?: unknown;
+  telemetry?: ToolTelemetry;
 }
 
 /** Decides per call whether a tool needs the user's approval before it runs. */

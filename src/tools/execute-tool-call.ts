@@ -1,4 +1,6 @@
+import type { ToolEndInfo } from '../telemetry/agent-telemetry.js';
 import type { TelemetryScope } from '../telemetry/telemetry-scope.js';
+import { toolTelemetry } from '../telemetry/trace-parent.js';
 import type { ToolContext } from './define-tool.js';
 import { idempotencyKeyFor } from './idempotency-key.js';
 import type { ToolCallRequest, ToolResult } from './tool-call.js';
@@ -80,7 +82,7 @@ export async function executeToolCall(
       durationMs: Math.round((performance.now() - started) * 1000) / 1000,
     };
     if (deadlineExceeded) result.deadlineExceeded = true;
-    telemetry?.toolEnd(span, errorType ? { errorType, result: result.content } : { result: result.content });
+    telemetry?.toolEnd(span, toolEndInfo(result.content, errorType));
     return result;
   };
 
@@ -128,7 +130,7 @@ export async function executeToolCall(
       return controller.signal;
     },
   };
-  if (span !== undefined) context.telemetry = span;
+  if (span !== undefined) context.telemetry = toolTelemetry(span);
   const failed = (error: unknown): ToolResult => {
     if (error instanceof ToolTimeoutError) {
       return finish(
@@ -191,10 +193,13 @@ export function reportLedgerResult(
 ): void {
   const info = toolStartInfo(call, registry, idempotencyKeyFor(sessionId, call.id));
   const span = telemetry.toolStart({ ...info, fromLedger: true });
-  telemetry.toolEnd(
-    span,
-    result.isError ? { errorType: 'tool_error', result: result.content } : { result: result.content },
-  );
+  telemetry.toolEnd(span, toolEndInfo(result.content, result.isError ? 'tool_error' : undefined));
+}
+
+/** What telemetry hears of a call as it ends: a failed one's message is its result without `Error: `. */
+function toolEndInfo(content: string, errorType: string | undefined): ToolEndInfo {
+  if (errorType === undefined) return { result: content };
+  return { errorType, errorMessage: content.replace(/^Error: /, ''), result: content };
 }
 
 /** What telemetry hears of a call as it starts. */

@@ -5,6 +5,7 @@ import { appliedInboxSeqs, type InboxItem } from '../session/session-inbox.js';
 import type { SessionLease } from '../session/session-lease.js';
 import type { SessionRecord } from '../session/session-store.js';
 import type { TranscriptEntry } from '../session/transcript.js';
+import { validCarrier } from '../telemetry/trace-parent.js';
 import { untilSettled } from './agent-settled.js';
 import type { InboxSessionStore } from './session-client.js';
 
@@ -178,10 +179,9 @@ function apply(agent: Agent<unknown>, item: InboxItem): void {
     // A message while approvals wait ends that turn first, as typing a new message in the chat does.
     if (agent.state === 'WaitingApproval') agent.interrupt('a new message arrived');
     if (isBusyState(agent.state)) return;
-    // Only a carrier's shape passes (the item was read from a store); its text is checked where it is parsed.
-    const trace = item.trace;
-    const traced =
-      typeof trace?.traceparent === 'string' ? { traceParent: { traceparent: trace.traceparent } } : {};
+    // Only a valid carrier passes (the item was read from a store): one that is not starts a trace of its own.
+    const carrier = validCarrier(item.trace);
+    const traced = carrier ? { traceParent: carrier } : {};
     void agent.send(item.text, { inbox: item.seq, ...traced }).catch(() => {});
     return;
   }

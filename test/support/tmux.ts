@@ -46,7 +46,8 @@ export class Tmux {
     return this.run('capture-pane', '-p', '-J', '-S', '-500', '-t', name);
   }
 
-  async waitFor(name: string, pattern: RegExp, timeoutMs = 10_000): Promise<string> {
+  /** Waits for `pattern` on the screen; generous, since it returns as soon as it matches (a loaded machine is slow). */
+  async waitFor(name: string, pattern: RegExp, timeoutMs = 30_000): Promise<string> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const text = this.screen(name);

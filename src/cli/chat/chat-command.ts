@@ -180,9 +180,12 @@ export async function runChatCommand(
             // A server that needs sign-in prints its link; its tools join once the browser comes back.
             mcpAuth: {
               dir: authDirBeside(store.dir),
-              signIn: terminalSignIn((line) => renderer.unwrappedLine(terminalSafe(line))),
+              // Lines that may come while the user types at the prompt go above it.
+              signIn: terminalSignIn((line) => input.above(() => renderer.unwrappedLine(terminalSafe(line)))),
               signedIn: (server, tools) =>
-                renderer.line(`MCP server ${terminalSafe(server)}: signed in, ${tools} tools`),
+                input.above(() =>
+                  renderer.line(`MCP server ${terminalSafe(server)}: signed in, ${tools} tools`),
+                ),
             },
             sessionInfo: {
               ...(loaded.bundle ? { bundle: loaded.bundle.root } : {}),

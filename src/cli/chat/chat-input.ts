@@ -146,6 +146,21 @@ export class ChatInput {
     this.#streams.output.write(`\x1b[${rows}A\r\x1b[J${this.#wrap(echoed).join('\n')}\n`);
   }
 
+  /**
+   * Writes lines (`write`) that arrive while the user types at a prompt (an MCP server signed in) above
+   * that prompt: the row being typed is cleared, the lines written, and the prompt shown again with
+   * what was typed, the cursor where it was. Otherwise `write` runs as it is.
+   */
+  above(write: () => void): void {
+    if (!this.#streams.terminal || this.#muted || !this.#waiter) {
+      write();
+      return;
+    }
+    this.#streams.output.write('\r\x1b[2K');
+    write();
+    this.#rl.prompt(true);
+  }
+
   /** Ends the prompt being shown: its `question` resolves with null (Ctrl+C on an empty line). */
   cancel(): void {
     const waiter = this.#waiter;

@@ -5,6 +5,8 @@ import { loadCliAgent, projectFolder, SKILLS_FLAG, SKILLS_USAGE } from '../cli-a
 import { cliApprovalPolicy } from '../cli-approvals.js';
 import { parseFlags, positiveInteger, UsageError } from '../cli-args.js';
 import type { CommandIo } from '../command-io.js';
+import { MCP_CONFIG_FLAG, mcpServersFlag, mcpSourcesLine } from '../flags/mcp-config-flag.js';
+import { projectAuthDir } from '../flags/mcp-sign-in.js';
 import { OTEL_FLAG, OTEL_USAGE, startCliOtel } from '../flags/otel-flag.js';
 import { openCliStore, STORE_FLAG_OPTIONS, STORE_USAGE } from '../flags/store-flag.js';
 import { connectModel, MODEL_FLAG_OPTIONS, modelFlags, modelOptions } from '../model/model-connection.js';
@@ -25,7 +27,11 @@ ${STORE_USAGE}  --project <dir>       the project folder (default: current direc
   --bundle <root>       a bundle folder or an installed BMAD tree elsewhere
   --agent <id>          the agent that runs every session
   --output <dir>        where save_output may write (default: the bundle config's output_folder)
-${SKILLS_USAGE}  --concurrency <n>     sessions carried at once (default 4)
+${SKILLS_USAGE}  --mcp-config <file>   an mcp.json ({ "mcpServers": { ... } }): the servers' tools join the agent's
+                        (repeat for more files; the project's .mcp.json is read first when present);
+                        each session carried starts its own servers, and a server that needs a
+                        sign-in is reported (agentloop mcp login <name>)
+  --concurrency <n>     sessions carried at once (default 4)
   --base-url <url> --model <id> --api-key <key> --scenario <file> --api <chat-completions|responses>
                         the model (default: OPENAI_BASE_URL / OPENAI_API_KEY / OPENAI_MODEL; with none,
                         the bundle's scripted demo, scenarios/<agent>.yaml, when it ships one)
@@ -43,6 +49,7 @@ export async function runWorkerCommand(args: string[], io: CommandIo, signal?: A
       project: { type: 'string' },
       output: { type: 'string' },
       ...SKILLS_FLAG,
+      ...MCP_CONFIG_FLAG,
       concurrency: { type: 'string' },
       ...MODEL_FLAG_OPTIONS,
       ...OTEL_FLAG,
@@ -67,6 +74,15 @@ export async function runWorkerCommand(args: string[], io: CommandIo, signal?: A
   });
   const say = (text: string) => io.stderr(`${terminalSafe(createRedactor().redact(text))}\n`);
   for (const warning of cliAgent.warnings) say(warning);
+  const project = projectFolder(values.project);
+  const mcp = await mcpServersFlag(values['mcp-config'], project);
+  const mcpSources = mcpSourcesLine(mcp);
+  if (mcpSources) say(mcpSources);
+  const withMcp =
+    Object.keys(mcp.servers).length > 0
+      ? // No one to sign in here: a server that needs it is reported (agentloop mcp login <name>).
+        { mcpServers: mcp.servers, mcpAuth: { dir: projectAuthDir(project) } }
+      : {};
   const closers: (() => Promise<void>)[] = [];
   try {
     const otel = await startCliOtel(values.otel, io);
@@ -82,6 +98,7 @@ export async function runWorkerCommand(args: string[], io: CommandIo, signal?: A
         name: cliAgent.name,
         ...modelOptions(connection),
         approval: cliApprovalPolicy(false),
+        ...withMcp,
         ...(otel.telemetry ? { telemetry: otel.telemetry } : {}),
         sessionInfo: {
           ...(cliAgent.bundle ? { bundle: cliAgent.bundle.root } : {}),

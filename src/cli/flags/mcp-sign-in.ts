@@ -23,10 +23,11 @@ export function terminalSignIn(
 ): (server: string, url: URL) => void {
   return (server, url) => {
     write(`MCP server ${server} needs you to sign in: open ${url.href}`);
-    const [command, ...args] = browserCommand(env) ?? [];
+    const [command, ...args] = browserArgv(url, env) ?? [];
     if (!command) return;
     try {
-      const child = spawn(command, [...args, url.href], { stdio: 'ignore', detached: true });
+      // Never through a shell: an authorization URL holds `&`, which cmd.exe reads as a separator.
+      const child = spawn(command, args, { stdio: 'ignore', detached: true, shell: false });
       child.on('error', () => {});
       child.unref();
     } catch {
@@ -35,12 +36,21 @@ export function terminalSignIn(
   };
 }
 
-/** The command that opens a URL in a browser here, if there is one. */
-function browserCommand(env: NodeJS.ProcessEnv): string[] | undefined {
+/**
+ * The program and arguments that open `url` in a browser here (run without a shell), if there is
+ * one; only http and https links are opened. Windows hands the link to its URL handler through
+ * `rundll32 url.dll,FileProtocolHandler` (as `start` would, without cmd.exe parsing it).
+ */
+export function browserArgv(
+  url: URL,
+  env: NodeJS.ProcessEnv,
+  platform: NodeJS.Platform = process.platform,
+): string[] | undefined {
   if (env.AGENTLOOP_NO_BROWSER || env.CI) return undefined;
-  if (env.BROWSER) return [env.BROWSER];
-  if (process.platform === 'darwin') return ['open'];
-  if (process.platform === 'win32') return ['cmd', '/c', 'start', '""'];
-  if (env.DISPLAY || env.WAYLAND_DISPLAY) return ['xdg-open'];
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return undefined;
+  if (env.BROWSER) return [env.BROWSER, url.href];
+  if (platform === 'darwin') return ['open', url.href];
+  if (platform === 'win32') return ['rundll32.exe', 'url.dll,FileProtocolHandler', url.href];
+  if (env.DISPLAY || env.WAYLAND_DISPLAY) return ['xdg-open', url.href];
   return undefined;
 }

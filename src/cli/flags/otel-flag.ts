@@ -1,11 +1,13 @@
 import type { AgentTelemetry } from '../../telemetry/agent-telemetry.js';
 import type { CommandIo } from '../command-io.js';
+import { parentedOn, traceCarrierFromEnv } from './trace-env.js';
 
 /** The `parseArgs` option of `--otel`, shared by `run`, `chat`, `demo` and `worker`. */
 export const OTEL_FLAG = { otel: { type: 'boolean', default: false } } as const;
 
 export const OTEL_USAGE = `  --otel              export traces (OpenTelemetry GenAI spans) over OTLP/HTTP to
-                      OTEL_EXPORTER_OTLP_ENDPOINT (default http://localhost:4318), service "agentloop"
+                      OTEL_EXPORTER_OTLP_ENDPOINT (default http://localhost:4318), service "agentloop";
+                      turns join the trace TRACEPARENT / TRACESTATE name, when set
 `;
 
 /** The packages `--otel` loads, as the install line names them. */
@@ -27,7 +29,8 @@ const OFF: CliOtel = { telemetry: undefined, track: () => {}, close: async () =>
  * With `--otel`: the OpenTelemetry SDK (loaded here, when installed: agentloop does not depend on it)
  * set up as an application would, exporting spans in batches over OTLP/HTTP (the exporter reads
  * `OTEL_EXPORTER_OTLP_ENDPOINT` and the other standard variables), with an async-hooks context
- * manager so that a tool's own instrumented calls land under its span. Ctrl-C or SIGTERM flushes
+ * manager so that a tool's own instrumented calls land under its span. With `TRACEPARENT` set (and
+ * `TRACESTATE`), turns without a parent of their own join the caller's trace. Ctrl-C or SIGTERM flushes
  * before the process ends when the command itself does not handle the signal. Without the SDK, one
  * line names the install command and the command runs without telemetry.
  */
@@ -72,8 +75,11 @@ export async function startCliOtel(enabled: boolean | undefined, io: CommandIo):
   process.on('SIGTERM', onSignal);
   const endpoint = process.env.OTEL_EXPORTER_OTLP_ENDPOINT || 'http://localhost:4318';
   io.stderr(`--otel: traces go to ${endpoint} (OTLP/HTTP), service agentloop\n`);
+  const telemetry = otel.otelTelemetry({ tracer: provider.getTracer('agentloop') });
+  const caller = traceCarrierFromEnv();
+  if (caller && 'error' in caller) io.stderr(`--otel: ${caller.error}; turns start traces of their own\n`);
   return {
-    telemetry: otel.otelTelemetry({ tracer: provider.getTracer('agentloop') }),
+    telemetry: caller && 'carrier' in caller ? parentedOn(telemetry, caller.carrier) : telemetry,
     track: (agent) => agents.add(agent),
     close,
   };

@@ -1,6 +1,7 @@
-import { closeSync, constants, fstatSync, type Stats, statSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { DSYNC_WRITES, fdatasyncFd, fsyncDir, mkdirDurable, openFd, writeAll } from './durable-write.js';
+import { linkRefusal, NO_FOLLOW, refuseLink } from './no-follow.js';
 
 /** The file an {@link AppendFile} has open, and which file that is (to notice when the path is replaced). */
 interface Opened {
@@ -45,7 +46,7 @@ export class AppendFile {
   replaced(): boolean {
     const opened = this.#opened;
     if (!opened) return false;
-    const now = statSync(this.file, { throwIfNoEntry: false });
+    const now = lstatSync(this.file, { throwIfNoEntry: false });
     if (now && sameFile(now, opened)) return false;
     this.close();
     return true;
@@ -75,11 +76,20 @@ export class AppendFile {
   }
 
   async #open(): Promise<Opened> {
+    refuseLink(path.dirname(this.file)); // its folder too: a linked one would take the appends elsewhere
     await mkdirDurable(path.dirname(this.file), this.#fsync);
-    const existed = statSync(this.file, { throwIfNoEntry: false }) !== undefined;
+    const existed = lstatSync(this.file, { throwIfNoEntry: false }) !== undefined;
+    // Never through a link: appends would grow the file it aims at.
+    if (NO_FOLLOW === 0) refuseLink(this.file);
     const flags =
-      constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (this.#fsync ? DSYNC_WRITES : 0);
-    const fd = await openFd(this.file, flags);
+      constants.O_WRONLY |
+      constants.O_APPEND |
+      constants.O_CREAT |
+      NO_FOLLOW |
+      (this.#fsync ? DSYNC_WRITES : 0);
+    const fd = await openFd(this.file, flags).catch((error: unknown) => {
+      throw linkRefusal(error, this.file);
+    });
     const { dev, ino } = fstatSync(fd);
     this.#opened = { fd, dev, ino, created: !existed };
     this.#box.fd = fd;

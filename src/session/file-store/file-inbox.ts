@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
-import { type FSWatcher, watch } from 'node:fs';
-import { open, readdir, rm, stat, utimes } from 'node:fs/promises';
+import { constants, type FSWatcher, watch } from 'node:fs';
+import { lutimes, open, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { InboxInput, InboxItem } from '../session-inbox.js';
 import { corruptFileError } from '../session-store.js';
 import { createFileExclusive, fsyncDir, mkdirDurable } from './durable-write.js';
+import { openNoFollow, refuseLink } from './no-follow.js';
 import { isMissing, readIfExists } from './read-if-exists.js';
 
 /** A session's inbox folder, beside its snapshot. */
@@ -36,6 +37,7 @@ export class FileInbox {
 
   async post(id: string, input: InboxInput, at: Date): Promise<InboxItem | undefined> {
     const dir = this.#dir(id);
+    this.#refuseLinks(id);
     await mkdirDurable(dir, this.#fsync);
     let seq = (await this.#highestSeq(dir)) + 1;
     const body = (n: number): InboxItem => ({ ...structuredClone(input), seq: n, at: at.toISOString() });
@@ -70,6 +72,7 @@ export class FileInbox {
   /** Marks items done (the store checks the lease first), then clears the session's pending marker if nothing is open. */
   async complete(id: string, seqs: readonly number[]): Promise<void> {
     const dir = this.#dir(id);
+    this.#refuseLinks(id);
     const { items } = await scan(dir);
     const known = new Set(items);
     for (const seq of seqs) if (known.has(seq)) await this.#markDone(dir, seq, false);
@@ -152,6 +155,12 @@ export class FileInbox {
     return path.join(this.#root, id, INBOX_DIR);
   }
 
+  /** Refuses a session folder or inbox folder that is a symbolic link before anything is written in it. */
+  #refuseLinks(id: string): void {
+    refuseLink(path.join(this.#root, id), id);
+    refuseLink(this.#dir(id), id);
+  }
+
   async #markPending(id: string): Promise<void> {
     const dir = path.join(this.#root, PENDING_DIR);
     await mkdirDurable(dir, this.#fsync);
@@ -162,7 +171,7 @@ export class FileInbox {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       // A marker that was there already is touched, so that watchers hear of the new item too.
       const now = new Date();
-      await utimes(marker, now, now).catch(() => {});
+      await lutimes(marker, now, now).catch(() => {});
       return;
     }
     // Durable, or a power loss could leave open items that no worker looks for.
@@ -170,7 +179,9 @@ export class FileInbox {
   }
 
   async #markDone(dir: string, seq: number, fsync = this.#fsync): Promise<void> {
-    await (await open(path.join(dir, `${seq}.done`), 'a')).close();
+    // Never through a link: a dangling one would create the file it names.
+    const done = constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND;
+    await (await openNoFollow(path.join(dir, `${seq}.done`), done)).close();
     if (fsync) await fsyncDir(dir);
   }
 

@@ -26,6 +26,7 @@ import { mkdirDurable, removeAtomicWriteLeftovers } from './durable-write.js';
 import { FileInbox } from './file-inbox.js';
 import { isLive, LEASE_FILE, LeaseFile } from './lease-file.js';
 import { mapLimit } from './map-limit.js';
+import { refuseLink } from './no-follow.js';
 import { isMissing } from './read-if-exists.js';
 import {
   decodeSnapshot,
@@ -143,6 +144,7 @@ export class FileSessionStore implements SessionStore, SessionOwnership, Session
       const times = saveTimes(input, slots.times, this.saveClock());
       const json = encodeSnapshot(id, input.state, times, transcriptSeq, body);
       if (!lane.swept) {
+        refuseLink(dir, id); // a session folder that is a link would take the writes elsewhere
         await mkdirDurable(dir, this.fsync);
         // Temp files of format 1's saves (by rename) that a crash left.
         await removeAtomicWriteLeftovers(path.join(dir, SNAPSHOT_FILE));

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, readFileSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
@@ -11,6 +11,7 @@ import {
   type WriteOptions,
 } from '../session-lease.js';
 import { createFileExclusive, mkdirDurable, writeFileAtomic } from './durable-write.js';
+import { openNoFollowSync, refuseLink } from './no-follow.js';
 import { isMissing, readIfExists } from './read-if-exists.js';
 
 /** The lease of a file-store session, beside its snapshot: `{"sessionId","owner","pid","host","token","expiresAt"}`. */
@@ -60,6 +61,7 @@ export class LeaseFile {
    * exclusively, so that of two processes taking the session at once exactly one gets it.
    */
   async acquire(request: LeaseRequest, options: { ifFree?: boolean } = {}): Promise<SessionLease> {
+    refuseLink(this.#dir, this.#id); // a session folder that is a link would take the lease elsewhere
     await mkdirDurable(this.#dir, this.#fsync);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const current = await this.read();
@@ -164,13 +166,19 @@ function parseLease(text: string | undefined): SessionLease | undefined {
   }
 }
 
-/** The file's text, or undefined when it does not exist. */
+/** The file's text, or undefined when it does not exist; a symbolic link is refused naming the file. */
 function readTextNow(file: string): string | undefined {
+  let fd: number;
   try {
-    return readFileSync(file, 'utf8');
+    fd = openNoFollowSync(file, constants.O_RDONLY);
   } catch (error) {
     if (isMissing(error)) return undefined;
     throw error;
+  }
+  try {
+    return readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
   }
 }
 

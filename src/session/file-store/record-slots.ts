@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { closeSync, constants, fstatSync, ftruncateSync, openSync } from 'node:fs';
+import { closeSync, constants, fstatSync, ftruncateSync } from 'node:fs';
 import { rename } from 'node:fs/promises';
 import path from 'node:path';
 import { DSYNC_WRITES, fdatasyncFd, fsyncDir, writeAllAt } from './durable-write.js';
+import { openNoFollowSync } from './no-follow.js';
 import { readIfExists } from './read-if-exists.js';
 
 /**
@@ -117,7 +118,8 @@ export async function writeSlot(
   const sync = fsync ? DSYNC_WRITES : 0;
   // Opened, measured and closed in place (microseconds, nothing to wait for on disk); only the write
   // goes through the thread pool.
-  const fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | sync, 0o666);
+  // Never through a link: one put in a slot's place would have the record written over its target.
+  const fd = openNoFollowSync(file, constants.O_WRONLY | constants.O_CREAT | sync);
   try {
     await writeAllAt(fd, bytes, 0);
     if (fsync && sync === 0) await fdatasyncFd(fd);

@@ -1,4 +1,4 @@
-import { truncate } from 'node:fs/promises';
+import { constants } from 'node:fs';
 import {
   corruptFileError,
   storedEntryJson,
@@ -7,6 +7,7 @@ import {
 } from '../session-store.js';
 import { type TranscriptEntry, transcriptEntryProblem } from '../transcript.js';
 import { AppendFile } from './append-file.js';
+import { openNoFollow } from './no-follow.js';
 import { readIfExists } from './read-if-exists.js';
 
 /** The append-only transcript in a session's folder, one JSON entry a line. */
@@ -135,7 +136,7 @@ export class TranscriptAppender {
       if (fix?.kind === 'newline') text += '\n';
       if (fix?.kind === 'drop') {
         // The torn line never completed, so no caller was told it was written: drop it, and say so.
-        await truncate(file, fix.offset);
+        await truncateNoFollow(file, fix.offset);
         const repaired = transcriptEntryJson(
           id,
           {
@@ -178,5 +179,15 @@ export class TranscriptAppender {
       : parsed.missingNewline
         ? { kind: 'newline' }
         : undefined;
+  }
+}
+
+/** Cuts `file` to `size` bytes, never through a symbolic link (refused naming the file). */
+async function truncateNoFollow(file: string, size: number): Promise<void> {
+  const handle = await openNoFollow(file, constants.O_WRONLY);
+  try {
+    await handle.truncate(size);
+  } finally {
+    await handle.close();
   }
 }
