@@ -94,7 +94,7 @@ export class Agent<TOutput = unknown> {
       client,
       registry: this.registry,
       hooks: composeToolHooks(this.#persistence?.hooks(), options.toolHooks, audit),
-      hears: eventsHeard(this.bus),
+      hears: eventsHeard(this.bus, this.#persistence !== undefined),
       mcp: this.#mcp,
       report: (message, code) => this.#publishError(message, code),
       redact: this.redactor.redact,
