@@ -349,7 +349,7 @@ export class SessionPersistence {
           continue;
         }
         try {
-          this.#record = await this.store.save(
+          const saved = await this.store.save(
             {
               id: this.id,
               state: String(snapshot.value),
@@ -362,6 +362,9 @@ export class SessionPersistence {
             },
             { lease: this.#leases.lease },
           );
+          // Kept with the snapshot as written, not the store's copy read back: a short session's
+          // record holds its conversation, and a second copy of it would stay at rest (issue 37).
+          this.#record = { ...saved, snapshot: persisted };
           this.#lastSaved = snapshot;
           this.#saveFailure = undefined;
         } catch (error) {
@@ -381,7 +384,10 @@ export class SessionPersistence {
 
   /** Tracks a write the caller awaits: it rejects when the write failed (the writer reported it). */
   #track(promise: Promise<void>): Promise<void> {
-    this.#writes = Promise.all([this.#writes, promise.catch(() => {})]);
+    // Chained to settle after the writes before it, with no value: `Promise.all([writes, p])` resolved
+    // with an array holding the previous array, a list as long as the session's writes, kept at rest.
+    const settled = promise.catch(() => {});
+    this.#writes = this.#writes.then(() => settled);
     return promise;
   }
 
