@@ -257,6 +257,7 @@ export class SessionPersistence {
 
   /** Resolves once every save and transcript write issued so far has settled. */
   async flush(): Promise<void> {
+    this.#writer.release();
     let seen: Promise<unknown> | undefined;
     while (seen !== this.#writes || this.#saving) {
       seen = this.#writes;
@@ -319,7 +320,13 @@ export class SessionPersistence {
       entries.push(written);
     }
     this.#recordedMessages = messages.length;
-    this.#background(this.#writer.write(entries));
+    // Tool results joining the conversation are in the transcript already, durably, as their calls'
+    // `tool_call_finished` lines (a restore answers the calls from those): their messages go out with
+    // the next append (the model's reply) or the save, one durable write fewer per tool round.
+    // (Results given without running, at an interrupt or a cut-off reply, come with a rest point,
+    // whose save writes them first.)
+    const onlyResults = entries.every((e) => e.kind === 'message' && e.message.role === 'tool');
+    this.#background(onlyResults ? this.#writer.hold(entries) : this.#writer.write(entries));
   }
 
   /**
