@@ -33,7 +33,7 @@ import {
   type RestoreReport,
   SESSION_STARTED_EVENT,
 } from './transcript-replay.js';
-import { OrderedTranscriptWriter } from './transcript-writer.js';
+import { OrderedTranscriptWriter, onlyToolResults } from './transcript-writer.js';
 
 export type { PersistenceErrorHandler, SessionOptions };
 
@@ -320,13 +320,7 @@ export class SessionPersistence {
       entries.push(written);
     }
     this.#recordedMessages = messages.length;
-    // Tool results joining the conversation are in the transcript already, durably, as their calls'
-    // `tool_call_finished` lines (a restore answers the calls from those): their messages go out with
-    // the next append (the model's reply) or the save, one durable write fewer per tool round.
-    // (Results given without running, at an interrupt or a cut-off reply, come with a rest point,
-    // whose save writes them first.)
-    const onlyResults = entries.every((e) => e.kind === 'message' && e.message.role === 'tool');
-    this.#background(onlyResults ? this.#writer.hold(entries) : this.#writer.write(entries));
+    this.#background(onlyToolResults(entries) ? this.#writer.hold(entries) : this.#writer.write(entries));
   }
 
   /**
@@ -338,10 +332,9 @@ export class SessionPersistence {
   }
 
   /**
-   * One save at a time; a save asked for meanwhile saves the latest snapshot when it ends. The
-   * transcript goes first: entries a failed append left unwritten are written before the record, and
-   * when they cannot be, the record is not saved (that failure was reported), so a saved record is
-   * never ahead of its transcript.
+   * One save at a time; a save asked for meanwhile saves the latest snapshot when it ends. The transcript
+   * goes first (held entries, and those a failed append left unwritten, before the record); when it cannot
+   * be written, the record is not saved (that failure was reported): a record is never ahead of it.
    */
   #kickSave(): void {
     if (this.#saving) return;
@@ -369,9 +362,7 @@ export class SessionPersistence {
             },
             { lease: this.#leases.lease },
           );
-          // Kept with the snapshot as written, not the store's copy read back: a short session's
-          // record holds its conversation, and a second copy of it would stay at rest (issue 37).
-          this.#record = { ...saved, snapshot: persisted };
+          this.#record = { ...saved, snapshot: persisted }; // as written: no 2nd copy of a short conversation
           this.#lastSaved = snapshot;
           this.#saveFailure = undefined;
         } catch (error) {
@@ -389,12 +380,9 @@ export class SessionPersistence {
     return this.#writer.write(this.#redact(entries), options);
   }
 
-  /** Tracks a write the caller awaits: it rejects when the write failed (the writer reported it). */
+  /** Tracks a write the caller awaits (it rejects on failure); keeps no value (an array per write stayed). */
   #track(promise: Promise<void>): Promise<void> {
-    // Chained to settle after the writes before it, with no value: `Promise.all([writes, p])` resolved
-    // with an array holding the previous array, a list as long as the session's writes, kept at rest.
-    const settled = promise.catch(() => {});
-    this.#writes = this.#writes.then(() => settled);
+    this.#writes = Promise.all([this.#writes, promise.catch(() => {})]).then(() => undefined);
     return promise;
   }
 
@@ -407,6 +395,5 @@ export class SessionPersistence {
 function titleOf(snapshot: Snapshot): { title?: string } {
   const first = snapshot.context.messages.find((m) => m.role === 'user');
   if (!first) return {};
-  const text = typeof first.content === 'string' ? first.content : JSON.stringify(first.content);
-  return { title: text };
+  return { title: typeof first.content === 'string' ? first.content : JSON.stringify(first.content) };
 }

@@ -112,3 +112,14 @@ export class OrderedTranscriptWriter {
     this.#running = undefined;
   }
 }
+
+/**
+ * Whether entries are only tool-result messages joining the conversation: their text is in the
+ * transcript already, durably, as their calls' `tool_call_finished` lines (a restore answers the calls
+ * from those), so they are held for the next append (`hold`) instead of making one of their own.
+ * Results given without a run (an interrupt, a cut-off reply) come with a rest point, whose save
+ * writes them first (docs/persistence.md, "Appends").
+ */
+export function onlyToolResults(entries: readonly TranscriptEntryInput[]): boolean {
+  return entries.length > 0 && entries.every((e) => e.kind === 'message' && e.message.role === 'tool');
+}
