@@ -72,7 +72,7 @@ export function agentParts(options: AgentOptions<unknown>, owner: AgentPartsOwne
     client,
     registry,
     hooks: composeToolHooks(persistence?.hooks(), options.toolHooks, audit),
-    hears: eventsHeard(owner.bus),
+    hears: eventsHeard(owner.bus, persistence !== undefined),
     mcp,
     report: owner.publishError,
     redact: redactor.redact,

@@ -4,6 +4,7 @@ import { createEventRedaction, endsStream } from '../events/event-redaction.js';
 import type { Redactor } from '../events/redact.js';
 import type { AgentMachine } from '../machines/agent-machine.js';
 import type { AgentEvent, AgentEventType } from '../machines/emitted-events.js';
+import { workCounts } from '../work-counters.js';
 
 /**
  * Relays the machine's emitted events to the bus, redacted; `onEvent` sees each event as emitted
@@ -21,7 +22,7 @@ export function relayEvents(
     (type) => bus.hears(type),
   );
   actor.on('*', (event) => {
-    publish(withoutRequestSettings(event));
+    publish(withoutRequestSettings(event, bus));
     onEvent(event);
   });
 }
@@ -31,21 +32,27 @@ export function relayEvents(
  * hears the actor itself, records them when they change; listeners and audit logs get the call's
  * record as before, not the schemas at every call.
  */
-function withoutRequestSettings(event: AgentEvent): AgentEvent {
-  if (event.type !== 'model_call' || event.settings === undefined) return event;
+function withoutRequestSettings(event: AgentEvent, bus: AgentEventBus): AgentEvent {
+  if (event.type !== 'model_call' || event.settings === undefined || !bus.hears('model_call')) return event;
+  workCounts.events++;
   const { settings: _settings, ...rest } = event;
   return rest;
 }
 
 /**
  * Which emitted events the machine must build for an agent: those the bus hears, `turn_end` (the agent
- * itself waits for it), `model_call` (a saved session records it; one per model call), and, while someone reads `content_chunk`, every event that ends a stream (the
- * redaction flushes the held-back end of the text before it).
+ * itself waits for it), `model_call` when the session is saved (`recordsModelCalls`: its transcript
+ * records one per model call, with the request's hash), and, while someone reads `content_chunk`,
+ * every event that ends a stream (the redaction flushes the held-back end of the text before it).
+ * An agent nobody listens to builds no `model_call` event, so its request is never hashed.
  */
-export function eventsHeard(bus: AgentEventBus): (type: AgentEventType) => boolean {
+export function eventsHeard(
+  bus: AgentEventBus,
+  recordsModelCalls: boolean,
+): (type: AgentEventType) => boolean {
   return (type) =>
     type === 'turn_end' ||
-    type === 'model_call' ||
+    (type === 'model_call' && recordsModelCalls) ||
     bus.hears(type) ||
     (type !== 'content_chunk' && endsStream(type) && bus.hears('content_chunk'));
 }

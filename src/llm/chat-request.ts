@@ -3,6 +3,7 @@ import type {
   ChatCompletionFunctionTool,
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
+import { workCounts } from '../work-counters.js';
 import type { Message } from './message.js';
 import type { ChatRequestOptions, ModelRequest } from './model-request.js';
 import { toXmlRequestMessages, xmlToolInstructions } from './xml-tool-calls.js';
@@ -53,6 +54,7 @@ function withoutReasoningItems(messages: readonly Message[]): Message[] {
   if (!messages.some((m) => m.role === 'assistant' && m.reasoning_items !== undefined)) {
     return messages as Message[];
   }
+  workCounts.messageCopies++;
   return messages.map((m) => {
     if (m.role !== 'assistant' || m.reasoning_items === undefined) return m;
     const { reasoning_items: _items, ...rest } = m;

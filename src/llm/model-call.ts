@@ -12,6 +12,7 @@ import {
 } from './model-reply.js';
 import type { ModelApi, ModelOptions, ModelRequest } from './model-request.js';
 import { wireFor } from './model-wire.js';
+import { requestHash, requestSettings } from './request-hash.js';
 import { type RetryInfo, type RetryOptions, resolveRetryPolicy, withRetry } from './retry-policy.js';
 import type { StreamReadOptions } from './stream-reader.js';
 import { xmlCallsOf } from './xml-tool-calls.js';
@@ -122,16 +123,39 @@ export async function callModel(
   }
 }
 
+/**
+ * The call's record. Its `requestHash` and `settings` are worked out from the body when first read
+ * (pay as you go: an agent without a saved session or a `model_call` listener never reads them, and the
+ * hash is most of what a record would cost), then kept; to a reader, spread or `JSON.stringify` they are
+ * plain fields.
+ */
 function callRecord(
   wire: ModelApi,
   completion: Completion,
   attempt: number,
   durationMs: number,
 ): ModelCallRecord {
-  const record: ModelCallRecord = { wire, requestHash: completion.requestHash ?? '', attempt, durationMs };
+  // Fields in the order the record always had: the entry a saved session writes keeps its shape.
+  const record = { wire } as ModelCallRecord;
+  const body = completion.requestBody;
+  let hash: string | undefined;
+  Object.defineProperty(record, 'requestHash', {
+    enumerable: true,
+    configurable: true,
+    get: () => (hash ??= body ? requestHash(body) : ''),
+  });
+  record.attempt = attempt;
+  record.durationMs = durationMs;
   if (completion.responseId !== undefined) record.responseId = completion.responseId;
   if (completion.responseModel !== undefined) record.responseModel = completion.responseModel;
   if (completion.firstChunkMs !== undefined) record.firstChunkMs = completion.firstChunkMs;
-  if (completion.requestSettings !== undefined) record.settings = completion.requestSettings;
+  if (body) {
+    let settings: Record<string, unknown> | undefined;
+    Object.defineProperty(record, 'settings', {
+      enumerable: true,
+      configurable: true,
+      get: () => (settings ??= requestSettings(body)),
+    });
+  }
   return record;
 }

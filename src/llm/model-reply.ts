@@ -28,17 +28,21 @@ export interface Completion extends ResponseIdentity {
   reasoningItems?: ReasoningItem[];
   /** Streamed: ms from the request to the first chunk of the stream. */
   firstChunkMs?: number;
-  /** `requestHash` of the body this attempt sent (set by the wire). */
-  requestHash?: string;
-  /** `requestSettings` of that body: what it asked besides the conversation (set by the wire). */
-  requestSettings?: Record<string, unknown>;
+  /**
+   * The body this attempt sent (set by the wire). The call's record hashes it (`requestHash`) and
+   * takes its settings (`requestSettings`) only when they are read: most agents never read them.
+   */
+  requestBody?: object;
 }
 
 /** How one model call went: what the transcript's `model_call` entry records beside the reply. */
 export interface ModelCallRecord extends ResponseIdentity {
   /** The API the call spoke. */
   wire: ModelApi;
-  /** `requestHash` of the body as sent (src/llm/request-hash.ts). */
+  /**
+   * `requestHash` of the body as sent (src/llm/request-hash.ts). Computed when first read (a saved
+   * session's `model_call` entry, a listener of the `model_call` event, a replay), then kept.
+   */
   requestHash: string;
   /**
    * The body's `requestSettings` (model, tools, parameters: all but the conversation). Not written

@@ -3,7 +3,6 @@ import { buildChatBody } from './chat-request.js';
 import { requestCompletion } from './completion-call.js';
 import type { Completion } from './model-reply.js';
 import type { ChatRequestOptions, ModelOptions, ModelRequest } from './model-request.js';
-import { requestHash, requestSettings } from './request-hash.js';
 import { requestResponse } from './responses-call.js';
 import { buildResponsesBody } from './responses-request.js';
 import { readResponsesStream } from './responses-stream.js';
@@ -50,10 +49,9 @@ export function wireFor(options: ModelOptions, request: ModelRequest): WireAttem
   };
 }
 
-/** The completion with the hash of the body that was answered (hashed once, after the reply). */
+/** The completion with the body that was answered (its record hashes it only if asked: `callModel`). */
 function hashed(completion: Completion, body: object): Completion {
-  completion.requestHash = requestHash(body);
-  completion.requestSettings = requestSettings(body);
+  completion.requestBody = body;
   return completion;
 }
 

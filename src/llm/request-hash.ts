@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { workCounts } from '../work-counters.js';
 
 /**
  * JSON with object keys sorted at every depth (arrays keep their order) and `undefined` members left
@@ -45,6 +46,7 @@ export function requestHash(body: object): string {
  * its tools change): the same text `canonicalJson` gives, without walking every schema at every call.
  */
 function canonicalBody(body: object, skipped: ReadonlySet<string>): string {
+  workCounts.serializations++;
   const record = body as Record<string, unknown>;
   const members: string[] = [];
   for (const key of Object.keys(record).sort()) {
@@ -67,6 +69,7 @@ const toolsTexts = new WeakMap<object, string>();
 function toolsJson(tools: readonly unknown[]): string {
   let text = toolsTexts.get(tools);
   if (text === undefined) {
+    workCounts.serializations++;
     text = canonicalJson(tools);
     toolsTexts.set(tools, text);
   }
@@ -153,15 +156,16 @@ const digests = new WeakMap<object, string>();
 
 /** The SHA-256 of one conversation item's canonical JSON, remembered for objects. */
 function itemDigest(item: unknown): string {
-  if (item === null || typeof item !== 'object') return sha256(canonicalJson(item));
-  let digest = digests.get(item);
+  let digest = item !== null && typeof item === 'object' ? digests.get(item) : undefined;
   if (digest === undefined) {
+    workCounts.serializations++;
     digest = sha256(canonicalJson(item));
-    digests.set(item, digest);
+    if (item !== null && typeof item === 'object') digests.set(item, digest);
   }
   return digest;
 }
 
 function sha256(text: string): string {
+  workCounts.hashes++;
   return createHash('sha256').update(text).digest('hex');
 }

@@ -1,6 +1,7 @@
 import type { AnyActorRef } from 'xstate';
 import type { Message, Usage } from '../llm/message.js';
 import type { ToolCallRequest } from '../tools/tool-call.js';
+import { workCounts } from '../work-counters.js';
 import type { RunToolsInput } from './actors/run-tools.js';
 import type { AgentContext } from './agent-context.js';
 import { effectsOf } from './agent-effects.js';
@@ -25,6 +26,7 @@ export function event<K extends AgentEventType>(
   type: K,
   payload: AgentEventMap[K],
 ): AgentEvent<K> {
+  workCounts.events++;
   return { type, ...meta(context), ...payload } as unknown as AgentEvent<K>;
 }
 

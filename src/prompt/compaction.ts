@@ -1,4 +1,5 @@
 import type { Message } from '../llm/message.js';
+import { workCounts } from '../work-counters.js';
 import { type ContextBlock, withContextBlocks } from './context-blocks.js';
 
 // Compaction by summary: which part of the conversation a summary covers, the request view that sends
@@ -71,6 +72,7 @@ export function compactedRequest(
   blocks: readonly ContextBlock[],
 ): Message[] {
   if (!record) return withContextBlocks(messages, blocks);
+  workCounts.messageCopies++;
   const lead = messages.slice(0, record.from);
   const withBlocks = withContextBlocks(lead, blocks);
   return [...withBlocks, summaryMessage(record), ...messages.slice(record.through)];

@@ -1,6 +1,7 @@
 import { DEFAULTS } from '../defaults.js';
 import type { Message } from '../llm/message.js';
 import type { Plan, PlanStepStatus } from '../tools/update-plan-tool.js';
+import { workCounts } from '../work-counters.js';
 
 /** A titled block of text shown to the model before each call, after the system prompt. */
 export interface ContextBlock {
@@ -60,6 +61,7 @@ export function blockMessage(block: ContextBlock): Message {
  */
 export function withContextBlocks(messages: Message[], blocks: readonly ContextBlock[]): Message[] {
   if (blocks.length === 0) return messages;
+  workCounts.messageCopies++;
   let lead = 0;
   while (
     lead < messages.length &&

@@ -89,9 +89,15 @@ export function modelCallOf(entry: TranscriptEntry): ModelCallData | string | un
 export class ModelCallEntries {
   /** Canonical JSON of the request settings last written. */
   #settingsWritten: string | undefined;
+  /** The settings last compared: the next call's usually hold the very same values (one tools array). */
+  #settingsSeen: Record<string, unknown> | undefined;
 
   for(event: AgentEvent<'model_call'>): TranscriptEntryInput[] {
     const entries = [modelCallEntry(event)];
+    // The same values as the last call's (by identity: the registry hands out one tools array until
+    // its tools change) are the same settings: no canonical JSON of them for every call.
+    if (event.settings && sameValues(event.settings, this.#settingsSeen)) return entries;
+    this.#settingsSeen = event.settings;
     const settings = event.settings && canonicalSettings(event.settings);
     if (settings !== undefined && settings !== this.#settingsWritten) {
       this.#settingsWritten = settings;
@@ -100,4 +106,12 @@ export class ModelCallEntries {
     }
     return entries;
   }
+}
+
+/** Whether two settings objects have the same keys with identical values. */
+function sameValues(a: Record<string, unknown>, b: Record<string, unknown> | undefined): boolean {
+  if (b === undefined) return false;
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  return keys.every((key) => Object.hasOwn(b, key) && a[key] === b[key]);
 }

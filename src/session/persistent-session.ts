@@ -33,7 +33,7 @@ import {
   RESTORED_EVENT,
   SESSION_STARTED_EVENT,
 } from './transcript-replay.js';
-import { OrderedTranscriptWriter } from './transcript-writer.js';
+import { OrderedTranscriptWriter, onlyToolResults } from './transcript-writer.js';
 
 export type { PersistenceErrorHandler, SessionOptions };
 
@@ -257,6 +257,7 @@ export class SessionPersistence {
 
   /** Resolves once every save and transcript write issued so far has settled. */
   async flush(): Promise<void> {
+    this.#writer.release();
     let seen: Promise<unknown> | undefined;
     while (seen !== this.#writes || this.#saver.running) {
       seen = this.#writes;
@@ -319,7 +320,7 @@ export class SessionPersistence {
       entries.push(written);
     }
     this.#recordedMessages = messages.length;
-    this.#background(this.#writer.write(entries));
+    this.#background(onlyToolResults(entries) ? this.#writer.hold(entries) : this.#writer.write(entries));
   }
 
   /**
@@ -335,9 +336,9 @@ export class SessionPersistence {
     return this.#writer.write(this.#redact(entries), options);
   }
 
-  /** Tracks a write the caller awaits: it rejects when the write failed (the writer reported it). */
+  /** Tracks a write the caller awaits (it rejects on failure); keeps no value (an array per write stayed). */
   #track(promise: Promise<void>): Promise<void> {
-    this.#writes = Promise.all([this.#writes, promise.catch(() => {})]);
+    this.#writes = Promise.all([this.#writes, promise.catch(() => {})]).then(() => undefined);
     return promise;
   }
 

@@ -22,8 +22,8 @@ export interface RecordSaverOptions {
 
 /**
  * Saves one session's record (the machine at a rest point). One save at a time; a save asked for
- * meanwhile saves the latest snapshot when it ends. The transcript goes first: entries a failed append
- * left unwritten are written before the record, and when they cannot be, the record is not saved (that
+ * meanwhile saves the latest snapshot when it ends. The transcript goes first: entries held for the next
+ * append (tool results) and those a failed append left unwritten are written before the record, and when they cannot be, the record is not saved (that
  * failure was reported), so a saved record is never ahead of its transcript.
  */
 export class RecordSaver {
@@ -85,7 +85,7 @@ export class RecordSaver {
         continue;
       }
       try {
-        this.#record = await store.save(
+        const saved = await store.save(
           {
             id,
             state: String(snapshot.value),
@@ -98,6 +98,7 @@ export class RecordSaver {
           },
           { lease: this.#o.lease() },
         );
+        this.#record = { ...saved, snapshot: persisted }; // as written: no 2nd copy of a short conversation
         this.#lastSaved = snapshot;
         this.#failure = undefined;
       } catch (error) {

@@ -23,6 +23,8 @@ export class OrderedTranscriptWriter {
   /** Why the last call failed; kept while its entries are unwritten. */
   #lastError: unknown;
   #waiting: Waiting[] = [];
+  /** Entries given with `hold`: they go out first with the next store call (`write`, `drain`, `release`). */
+  #held: Waiting[] = [];
   #running: Promise<void> | undefined;
 
   /**
@@ -55,15 +57,39 @@ export class OrderedTranscriptWriter {
    */
   write(entries: readonly TranscriptEntryInput[], options: { discard?: boolean } = {}): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.#waiting.push({ entries, discard: options.discard === true, resolve, reject });
+      this.#waiting.push(...this.#held.splice(0), {
+        entries,
+        discard: options.discard === true,
+        resolve,
+        reject,
+      });
       // Started a microtask later, so that the entries of one machine step (an assistant message and
       // its calls' starts) go out in one store call.
       this.#running ??= Promise.resolve().then(() => this.#run());
     });
   }
 
-  /** Writes what earlier calls could not; rejects when that fails again. Waits for a running call first. */
+  /**
+   * Keeps `entries` for the next store call instead of making one for them: they go out first with
+   * the entries of the next `write`, or with `drain` or `release`, in one durable append. For entries
+   * whose content the transcript already holds durably in another form (a tool's result message, after
+   * its `tool_call_finished`): a crash before they are written loses nothing a restore needs
+   * (docs/persistence.md, "Appends"). Resolves once they are written.
+   */
+  hold(entries: readonly TranscriptEntryInput[]): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.#held.push({ entries, discard: false, resolve, reject });
+    });
+  }
+
+  /** Sends held entries now (a save, a flush), in one store call. */
+  release(): void {
+    if (this.#held.length > 0) void this.write([]).catch(() => {});
+  }
+
+  /** Writes what earlier calls could not, and held entries; rejects when that fails. Waits for a running call first. */
   async drain(): Promise<void> {
+    this.release();
     while (this.#running) await this.#running;
     if (this.#unwritten.length > 0) await this.write([]);
   }
@@ -85,4 +111,15 @@ export class OrderedTranscriptWriter {
     }
     this.#running = undefined;
   }
+}
+
+/**
+ * Whether entries are only tool-result messages joining the conversation: their text is in the
+ * transcript already, durably, as their calls' `tool_call_finished` lines (a restore answers the calls
+ * from those), so they are held for the next append (`hold`) instead of making one of their own.
+ * Results given without a run (an interrupt, a cut-off reply) come with a rest point, whose save
+ * writes them first (docs/persistence.md, "Appends").
+ */
+export function onlyToolResults(entries: readonly TranscriptEntryInput[]): boolean {
+  return entries.length > 0 && entries.every((e) => e.kind === 'message' && e.message.role === 'tool');
 }

@@ -1,5 +1,6 @@
 import { type AnyActorRef, enqueueActions } from 'xstate';
 import type { Message } from '../../llm/message.js';
+import { workCounts } from '../../work-counters.js';
 import type { LlmCallOutput } from '../actors/call-llm.js';
 import type { AgentContext } from '../agent-context.js';
 import type { AgentStateName } from '../agent-states.js';
@@ -82,6 +83,7 @@ function replyFields(context: AgentContext, output: LlmCallOutput) {
   const message: Message = final
     ? { role: 'assistant', content: output.message.content ?? '' }
     : output.message;
+  workCounts.messageCopies++;
   return {
     messages: context.messages.concat([message]),
     batch: receiveCalls(context.batch, final ? [] : output.calls, context.alwaysAllowed),

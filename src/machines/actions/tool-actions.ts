@@ -2,6 +2,7 @@ import { enqueueActions } from 'xstate';
 import { DEFAULTS } from '../../defaults.js';
 import type { Message } from '../../llm/message.js';
 import type { ToolResult } from '../../tools/tool-call.js';
+import { workCounts } from '../../work-counters.js';
 import type { AgentContext } from '../agent-context.js';
 import type { AgentEvent } from '../emitted-events.js';
 import { machineSetup } from '../machine-setup.js';
@@ -155,6 +156,7 @@ function closedBatch(context: AgentContext, batch: ToolBatch) {
   const results = orderedResults(batch);
   const verdict = checkLimitsAfterTools({ ...context, batch }, results);
   const notes = verdict.notes.map((note): Message => ({ role: 'system', content: note.message }));
+  workCounts.messageCopies++;
   const messages = context.messages.concat(results.map(toolMessage), notes);
   const fields = {
     messages,

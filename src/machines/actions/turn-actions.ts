@@ -1,6 +1,7 @@
 import { assign, emit, enqueueActions } from 'xstate';
 import { DEFAULTS } from '../../defaults.js';
 import type { Message } from '../../llm/message.js';
+import { workCounts } from '../../work-counters.js';
 import type { LlmCallOutput } from '../actors/call-llm.js';
 import { type AgentContext, deadlineFrom, endedTurnFields, newTurnFields } from '../agent-context.js';
 import type { TerminateReason } from '../emitted-events.js';
@@ -14,20 +15,24 @@ import {
   toolMessage,
 } from '../tool-batch.js';
 import { finalCallNote, iterationWarning } from '../turn-limits.js';
-import { event, hears, meta, unfinishedStream } from '../turn-messages.js';
+import { event, hears, unfinishedStream } from '../turn-messages.js';
 import { enteredState } from './state-actions.js';
 
 // Actions that start, continue and end a turn.
 
 export const startTurn = machineSetup.createAction(
-  enqueueActions(({ enqueue, context, event: ev }) => {
+  enqueueActions(({ enqueue, context, event: ev, self }) => {
     if (ev.type !== 'USER_MESSAGE') return;
+    workCounts.messageCopies++;
     const next = {
       messages: context.messages.concat([{ role: 'user', content: ev.text }]),
       ...newTurnFields(context, context.turn + 1, ev.at),
     };
     enqueue.assign(next);
-    enqueue.emit({ type: 'turn_start', ...meta({ ...context, ...next }), input: ev.text });
+    if (hears(self, 'turn_start'))
+      enqueue.emit(
+        event({ ...context, turn: next.turn, iteration: next.iteration }, 'turn_start', { input: ev.text }),
+      );
   }),
 );
 
@@ -61,6 +66,7 @@ export const enterThinking = machineSetup.createAction(
     }
     if (context.finalReason) notes.push(finalCallNote(context.finalReason));
     // Usually no note: the context keeps its array, and a note costs one copy, not one per note.
+    if (notes.length > 0) workCounts.messageCopies++;
     const messages = notes.length > 0 ? context.messages.concat(notes) : context.messages;
     const iteration = context.iteration + 1;
     enqueue.assign({
@@ -79,6 +85,7 @@ export const enterThinking = machineSetup.createAction(
 export const finishWithBreaker = machineSetup.createAction(
   assign(({ context }) => {
     const breaker = loopBreaker(context.batch)!;
+    workCounts.messageCopies++;
     return {
       messages: context.messages.concat(orderedResults(context.batch).map(toolMessage)),
       batch: EMPTY_BATCH,

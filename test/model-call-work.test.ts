@@ -1,0 +1,144 @@
+/**
+ * The work a model call does, counted (not timed): serializations, hashes, event objects built and
+ * copies of the message array, through the real code (the SDK over HTTP to the scripted server), for
+ * an agent that nobody listens to, one with a listener and one whose session is saved. The counts are
+ * exact: a change that adds work to every model call fails here until the numbers below are updated,
+ * with the reason next to them (issue 37; timed figures are in bench/README.md).
+ */
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineTool, MemorySessionStore } from '../src/index.js';
+import { type WorkCounts, workSnapshot } from '../src/work-counters.js';
+import { agentAt, serve } from './support/harness.js';
+
+const echo = defineTool({
+  name: 'echo',
+  description: 'echoes',
+  parameters: z.object({ text: z.string() }),
+  execute: ({ text }) => `echo: ${text}`,
+});
+
+/** One turn: two model calls that each ask for one tool call, then the answer (3 model calls). */
+const scenario = {
+  turns: [
+    { toolCalls: [{ name: 'echo', arguments: { text: 'a' } }] },
+    { toolCalls: [{ name: 'echo', arguments: { text: 'b' } }] },
+    { content: 'done' },
+  ],
+};
+
+/** What the counters moved by while `work` ran. */
+async function counted(work: () => Promise<void>): Promise<WorkCounts> {
+  const before = workSnapshot();
+  await work();
+  const after = workSnapshot();
+  return {
+    serializations: after.serializations - before.serializations,
+    hashes: after.hashes - before.hashes,
+    events: after.events - before.events,
+    messageCopies: after.messageCopies - before.messageCopies,
+  };
+}
+
+/** Runs the turn on a fresh agent with `options`; the counts of `send` (the turn) alone. */
+async function turnWork(
+  stream: boolean,
+  options: Parameters<typeof agentAt>[1] = {},
+  listen?: (agent: ReturnType<typeof agentAt>) => void,
+  onStart?: () => void,
+): Promise<WorkCounts> {
+  const server = await serve(scenario);
+  const agent = agentAt(server, { tools: [echo], stream, ...options });
+  listen?.(agent);
+  await agent.ready();
+  let result: Awaited<ReturnType<typeof agent.send>> | undefined;
+  const work = await counted(async () => {
+    onStart?.();
+    result = await agent.send('go');
+  });
+  expect(result?.success).toBe(true);
+  expect(result?.iterations).toBe(3);
+  await agent.flush();
+  return work;
+}
+
+/**
+ * The copies of the message array every turn of this shape makes, whatever is on: the user message
+ * appended (1), each of the 3 replies appended (3), each of the 2 tool results appended (2). The
+ * conversation is append-only and an assign must give XState a new array (docs/agent-loop.md).
+ */
+const APPENDS = 6;
+
+/**
+ * What hashing the 3 requests of the turn costs (src/llm/request-hash.ts), when something reads the
+ * hash. Serializations: the body without its conversation, once per request (3); the tools array,
+ * once per tools array (1); each message once (1 user message, then 2 new messages before each later
+ * call: 5). Hashes: each message's digest and the chain's step over it (2 x 5) and the request (3).
+ */
+const HASHED = { serializations: 3 + 1 + 5, hashes: 2 * 5 + 3 };
+
+describe('the work of a model call, counted', () => {
+  it.each([false, true])(
+    'an agent nobody listens to: no hash, no serialization, one event (stream=%s)',
+    async (stream) => {
+      expect(await turnWork(stream)).toEqual({
+        serializations: 0,
+        hashes: 0,
+        // `turn_end`: the agent settles `send()` on it. Nothing else is built.
+        events: 1,
+        messageCopies: APPENDS,
+      });
+    },
+  );
+
+  it.each([false, true])(
+    'a listener of every event: the events it hears, built once (stream=%s)',
+    async (stream) => {
+      const seen: string[] = [];
+      let counting = false;
+      const work = await turnWork(
+        stream,
+        {},
+        (agent) =>
+          agent.on('*', (e) => {
+            if (counting) seen.push(e.type);
+          }),
+        () => {
+          counting = true;
+        },
+      );
+      const modelCalls = seen.filter((t) => t === 'model_call').length;
+      expect(modelCalls).toBe(3);
+      expect(work).toEqual({
+        ...HASHED,
+        // Each event once, and each `model_call` once more: the relay gives listeners a copy without the
+        // request's settings (tool schemas and all).
+        events: seen.length + modelCalls,
+        messageCopies: APPENDS,
+      });
+    },
+  );
+
+  it.each([false, true])(
+    'a saved session: model_call entries with their hash, no other event built (stream=%s)',
+    async (stream) => {
+      const store = new MemorySessionStore();
+      const work = await turnWork(stream, { store, session: 'work' });
+      expect(work).toEqual({
+        // The hashes, and one more serialization: the session writes the request's settings (a
+        // `request_settings` entry) at the first call; later calls with the same values (by identity)
+        // are not serialized again to be compared.
+        serializations: HASHED.serializations + 1,
+        hashes: HASHED.hashes,
+        // The 3 `model_call` events the transcript records, and `turn_end`.
+        events: 3 + 1,
+        messageCopies: APPENDS,
+      });
+      const entries = (await store.readTranscript('work')).entries;
+      const recorded = entries.filter((e) => e.kind === 'event' && e.event === 'model_call');
+      expect(recorded).toHaveLength(3);
+      for (const entry of recorded)
+        expect((entry as { data: { requestHash: string } }).data.requestHash).toMatch(/^[0-9a-f]{64}$/);
+    },
+  );
+});
