@@ -49,6 +49,10 @@ Usage:
                                          carry the sessions of a store (PostgreSQL or a folder); start several
   agentloop send --store <url-or-dir> --session <id> "<message>" [--wait]
                                          post to a session's inbox (also --approve/--reject <call>, --interrupt)
+  agentloop worker|send --engine restate|dbos ...
+                                         the same through a durable engine the team runs (docs/engines.md)
+  agentloop serve --bundle <root> --agent <id> [--store <url-or-dir>] [--port <n>] [--token <bearer>]
+                                         serve the agent over AG-UI (HTTP + SSE) on 127.0.0.1 (docs/serve.md)
   agentloop eval <suite.eval.yaml|dir> [--mode replay|live] [--trials <n>] [--report <file>] [--record]
                                          run eval suites: a line per case, then "N passed, N failed"
   agentloop help [<command>]             this text, or a command's options (also: <command> --help)
