@@ -2,13 +2,16 @@ import path from 'node:path';
 import { BMAD6_DIR } from '../bundle/bmad6/bmad-install.js';
 import { loadBundleAgent } from '../bundle/bundle-agent.js';
 import type { BundleAgent } from '../bundle/bundle-agent-types.js';
+import { createRedactor } from '../events/redact.js';
 import type { AgentDefinition } from '../prompt/agent-definition.js';
 import { discoverSkills } from '../skills/skill-discovery.js';
 import { addSkillsToBundleAgent, loadSkillsAgent } from '../skills/skills-agent.js';
 import type { Tool } from '../tools/define-tool.js';
 import { bundlePaths } from './chat/chat-tool-lines.js';
 import { UsageError } from './cli-args.js';
+import type { CommandIo } from './command-io.js';
 import { bundleScenario, type ScriptedModel } from './model/scripted-model.js';
+import { terminalSafe } from './terminal/terminal-safe.js';
 
 // What `run` and `chat` talk with: a BMAD agent (`--bundle`, `--agent`), with the project's skills
 // listed beside its menu, or without them a plain assistant with the skills.
@@ -119,4 +122,46 @@ export async function loadCliAgent(source: CliAgentSource): Promise<CliAgent> {
       : 'Hello. No Agent Skills were found (.agents/skills, .claude/skills, --skills); what shall we do?',
     warnings: assistant.warnings,
   };
+}
+
+/** The `parseArgs` options naming a command's agent: `--bundle`, `--agent`, `--project`, `--output`, `--skills`. */
+export const AGENT_FLAG_OPTIONS = {
+  bundle: { type: 'string' },
+  agent: { type: 'string' },
+  project: { type: 'string' },
+  output: { type: 'string' },
+  ...SKILLS_FLAG,
+} as const;
+
+/** The values of AGENT_FLAG_OPTIONS as `parseArgs` returns them. */
+export interface AgentFlagValues {
+  bundle?: string | undefined;
+  agent?: string | undefined;
+  project?: string | undefined;
+  output?: string | undefined;
+  skills?: string[] | undefined;
+}
+
+/** A command's agent loaded from its flags, and the redacted stderr line writer that printed its warnings. */
+export interface FlagAgent {
+  cliAgent: CliAgent;
+  /** The project folder `--project` named (its `_bmad/` parent), absent without the flag. */
+  projectRoot: string | undefined;
+  /** Writes one redacted, terminal-safe line to stderr. */
+  say: (text: string) => void;
+}
+
+/** Loads the agent a long-running command (serve, worker, ...) carries from its flags and prints the skills' warnings. */
+export async function loadFlagAgent(values: AgentFlagValues, io: CommandIo): Promise<FlagAgent> {
+  const projectRoot = values.project ? projectFolder(values.project) : undefined;
+  const cliAgent = await loadCliAgent({
+    bundle: values.bundle,
+    agent: values.agent,
+    projectRoot,
+    outputFolder: values.output,
+    skills: values.skills,
+  });
+  const say = (text: string) => io.stderr(`${terminalSafe(createRedactor().redact(text))}\n`);
+  for (const warning of cliAgent.warnings) say(warning);
+  return { cliAgent, projectRoot, say };
 }

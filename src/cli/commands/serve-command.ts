@@ -1,15 +1,13 @@
 import { toAgentOptions } from '../../agent/agent-options.js';
-import { createRedactor } from '../../events/redact.js';
 import { startAgentServer } from '../../server/index.js';
 import { FileSessionStore } from '../../session/file-store/file-session-store.js';
 import { resolveSessionsDir } from '../../sessions-dir.js';
-import { loadCliAgent, projectFolder, SKILLS_FLAG, SKILLS_USAGE } from '../cli-agent.js';
+import { AGENT_FLAG_OPTIONS, loadFlagAgent, projectFolder, SKILLS_USAGE } from '../cli-agent.js';
 import { parseFlags, positiveInteger, UsageError } from '../cli-args.js';
 import type { CommandIo } from '../command-io.js';
 import { MCP_CONFIG_FLAG, mcpServersFlag } from '../flags/mcp-config-flag.js';
 import { openCliStore, STORE_FLAG_OPTIONS } from '../flags/store-flag.js';
 import { connectModel, MODEL_FLAG_OPTIONS, modelFlags, modelOptions } from '../model/model-connection.js';
-import { terminalSafe } from '../terminal/terminal-safe.js';
 import { untilInterrupted } from '../until-interrupted.js';
 
 const USAGE = `Usage: agentloop serve --bundle <root> --agent <id> [options]
@@ -37,11 +35,7 @@ export async function runServeCommand(args: string[], io: CommandIo, signal?: Ab
     args,
     options: {
       ...STORE_FLAG_OPTIONS,
-      bundle: { type: 'string' },
-      agent: { type: 'string' },
-      project: { type: 'string' },
-      output: { type: 'string' },
-      ...SKILLS_FLAG,
+      ...AGENT_FLAG_OPTIONS,
       ...MCP_CONFIG_FLAG,
       host: { type: 'string' },
       port: { type: 'string' },
@@ -65,15 +59,7 @@ export async function runServeCommand(args: string[], io: CommandIo, signal?: Ab
       'missing --agent <id> (with --bundle or --project), --skills <dir> or --mcp-config <file>',
     );
   }
-  const cliAgent = await loadCliAgent({
-    bundle: values.bundle,
-    agent: values.agent,
-    projectRoot: values.project,
-    outputFolder: values.output,
-    skills: values.skills,
-  });
-  const say = (text: string) => io.stderr(`${terminalSafe(createRedactor().redact(text))}\n`);
-  for (const warning of cliAgent.warnings) say(warning);
+  const { cliAgent, say } = await loadFlagAgent(values, io);
   const closers: (() => Promise<void>)[] = [];
   try {
     const opened = values.store

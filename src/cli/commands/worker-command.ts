@@ -1,7 +1,6 @@
 import { toAgentOptions } from '../../agent/agent-options.js';
-import { createRedactor } from '../../events/redact.js';
 import { startWorker } from '../../workers/session-worker.js';
-import { loadCliAgent, projectFolder, SKILLS_FLAG, SKILLS_USAGE } from '../cli-agent.js';
+import { AGENT_FLAG_OPTIONS, loadFlagAgent, projectFolder, SKILLS_USAGE } from '../cli-agent.js';
 import { cliApprovalPolicy } from '../cli-approvals.js';
 import { parseFlags, positiveInteger, UsageError } from '../cli-args.js';
 import type { CommandIo } from '../command-io.js';
@@ -10,7 +9,6 @@ import { projectAuthDir } from '../flags/mcp-sign-in.js';
 import { OTEL_FLAG, OTEL_USAGE, startCliOtel } from '../flags/otel-flag.js';
 import { openCliStore, STORE_FLAG_OPTIONS, STORE_USAGE } from '../flags/store-flag.js';
 import { connectModel, MODEL_FLAG_OPTIONS, modelFlags, modelOptions } from '../model/model-connection.js';
-import { terminalSafe } from '../terminal/terminal-safe.js';
 import { untilInterrupted } from '../until-interrupted.js';
 
 const USAGE = `Usage: agentloop worker --store <url-or-dir> [--project <dir>] --agent <id> [options]
@@ -44,11 +42,7 @@ export async function runWorkerCommand(args: string[], io: CommandIo, signal?: A
     args,
     options: {
       ...STORE_FLAG_OPTIONS,
-      bundle: { type: 'string' },
-      agent: { type: 'string' },
-      project: { type: 'string' },
-      output: { type: 'string' },
-      ...SKILLS_FLAG,
+      ...AGENT_FLAG_OPTIONS,
       ...MCP_CONFIG_FLAG,
       concurrency: { type: 'string' },
       ...MODEL_FLAG_OPTIONS,
@@ -64,16 +58,7 @@ export async function runWorkerCommand(args: string[], io: CommandIo, signal?: A
   const concurrency = positiveInteger(values.concurrency, '--concurrency', 4);
   if (!values.store)
     throw new UsageError('missing --store <url-or-dir> (a postgres:// URL or a sessions folder)');
-  const projectRoot = values.project ? projectFolder(values.project) : undefined;
-  const cliAgent = await loadCliAgent({
-    bundle: values.bundle,
-    agent: values.agent,
-    projectRoot,
-    outputFolder: values.output,
-    skills: values.skills,
-  });
-  const say = (text: string) => io.stderr(`${terminalSafe(createRedactor().redact(text))}\n`);
-  for (const warning of cliAgent.warnings) say(warning);
+  const { cliAgent, projectRoot, say } = await loadFlagAgent(values, io);
   const project = projectFolder(values.project);
   const mcp = await mcpServersFlag(values['mcp-config'], project);
   const mcpSources = mcpSourcesLine(mcp);

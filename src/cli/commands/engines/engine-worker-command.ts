@@ -1,14 +1,12 @@
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { type AgentOptions, toAgentOptions } from '../../../agent/agent-options.js';
-import { createRedactor } from '../../../events/redact.js';
-import { loadCliAgent, projectFolder, SKILLS_FLAG, SKILLS_USAGE } from '../../cli-agent.js';
+import { AGENT_FLAG_OPTIONS, loadFlagAgent, SKILLS_USAGE } from '../../cli-agent.js';
 import { cliApprovalPolicy } from '../../cli-approvals.js';
 import { parseFlags, positiveInteger, UsageError } from '../../cli-args.js';
 import type { CommandIo } from '../../command-io.js';
 import { redactConnectionString } from '../../flags/store-flag.js';
 import { connectModel, MODEL_FLAG_OPTIONS, modelFlags, modelOptions } from '../../model/model-connection.js';
-import { terminalSafe } from '../../terminal/terminal-safe.js';
 import { untilInterrupted } from '../../until-interrupted.js';
 import { engineMissing } from './engine-send-command.js';
 
@@ -42,11 +40,7 @@ export async function runEngineWorkerCommand(
       port: { type: 'string' },
       register: { type: 'string' },
       database: { type: 'string' },
-      bundle: { type: 'string' },
-      agent: { type: 'string' },
-      project: { type: 'string' },
-      output: { type: 'string' },
-      ...SKILLS_FLAG,
+      ...AGENT_FLAG_OPTIONS,
       ...MODEL_FLAG_OPTIONS,
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -64,16 +58,7 @@ export async function runEngineWorkerCommand(
   if (engine === 'dbos' && (values.port || values.register))
     throw new UsageError('--port and --register go with --engine restate');
   const port = values.port === '0' ? 0 : positiveInteger(values.port, '--port', 9080);
-  const projectRoot = values.project ? projectFolder(values.project) : undefined;
-  const cliAgent = await loadCliAgent({
-    bundle: values.bundle,
-    agent: values.agent,
-    projectRoot,
-    outputFolder: values.output,
-    skills: values.skills,
-  });
-  const say = (text: string) => io.stderr(`${terminalSafe(createRedactor().redact(text))}\n`);
-  for (const warning of cliAgent.warnings) say(warning);
+  const { cliAgent, say } = await loadFlagAgent(values, io);
   const closers: (() => Promise<void>)[] = [];
   try {
     const connection = await connectModel(modelFlags(values), cliAgent.scripted);
