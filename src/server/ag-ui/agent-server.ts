@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AgentRuntimeOptions, AgentSource } from '../agent-source.js';
+import { isChatPagePath, serveChatPage } from '../chat-page.js';
 import { applyCors } from '../cors.js';
 import { HttpError, sendError } from '../http-error.js';
 import { type AuthOption, checkExposure, principalOf } from '../request-auth.js';
@@ -32,6 +33,8 @@ export interface AgentServerOptions {
   maxBufferedBytes?: number;
   /** How often a reconnected stream reads the transcript of a run another process carries (default 200 ms). */
   pollMs?: number;
+  /** Serve the chat page at `/` (chat-page/, docs/serve.md); off by default. */
+  page?: boolean;
 }
 
 /** A Node request handler serving agents over AG-UI; `close()` waits for the runs it carries. */
@@ -63,6 +66,9 @@ export function createAgentServer(options: AgentServerOptions): AgentRequestHand
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (applyCors(req, res, cors)) return;
     const url = new URL(req.url ?? '/', 'http://agentloop.invalid');
+    if (options.page && (req.method === 'GET' || req.method === 'HEAD') && isChatPagePath(url.pathname)) {
+      return serveChatPage(req, res, url.pathname);
+    }
     const principal = await principalOf(req, options.auth);
     const runs = RUNS.exec(url.pathname);
     if (runs) {
@@ -155,8 +161,11 @@ export async function startAgentServer(
     url,
     server,
     close: async () => {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      // Streams are cut at once (their clients reconnect, here or to another server); the runs go on
+      // to rest. Waiting for `server.close` first would wait for every open stream to end.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
+      await closed;
       await handler.close();
     },
   };

@@ -26,6 +26,11 @@ export class AgentloopHttpAgent extends HttpAgent {
         this.lastEventId = id;
       });
     this.subscribe({
+      // A run that started answered the open interrupts (the server refuses a run that does not): a
+      // reconnect after it was cut must not be refused by the client for interrupts already answered.
+      onRunStartedEvent: () => {
+        this.pendingInterrupts = [];
+      },
       onTextMessageStartEvent: ({ event }) => void this.#partial.add(event.messageId),
       onTextMessageEndEvent: ({ event }) => void this.#partial.delete(event.messageId),
     });
