@@ -5,7 +5,7 @@ import { EventSchemas, HttpAgent } from 'ag-ui-client-0059';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool } from '../src/index.js';
-import { type AnyEvent, agUiServer } from './support/ag-ui-server.js';
+import { type AnyEvent, agUiServer, clientWith, postRun, runThrough } from './support/ag-ui-server.js';
 
 const pickColor = {
   name: 'pick_color',
@@ -141,5 +141,41 @@ describe('@ag-ui/client 0.0.59 (CopilotKit 1.74)', () => {
     expect(events.at(-1)).toMatchObject({ type: 'RUN_ERROR', code: 'cancelled' });
     // The client ends a run with RUN_ERROR as failed; not with a refusal of the event by its schemas.
     expect(String(error ?? '')).not.toMatch(/invalid|unrecognized|discriminator/i);
+  });
+
+  it("takes CopilotKit's resume (same runId, its own tool message with the answer) as the resume; the tool's result is the tool's", async () => {
+    const charged: string[] = [];
+    const charge = defineTool({
+      name: 'charge',
+      description: 'charges a card',
+      parameters: z.object({ amount: z.number() }),
+      needsApproval: true,
+      execute: ({ amount }) => {
+        charged.push(`charge ${amount}`);
+        return `charged ${amount}`;
+      },
+    });
+    const { runs, model } = await agUiServer(
+      { turns: [{ toolCalls: [{ name: 'charge', arguments: { amount: 5 } }] }, { content: 'done' }] },
+      { agent: () => ({ instructions: 'You help.', loopControlTools: false, tools: [charge] }) },
+    );
+    const client = clientWith(runs, 'thread-ck', 'charge me 5');
+    const first = await runThrough(client);
+    // CopilotKit 1.74 adds such a message for interrupts with reason "tool_call" (agentloop's are
+    // "tool_approval"); a client that sends one anyway must not make it the call's result.
+    const resumed = await postRun(runs, {
+      threadId: 'thread-ck',
+      runId: first.events[0]!.runId,
+      messages: [
+        ...client.messages,
+        { id: 'ck-answer', role: 'tool', toolCallId: 'call_0_0', content: '{"approved":true}' },
+      ],
+      resume: [{ interruptId: 'approval-call_0_0', status: 'resolved', payload: { approved: true } }],
+    });
+    expect(resumed.status).toBe(200);
+    expect(resumed.events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', result: 'done' });
+    expect(charged).toEqual(['charge 5']);
+    const tools = model.requests.at(-1)!.messages.filter((m) => m.role === 'tool');
+    expect(tools.map((m) => m.content)).toEqual(['charged 5']);
   });
 });
