@@ -141,6 +141,11 @@ it('streams a turn, answers an approval with its button, and shows the finished 
     });
     await page.locator('.notice', { hasText: 'reconnected' }).waitFor();
     expect(await page.locator('.error').count()).toBe(0);
+    // A reload keeps the thread (in the address) and shows its latest run again.
+    expect(page.url()).toContain('thread=');
+    await page.reload();
+    await page.locator('.msg.assistant', { hasText: 'Sunny in Lisbon; the old note is deleted.' }).waitFor();
+    expect(await page.locator('.error').count()).toBe(0);
     expect(deleted).toEqual(['call_delete_7:old.md']);
     expect(await page.title()).toBe('agentloop chat');
     // @ag-ui/client rethrows the failed `reader.cancel()` of the stream cut by the restart (unhandled,
