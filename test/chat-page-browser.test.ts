@@ -159,3 +159,33 @@ it('streams a turn, answers an approval with its button, and shows the finished 
     await model.close();
   }
 });
+
+it('asks for the token when the server refuses the page without it, then sends the message', async () => {
+  const model = await startScriptedServer({ scenario: { turns: [{ content: 'hello behind a token' }] } });
+  const server = await startAgentServer({
+    agent: () => ({ instructions: 'You help.', loopControlTools: false }),
+    store: new FileSessionStore({ dir }),
+    runtime: { baseURL: model.url, apiKey: 'test-key' },
+    auth: { token: 'asked-secret' },
+    page: true,
+  });
+  const page = await browser.newPage();
+  const prompts: string[] = [];
+  page.on('dialog', (dialog) => {
+    prompts.push(dialog.message());
+    void dialog.accept('asked-secret');
+  });
+  try {
+    await page.goto(`${server.url}/`);
+    await page.fill('#input', 'hi');
+    await page.click('#send');
+    await page.locator('.msg.assistant', { hasText: 'hello behind a token' }).waitFor();
+    expect(prompts).toEqual([expect.stringContaining('token')]);
+    expect(page.url()).toContain('token=asked-secret');
+    expect(await page.locator('.error').count()).toBe(0);
+  } finally {
+    await page.close();
+    await server.close();
+    await model.close();
+  }
+});

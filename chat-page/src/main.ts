@@ -63,7 +63,10 @@ const subscriber: AgentSubscriber = {
   onRunFinishedEvent: (finished) => {
     ended = true;
     view.step(undefined);
-    if (finished.outcome === 'interrupt') view.approvals(finished.interrupts, answer);
+    if (finished.outcome === 'interrupt') {
+      view.approvals(finished.interrupts, answer);
+      view.approvalsEnabled(!busy);
+    }
     else if (finished.outcome === 'cancelled') view.notice('the run was cancelled');
   },
   onRunErrorEvent: ({ event }) => {
@@ -86,12 +89,12 @@ async function runOnce(parameters: RunAgentParameters): Promise<void> {
   try {
     await agent.runAgent(parameters, subscriber);
   } catch (error) {
-    if (!ended) {
-      const status = statusOf(error);
-      if (status === 401 && askToken()) view.notice('token set: send again');
-      else if (status !== undefined) view.error(`refused: ${messageOf(error)}`);
+    const status = statusOf(error);
+    if (!ended && status === 401 && askToken()) return runOnce(parameters);
+    if (!ended && status !== undefined) {
+      view.error(`refused: ${messageOf(error)}`);
+      ended = true;
     }
-    if (!ended && statusOf(error) !== undefined) ended = true;
   }
   if (!ended) await reconnect();
   setBusy(false);
