@@ -66,8 +66,7 @@ const subscriber: AgentSubscriber = {
     if (finished.outcome === 'interrupt') {
       view.approvals(finished.interrupts, answer);
       view.approvalsEnabled(!busy);
-    }
-    else if (finished.outcome === 'cancelled') view.notice('the run was cancelled');
+    } else if (finished.outcome === 'cancelled') view.notice('the run was cancelled');
   },
   onRunErrorEvent: ({ event }) => {
     ended = true;
