@@ -1,6 +1,12 @@
 // A CopilotKit 1.74 page on an agentloop AG-UI server, no CopilotKit runtime: docs/serve.md quotes this
 // file, and test/copilotkit-page-browser.test.ts bundles it (esbuild) and drives it in Chromium.
-import { CopilotChat, CopilotKitProvider, useInterrupt, useRenderTool } from '@copilotkit/react-core/v2';
+import {
+  type AbstractAgent,
+  CopilotChat,
+  CopilotKitProvider,
+  useInterrupt,
+  useRenderTool,
+} from '@copilotkit/react-core/v2';
 import { AgentloopHttpAgent } from 'agentloop/server/client';
 import { createRoot } from 'react-dom/client';
 
@@ -44,7 +50,9 @@ function Approvals() {
 
 function App() {
   return (
-    <CopilotKitProvider agents__unsafe_dev_only={{ default: agent }}>
+    // CopilotKit 1.74 types its agents with the @ag-ui/client 0.0.59 it bundles; AgentloopHttpAgent is a
+    // 1.0 client, which it runs as well (the cast is for TypeScript only).
+    <CopilotKitProvider agents__unsafe_dev_only={{ default: agent as unknown as AbstractAgent }}>
       <ToolCards />
       <Approvals />
       <CopilotChat agentId="default" />
