@@ -116,6 +116,10 @@ it('runs five turns of a workflow with a tool card and an approval answered thro
   page.on('console', (m) => {
     if (m.type() === 'error') errors.push(m.text());
   });
+  const runs: { runId: string; resume?: unknown[] }[] = [];
+  page.on('request', (r) => {
+    if (r.method() === 'POST' && r.url().endsWith('/agents/default/runs')) runs.push(r.postDataJSON());
+  });
   page.on('response', (r) => {
     if (r.status() >= 400) errors.push(`${r.status()} ${r.url()}`);
   });
@@ -140,6 +144,10 @@ it('runs five turns of a workflow with a tool card and an approval answered thro
     await page.getByText('Saved release-2.4.md.').waitFor();
     await page.locator('.tool-card[data-status="complete"]', { hasText: 'saved release-2.4.md' }).waitFor();
     expect(saved).toEqual(['release-2.4.md: Release 2.4: faster sync, a dark theme.']);
+    // useInterrupt resumed under the interrupted run's own runId, which the server took as the resume.
+    const resume = runs.findIndex((r) => (r.resume?.length ?? 0) > 0);
+    expect(resume).toBe(4);
+    expect(runs[resume]!.runId).toBe(runs[resume - 1]!.runId);
     await say('Thanks');
     await page.getByText('You are welcome. Goodbye!').waitFor();
 
