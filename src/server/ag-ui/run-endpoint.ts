@@ -6,36 +6,28 @@ import { HttpError } from '../http-error.js';
 import type { TranscriptEntry } from '../session-imports.js';
 import { openThread, type ThreadContext, threadRecord } from '../thread-sessions.js';
 import { TranscriptFeed } from '../transcript-feed.js';
+import type { ActiveRun, ActiveRuns } from './active-runs.js';
 import { HistoryConflict, type HistoryDelta, historyDelta } from './client-history.js';
 import { EventStream } from './event-stream.js';
 import { frontendTools } from './frontend-tools.js';
 import { answersFor } from './resume-answers.js';
+import { type InboxWakeups, watchCancels } from './run-cancel-inbox.js';
 import { RunEventMapper } from './run-event-mapper.js';
 import { speaks10 } from './run-input.js';
+import { takeOverRun } from './run-takeover.js';
+import { latestRun, type RunStartData } from './thread-runs.js';
 import { RUN_ENDED_ENTRY, RUN_STARTED_ENTRY, TranscriptMapping } from './transcript-events.js';
 
 /** The key of a session's record `meta` naming the last run it ran (a replayed run id is refused). */
 export const LAST_RUN_KEY = 'lastRunId';
-
-/** A run this process is carrying: its agent, and whether a cancel was asked for. */
-export interface ActiveRun {
-  runId: string;
-  agent: Agent;
-  cancelled: boolean;
-  /** Resolves once the run has ended and its agent let the session go. */
-  done: Promise<void>;
-  /** The session's transcript as this run writes it (for reconnecting clients in this process). */
-  feed?: TranscriptFeed;
-}
-
-/** Runs by thread id, in this process. */
-export type ActiveRuns = Map<string, ActiveRun>;
 
 export interface RunLimits {
   /** Bytes that may wait for a slow client before it is cut off (the run goes on). */
   maxBuffered: number;
   /** The client asked (`?cancelOnDisconnect=true`) that its going away cancel the run. */
   cancelOnDisconnect?: boolean;
+  /** How cancels sent to other processes reach the run (the session's inbox), and how often to look. */
+  inbox?: { pollMs: number; wakeups: InboxWakeups };
 }
 
 /**
@@ -59,6 +51,7 @@ export async function handleRun(
   if (running)
     throw new HttpError(409, 'thread_busy', `thread "${threadId}" is running run "${running.runId}"`);
   const record = await threadRecord(context.store, threadId, context.principal);
+  if (limits.inbox) await refuseUnfinished(context, threadId, active, limits.inbox);
   if (active.has(threadId))
     throw new HttpError(409, 'thread_busy', `thread "${threadId}" is running another run`);
   let release!: () => void;
@@ -142,9 +135,24 @@ export async function handleRun(
           runId,
           principal: context.principal,
           ...(input.parentRunId ? { parentRunId: input.parentRunId } : {}),
-        },
+          ...(speaks10(input) ? { protocol10: true } : {}),
+        } satisfies RunStartData,
       },
     ]);
+    if (limits.inbox) {
+      const stop = watchCancels(
+        feed.store,
+        threadId,
+        runId,
+        (reason) => {
+          if (mapper.ended || run.cancelled) return;
+          run.cancelled = true;
+          agent?.interrupt(reason);
+        },
+        limits.inbox,
+      );
+      void run.done.then(stop);
+    }
     if (limits.cancelOnDisconnect) {
       res.on('close', () => {
         if (mapper.ended || run.cancelled) return;
@@ -187,6 +195,27 @@ export async function handleRun(
     await settle(agent, active, threadId, release);
     stream?.end();
   }
+}
+
+/**
+ * Refuses a run on a thread whose latest run has not ended (409): carried by another live process,
+ * or carried by none (its process died), then taken over here first. A client reconnects to see it end.
+ */
+async function refuseUnfinished(
+  context: ThreadContext,
+  threadId: string,
+  active: ActiveRuns,
+  inbox: { pollMs: number; wakeups: InboxWakeups },
+): Promise<void> {
+  const last = latestRun((await context.store.readTranscript(threadId)).entries);
+  if (!last || last.ended) return;
+  const outcome = await takeOverRun(context, threadId, { active, ...inbox });
+  if (outcome === 'none') return;
+  throw new HttpError(
+    409,
+    'run_unfinished',
+    `thread "${threadId}" has not finished run "${last.runId}"${outcome === 'here' ? ' (its process died; it is being finished here)' : ''}: reconnect to its events, or try again when it has ended`,
+  );
 }
 
 function isRunStart(entry: TranscriptEntry, runId: string): boolean {
