@@ -4,7 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AgentloopHttpAgent } from '../src/server/client.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
-import type { AnyEvent } from './support/ag-ui-server.js';
+import { type AnyEvent, postRun } from './support/ag-ui-server.js';
 import { repoRoot } from './support/build-dist.js';
 import { dropSchema, freshSchema, postgresUrl } from './support/postgres.js';
 import { type ScriptChild, scriptChildren } from './support/script-child.js';
@@ -169,5 +169,53 @@ describe.each(['postgres', 'file'] as const)('a run whose server process was kil
     const pids = logLines(log).map((line) => Number(line.split(' ')[1]));
     expect(pids[1]).toBe(a.child.pid);
     expect(pids[2]).not.toBe(a.child.pid);
+  }, 90_000);
+});
+
+describe('a cancel sent to the server that does not carry the run', () => {
+  it('reaches the carrier through the session inbox: the run ends cancelled, the thread goes on', async () => {
+    const scripted = await model([
+      { toolCalls: [{ name: 'slow', arguments: {} }] },
+      { content: 'Hello again.' },
+    ]);
+    const { aUrl, bUrl, log } = await twoServers('postgres', scripted.url);
+    const thread = `${bUrl}/agents/default/threads/t-cancel`;
+    // Nothing runs yet: a cancel has nothing to reach.
+    const early = await fetch(`${thread}/runs/run-c/cancel`, { method: 'POST' });
+    expect(early.status).toBe(404);
+    const running = postRun(`${aUrl}/agents/default/runs`, {
+      threadId: 't-cancel',
+      runId: 'run-c',
+      protocolVersion: '1.0',
+      messages: [{ id: 'u1', role: 'user', content: 'go slow' }],
+    });
+    await eventually(() => logLines(log).some((l) => l.startsWith('slow ')), 'the slow call to start');
+    const wrong = await fetch(`${thread}/runs/other-run/cancel`, { method: 'POST' });
+    expect(wrong.status).toBe(404);
+    const cancel = await fetch(`${thread}/runs/run-c/cancel`, { method: 'POST' });
+    expect(cancel.status).toBe(202);
+    expect(await cancel.json()).toEqual({ cancelled: 'run-c', via: 'inbox' });
+    const { events } = await running;
+    expect(events.filter((e) => e.type === 'RUN_FINISHED' || e.type === 'RUN_ERROR')).toEqual([
+      expect.objectContaining({ type: 'RUN_FINISHED', outcome: { type: 'cancelled' } }),
+    ]);
+    // Nothing half-written: the next run, through the other server, goes on from the cancelled turn.
+    const next = await postRun(`${bUrl}/agents/default/runs`, {
+      threadId: 't-cancel',
+      runId: 'run-d',
+      protocolVersion: '1.0',
+      messages: [
+        { id: 'u1', role: 'user', content: 'go slow' },
+        { id: 'u2', role: 'user', content: 'hello?' },
+      ],
+    });
+    expect(next.events.at(-1), JSON.stringify(next.events.at(-1))).toMatchObject({
+      type: 'RUN_FINISHED',
+      result: 'Hello again.',
+    });
+    // The cancel was used up: it does not stop the next run, and the run that ended cannot be cancelled.
+    const late = await fetch(`${thread}/runs/run-c/cancel`, { method: 'POST' });
+    expect(late.status).toBe(404);
+    expect(logLines(log).map((l) => l.split(' ')[0])).toEqual(['slow']);
   }, 90_000);
 });
