@@ -20,6 +20,8 @@ export interface ThreadContext {
   principal: string;
   /** How long a session's lease lasts unless renewed (default `DEFAULTS.leaseMs`): a dead carrier's runs are taken over after it. */
   leaseMs?: number;
+  /** How long an approval interrupt stays open (its `expiresAt`); none by default. */
+  approvalTimeoutMs?: number;
 }
 
 /**

@@ -8,6 +8,7 @@ import type { SessionStore } from '../session-imports.js';
 import type { ActiveRuns } from './active-runs.js';
 import { handleCancel } from './cancel-endpoint.js';
 import { handleEvents } from './events-endpoint.js';
+import { handleMessages } from './messages-endpoint.js';
 import { InboxWakeups } from './run-cancel-inbox.js';
 import { handleRun } from './run-endpoint.js';
 import { parseRunInput } from './run-input.js';
@@ -40,6 +41,11 @@ export interface AgentServerOptions {
    * carrying a run dies, another takes the run over once it lapses (docs/serve.md, "Takeover").
    */
   leaseMs?: number;
+  /**
+   * How long an approval interrupt stays open: interrupts carry `expiresAt`, an answer after it is
+   * refused (409 `interrupt_expired`) and a new message closes the expired calls. None by default.
+   */
+  approvalTimeoutMs?: number;
 }
 
 /** A Node request handler serving agents over AG-UI; `close()` waits for the runs it carries. */
@@ -51,6 +57,7 @@ export interface AgentRequestHandler {
 
 const RUNS = /^\/agents\/([^/]+)\/runs\/?$/;
 const EVENTS = /^\/agents\/([^/]+)\/threads\/([^/]+)\/events\/?$/;
+const MESSAGES = /^\/agents\/([^/]+)\/threads\/([^/]+)\/messages\/?$/;
 const CANCEL = /^\/agents\/([^/]+)\/threads\/([^/]+)\/runs\/([^/]+)\/cancel\/?$/;
 
 /**
@@ -76,6 +83,7 @@ export function createAgentServer(options: AgentServerOptions): AgentRequestHand
     runtime: options.runtime ?? {},
     principal,
     ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
+    ...(options.approvalTimeoutMs !== undefined ? { approvalTimeoutMs: options.approvalTimeoutMs } : {}),
   });
 
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -108,6 +116,14 @@ export function createAgentServer(options: AgentServerOptions): AgentRequestHand
         pollMs,
         takeover: { context: contextOf(source, principal), active, ...carry },
       });
+      return;
+    }
+    const messages = MESSAGES.exec(url.pathname);
+    if (messages) {
+      if (req.method !== 'GET') throw new HttpError(405, 'method_not_allowed', 'messages are read with GET');
+      sourceNamed(agents, messages[1]!);
+      const threadId = decodeURIComponent(messages[2]!);
+      await handleMessages(res, threadId, { store: options.store, principal });
       return;
     }
     const cancel = CANCEL.exec(url.pathname);

@@ -10,12 +10,15 @@ import type { ActiveRun, ActiveRuns } from './active-runs.js';
 import { HistoryConflict, type HistoryDelta, historyDelta } from './client-history.js';
 import { EventStream } from './event-stream.js';
 import { frontendTools } from './frontend-tools.js';
+import { hasExpired, recordedExpiries, withExpiry } from './interrupt-expiry.js';
+import { messagesSnapshot, wantsMessagesSnapshot } from './messages-snapshot.js';
 import { answersFor } from './resume-answers.js';
 import { type InboxWakeups, watchCancels } from './run-cancel-inbox.js';
 import { RunEventMapper } from './run-event-mapper.js';
+import { approvalInterruptId } from './run-events.js';
 import { speaks10 } from './run-input.js';
 import { takeOverRun } from './run-takeover.js';
-import { latestRun, type RunStartData } from './thread-runs.js';
+import { forkParentRunId, latestRun, type RunStartData } from './thread-runs.js';
 import { RUN_ENDED_ENTRY, RUN_STARTED_ENTRY, TranscriptMapping } from './transcript-events.js';
 
 /** The key of a session's record `meta` naming the last run it ran (a replayed run id is refused). */
@@ -84,7 +87,10 @@ export async function handleRun(
     });
     run.agent = agent;
     const approvals = agent.pendingApprovals.filter((call) => !frontend.has(call.name));
-    const answers = answersFor(approvals, input.resume ?? []);
+    const expiries = recordedExpiries(entries);
+    const expired = (id: string) => hasExpired(expiries, id);
+    const answers = answersFor(approvals, input.resume ?? [], expired);
+    const parentRunId = input.parentRunId ?? forkParentRunId(entries);
     stream = new EventStream(req, res, limits.maxBuffered);
     const out = stream;
     const scrub = (text: string) => scrubForClient(text, agent!.redactor.redact);
@@ -103,18 +109,19 @@ export async function handleRun(
       },
       (event) => out.send(event),
     );
-    mapper.start({ timestamp: Date.now(), ...(input.parentRunId ? { parentRunId: input.parentRunId } : {}) });
+    mapper.start({ timestamp: Date.now(), ...(parentRunId ? { parentRunId } : {}) });
     const answered = new Set(answers.map((a) => a.toolCallId));
     const delta = checkedHistory(agent, input, answered);
     const refusal =
       'code' in delta
         ? delta
-        : nothingToRun(agent, answers.length + delta.toolResults.size, delta.user !== undefined);
+        : nothingToRun(agent, answers.length + delta.toolResults.size, delta.user !== undefined, expired);
     if (refusal || 'code' in delta) {
       mapper.fail(refusal!.code, refusal!.message);
       out.send(mapper.final!);
       return;
     }
+    if (wantsMessagesSnapshot(input)) out.send(messagesSnapshot(agent.messages, scrub, delta.user));
     // The transcript's entries from this run's start on are the run's durable events.
     let live = false;
     feed.listen((written) => {
@@ -134,7 +141,7 @@ export async function handleRun(
         data: {
           runId,
           principal: context.principal,
-          ...(input.parentRunId ? { parentRunId: input.parentRunId } : {}),
+          ...(parentRunId ? { parentRunId } : {}),
           ...(speaks10(input) ? { protocol10: true } : {}),
         } satisfies RunStartData,
       },
@@ -160,6 +167,8 @@ export async function handleRun(
         agent?.interrupt('the client went away (cancelOnDisconnect)');
       });
     }
+    // A new message while only expired interrupts wait: their calls are answered interrupted first.
+    if (delta.user && agent.state === 'WaitingApproval') agent.interrupt('the approval expired');
     const ended = new Promise<void>((resolve) => {
       const off = agent!.on('*', (event) => {
         mapper.onEvent(event);
@@ -186,8 +195,9 @@ export async function handleRun(
     await ended;
     // Every write of the turn is durable (and streamed) before the run's end is written after them.
     await agent.flush();
+    const final = withExpiry(mapper.final, expiries, context.approvalTimeoutMs);
     await feed.store.appendTranscript(threadId, [
-      { kind: 'event', event: RUN_ENDED_ENTRY, data: { runId, event: mapper.final } },
+      { kind: 'event', event: RUN_ENDED_ENTRY, data: { runId, event: final } },
     ]);
     await feed.settled();
   } finally {
@@ -262,8 +272,11 @@ function nothingToRun(
   agent: Agent,
   answers: number,
   hasUser: boolean,
+  expired: (interruptId: string) => boolean,
 ): { code: string; message: string } | undefined {
-  const pending = agent.pendingApprovals;
+  const pending = agent.pendingApprovals.filter(
+    (call) => !(hasUser && expired(approvalInterruptId(call.toolCallId))),
+  );
   if (answers > 0) {
     return hasUser
       ? {

@@ -7,6 +7,7 @@ import { hasOwnership, newOwnerName, SessionStoreError } from '../session-import
 import { openThread, ownerOf, type ThreadContext } from '../thread-sessions.js';
 import { TranscriptFeed } from '../transcript-feed.js';
 import type { ActiveRun, ActiveRuns } from './active-runs.js';
+import { recordedExpiries, withExpiry } from './interrupt-expiry.js';
 import { type InboxWakeups, watchCancels } from './run-cancel-inbox.js';
 import { RunEventMapper } from './run-event-mapper.js';
 import { latestRun } from './thread-runs.js';
@@ -75,7 +76,15 @@ export async function takeOverRun(
     });
     Object.assign(run, { runId: last.runId, agent, feed, cancelled: interruptedByUser(entries) });
     carrying = true;
-    void carry(agent, run, { threadId, protocol10: last.protocol10, feed, entries, options }).finally(() => {
+    const { approvalTimeoutMs } = context;
+    void carry(agent, run, {
+      threadId,
+      protocol10: last.protocol10,
+      feed,
+      entries,
+      options,
+      approvalTimeoutMs,
+    }).finally(() => {
       options.active.delete(threadId);
       release();
     });
@@ -102,6 +111,7 @@ async function carry(
     feed: TranscriptFeed;
     entries: Parameters<typeof interruptedByUser>[0];
     options: TakeoverOptions;
+    approvalTimeoutMs: number | undefined;
   },
 ): Promise<void> {
   const { threadId, feed } = taken;
@@ -151,8 +161,9 @@ async function carry(
     await ended;
     off();
     await agent.flush();
+    const final = withExpiry(mapper.final, recordedExpiries(taken.entries), taken.approvalTimeoutMs);
     await feed.store.appendTranscript(threadId, [
-      { kind: 'event', event: RUN_ENDED_ENTRY, data: { runId: run.runId, event: mapper.final } },
+      { kind: 'event', event: RUN_ENDED_ENTRY, data: { runId: run.runId, event: final } },
     ]);
     await feed.settled();
   } finally {

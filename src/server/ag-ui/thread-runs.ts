@@ -1,3 +1,4 @@
+import { SESSION_FORKED_EVENT } from '../../evals/fork-session.js';
 import type { TranscriptEntry } from '../session-imports.js';
 import { RUN_ENDED_ENTRY, RUN_STARTED_ENTRY } from './transcript-events.js';
 
@@ -23,10 +24,16 @@ export interface RunStartData {
   protocol10?: boolean;
 }
 
-/** The latest run of a thread in its transcript `entries` (undefined when none was started). */
+const isRunStart = (e: TranscriptEntry) => e.kind === 'event' && e.event === RUN_STARTED_ENTRY;
+const isFork = (e: TranscriptEntry) => e.kind === 'event' && e.event === SESSION_FORKED_EVENT;
+
+/**
+ * The latest run of a thread in its transcript `entries` (undefined when none was started). A fork's
+ * transcript begins with its parent's entries: the runs there are the parent's, not the fork's.
+ */
 export function latestRun(entries: readonly TranscriptEntry[]): ThreadRun | undefined {
-  const start = entries.findLastIndex((e) => e.kind === 'event' && e.event === RUN_STARTED_ENTRY);
-  if (start < 0) return undefined;
+  const start = entries.findLastIndex(isRunStart);
+  if (start < 0 || entries.findLastIndex(isFork) > start) return undefined;
   const data = ((entries[start] as { data?: unknown }).data ?? {}) as Partial<RunStartData>;
   if (typeof data.runId !== 'string') return undefined;
   const runId = data.runId;
@@ -46,4 +53,16 @@ export function latestRun(entries: readonly TranscriptEntry[]): ThreadRun | unde
     start,
     ended,
   };
+}
+
+/**
+ * For a forked thread (`forkSession`) that has run nothing since the fork, the id of the parent's last
+ * run before the cut: its first run names it as `parentRunId`.
+ */
+export function forkParentRunId(entries: readonly TranscriptEntry[]): string | undefined {
+  const forked = entries.findLastIndex(isFork);
+  if (forked < 0 || entries.findLastIndex(isRunStart) > forked) return undefined;
+  const start = entries.slice(0, forked).findLastIndex(isRunStart);
+  const runId = start < 0 ? undefined : (entries[start] as { data?: { runId?: unknown } }).data?.runId;
+  return typeof runId === 'string' ? runId : undefined;
 }
