@@ -35,7 +35,9 @@ export async function handleEvents(
   // A thread's first run has no saved record yet: its start entry names the principal then.
   const record = await threadRecord(options.store, threadId, options.principal);
   const after = lastEventId(req);
-  const local = options.active.get(threadId);
+  // Heard as written only when this process carries the run with its feed (not while it tries a takeover).
+  const carried = options.active.get(threadId);
+  const local = carried?.feed ? carried : undefined;
   const heard: TranscriptEntry[] = [];
   let wake = () => {};
   const stopHearing = local?.feed?.listen((entries) => {
