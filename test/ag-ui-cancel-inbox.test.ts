@@ -9,6 +9,7 @@ import { deferred } from './support/harness.js';
 
 function slowTool() {
   const started = deferred();
+  const release = deferred();
   const tool = defineTool({
     name: 'slow',
     description: 'waits until stopped',
@@ -17,9 +18,10 @@ function slowTool() {
       new Promise((resolve) => {
         started.resolve();
         ctx.signal.addEventListener('abort', () => resolve('stopped'));
+        void release.promise.then(() => resolve('finished'));
       }),
   });
-  return { tool, started };
+  return { tool, started, release };
 }
 
 /** Resolves once the thread's inbox holds nothing (items are completed just after they are seen). */
@@ -54,11 +56,18 @@ describe('cancels through the session inbox', () => {
   });
 
   it('an interrupt left from before the run, or naming another run, does not stop it', async () => {
-    const { runs, store } = await agUiServer({ turns: [{ content: 'Hello.' }] }, { pollMs: 20 });
+    const { tool, started, release } = slowTool();
+    const { runs, store } = await agUiServer(
+      { turns: [{ toolCalls: [{ name: 'slow', arguments: {} }] }, { content: 'Done.' }] },
+      { agent: () => ({ instructions: 'You help.', loopControlTools: false, tools: [tool] }), pollMs: 20 },
+    );
     await store.postInbox('t-stale', { kind: 'interrupt' });
     await store.postInbox('t-stale', { kind: 'interrupt', reason: 'cancelled by the client (run "old")' });
-    const { events } = await postRun(runs, input('t-stale', 'r1', 'hi'));
-    expect(events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', result: 'Hello.' });
-    await inboxEmpties(store, 't-stale');
+    const running = postRun(runs, input('t-stale', 'r1', 'hi'));
+    await started.promise;
+    await inboxEmpties(store, 't-stale'); // seen by the run, and completed
+    release.resolve();
+    const { events } = await running;
+    expect(events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', result: 'Done.' });
   });
 });
