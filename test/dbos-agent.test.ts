@@ -4,7 +4,10 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { dbosAgent } from '../src/engines/dbos/index.js';
+import { forkSession } from '../src/evals/fork-session.js';
+import { Cassette, replaySession } from '../src/evals/index.js';
 import { defineTool } from '../src/index.js';
+import { PostgresSessionStore } from '../src/postgres/index.js';
 import { type Scenario, type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
 import { postgresUrl } from './support/postgres.js';
 
@@ -37,6 +40,7 @@ const scenarios = new Map<string, ScriptedServer>();
 const database = `dbos_${randomBytes(5).toString('hex')}`;
 let pool: pg.Pool;
 let agent: ReturnType<typeof dbosAgent>;
+let store: PostgresSessionStore;
 
 beforeAll(async () => {
   const admin = new pg.Client(postgresUrl());
@@ -46,19 +50,22 @@ beforeAll(async () => {
   const url = new URL(postgresUrl());
   url.pathname = `/${database}`;
   pool = new pg.Pool({ connectionString: url.href, max: 4 });
+  // The sessions are kept in the PostgreSQL session store on the same database as well.
+  store = new PostgresSessionStore({ pool });
   agent = dbosAgent(
     'support',
     (sessionId) => {
       const model = scenarios.get(sessionId);
       if (!model) throw new Error(`no scenario for ${sessionId}`);
       return {
+        name: 'support',
         baseURL: model.url,
         apiKey: 'test-key',
         tools: [lookup, refund],
         limits: { maxIterations: sessionId.startsWith('limit') ? 2 : 50 },
       };
     },
-    { pool, approvalWaitSeconds: 30 },
+    { pool, approvalWaitSeconds: 30, store },
   );
   DBOS.setConfig({ name: 'agentloop-dbos-test', systemDatabaseUrl: url.href, logLevel: 'error' });
   await DBOS.launch();
@@ -139,10 +146,48 @@ describe('agentloop/dbos on PostgreSQL', () => {
     await expect(agent.approve('approve-1', 'no-such-call')).rejects.toThrow(
       /approve: no call "no-such-call" waits for approval in session "approve-1" of agent "support"/,
     );
+    // Copied to the session store at the approval wait.
+    expect(await store.load('approve-1')).toMatchObject({ state: 'WaitingApproval', agentName: 'support' });
     await agent.approve('approve-1', waiting.pendingApprovals[0]!.toolCallId);
     const result = await DBOS.retrieveWorkflow<{ response: string }>(id).getResult();
     expect(result.response).toBe('refunded');
     expect(runs).toEqual(['refund o-7']);
+  });
+
+  it('keeps the sessions in the session store: listed, replayed and forked like any other', async () => {
+    runs.length = 0;
+    await session('kept-1', {
+      turns: [
+        { toolCalls: [{ name: 'lookup', arguments: { key: 'k' } }] },
+        { content: 'found k' },
+        { content: 'second turn' },
+      ],
+    });
+    expect((await agent.send('kept-1', 'look k up')).response).toBe('found k');
+    expect((await agent.send('kept-1', 'and now?')).response).toBe('second turn');
+    const listed = (await store.list()).find((s) => s.id === 'kept-1');
+    expect(listed).toMatchObject({ state: 'Completed', turns: 2, agentName: 'support' });
+    const { entries } = await store.readTranscript('kept-1');
+    expect(entries.map((e) => e.seq)).toEqual(entries.map((_, i) => i + 1));
+    expect(entries.flatMap((e) => (e.kind === 'message' ? [e.message.role] : []))).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+      'user',
+      'assistant',
+    ]);
+    const replay = await replaySession(await Cassette.fromSession(store, 'kept-1'), {
+      agent: { tools: [lookup, refund] },
+    });
+    expect(replay.divergence).toBeUndefined();
+    expect(replay.turns.map((t) => t.result.response)).toEqual(['found k', 'second turn']);
+    expect(runs).toEqual(['lookup k']);
+    const cut = entries.find(
+      (e) => e.kind === 'message' && e.message.role === 'assistant' && e.message.content === 'found k',
+    )!;
+    const fork = await forkSession(store, 'kept-1', { at: cut.seq, id: 'kept-1-fork' });
+    expect(fork.record).toMatchObject({ state: 'Completed', turns: 1 });
   });
 
   it('interrupts a turn that waits for approval: it ends Interrupted and nothing runs', async () => {

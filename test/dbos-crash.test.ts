@@ -5,6 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { DBOSClient } from '@dbos-inc/dbos-sdk';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PostgresSessionStore } from '../src/postgres/index.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
 import { repoRoot } from './support/build-dist.js';
 import { postgresUrl } from './support/postgres.js';
@@ -23,6 +24,7 @@ import { DBOS } from '@dbos-inc/dbos-sdk';
 import pg from 'pg';
 import { z } from 'zod';
 import { defineTool } from ${JSON.stringify(pathToFileURL(path.join(repoRoot, 'dist', 'index.js')).href)};
+import { PostgresSessionStore } from ${JSON.stringify(pathToFileURL(path.join(repoRoot, 'dist', 'postgres', 'index.js')).href)};
 import { dbosAgent, dbosExecutorId, startDbosRecovery } from ${JSON.stringify(pathToFileURL(path.join(repoRoot, 'dist', 'engines', 'dbos', 'index.js')).href)};
 
 const [, configJson] = process.argv.slice(2);
@@ -50,7 +52,8 @@ const lookup = defineTool({
   },
 });
 const pool = new pg.Pool({ connectionString: config.url, max: 3 });
-const agent = dbosAgent('pay', () => ({ baseURL: config.model, apiKey: 'k', tools: [charge, lookup] }), { pool });
+const store = new PostgresSessionStore({ pool });
+const agent = dbosAgent('pay', () => ({ baseURL: config.model, apiKey: 'k', tools: [charge, lookup] }), { pool, store });
 DBOS.setConfig({ name: 'agentloop-dbos-crash', systemDatabaseUrl: config.url, executorID: dbosExecutorId(), logLevel: 'error' });
 await DBOS.launch();
 await agent.start();
@@ -130,6 +133,20 @@ describe('agentloop/dbos after a crash of the process running the turn', () => {
     expect(String(tools[0]!.content)).toMatch(/^Outcome unknown: tool call "charge"/);
     expect(tools[1]!.content).toBe('value of order');
     expect(model.requests).toHaveLength(2);
+    // The session store has the turn once, in order, though it ran twice.
+    const pool = new pg.Pool({ connectionString: url, max: 1 });
+    const store = new PostgresSessionStore({ pool });
+    expect((await store.load('crash-1'))?.state).toBe('Completed');
+    const { entries } = await store.readTranscript('crash-1');
+    await pool.end();
+    expect(entries.map((e) => e.seq)).toEqual(entries.map((_, i) => i + 1));
+    expect(entries.flatMap((e) => (e.kind === 'message' ? [e.message.role] : []))).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'tool',
+      'assistant',
+    ]);
     second.child.kill('SIGTERM');
   }, 120_000);
 });

@@ -1,8 +1,13 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import * as restate from '@restatedev/restate-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { restateAgent, restateClient } from '../src/engines/restate/index.js';
-import { defineTool } from '../src/index.js';
+import { forkSession } from '../src/evals/fork-session.js';
+import { Cassette, replaySession } from '../src/evals/index.js';
+import { defineTool, FileSessionStore } from '../src/index.js';
 import { type Scenario, type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
 import { deferred } from './support/harness.js';
 import {
@@ -60,6 +65,7 @@ describe.skipIf('missing' in binary)('agentloop/restate on a real restate-server
   let server: RestateServer;
   let endpoint: { url: string; close(): Promise<void> };
   let client: ReturnType<typeof restateClient>;
+  let kept: FileSessionStore;
 
   beforeAll(async () => {
     server = await startRestateServer();
@@ -73,7 +79,19 @@ describe.skipIf('missing' in binary)('agentloop/restate on a real restate-server
         limits: { maxIterations: sessionId.startsWith('limit') ? 2 : 50 },
       };
     });
-    endpoint = await serveEndpoint(restate.endpoint().bind(agent).http2Handler());
+    // The same agent with its sessions kept in a file store as well (real files in a temp folder).
+    kept = new FileSessionStore({ dir: await mkdtemp(path.join(tmpdir(), 'restate-kept-')) });
+    const keeping = restateAgent(
+      'kept',
+      (sessionId) => ({
+        name: 'kept',
+        baseURL: scenarios.get(sessionId)!.url,
+        apiKey: 'test-key',
+        tools: [lookup, refund],
+      }),
+      { store: kept },
+    );
+    endpoint = await serveEndpoint(restate.endpoint().bind(agent).bind(keeping).http2Handler());
     await server.register(endpoint.url);
     client = restateClient({ url: server.ingress, agent: 'support' });
   }, 60_000);
@@ -166,6 +184,71 @@ describe.skipIf('missing' in binary)('agentloop/restate on a real restate-server
     });
     const result = await client.send('limit-1', 'keep looking');
     expect(result.terminateReason).toBe('max_iterations');
+  });
+
+  it('keeps the sessions in the store it was given: listed, replayed and forked like any other', async () => {
+    runs.length = 0;
+    await session('kept-1', {
+      turns: [
+        { toolCalls: [{ name: 'lookup', arguments: { key: 'k' } }] },
+        { toolCalls: [{ name: 'refund', arguments: { order: 'o-9' } }] },
+        { content: 'refunded o-9' },
+        { content: 'second turn' },
+      ],
+    });
+    const keptClient = restateClient({ url: server.ingress, agent: 'kept' });
+    await keptClient.post('kept-1', 'refund o-9');
+    const waiting = await until(async () => {
+      const view = await keptClient.state('kept-1');
+      return view.state === 'WaitingApproval' ? view : undefined;
+    });
+    // Copied at the approval wait: the store shows where the session stands.
+    const atWait = await until(async () => {
+      const record = await kept.load('kept-1');
+      return record?.state === 'WaitingApproval' ? record : undefined;
+    });
+    expect(atWait.agentName).toBe('kept');
+    await keptClient.approve('kept-1', waiting.pendingApprovals[0]!.toolCallId);
+    await until(() => keptClient.result('kept-1').then((r) => r ?? undefined));
+    expect((await keptClient.send('kept-1', 'and now?')).response).toBe('second turn');
+    expect(runs).toEqual(['lookup k', 'refund o-9']);
+
+    const listed = await kept.list();
+    expect(listed).toMatchObject([{ id: 'kept-1', state: 'Completed', turns: 2, agentName: 'kept' }]);
+    const { entries } = await kept.readTranscript('kept-1');
+    // Each entry once: consecutive seqs, each message once, no restore noise from the turns' starts.
+    expect(entries.map((e) => e.seq)).toEqual(entries.map((_, i) => i + 1));
+    const messages = entries.flatMap((e) => (e.kind === 'message' ? [e.message.role] : []));
+    expect(messages).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+      'tool',
+      'assistant',
+      'user',
+      'assistant',
+    ]);
+    expect(entries.filter((e) => e.kind === 'event' && e.event === 'session_restored')).toEqual([]);
+    expect(entries.filter((e) => e.kind === 'tool_call_finished').map((e) => e.name)).toEqual([
+      'lookup',
+      'refund',
+    ]);
+
+    // Replayed against its recording: the same answers, no tool run.
+    const replay = await replaySession(await Cassette.fromSession(kept, 'kept-1'), {
+      agent: { tools: [lookup, refund] },
+    });
+    expect(replay.divergence).toBeUndefined();
+    expect(replay.turns.map((t) => t.result.response)).toEqual(['refunded o-9', 'second turn']);
+    expect(runs).toEqual(['lookup k', 'refund o-9']);
+
+    // Forked after the first turn's answer.
+    const cut = entries.find(
+      (e) => e.kind === 'message' && e.message.role === 'assistant' && e.message.content === 'refunded o-9',
+    )!;
+    const fork = await forkSession(kept, 'kept-1', { at: cut.seq, id: 'kept-1-fork' });
+    expect(fork.record).toMatchObject({ state: 'Completed', turns: 1 });
   });
 
   it('refuses a message without text, naming the session and agent', async () => {

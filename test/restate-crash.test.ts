@@ -3,6 +3,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { restateClient } from '../src/engines/restate/index.js';
+import { FileSessionStore } from '../src/index.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
 import { repoRoot } from './support/build-dist.js';
 import { type RestateServer, restateServerBinary, startRestateServer } from './support/restate-server.js';
@@ -20,7 +21,7 @@ import http2 from 'node:http2';
 import { appendFileSync } from 'node:fs';
 import * as restate from '@restatedev/restate-sdk';
 import { z } from 'zod';
-import { defineTool } from ${JSON.stringify(pathToFileURL(path.join(repoRoot, 'dist', 'index.js')).href)};
+import { defineTool, FileSessionStore } from ${JSON.stringify(pathToFileURL(path.join(repoRoot, 'dist', 'index.js')).href)};
 import { restateAgent } from ${JSON.stringify(pathToFileURL(path.join(repoRoot, 'dist', 'engines', 'restate', 'index.js')).href)};
 
 const [, configJson] = process.argv.slice(2);
@@ -49,7 +50,9 @@ const lookup = defineTool({
     return 'value of ' + key;
   },
 });
-const agent = restateAgent('pay', () => ({ baseURL: config.model, apiKey: 'k', tools: [charge, lookup] }));
+const agent = restateAgent('pay', () => ({ baseURL: config.model, apiKey: 'k', tools: [charge, lookup] }), {
+  store: new FileSessionStore({ dir: config.sessions }),
+});
 const server = http2.createServer(restate.endpoint().bind(agent).http2Handler());
 server.listen(config.port, '127.0.0.1', () => {
   process.stdout.write(JSON.stringify({ port: server.address().port }) + '\\n');
@@ -90,7 +93,8 @@ describe.skipIf('missing' in binary)(
         },
       });
       const log = path.join(children.work(), 'tools.log');
-      const config = { model: model.url, log, chargeMs: 60_000, lookupMs: 60_000, port: 0 };
+      const sessions = path.join(children.work(), 'sessions');
+      const config = { model: model.url, log, sessions, chargeMs: 60_000, lookupMs: 60_000, port: 0 };
       const first = children.run('endpoint', config, (line) => typeof line.port === 'number');
       const port = (await first.reached).at(-1)!.port as number;
       await server.register(`http://127.0.0.1:${port}`);
@@ -120,6 +124,18 @@ describe.skipIf('missing' in binary)(
       expect(tools[1]!.content).toBe('value of order');
       // The model was asked once per iteration: the first reply came from the journal in the replay.
       expect(model.requests).toHaveLength(2);
+      // The session in the store: each message once, in order, though the turn ran twice.
+      const store = new FileSessionStore({ dir: sessions });
+      expect((await store.load('crash-1'))?.state).toBe('Completed');
+      const { entries } = await store.readTranscript('crash-1');
+      expect(entries.map((e) => e.seq)).toEqual(entries.map((_, i) => i + 1));
+      expect(entries.flatMap((e) => (e.kind === 'message' ? [e.message.role] : []))).toEqual([
+        'user',
+        'assistant',
+        'tool',
+        'tool',
+        'assistant',
+      ]);
       second.child.kill('SIGTERM');
     }, 120_000);
   },
