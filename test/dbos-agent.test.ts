@@ -218,6 +218,13 @@ describe('agentloop/dbos on PostgreSQL', () => {
     expect((await agent.send('limit-1', 'keep looking')).terminateReason).toBe('max_iterations');
   });
 
+  it('refuses an answer for a session that never ran, naming the call, session and agent', async () => {
+    await expect(agent.approve('never-1', 'call_0_0')).rejects.toThrow(
+      /approve: no call "call_0_0" waits for approval in session "never-1" of agent "support"/,
+    );
+    await expect(agent.reject('never-1', 'call_0_0')).rejects.toThrow(/reject: no call "call_0_0"/);
+  });
+
   it('refuses an empty message naming the session and agent', async () => {
     await expect(agent.send('bad-1', '  ')).rejects.toThrow(
       /send to session "bad-1" of agent "support" needs a message/,

@@ -91,7 +91,13 @@ describe.skipIf('missing' in binary)('agentloop/restate on a real restate-server
       }),
       { store: kept },
     );
-    endpoint = await serveEndpoint(restate.endpoint().bind(agent).bind(keeping).http2Handler());
+    // Another agent on the same store: the sessions of "kept" are not its own.
+    const other = restateAgent(
+      'other',
+      (sessionId) => ({ name: 'other', baseURL: scenarios.get(sessionId)!.url, apiKey: 'test-key' }),
+      { store: kept },
+    );
+    endpoint = await serveEndpoint(restate.endpoint().bind(agent).bind(keeping).bind(other).http2Handler());
     await server.register(endpoint.url);
     client = restateClient({ url: server.ingress, agent: 'support' });
   }, 60_000);
@@ -249,6 +255,20 @@ describe.skipIf('missing' in binary)('agentloop/restate on a real restate-server
     )!;
     const fork = await forkSession(kept, 'kept-1', { at: cut.seq, id: 'kept-1-fork' });
     expect(fork.record).toMatchObject({ state: 'Completed', turns: 1 });
+
+    // A message to this session through another agent on the same store is refused, naming both.
+    const otherClient = restateClient({ url: server.ingress, agent: 'other' });
+    await expect(otherClient.send('kept-1', 'hello')).rejects.toThrow(
+      /session "kept-1" in the store belongs to agent "kept", not "other"/,
+    );
+    expect((await kept.readTranscript('kept-1')).entries).toHaveLength(entries.length);
+  });
+
+  it('refuses an answer for a session that never ran, naming the call, session and agent', async () => {
+    await expect(client.approve('never-1', 'call_0_0')).rejects.toThrow(
+      /no call "call_0_0" waits for approval in session "never-1" of agent "support"/,
+    );
+    await expect(client.reject('never-1', 'call_0_0')).rejects.toThrow(/HTTP 404/);
   });
 
   it('refuses a message without text, naming the session and agent', async () => {

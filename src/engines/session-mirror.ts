@@ -68,6 +68,13 @@ export class SessionMirror {
       seq: lastSeq((await store.readTranscript(id)).entries),
     }));
     const capture = new MemorySessionStore();
+    const record = base.seq > 0 ? await store.load(id).catch(() => undefined) : undefined;
+    // A store shared by agents: a session of another agent is never written by this one.
+    if (record?.agentName !== undefined && record.agentName !== options.agentName) {
+      throw new Error(
+        `agentloop/${engine}: session "${id}" in the store belongs to agent "${record.agentName}", not "${options.agentName ?? '(unnamed)'}": send it to that agent, or use another session id`,
+      );
+    }
     if (base.seq > 0 && options.snapshot === undefined) {
       throw new Error(
         `agentloop/${engine}: session "${id}" has a transcript in the store but no state in ${engine}: use another session id, or delete it from the store`,
@@ -76,7 +83,6 @@ export class SessionMirror {
     if (options.snapshot !== undefined) {
       const kept = (await store.readTranscript(id)).entries.filter((entry) => entry.seq <= base.seq);
       if (kept.length > 0) await capture.appendTranscript(id, kept.map(input));
-      const record = await store.load(id).catch(() => undefined);
       const snapshot = options.snapshot as { value?: unknown; context?: { turn?: number } };
       await capture.save({
         id,
