@@ -2,39 +2,19 @@ import { randomBytes } from 'node:crypto';
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { dbosAgent } from '../src/engines/dbos/index.js';
 import { forkSession } from '../src/evals/fork-session.js';
 import { Cassette, replaySession } from '../src/evals/index.js';
-import { defineTool } from '../src/index.js';
 import { PostgresSessionStore } from '../src/postgres/index.js';
 import { type Scenario, type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
+import { engineTestTools, eventually } from './support/engine-tests.js';
 import { postgresUrl } from './support/postgres.js';
 
 // DBOS on a database of its own in the run's throwaway PostgreSQL cluster; the model is the scripted
 // server through the real SDK. DBOS is one per process: one launch for the file, a session per test.
 
 const runs: string[] = [];
-const lookup = defineTool({
-  name: 'lookup',
-  description: 'reads a value',
-  parameters: z.object({ key: z.string() }),
-  idempotent: true,
-  execute: async ({ key }) => {
-    runs.push(`lookup ${key}`);
-    return `value of ${key}`;
-  },
-});
-const refund = defineTool({
-  name: 'refund',
-  description: 'refunds an order (asks first)',
-  parameters: z.object({ order: z.string() }),
-  needsApproval: true,
-  execute: async ({ order }) => {
-    runs.push(`refund ${order}`);
-    return `refunded ${order}`;
-  },
-});
+const { lookup, refund } = engineTestTools(runs);
 
 const scenarios = new Map<string, ScriptedServer>();
 const database = `dbos_${randomBytes(5).toString('hex')}`;
@@ -137,7 +117,7 @@ describe('agentloop/dbos on PostgreSQL', () => {
       turns: [{ toolCalls: [{ name: 'refund', arguments: { order: 'o-7' } }] }, { content: 'refunded' }],
     });
     const id = await agent.post('approve-1', 'refund o-7');
-    const waiting = await until(async () => {
+    const waiting = await eventually(async () => {
       const view = await agent.state('approve-1');
       return view.state === 'WaitingApproval' ? view : undefined;
     });
@@ -197,7 +177,7 @@ describe('agentloop/dbos on PostgreSQL', () => {
     });
     expect(await agent.interrupt('interrupt-1')).toBe(false);
     const id = await agent.post('interrupt-1', 'refund o-8');
-    await until(async () =>
+    await eventually(async () =>
       (await agent.state('interrupt-1')).state === 'WaitingApproval' ? true : undefined,
     );
     expect(await agent.interrupt('interrupt-1')).toBe(true);
@@ -231,13 +211,3 @@ describe('agentloop/dbos on PostgreSQL', () => {
     );
   });
 });
-
-async function until<T>(probe: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}

@@ -9,6 +9,7 @@ import { forkSession } from '../src/evals/fork-session.js';
 import { Cassette, replaySession } from '../src/evals/index.js';
 import { defineTool, FileSessionStore } from '../src/index.js';
 import { type Scenario, type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
+import { engineTestTools, eventually } from './support/engine-tests.js';
 import { deferred } from './support/harness.js';
 import {
   type RestateServer,
@@ -27,26 +28,7 @@ if ('missing' in binary) console.warn(`restate tests skipped: ${binary.missing}`
 
 const runs: string[] = [];
 let gate = deferred();
-const lookup = defineTool({
-  name: 'lookup',
-  description: 'reads a value',
-  parameters: z.object({ key: z.string() }),
-  idempotent: true,
-  execute: async ({ key }) => {
-    runs.push(`lookup ${key}`);
-    return `value of ${key}`;
-  },
-});
-const refund = defineTool({
-  name: 'refund',
-  description: 'refunds an order (asks first)',
-  parameters: z.object({ order: z.string() }),
-  needsApproval: true,
-  execute: async ({ order }) => {
-    runs.push(`refund ${order}`);
-    return `refunded ${order}`;
-  },
-});
+const { lookup, refund } = engineTestTools(runs);
 const slow = defineTool({
   name: 'slow',
   description: 'waits for the test',
@@ -149,7 +131,7 @@ describe.skipIf('missing' in binary)('agentloop/restate on a real restate-server
       turns: [{ toolCalls: [{ name: 'refund', arguments: { order: 'o-7' } }] }, { content: 'refunded' }],
     });
     await client.post('approve-1', 'refund o-7');
-    const waiting = await until(async () => {
+    const waiting = await eventually(async () => {
       const view = await client.state('approve-1');
       return view.state === 'WaitingApproval' ? view : undefined;
     });
@@ -159,7 +141,7 @@ describe.skipIf('missing' in binary)('agentloop/restate on a real restate-server
       /no call "no-such-call" waits for approval in session "approve-1" of agent "support"/,
     );
     expect(await client.approve('approve-1', waiting.pendingApprovals[0]!.toolCallId)).toBe(true);
-    const result = await until(() => client.result('approve-1').then((r) => r ?? undefined));
+    const result = await eventually(() => client.result('approve-1').then((r) => r ?? undefined));
     expect(result.response).toBe('refunded');
     expect(runs).toEqual(['refund o-7']);
   });
@@ -171,9 +153,9 @@ describe.skipIf('missing' in binary)('agentloop/restate on a real restate-server
       turns: [{ toolCalls: [{ name: 'slow', arguments: {} }] }, { content: 'after the interrupt' }],
     });
     await client.post('interrupt-1', 'go slow');
-    await until(async () => (runs.includes('slow') ? true : undefined));
+    await eventually(async () => (runs.includes('slow') ? true : undefined));
     expect(await client.interrupt('interrupt-1')).toBe(true);
-    const result = await until(() => client.result('interrupt-1').then((r) => r ?? undefined));
+    const result = await eventually(() => client.result('interrupt-1').then((r) => r ?? undefined));
     expect(result).toMatchObject({ state: 'Interrupted', terminateReason: 'interrupted' });
     gate.resolve();
     expect(await client.interrupt('interrupt-1')).toBe(false);
@@ -204,18 +186,18 @@ describe.skipIf('missing' in binary)('agentloop/restate on a real restate-server
     });
     const keptClient = restateClient({ url: server.ingress, agent: 'kept' });
     await keptClient.post('kept-1', 'refund o-9');
-    const waiting = await until(async () => {
+    const waiting = await eventually(async () => {
       const view = await keptClient.state('kept-1');
       return view.state === 'WaitingApproval' ? view : undefined;
     });
     // Copied at the approval wait: the store shows where the session stands.
-    const atWait = await until(async () => {
+    const atWait = await eventually(async () => {
       const record = await kept.load('kept-1');
       return record?.state === 'WaitingApproval' ? record : undefined;
     });
     expect(atWait.agentName).toBe('kept');
     await keptClient.approve('kept-1', waiting.pendingApprovals[0]!.toolCallId);
-    await until(() => keptClient.result('kept-1').then((r) => r ?? undefined));
+    await eventually(() => keptClient.result('kept-1').then((r) => r ?? undefined));
     expect((await keptClient.send('kept-1', 'and now?')).response).toBe('second turn');
     expect(runs).toEqual(['lookup k', 'refund o-9']);
 
@@ -286,13 +268,3 @@ describe('restateClient without a server', () => {
     );
   });
 });
-
-async function until<T>(probe: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
