@@ -71,7 +71,7 @@ const config = {
   schema,
   counter,
   baseURL: server.url,
-  leaseMs: 1_000,
+  leaseMs: Number(args.leaseMs ?? 3_000),
   toolMinMs: Number(args.toolMinMs ?? 5),
   toolMaxMs: Number(args.toolMaxMs ?? 40),
 };
