@@ -167,9 +167,35 @@ interface TurnRun {
 }
 
 /** The effects' steps as DBOS steps named by their step keys. */
-const dbosSteps: DurableSteps = {
-  step: (key, run) => DBOS.runStep(run, { name: key }),
-};
+/**
+ * The effects' steps as DBOS steps named by their step keys, counted: DBOS numbers a workflow's steps
+ * in the order they are called, so the turn's own steps (the copy to the store, the view) are called
+ * only when no effect step runs (`settled`), in every attempt at the same place.
+ */
+function countedSteps(): DurableSteps & { settled(): Promise<void> } {
+  let running = 0;
+  const waiters = new Set<() => void>();
+  return {
+    async step(key, run) {
+      running++;
+      try {
+        return await DBOS.runStep(run, { name: key });
+      } finally {
+        running--;
+        if (running === 0) for (const wake of waiters) wake();
+      }
+    },
+    async settled() {
+      for (;;) {
+        while (running > 0) await new Promise<void>((resolve) => waiters.add(resolve));
+        waiters.clear();
+        // A step that just ended may be followed at once by the next (a batch's marker, then its calls).
+        await quiesce();
+        if (running === 0) return;
+      }
+    },
+  };
+}
 const dbosStep: MirrorStep = (key, run) => DBOS.runStep(run, { name: key });
 
 /** One turn: from the snapshot the last turn left to the next rest, through any approvals. */
@@ -190,21 +216,23 @@ async function runTurn(run: TurnRun): Promise<DbosTurnResult> {
         step: dbosStep,
       })
     : undefined;
+  // Before the agent exists: its first step (initialize) comes after, in every attempt.
+  const started: DbosSessionView = {
+    sessionId,
+    state: 'Thinking',
+    turn: 0,
+    pendingApprovals: [],
+    workflowId,
+  };
+  await DBOS.runStep(() => sessions.write(name, sessionId, { view: started }), { name: 'agentloop.begin' });
+  const steps = countedSteps();
   const agent = createAgent({
     ...rest,
     ...(mirror ? mirror.agentOptions() : { sessionId, ...(snapshot ? { snapshot } : {}) }),
-    durableSteps: dbosSteps,
+    durableSteps: steps,
   }) as Agent<unknown>;
   run.onAgent?.(agent, sessionId);
   try {
-    const started: DbosSessionView = {
-      sessionId,
-      state: 'Thinking',
-      turn: 0,
-      pendingApprovals: [],
-      workflowId,
-    };
-    await DBOS.runStep(() => sessions.write(name, sessionId, { view: started }), { name: 'agentloop.begin' });
     let ended: { result: ExecutionResult<unknown> } | { error: unknown } | undefined;
     const settled = agent.send(run.text).then(
       (result) => {
@@ -226,6 +254,8 @@ async function runTurn(run: TurnRun): Promise<DbosTurnResult> {
       const ids = pending.map((p) => p.toolCallId).join();
       if (ids !== told) {
         told = ids;
+        // Calls of the batch that need no approval run meanwhile: their steps go first.
+        await steps.settled();
         // The store first: a client that sees the wait in the view finds it there too.
         await mirror?.sync(agent, dbosStep);
         const waiting = view(agent, workflowId);
