@@ -1,15 +1,25 @@
-// Durable engines (issue 36): what a session costs when its turn runs on Restate or DBOS, next to the
-// same agent in process. The bench task's shape, smaller: one turn of 5 model turns that each ask for
-// one tool call (`lookup`, from memory), then a final answer: 6 model calls and 5 tool calls a session.
-// Modes, each `sessions` sessions one after another (medians of `repeat` runs after a warm-up):
+// Durable engines (issue 36): what a model call and a tool step cost when a turn runs on Restate or
+// DBOS, next to the same agent in process and on the built-in PostgreSQL workers, in one run.
+// Three session shapes, so that a model call and a tool step can be told apart (ms per session =
+// fixed + model calls x m + tool calls x t, solved per mode):
+//   text     one model call, a text answer                         (1 model call, 0 tool calls)
+//   batch    one model call asking for 5 lookups at once, a final  (2 model calls, 5 tool calls)
+//   chain    5 model calls asking for one lookup each, a final     (6 model calls, 5 tool calls)
+// Modes, each `sessions` sessions of each shape one after another (medians of `repeat` runs after a
+// warm-up):
 //   in-process   createAgent, no engine
-//   seam         the same agent with an in-memory DurableSteps (a Map): the adapter's own cost
-//   restate      restateAgent on restate-server 1.7 (the dev dependency's binary, a temp data dir),
-//                the endpoint in this process, sessions sent through the ingress (send waits)
-//   dbos         dbosAgent on DBOS 5 on a throwaway PostgreSQL cluster (fsync on), one process, the
-//                queue polled every `dbos-poll-ms` (default 50; DBOS's own default is 1 s)
-// The model server (startScriptedServer) runs in this process too: every mode pays it alike.
-// npm run build && node bench/engines.mjs [--sessions=20] [--repeat=3] [--dbos-poll-ms=50] [--only=in-process,seam,restate,dbos]
+//   seam         the same agent with an in-memory DurableSteps (a Map): the adapter's own CPU cost
+//   pg-workers   the built-in workers: startWorker on a PostgresSessionStore, createSessionClient
+//                send + waitFor (fsync on, the worker in this process)
+//   restate      restateAgent on restate-server 1.7 (the endpoint in this process, send through the
+//                ingress, which waits)
+//   dbos         dbosAgent on DBOS 5 (queue and result polled every `dbos-poll-ms`, default 50)
+//   restate-bare / dbos-bare   the engine alone: a handler / workflow doing as many steps as the
+//                adapter's turn does (`ctx.run` / `DBOS.runStep`, each returning 1 KB), no agent. The
+//                engine's own round trips: what is left of (engine - in-process - bare) is the adapter's.
+// All modes share one PostgreSQL cluster (fsync on) and the model servers, in this process.
+// npm run build && node bench/engines.mjs [--sessions=10] [--repeat=3] [--dbos-poll-ms=50]
+//   [--only=in-process,seam,pg-workers,restate,restate-bare,dbos,dbos-bare]
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import http2 from 'node:http2';
@@ -18,16 +28,19 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
-import { createAgent, defineTool } from '../dist/index.js';
+import { createAgent, createSessionClient, defineTool, startWorker } from '../dist/index.js';
+import { PostgresSessionStore } from '../dist/postgres/index.js';
 import { startScriptedServer } from '../dist/testing/index.js';
 
 process.env.RESTATE_LOGGING ??= 'ERROR';
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')));
-const sessions = Number(args.sessions ?? 20);
+const sessions = Number(args.sessions ?? 10);
 const repeat = Number(args.repeat ?? 3);
-const only = new Set((args.only ?? 'in-process,seam,restate,dbos').split(','));
-const TOOL_TURNS = 5;
+const only = new Set(
+  (args.only ?? 'in-process,seam,pg-workers,restate,restate-bare,dbos,dbos-bare').split(','),
+);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const round = (x) => Math.round(x * 100) / 100;
 
 const lookup = defineTool({
   name: 'lookup',
@@ -36,49 +49,92 @@ const lookup = defineTool({
   idempotent: true,
   execute: async ({ key }) => `value of ${key} `.repeat(40),
 });
-const scenario = {
-  turns: [
-    ...Array.from({ length: TOOL_TURNS }, (_, i) => ({
-      toolCalls: [{ name: 'lookup', arguments: { key: `k${i}` } }],
-    })),
-    { content: 'All values looked up.' },
-  ],
+const call = (i) => ({ name: 'lookup', arguments: { key: `k${i}` } });
+const FINAL = 'All values looked up.';
+/** The shapes: their scenario, model calls, tool calls, and the steps the adapter's turn takes. */
+const SHAPES = {
+  text: { turns: [{ content: FINAL }], model: 1, tools: 0 },
+  batch: {
+    turns: [{ toolCalls: [0, 1, 2, 3, 4].map(call) }, { content: FINAL }],
+    model: 2,
+    tools: 5,
+  },
+  chain: {
+    turns: [...[0, 1, 2, 3, 4].map((i) => ({ toolCalls: [call(i)] })), { content: FINAL }],
+    model: 6,
+    tools: 5,
+  },
 };
-const model = await startScriptedServer({ scenario });
-const agentOptions = () => ({ baseURL: model.url, apiKey: 'bench', tools: [lookup], contextWindow: false });
+const batches = { text: 0, batch: 1, chain: 5 };
+for (const [name, shape] of Object.entries(SHAPES)) {
+  shape.server = await startScriptedServer({ scenario: { turns: shape.turns } });
+  // initialize, each model call, a marker per batch, each tool call.
+  shape.steps = 1 + shape.model + batches[name] + shape.tools;
+}
+const agentOptions = (shape) => () => ({
+  baseURL: SHAPES[shape].server.url,
+  apiKey: 'bench',
+  tools: [lookup],
+  contextWindow: false,
+});
+const shapeOf = (id) => id.split(/[~.]/)[0];
+const routedOptions = (id) => agentOptions(shapeOf(id))();
 
-/** Runs `runSession(i)` for `sessions` sessions, `repeat` times after a warm-up; ms per session (median). */
-async function measure(name, runSession) {
+/** Runs `runSession(id)` for `sessions` sessions, `repeat` times after a warm-up; ms per session (median). */
+async function measure(name, shape, runSession) {
   let n = 0;
-  for (let i = 0; i < 3; i++) await runSession(`${name}-warm-${n++}`);
+  for (let i = 0; i < 3; i++) await runSession(`${shape}~${name}-warm-${n++}`);
   const runs = [];
   for (let r = 0; r < repeat; r++) {
     const start = performance.now();
-    for (let i = 0; i < sessions; i++) await runSession(`${name}-${r}-${n++}`);
+    for (let i = 0; i < sessions; i++) await runSession(`${shape}~${name}-${r}-${n++}`);
     runs.push((performance.now() - start) / sessions);
   }
-  return Math.round(median(runs) * 100) / 100;
+  return round(median(runs));
 }
+/** ms per session of each shape in one mode. */
+async function measureShapes(name, runSession) {
+  const out = {};
+  for (const shape of Object.keys(SHAPES)) out[shape] = await measure(name, shape, runSession);
+  return out;
+}
+const check = (result) => {
+  if (result.response !== FINAL) throw new Error(`unexpected ${result.response}`);
+};
+/** Session ids must be lower case with no `~` for the stores: the shape goes first, before a dot. */
+const storeId = (id) => id.replace('~', '.');
 
 const results = {};
 const closers = [];
 // JIT warm-up for every mode: the first mode measured would pay it otherwise.
-await measure('jit', async (id) => {
-  const agent = createAgent({ ...agentOptions(), sessionId: id });
-  await agent.send('look the values up');
+await measureShapes('jit', async (id) => {
+  const agent = createAgent({ ...routedOptions(id), sessionId: storeId(id) });
+  check(await agent.send('look the values up'));
   agent.stop();
 });
+const { startPostgresCluster } = await import('../test/support/postgres-cluster.mjs');
+const pg = (await import('pg')).default;
+const cluster = await startPostgresCluster({ durable: true });
+closers.push(() => cluster.stop());
+const createDatabase = async (name) => {
+  const admin = new pg.Client(cluster.url);
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(cluster.url);
+  url.pathname = `/${name}`;
+  return url.href;
+};
 try {
   if (only.has('in-process')) {
-    results['in-process'] = await measure('inproc', async (id) => {
-      const agent = createAgent({ ...agentOptions(), sessionId: id });
-      const result = await agent.send('look the values up');
-      if (result.response !== 'All values looked up.') throw new Error(`unexpected ${result.response}`);
+    results['in-process'] = await measureShapes('inproc', async (id) => {
+      const agent = createAgent({ ...routedOptions(id), sessionId: storeId(id) });
+      check(await agent.send('look the values up'));
       agent.stop();
     });
   }
   if (only.has('seam')) {
-    results.seam = await measure('seam', async (id) => {
+    results.seam = await measureShapes('seam', async (id) => {
       const recorded = new Map();
       const steps = {
         step: async (key, run) => {
@@ -88,18 +144,54 @@ try {
           return value;
         },
       };
-      const agent = createAgent({ ...agentOptions(), sessionId: id, durableSteps: steps });
-      await agent.send('look the values up');
+      const agent = createAgent({ ...routedOptions(id), sessionId: storeId(id), durableSteps: steps });
+      check(await agent.send('look the values up'));
       agent.stop();
     });
   }
-  if (only.has('restate')) {
+  if (only.has('pg-workers')) {
+    // A worker (and a schema) per shape: a worker's agent options come before it knows the session.
+    const url = await createDatabase('bench_workers');
+    results['pg-workers'] = {};
+    for (const shape of Object.keys(SHAPES)) {
+      const store = new PostgresSessionStore({ connectionString: url, max: 8 }, { schema: `bench_${shape}` });
+      await store.migrate();
+      const worker = startWorker({ store, concurrency: 4, pollMs: 50, agent: agentOptions(shape) });
+      const client = createSessionClient({ store });
+      try {
+        results['pg-workers'][shape] = await measure('pgw', shape, async (id) => {
+          const sid = storeId(id);
+          await client.send(sid, 'look the values up');
+          const view = await client.waitFor(sid, { states: ['Completed', 'Error'], timeoutMs: 60_000 });
+          if (view.state !== 'Completed') throw new Error(`session ${sid} ended ${view.state}`);
+        });
+      } finally {
+        await worker.stop();
+        await store.close();
+      }
+    }
+  }
+  if (only.has('restate') || only.has('restate-bare')) {
     const { restateAgent, restateClient } = await import('../dist/engines/restate/index.js');
     const sdk = await import('@restatedev/restate-sdk');
     const server = await startRestate();
     closers.push(server.stop);
+    // The engine alone: as many `ctx.run` steps as the agent's turn, each returning 1 KB.
+    const bare = sdk.object({
+      name: 'bare',
+      handlers: {
+        send: async (ctx, input) => {
+          for (let i = 0; i < input.steps; i++) await ctx.run(`step-${i}`, async () => 'x'.repeat(1024));
+          return { response: FINAL };
+        },
+      },
+    });
     const endpoint = http2.createServer(
-      sdk.endpoint().bind(restateAgent('bench', agentOptions)).http2Handler(),
+      sdk
+        .endpoint()
+        .bind(restateAgent('bench', (id) => routedOptions(id)))
+        .bind(bare)
+        .http2Handler(),
     );
     const open = new Set();
     endpoint.on('session', (s) => open.add(s));
@@ -109,46 +201,89 @@ try {
       await new Promise((r) => endpoint.close(r));
     });
     await server.register(`http://127.0.0.1:${endpoint.address().port}`);
-    const client = restateClient({ url: server.ingress, agent: 'bench' });
-    results.restate = await measure('restate', async (id) => {
-      const result = await client.send(id, 'look the values up');
-      if (result.response !== 'All values looked up.') throw new Error(`unexpected ${result.response}`);
-    });
+    if (only.has('restate')) {
+      const client = restateClient({ url: server.ingress, agent: 'bench' });
+      results.restate = await measureShapes('restate', async (id) => check(await client.send(id, 'go')));
+    }
+    if (only.has('restate-bare')) {
+      results['restate-bare'] = await measureShapes('bare', async (id) => {
+        const response = await fetch(`${server.ingress}/bare/${encodeURIComponent(id)}/send`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ steps: SHAPES[shapeOf(id)].steps }),
+        });
+        check(await response.json());
+      });
+    }
   }
-  if (only.has('dbos')) {
-    const { startPostgresCluster } = await import('../test/support/postgres-cluster.mjs');
-    const pg = (await import('pg')).default;
+  if (only.has('dbos') || only.has('dbos-bare')) {
     const { DBOS } = await import('@dbos-inc/dbos-sdk');
     const { dbosAgent } = await import('../dist/engines/dbos/index.js');
-    const cluster = await startPostgresCluster({ durable: true });
-    closers.push(() => cluster.stop());
-    const pool = new pg.Pool({ connectionString: cluster.url, max: 4 });
+    const url = await createDatabase('bench_dbos');
+    const pool = new pg.Pool({ connectionString: url, max: 4 });
     closers.push(() => pool.end());
-    const agent = dbosAgent('bench', agentOptions, { pool, queuePollMs: Number(args['dbos-poll-ms'] ?? 50) });
-    DBOS.setConfig({ name: 'agentloop-bench', systemDatabaseUrl: cluster.url, logLevel: 'error' });
+    const pollMs = Number(args['dbos-poll-ms'] ?? 50);
+    const agent = dbosAgent('bench', (id) => routedOptions(id), { pool, queuePollMs: pollMs });
+    // The engine alone: a workflow on a queue doing as many steps as the agent's turn, 1 KB each.
+    const bare = DBOS.registerWorkflow(
+      async (steps) => {
+        for (let i = 0; i < steps; i++)
+          await DBOS.runStep(async () => 'x'.repeat(1024), { name: `step-${i}` });
+        return { response: FINAL };
+      },
+      { name: 'bench.bare' },
+    );
+    DBOS.setConfig({ name: 'agentloop-bench', systemDatabaseUrl: url, logLevel: 'error' });
     await DBOS.launch();
     closers.push(() => DBOS.shutdown());
     await agent.start();
-    results.dbos = await measure('dbos', async (id) => {
-      const result = await agent.send(id, 'look the values up');
-      if (result.response !== 'All values looked up.') throw new Error(`unexpected ${result.response}`);
-    });
+    await DBOS.registerQueue('bench_bare', { minPollingIntervalMs: pollMs });
+    if (only.has('dbos')) {
+      results.dbos = await measureShapes('dbos', async (id) => check(await agent.send(id, 'go')));
+    }
+    if (only.has('dbos-bare')) {
+      results['dbos-bare'] = await measureShapes('dbosbare', async (id) => {
+        const handle = await DBOS.startWorkflow(bare, { queueName: 'bench_bare' })(SHAPES[shapeOf(id)].steps);
+        check(await handle.getResult({ pollingIntervalMs: pollMs }));
+      });
+    }
   }
 } finally {
   for (const close of closers.reverse()) await close().catch(() => {});
-  await model.close();
+  for (const shape of Object.values(SHAPES)) await shape.server.close();
 }
-const steps = TOOL_TURNS * 2 + 1;
-const base = results['in-process'];
+
+/** Per mode: fixed ms per session, ms per model call, ms per tool step (from the three shapes). */
+const split = ({ text, batch, chain }) => {
+  const model = (chain - batch) / 4;
+  const tool = (batch - text - model) / 5;
+  return { fixed: round(text - model), model: round(model), tool: round(tool) };
+};
 console.log(
-  `ms per session (${TOOL_TURNS + 1} model calls, ${TOOL_TURNS} tool calls; ${sessions} sessions x ${repeat}, median):`,
+  `ms per session (${sessions} sessions x ${repeat}, median), and the split per model call / tool step:`,
 );
-for (const [mode, ms] of Object.entries(results)) {
-  const over =
-    base === undefined
-      ? ''
-      : `, +${Math.round(((ms - base) / steps) * 100) / 100} ms per step over in-process`;
-  console.log(`  ${mode.padEnd(11)} ${ms} ms${over}`);
+const base = results['in-process'] && split(results['in-process']);
+for (const [mode, shapes] of Object.entries(results)) {
+  const parts = split(shapes);
+  const over = base
+    ? `; over in-process: model +${round(parts.model - base.model)}, tool +${round(parts.tool - base.tool)}, fixed +${round(parts.fixed - base.fixed)}`
+    : '';
+  console.log(
+    `  ${mode.padEnd(12)} text ${shapes.text}, batch ${shapes.batch}, chain ${shapes.chain} | fixed ${parts.fixed}, model ${parts.model}, tool ${parts.tool}${over}`,
+  );
+}
+// The adapter's part: what the engine mode costs beyond the agent in process and the engine alone.
+for (const engine of ['restate', 'dbos']) {
+  const full = results[engine];
+  const bare = results[`${engine}-bare`];
+  const inproc = results['in-process'];
+  if (!full || !bare || !inproc) continue;
+  for (const shape of Object.keys(SHAPES)) {
+    const adapter = full[shape] - inproc[shape] - bare[shape];
+    console.log(
+      `  ${engine} ${shape}: adapter's part ${round(adapter)} ms of ${full[shape]} ms (${round((adapter / full[shape]) * 100)}%)`,
+    );
+  }
 }
 console.log(JSON.stringify(results));
 

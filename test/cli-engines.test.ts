@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PostgresSessionStore } from '../src/postgres/index.js';
 import { buildDist, cliPath, repoRoot } from './support/build-dist.js';
 import { runCli } from './support/cli-process.js';
 import { postgresUrl } from './support/postgres.js';
@@ -63,6 +64,8 @@ function startCliWorker(args: string[]) {
 interface EngineCase {
   worker: string[];
   send: string[];
+  /** The sessions the worker kept in its session store (by --store, or dbos's default). */
+  kept: () => Promise<{ id: string; state: string }[]>;
 }
 
 const engines: [string, () => Promise<EngineCase | undefined>][] = [
@@ -72,9 +75,16 @@ const engines: [string, () => Promise<EngineCase | undefined>][] = [
       if ('missing' in restateServerBinary()) return undefined;
       const server: RestateServer = await startRestateServer();
       cleanups.push(() => server.stop());
+      const sessions = path.join(work, 'restate-sessions');
       return {
-        worker: ['--engine', 'restate', '--port', '0', '--register', server.admin],
+        worker: ['--engine', 'restate', '--port', '0', '--register', server.admin, '--store', sessions],
         send: ['--engine', 'restate', '--url', server.ingress],
+        // Read as users read them: agentloop sessions.
+        kept: async () => {
+          const listed = await runCli(['sessions', '--sessions-dir', sessions, '--json']);
+          expect(listed.code, listed.stderr).toBe(0);
+          return JSON.parse(listed.stdout) as { id: string; state: string }[];
+        },
       };
     },
   ],
@@ -97,6 +107,15 @@ const engines: [string, () => Promise<EngineCase | undefined>][] = [
       return {
         worker: ['--engine', 'dbos', '--database', url.href],
         send: ['--engine', 'dbos', '--database', url.href],
+        // By default in the PostgreSQL session store on the same database.
+        kept: async () => {
+          const store = new PostgresSessionStore({ connectionString: url.href, max: 1 });
+          try {
+            return (await store.list()) as { id: string; state: string }[];
+          } finally {
+            await store.close();
+          }
+        },
       };
     },
   ],
@@ -138,6 +157,7 @@ describe.each(engines)('agentloop worker and send --engine %s', (_name, makeCase
     expect(approved.code, approved.stderr).toBe(0);
     expect(approved.stdout).toBe('Saved the notes.\n');
     expect(await readFile(path.join(output, 'notes.md'), 'utf8')).toBe('hello notes');
+    expect(await engine.kept()).toMatchObject([{ id: 'notes-1', state: 'Completed' }]);
 
     worker.child.kill('SIGTERM');
     expect(await worker.exited).toBe(0);

@@ -2,41 +2,25 @@ import { randomBytes } from 'node:crypto';
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { dbosAgent } from '../src/engines/dbos/index.js';
-import { defineTool } from '../src/index.js';
+import { forkSession } from '../src/evals/fork-session.js';
+import { Cassette, replaySession } from '../src/evals/index.js';
+import { PostgresSessionStore } from '../src/postgres/index.js';
 import { type Scenario, type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
+import { engineTestTools, eventually } from './support/engine-tests.js';
 import { postgresUrl } from './support/postgres.js';
 
 // DBOS on a database of its own in the run's throwaway PostgreSQL cluster; the model is the scripted
 // server through the real SDK. DBOS is one per process: one launch for the file, a session per test.
 
 const runs: string[] = [];
-const lookup = defineTool({
-  name: 'lookup',
-  description: 'reads a value',
-  parameters: z.object({ key: z.string() }),
-  idempotent: true,
-  execute: async ({ key }) => {
-    runs.push(`lookup ${key}`);
-    return `value of ${key}`;
-  },
-});
-const refund = defineTool({
-  name: 'refund',
-  description: 'refunds an order (asks first)',
-  parameters: z.object({ order: z.string() }),
-  needsApproval: true,
-  execute: async ({ order }) => {
-    runs.push(`refund ${order}`);
-    return `refunded ${order}`;
-  },
-});
+const { lookup, refund } = engineTestTools(runs);
 
 const scenarios = new Map<string, ScriptedServer>();
 const database = `dbos_${randomBytes(5).toString('hex')}`;
 let pool: pg.Pool;
 let agent: ReturnType<typeof dbosAgent>;
+let store: PostgresSessionStore;
 
 beforeAll(async () => {
   const admin = new pg.Client(postgresUrl());
@@ -46,19 +30,22 @@ beforeAll(async () => {
   const url = new URL(postgresUrl());
   url.pathname = `/${database}`;
   pool = new pg.Pool({ connectionString: url.href, max: 4 });
+  // The sessions are kept in the PostgreSQL session store on the same database as well.
+  store = new PostgresSessionStore({ pool });
   agent = dbosAgent(
     'support',
     (sessionId) => {
       const model = scenarios.get(sessionId);
       if (!model) throw new Error(`no scenario for ${sessionId}`);
       return {
+        name: 'support',
         baseURL: model.url,
         apiKey: 'test-key',
         tools: [lookup, refund],
         limits: { maxIterations: sessionId.startsWith('limit') ? 2 : 50 },
       };
     },
-    { pool, approvalWaitSeconds: 30 },
+    { pool, approvalWaitSeconds: 30, store },
   );
   DBOS.setConfig({ name: 'agentloop-dbos-test', systemDatabaseUrl: url.href, logLevel: 'error' });
   await DBOS.launch();
@@ -130,7 +117,7 @@ describe('agentloop/dbos on PostgreSQL', () => {
       turns: [{ toolCalls: [{ name: 'refund', arguments: { order: 'o-7' } }] }, { content: 'refunded' }],
     });
     const id = await agent.post('approve-1', 'refund o-7');
-    const waiting = await until(async () => {
+    const waiting = await eventually(async () => {
       const view = await agent.state('approve-1');
       return view.state === 'WaitingApproval' ? view : undefined;
     });
@@ -139,10 +126,48 @@ describe('agentloop/dbos on PostgreSQL', () => {
     await expect(agent.approve('approve-1', 'no-such-call')).rejects.toThrow(
       /approve: no call "no-such-call" waits for approval in session "approve-1" of agent "support"/,
     );
+    // Copied to the session store at the approval wait.
+    expect(await store.load('approve-1')).toMatchObject({ state: 'WaitingApproval', agentName: 'support' });
     await agent.approve('approve-1', waiting.pendingApprovals[0]!.toolCallId);
     const result = await DBOS.retrieveWorkflow<{ response: string }>(id).getResult();
     expect(result.response).toBe('refunded');
     expect(runs).toEqual(['refund o-7']);
+  });
+
+  it('keeps the sessions in the session store: listed, replayed and forked like any other', async () => {
+    runs.length = 0;
+    await session('kept-1', {
+      turns: [
+        { toolCalls: [{ name: 'lookup', arguments: { key: 'k' } }] },
+        { content: 'found k' },
+        { content: 'second turn' },
+      ],
+    });
+    expect((await agent.send('kept-1', 'look k up')).response).toBe('found k');
+    expect((await agent.send('kept-1', 'and now?')).response).toBe('second turn');
+    const listed = (await store.list()).find((s) => s.id === 'kept-1');
+    expect(listed).toMatchObject({ state: 'Completed', turns: 2, agentName: 'support' });
+    const { entries } = await store.readTranscript('kept-1');
+    expect(entries.map((e) => e.seq)).toEqual(entries.map((_, i) => i + 1));
+    expect(entries.flatMap((e) => (e.kind === 'message' ? [e.message.role] : []))).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+      'user',
+      'assistant',
+    ]);
+    const replay = await replaySession(await Cassette.fromSession(store, 'kept-1'), {
+      agent: { tools: [lookup, refund] },
+    });
+    expect(replay.divergence).toBeUndefined();
+    expect(replay.turns.map((t) => t.result.response)).toEqual(['found k', 'second turn']);
+    expect(runs).toEqual(['lookup k']);
+    const cut = entries.find(
+      (e) => e.kind === 'message' && e.message.role === 'assistant' && e.message.content === 'found k',
+    )!;
+    const fork = await forkSession(store, 'kept-1', { at: cut.seq, id: 'kept-1-fork' });
+    expect(fork.record).toMatchObject({ state: 'Completed', turns: 1 });
   });
 
   it('interrupts a turn that waits for approval: it ends Interrupted and nothing runs', async () => {
@@ -152,7 +177,7 @@ describe('agentloop/dbos on PostgreSQL', () => {
     });
     expect(await agent.interrupt('interrupt-1')).toBe(false);
     const id = await agent.post('interrupt-1', 'refund o-8');
-    await until(async () =>
+    await eventually(async () =>
       (await agent.state('interrupt-1')).state === 'WaitingApproval' ? true : undefined,
     );
     expect(await agent.interrupt('interrupt-1')).toBe(true);
@@ -173,19 +198,16 @@ describe('agentloop/dbos on PostgreSQL', () => {
     expect((await agent.send('limit-1', 'keep looking')).terminateReason).toBe('max_iterations');
   });
 
+  it('refuses an answer for a session that never ran, naming the call, session and agent', async () => {
+    await expect(agent.approve('never-1', 'call_0_0')).rejects.toThrow(
+      /approve: no call "call_0_0" waits for approval in session "never-1" of agent "support"/,
+    );
+    await expect(agent.reject('never-1', 'call_0_0')).rejects.toThrow(/reject: no call "call_0_0"/);
+  });
+
   it('refuses an empty message naming the session and agent', async () => {
     await expect(agent.send('bad-1', '  ')).rejects.toThrow(
       /send to session "bad-1" of agent "support" needs a message/,
     );
   });
 });
-
-async function until<T>(probe: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}

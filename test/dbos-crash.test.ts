@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { DBOSClient } from '@dbos-inc/dbos-sdk';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PostgresSessionStore } from '../src/postgres/index.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
-import { repoRoot } from './support/build-dist.js';
+import { CRASH_TOOLS, distModule, eventually } from './support/engine-tests.js';
 import { postgresUrl } from './support/postgres.js';
 import { scriptChildren } from './support/script-child.js';
 
@@ -18,39 +18,17 @@ import { scriptChildren } from './support/script-child.js';
  * lease lapse, resumes the turn on the queue, and the replay answers from the recorded steps.
  */
 const CHILD = `
-import { appendFileSync } from 'node:fs';
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import pg from 'pg';
-import { z } from 'zod';
-import { defineTool } from ${JSON.stringify(pathToFileURL(path.join(repoRoot, 'dist', 'index.js')).href)};
-import { dbosAgent, dbosExecutorId, startDbosRecovery } from ${JSON.stringify(pathToFileURL(path.join(repoRoot, 'dist', 'engines', 'dbos', 'index.js')).href)};
+import { PostgresSessionStore } from ${distModule('postgres', 'index.js')};
+import { dbosAgent, dbosExecutorId, startDbosRecovery } from ${distModule('engines', 'dbos', 'index.js')};
 
 const [, configJson] = process.argv.slice(2);
 const config = JSON.parse(configJson);
-const log = (line) => appendFileSync(config.log, line + ' ' + process.pid + '\\n');
-const charge = defineTool({
-  name: 'charge',
-  description: 'charges a card',
-  parameters: z.object({ cents: z.number() }),
-  execute: async ({ cents }) => {
-    log('charge ' + cents);
-    await new Promise((r) => setTimeout(r, config.chargeMs));
-    return 'charged ' + cents;
-  },
-});
-const lookup = defineTool({
-  name: 'lookup',
-  description: 'reads a value',
-  parameters: z.object({ key: z.string() }),
-  idempotent: true,
-  execute: async ({ key }) => {
-    log('lookup ' + key);
-    await new Promise((r) => setTimeout(r, config.lookupMs));
-    return 'value of ' + key;
-  },
-});
+${CRASH_TOOLS}
 const pool = new pg.Pool({ connectionString: config.url, max: 3 });
-const agent = dbosAgent('pay', () => ({ baseURL: config.model, apiKey: 'k', tools: [charge, lookup] }), { pool });
+const store = new PostgresSessionStore({ pool });
+const agent = dbosAgent('pay', () => ({ baseURL: config.model, apiKey: 'k', tools: [charge, lookup] }), { pool, store });
 DBOS.setConfig({ name: 'agentloop-dbos-crash', systemDatabaseUrl: config.url, executorID: dbosExecutorId(), logLevel: 'error' });
 await DBOS.launch();
 await agent.start();
@@ -108,7 +86,7 @@ describe('agentloop/dbos after a crash of the process running the turn', () => {
       'crash-1',
       'charge 5 dollars',
     );
-    await until(async () => {
+    await eventually(async () => {
       const lines = await readFile(log, 'utf8').catch(() => '');
       return lines.includes('charge 500') && lines.includes('lookup order') ? true : undefined;
     });
@@ -130,16 +108,20 @@ describe('agentloop/dbos after a crash of the process running the turn', () => {
     expect(String(tools[0]!.content)).toMatch(/^Outcome unknown: tool call "charge"/);
     expect(tools[1]!.content).toBe('value of order');
     expect(model.requests).toHaveLength(2);
+    // The session store has the turn once, in order, though it ran twice.
+    const pool = new pg.Pool({ connectionString: url, max: 1 });
+    const store = new PostgresSessionStore({ pool });
+    expect((await store.load('crash-1'))?.state).toBe('Completed');
+    const { entries } = await store.readTranscript('crash-1');
+    await pool.end();
+    expect(entries.map((e) => e.seq)).toEqual(entries.map((_, i) => i + 1));
+    expect(entries.flatMap((e) => (e.kind === 'message' ? [e.message.role] : []))).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'tool',
+      'assistant',
+    ]);
     second.child.kill('SIGTERM');
   }, 120_000);
 });
-
-async function until<T>(probe: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}

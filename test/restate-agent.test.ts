@@ -1,9 +1,15 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import * as restate from '@restatedev/restate-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { restateAgent, restateClient } from '../src/engines/restate/index.js';
-import { defineTool } from '../src/index.js';
+import { forkSession } from '../src/evals/fork-session.js';
+import { Cassette, replaySession } from '../src/evals/index.js';
+import { defineTool, FileSessionStore } from '../src/index.js';
 import { type Scenario, type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
+import { engineTestTools, eventually } from './support/engine-tests.js';
 import { deferred } from './support/harness.js';
 import {
   type RestateServer,
@@ -22,26 +28,7 @@ if ('missing' in binary) console.warn(`restate tests skipped: ${binary.missing}`
 
 const runs: string[] = [];
 let gate = deferred();
-const lookup = defineTool({
-  name: 'lookup',
-  description: 'reads a value',
-  parameters: z.object({ key: z.string() }),
-  idempotent: true,
-  execute: async ({ key }) => {
-    runs.push(`lookup ${key}`);
-    return `value of ${key}`;
-  },
-});
-const refund = defineTool({
-  name: 'refund',
-  description: 'refunds an order (asks first)',
-  parameters: z.object({ order: z.string() }),
-  needsApproval: true,
-  execute: async ({ order }) => {
-    runs.push(`refund ${order}`);
-    return `refunded ${order}`;
-  },
-});
+const { lookup, refund } = engineTestTools(runs);
 const slow = defineTool({
   name: 'slow',
   description: 'waits for the test',
@@ -60,6 +47,7 @@ describe.skipIf('missing' in binary)('agentloop/restate on a real restate-server
   let server: RestateServer;
   let endpoint: { url: string; close(): Promise<void> };
   let client: ReturnType<typeof restateClient>;
+  let kept: FileSessionStore;
 
   beforeAll(async () => {
     server = await startRestateServer();
@@ -73,7 +61,25 @@ describe.skipIf('missing' in binary)('agentloop/restate on a real restate-server
         limits: { maxIterations: sessionId.startsWith('limit') ? 2 : 50 },
       };
     });
-    endpoint = await serveEndpoint(restate.endpoint().bind(agent).http2Handler());
+    // The same agent with its sessions kept in a file store as well (real files in a temp folder).
+    kept = new FileSessionStore({ dir: await mkdtemp(path.join(tmpdir(), 'restate-kept-')) });
+    const keeping = restateAgent(
+      'kept',
+      (sessionId) => ({
+        name: 'kept',
+        baseURL: scenarios.get(sessionId)!.url,
+        apiKey: 'test-key',
+        tools: [lookup, refund],
+      }),
+      { store: kept },
+    );
+    // Another agent on the same store: the sessions of "kept" are not its own.
+    const other = restateAgent(
+      'other',
+      (sessionId) => ({ name: 'other', baseURL: scenarios.get(sessionId)!.url, apiKey: 'test-key' }),
+      { store: kept },
+    );
+    endpoint = await serveEndpoint(restate.endpoint().bind(agent).bind(keeping).bind(other).http2Handler());
     await server.register(endpoint.url);
     client = restateClient({ url: server.ingress, agent: 'support' });
   }, 60_000);
@@ -125,7 +131,7 @@ describe.skipIf('missing' in binary)('agentloop/restate on a real restate-server
       turns: [{ toolCalls: [{ name: 'refund', arguments: { order: 'o-7' } }] }, { content: 'refunded' }],
     });
     await client.post('approve-1', 'refund o-7');
-    const waiting = await until(async () => {
+    const waiting = await eventually(async () => {
       const view = await client.state('approve-1');
       return view.state === 'WaitingApproval' ? view : undefined;
     });
@@ -135,7 +141,7 @@ describe.skipIf('missing' in binary)('agentloop/restate on a real restate-server
       /no call "no-such-call" waits for approval in session "approve-1" of agent "support"/,
     );
     expect(await client.approve('approve-1', waiting.pendingApprovals[0]!.toolCallId)).toBe(true);
-    const result = await until(() => client.result('approve-1').then((r) => r ?? undefined));
+    const result = await eventually(() => client.result('approve-1').then((r) => r ?? undefined));
     expect(result.response).toBe('refunded');
     expect(runs).toEqual(['refund o-7']);
   });
@@ -147,9 +153,9 @@ describe.skipIf('missing' in binary)('agentloop/restate on a real restate-server
       turns: [{ toolCalls: [{ name: 'slow', arguments: {} }] }, { content: 'after the interrupt' }],
     });
     await client.post('interrupt-1', 'go slow');
-    await until(async () => (runs.includes('slow') ? true : undefined));
+    await eventually(async () => (runs.includes('slow') ? true : undefined));
     expect(await client.interrupt('interrupt-1')).toBe(true);
-    const result = await until(() => client.result('interrupt-1').then((r) => r ?? undefined));
+    const result = await eventually(() => client.result('interrupt-1').then((r) => r ?? undefined));
     expect(result).toMatchObject({ state: 'Interrupted', terminateReason: 'interrupted' });
     gate.resolve();
     expect(await client.interrupt('interrupt-1')).toBe(false);
@@ -168,6 +174,85 @@ describe.skipIf('missing' in binary)('agentloop/restate on a real restate-server
     expect(result.terminateReason).toBe('max_iterations');
   });
 
+  it('keeps the sessions in the store it was given: listed, replayed and forked like any other', async () => {
+    runs.length = 0;
+    await session('kept-1', {
+      turns: [
+        { toolCalls: [{ name: 'lookup', arguments: { key: 'k' } }] },
+        { toolCalls: [{ name: 'refund', arguments: { order: 'o-9' } }] },
+        { content: 'refunded o-9' },
+        { content: 'second turn' },
+      ],
+    });
+    const keptClient = restateClient({ url: server.ingress, agent: 'kept' });
+    await keptClient.post('kept-1', 'refund o-9');
+    const waiting = await eventually(async () => {
+      const view = await keptClient.state('kept-1');
+      return view.state === 'WaitingApproval' ? view : undefined;
+    });
+    // Copied at the approval wait: the store shows where the session stands.
+    const atWait = await eventually(async () => {
+      const record = await kept.load('kept-1');
+      return record?.state === 'WaitingApproval' ? record : undefined;
+    });
+    expect(atWait.agentName).toBe('kept');
+    await keptClient.approve('kept-1', waiting.pendingApprovals[0]!.toolCallId);
+    await eventually(() => keptClient.result('kept-1').then((r) => r ?? undefined));
+    expect((await keptClient.send('kept-1', 'and now?')).response).toBe('second turn');
+    expect(runs).toEqual(['lookup k', 'refund o-9']);
+
+    const listed = await kept.list();
+    expect(listed).toMatchObject([{ id: 'kept-1', state: 'Completed', turns: 2, agentName: 'kept' }]);
+    const { entries } = await kept.readTranscript('kept-1');
+    // Each entry once: consecutive seqs, each message once, no restore noise from the turns' starts.
+    expect(entries.map((e) => e.seq)).toEqual(entries.map((_, i) => i + 1));
+    const messages = entries.flatMap((e) => (e.kind === 'message' ? [e.message.role] : []));
+    expect(messages).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+      'tool',
+      'assistant',
+      'user',
+      'assistant',
+    ]);
+    expect(entries.filter((e) => e.kind === 'event' && e.event === 'session_restored')).toEqual([]);
+    expect(entries.filter((e) => e.kind === 'tool_call_finished').map((e) => e.name)).toEqual([
+      'lookup',
+      'refund',
+    ]);
+
+    // Replayed against its recording: the same answers, no tool run.
+    const replay = await replaySession(await Cassette.fromSession(kept, 'kept-1'), {
+      agent: { tools: [lookup, refund] },
+    });
+    expect(replay.divergence).toBeUndefined();
+    expect(replay.turns.map((t) => t.result.response)).toEqual(['refunded o-9', 'second turn']);
+    expect(runs).toEqual(['lookup k', 'refund o-9']);
+
+    // Forked after the first turn's answer.
+    const cut = entries.find(
+      (e) => e.kind === 'message' && e.message.role === 'assistant' && e.message.content === 'refunded o-9',
+    )!;
+    const fork = await forkSession(kept, 'kept-1', { at: cut.seq, id: 'kept-1-fork' });
+    expect(fork.record).toMatchObject({ state: 'Completed', turns: 1 });
+
+    // A message to this session through another agent on the same store is refused, naming both.
+    const otherClient = restateClient({ url: server.ingress, agent: 'other' });
+    await expect(otherClient.send('kept-1', 'hello')).rejects.toThrow(
+      /session "kept-1" in the store belongs to agent "kept", not "other"/,
+    );
+    expect((await kept.readTranscript('kept-1')).entries).toHaveLength(entries.length);
+  });
+
+  it('refuses an answer for a session that never ran, naming the call, session and agent', async () => {
+    await expect(client.approve('never-1', 'call_0_0')).rejects.toThrow(
+      /no call "call_0_0" waits for approval in session "never-1" of agent "support"/,
+    );
+    await expect(client.reject('never-1', 'call_0_0')).rejects.toThrow(/HTTP 404/);
+  });
+
   it('refuses a message without text, naming the session and agent', async () => {
     await expect(client.send('bad-1', '')).rejects.toThrow(
       /send to session "bad-1" of agent "support" needs a message/,
@@ -183,13 +268,3 @@ describe('restateClient without a server', () => {
     );
   });
 });
-
-async function until<T>(probe: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}

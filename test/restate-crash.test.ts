@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { restateClient } from '../src/engines/restate/index.js';
+import { FileSessionStore } from '../src/index.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
-import { repoRoot } from './support/build-dist.js';
+import { CRASH_TOOLS, distModule, eventually } from './support/engine-tests.js';
 import { type RestateServer, restateServerBinary, startRestateServer } from './support/restate-server.js';
 import { scriptChildren } from './support/script-child.js';
 
@@ -17,39 +17,18 @@ import { scriptChildren } from './support/script-child.js';
  */
 const CHILD = `
 import http2 from 'node:http2';
-import { appendFileSync } from 'node:fs';
 import * as restate from '@restatedev/restate-sdk';
-import { z } from 'zod';
-import { defineTool } from ${JSON.stringify(pathToFileURL(path.join(repoRoot, 'dist', 'index.js')).href)};
-import { restateAgent } from ${JSON.stringify(pathToFileURL(path.join(repoRoot, 'dist', 'engines', 'restate', 'index.js')).href)};
+import { FileSessionStore } from ${distModule('index.js')};
+import { restateAgent } from ${distModule('engines', 'restate', 'index.js')};
 
 const [, configJson] = process.argv.slice(2);
 const config = JSON.parse(configJson);
 console.info = console.error;
 console.debug = console.error;
-const log = (line) => appendFileSync(config.log, line + ' ' + process.pid + '\\n');
-const charge = defineTool({
-  name: 'charge',
-  description: 'charges a card',
-  parameters: z.object({ cents: z.number() }),
-  execute: async ({ cents }) => {
-    log('charge ' + cents);
-    await new Promise((r) => setTimeout(r, config.chargeMs));
-    return 'charged ' + cents;
-  },
+${CRASH_TOOLS}
+const agent = restateAgent('pay', () => ({ baseURL: config.model, apiKey: 'k', tools: [charge, lookup] }), {
+  store: new FileSessionStore({ dir: config.sessions }),
 });
-const lookup = defineTool({
-  name: 'lookup',
-  description: 'reads a value',
-  parameters: z.object({ key: z.string() }),
-  idempotent: true,
-  execute: async ({ key }) => {
-    log('lookup ' + key);
-    await new Promise((r) => setTimeout(r, config.lookupMs));
-    return 'value of ' + key;
-  },
-});
-const agent = restateAgent('pay', () => ({ baseURL: config.model, apiKey: 'k', tools: [charge, lookup] }));
 const server = http2.createServer(restate.endpoint().bind(agent).http2Handler());
 server.listen(config.port, '127.0.0.1', () => {
   process.stdout.write(JSON.stringify({ port: server.address().port }) + '\\n');
@@ -90,13 +69,14 @@ describe.skipIf('missing' in binary)(
         },
       });
       const log = path.join(children.work(), 'tools.log');
-      const config = { model: model.url, log, chargeMs: 60_000, lookupMs: 60_000, port: 0 };
+      const sessions = path.join(children.work(), 'sessions');
+      const config = { model: model.url, log, sessions, chargeMs: 60_000, lookupMs: 60_000, port: 0 };
       const first = children.run('endpoint', config, (line) => typeof line.port === 'number');
       const port = (await first.reached).at(-1)!.port as number;
       await server.register(`http://127.0.0.1:${port}`);
       const client = restateClient({ url: server.ingress, agent: 'pay' });
       await client.post('crash-1', 'charge 5 dollars');
-      await until(async () => {
+      await eventually(async () => {
         const lines = await readFile(log, 'utf8').catch(() => '');
         return lines.includes('charge 500') && lines.includes('lookup order') ? true : undefined;
       });
@@ -109,7 +89,7 @@ describe.skipIf('missing' in binary)(
         (line) => 'port' in line,
       );
       await second.reached;
-      const result = await until(() => client.result('crash-1').then((r) => r ?? undefined), 60_000);
+      const result = await eventually(() => client.result('crash-1').then((r) => r ?? undefined), 60_000);
       expect(result.response).toBe('checked: the charge may not have gone through');
       const lines = (await readFile(log, 'utf8')).trim().split('\n');
       // The charge ran once (in the killed process); the lookup ran again in the new one.
@@ -120,17 +100,19 @@ describe.skipIf('missing' in binary)(
       expect(tools[1]!.content).toBe('value of order');
       // The model was asked once per iteration: the first reply came from the journal in the replay.
       expect(model.requests).toHaveLength(2);
+      // The session in the store: each message once, in order, though the turn ran twice.
+      const store = new FileSessionStore({ dir: sessions });
+      expect((await store.load('crash-1'))?.state).toBe('Completed');
+      const { entries } = await store.readTranscript('crash-1');
+      expect(entries.map((e) => e.seq)).toEqual(entries.map((_, i) => i + 1));
+      expect(entries.flatMap((e) => (e.kind === 'message' ? [e.message.role] : []))).toEqual([
+        'user',
+        'assistant',
+        'tool',
+        'tool',
+        'assistant',
+      ]);
       second.child.kill('SIGTERM');
     }, 120_000);
   },
 );
-
-async function until<T>(probe: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}

@@ -25,6 +25,8 @@ ${STORE_USAGE}  --session <id>        the session
 Exit codes: 0 posted (with --wait: the session rests), 1 not applied (the call was answered already
   or is not waiting; the turn ended in an error; the store failed), 2 bad flags,
   ${SEND_EXIT.waitingApproval} (--wait) the session waits for approval, ${SEND_EXIT.timeout} (--wait) it did not rest in time.
+       agentloop send --engine restate|dbos ... (the same through a durable engine: agentloop send
+  --engine restate --help; docs/engines.md)
 `;
 
 /** `agentloop send`: posts a message, an approval answer or an interrupt to a session's inbox. */

@@ -34,6 +34,8 @@ ${SKILLS_USAGE}  --mcp-config <file>   an mcp.json ({ "mcpServers": { ... } }): 
                         the model (default: OPENAI_BASE_URL / OPENAI_API_KEY / OPENAI_MODEL; with none,
                         the bundle's scripted demo, scenarios/<agent>.yaml, when it ships one)
 ${OTEL_USAGE}Exit codes: 0 stopped by Ctrl-C/SIGTERM, 1 could not start (store, agent, model), 2 bad flags.
+       agentloop worker --engine restate|dbos ... (the agent's service on a durable engine instead:
+  agentloop worker --engine restate --help; docs/engines.md)
 `;
 
 /** `agentloop worker`: startWorker on a store, with a bundle agent built as `run` and `chat` build it. */

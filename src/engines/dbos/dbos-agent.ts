@@ -3,6 +3,8 @@ import type pg from 'pg';
 import { type Agent, createAgent } from '../../agent/agent.js';
 import type { AgentOptions, ExecutionResult } from '../../agent/agent-options.js';
 import type { DurableSteps } from '../../machines/durable-effects.js';
+import type { SessionStore } from '../../session/session-store.js';
+import { type MirrorStep, SessionMirror } from '../session-mirror.js';
 import { INPUT_TOPIC, type TurnInput, turnQueueName, turnWorkflowName } from './dbos-names.js';
 import { DbosSessions, type DbosSessionView } from './dbos-sessions.js';
 
@@ -27,6 +29,12 @@ export interface DbosAgentOptions {
   approvalWaitSeconds?: number;
   /** Hears each agent a turn workflow makes (one per turn and replay): listen to its events here. */
   onAgent?: (agent: Agent<unknown>, sessionId: string) => void;
+  /**
+   * A session store the sessions are kept in as well (a `PostgresSessionStore` on the same database is
+   * natural): each turn's transcript and record are copied there at approval waits and at its end, so
+   * `agentloop sessions`, replay and fork read them (docs/engines.md, "Sessions in a store").
+   */
+  store?: SessionStore;
 }
 
 /** What a turn workflow resolves with: the turn's outcome (its messages are in the session). */
@@ -52,7 +60,16 @@ export function dbosAgent(name: string, agentOptions: AgentOptionsFactory, optio
   const waitSeconds = options.approvalWaitSeconds ?? 86_400;
   const turn = DBOS.registerWorkflow(
     async (sessionId: string, text: string): Promise<DbosTurnResult> =>
-      runTurn({ name, sessionId, text, sessions, agentOptions, waitSeconds, onAgent: options.onAgent }),
+      runTurn({
+        name,
+        sessionId,
+        text,
+        sessions,
+        agentOptions,
+        waitSeconds,
+        onAgent: options.onAgent,
+        store: options.store,
+      }),
     { name: turnWorkflowName(name) },
   );
   const pendingView = async (sessionId: string, toolCallId: string, handler: string) => {
@@ -146,12 +163,40 @@ interface TurnRun {
   agentOptions: AgentOptionsFactory;
   waitSeconds: number;
   onAgent: DbosAgentOptions['onAgent'];
+  store: SessionStore | undefined;
 }
 
 /** The effects' steps as DBOS steps named by their step keys. */
-const dbosSteps: DurableSteps = {
-  step: (key, run) => DBOS.runStep(run, { name: key }),
-};
+/**
+ * The effects' steps as DBOS steps named by their step keys, counted: DBOS numbers a workflow's steps
+ * in the order they are called, so the turn's own steps (the copy to the store, the view) are called
+ * only when no effect step runs (`settled`), in every attempt at the same place.
+ */
+function countedSteps(): DurableSteps & { settled(): Promise<void> } {
+  let running = 0;
+  const waiters = new Set<() => void>();
+  return {
+    async step(key, run) {
+      running++;
+      try {
+        return await DBOS.runStep(run, { name: key });
+      } finally {
+        running--;
+        if (running === 0) for (const wake of waiters) wake();
+      }
+    },
+    async settled() {
+      for (;;) {
+        while (running > 0) await new Promise<void>((resolve) => waiters.add(resolve));
+        waiters.clear();
+        // A step that just ended may be followed at once by the next (a batch's marker, then its calls).
+        await quiesce();
+        if (running === 0) return;
+      }
+    },
+  };
+}
+const dbosStep: MirrorStep = (key, run) => DBOS.runStep(run, { name: key });
 
 /** One turn: from the snapshot the last turn left to the next rest, through any approvals. */
 async function runTurn(run: TurnRun): Promise<DbosTurnResult> {
@@ -160,22 +205,34 @@ async function runTurn(run: TurnRun): Promise<DbosTurnResult> {
   const row = await DBOS.runStep(() => sessions.load(name, sessionId), { name: 'agentloop.load' });
   const base = await run.agentOptions(sessionId);
   const { store: _store, session: _session, ...rest } = base as AgentOptions & { session?: unknown };
+  const snapshot = (row?.snapshot ?? undefined) as NonNullable<AgentOptions['snapshot']> | undefined;
+  const mirror = run.store
+    ? await SessionMirror.open({
+        store: run.store,
+        sessionId,
+        engine: 'dbos',
+        agentName: base.name,
+        snapshot,
+        step: dbosStep,
+      })
+    : undefined;
+  // Before the agent exists: its first step (initialize) comes after, in every attempt.
+  const started: DbosSessionView = {
+    sessionId,
+    state: 'Thinking',
+    turn: 0,
+    pendingApprovals: [],
+    workflowId,
+  };
+  await DBOS.runStep(() => sessions.write(name, sessionId, { view: started }), { name: 'agentloop.begin' });
+  const steps = countedSteps();
   const agent = createAgent({
     ...rest,
-    sessionId,
-    ...(row?.snapshot ? { snapshot: row.snapshot as NonNullable<AgentOptions['snapshot']> } : {}),
-    durableSteps: dbosSteps,
+    ...(mirror ? mirror.agentOptions() : { sessionId, ...(snapshot ? { snapshot } : {}) }),
+    durableSteps: steps,
   }) as Agent<unknown>;
   run.onAgent?.(agent, sessionId);
   try {
-    const started: DbosSessionView = {
-      sessionId,
-      state: 'Thinking',
-      turn: 0,
-      pendingApprovals: [],
-      workflowId,
-    };
-    await DBOS.runStep(() => sessions.write(name, sessionId, { view: started }), { name: 'agentloop.begin' });
     let ended: { result: ExecutionResult<unknown> } | { error: unknown } | undefined;
     const settled = agent.send(run.text).then(
       (result) => {
@@ -197,6 +254,10 @@ async function runTurn(run: TurnRun): Promise<DbosTurnResult> {
       const ids = pending.map((p) => p.toolCallId).join();
       if (ids !== told) {
         told = ids;
+        // Calls of the batch that need no approval run meanwhile: their steps go first.
+        await steps.settled();
+        // The store first: a client that sees the wait in the view finds it there too.
+        await mirror?.sync(agent, dbosStep);
         const waiting = view(agent, workflowId);
         await DBOS.runStep(() => sessions.write(name, sessionId, { view: waiting }), {
           name: 'agentloop.view',
@@ -222,15 +283,23 @@ async function runTurn(run: TurnRun): Promise<DbosTurnResult> {
       state: agent.state,
       ...(result.error !== undefined ? { error: result.error } : {}),
     };
-    const snapshot = agent.actor.getPersistedSnapshot();
+    await mirror?.sync(agent, dbosStep);
     const final = {
       ...view(agent, undefined),
       response: outcome.response,
       terminateReason: outcome.terminateReason,
     };
-    await DBOS.runStep(() => sessions.write(name, sessionId, { view: final, snapshot, result: outcome }), {
-      name: 'agentloop.save',
-    });
+    await DBOS.runStep(
+      () =>
+        sessions.write(name, sessionId, {
+          view: final,
+          snapshot: agent.actor.getPersistedSnapshot(),
+          result: outcome,
+        }),
+      {
+        name: 'agentloop.save',
+      },
+    );
     return outcome;
   } finally {
     agent.stop();

@@ -35,8 +35,9 @@ export function dbosExecutorId(): string {
  * Takes over the turns of DBOS processes that died. DBOS recovers a process's unfinished workflows
  * only in a process with the same executor id (or through its hosted Conductor); with one id per
  * process lifetime, nobody would. So every process holds a lease on its executor id in PostgreSQL,
- * renewed every third of `leaseMs`; when a lease lapses, the first process to delete it resumes the
- * dead executor's pending turns on their own queue (`DBOS.resumeWorkflows(ids, { queueName })`, a
+ * renewed every third of `leaseMs`; when a lease lapses, the first process to lock it resumes the
+ * dead executor's pending turns on their own queue, then deletes it (a sweeper that dies halfway
+ * leaves it to the next) (`DBOS.resumeWorkflows(ids, { queueName })`, a
  * public API), where any process picks them up and the replay answers from the recorded steps.
  *
  * A process paused past its lease (a frozen VM) may find its turn taken over; DBOS then refuses the
@@ -77,19 +78,35 @@ export async function startDbosRecovery(options: DbosRecoveryOptions): Promise<D
   const sweep = async () => {
     if (sweeping) return;
     sweeping = true;
+    // One lapsed lease at a time, locked while its turns are resumed and deleted only then: a sweeper
+    // killed halfway leaves the lease (and its lock goes with its connection) for the next one.
+    const client = await pool.connect();
     try {
-      const { rows } = await pool.query<{ executor_id: string }>(
-        `DELETE FROM ${table} WHERE expires_at < now() AND executor_id <> $1 RETURNING executor_id`,
-        [me],
-      );
-      for (const { executor_id: dead } of rows) {
+      for (;;) {
+        await client.query('BEGIN');
+        const { rows } = await client.query<{ executor_id: string }>(
+          `SELECT executor_id FROM ${table} WHERE expires_at < now() AND executor_id <> $1
+           LIMIT 1 FOR UPDATE SKIP LOCKED`,
+          [me],
+        );
+        const dead = rows[0]?.executor_id;
+        if (dead === undefined) {
+          await client.query('COMMIT');
+          break;
+        }
         const pending = await DBOS.listWorkflows({ status: 'PENDING', executorId: dead, queueName: queues });
         for (const workflow of pending) {
           await DBOS.resumeWorkflow(workflow.workflowID, { queueName: workflow.queueName ?? queues[0]! });
           options.onTakeover?.({ workflowId: workflow.workflowID, from: dead });
         }
+        await client.query(`DELETE FROM ${table} WHERE executor_id = $1`, [dead]);
+        await client.query('COMMIT');
       }
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
     } finally {
+      client.release();
       sweeping = false;
     }
   };

@@ -4,6 +4,8 @@ import { type Agent, createAgent } from '../../agent/agent.js';
 import type { AgentOptions, ExecutionResult } from '../../agent/agent-options.js';
 import { isBusyState } from '../../machines/agent-states.js';
 import type { ToolCallInfo } from '../../machines/emitted-events.js';
+import type { SessionStore } from '../../session/session-store.js';
+import { type MirrorStep, SessionMirror } from '../session-mirror.js';
 import { quiesce, RestateStepDriver } from './restate-steps.js';
 
 /** The agent options for a session (model, tools, instructions); the adapter sets the session and steps. */
@@ -13,6 +15,12 @@ export type AgentOptionsFactory = (sessionId: string) => AgentOptions | Promise<
 export interface RestateAgentOptions {
   /** Hears each agent the handler makes (one per turn and replay): listen to its events here. */
   onAgent?: (agent: Agent<unknown>, sessionId: string) => void;
+  /**
+   * A session store the sessions are kept in as well (a `PostgresSessionStore`, a `FileSessionStore`):
+   * each turn's transcript and record are copied there at approval waits and at its end, so
+   * `agentloop sessions`, replay and fork read them (docs/engines.md, "Sessions in a store").
+   */
+  store?: SessionStore;
 }
 
 /** What the `state` handler answers: where the session stands (saved at each rest and approval wait). */
@@ -112,14 +120,26 @@ async function runTurn(
   options: RestateAgentOptions,
 ): Promise<RestateTurnResult> {
   const sessionId = ctx.key;
-  const snapshot = await ctx.get<NonNullable<AgentOptions['snapshot']>>(SNAPSHOT);
+  const snapshot = (await ctx.get<NonNullable<AgentOptions['snapshot']>>(SNAPSHOT)) ?? undefined;
   const base = await agentOptions(sessionId);
   const driver = new RestateStepDriver(ctx);
   const { store: _store, session: _session, ...rest } = base as AgentOptions & { session?: unknown };
+  const direct: MirrorStep = (key, run) => ctx.run(key, run);
+  const mirror = options.store
+    ? await SessionMirror.open({
+        store: options.store,
+        sessionId,
+        engine: 'restate',
+        agentName: base.name,
+        snapshot,
+        step: direct,
+      }).catch((error: unknown) => {
+        throw new restate.TerminalError(error instanceof Error ? error.message : String(error));
+      })
+    : undefined;
   const agent = createAgent({
     ...rest,
-    sessionId,
-    ...(snapshot ? { snapshot } : {}),
+    ...(mirror ? mirror.agentOptions() : { sessionId, ...(snapshot ? { snapshot } : {}) }),
     durableSteps: driver,
   }) as Agent<unknown>;
   options.onAgent?.(agent, sessionId);
@@ -143,9 +163,10 @@ async function runTurn(
     const asked = new Set<string>();
     for (;;) {
       await quiesce();
-      if (ended) break;
+      // A copy to the store issued at an approval wait is waited for: the last copy starts where it ended.
+      if (ended && !mirror?.copying) break;
       // Calls newly waiting for approval get an awakeable each; the state tells clients where they stand.
-      const pending = agent.state === 'WaitingApproval' ? agent.pendingApprovals : [];
+      const pending = !ended && agent.state === 'WaitingApproval' ? agent.pendingApprovals : [];
       const fresh = pending.filter((call) => !asked.has(call.toolCallId));
       for (const call of fresh) {
         asked.add(call.toolCallId);
@@ -159,15 +180,20 @@ async function runTurn(
           else agent.reject(call.toolCallId, given?.reason);
         });
       }
-      if (fresh.length > 0) ctx.set(VIEW, view(agent, agent.state));
+      if (fresh.length > 0) {
+        ctx.set(VIEW, view(agent, agent.state));
+        if (mirror) void (await mirror.prepare(agent))((key, run) => driver.step(key, run));
+      }
       if (driver.idle)
         throw new Error(`agentloop/restate: the turn of session "${sessionId}" waits for nothing`);
       if ((await driver.next()) === 'cancelled' && isBusyState(agent.state)) {
         agent.interrupt('interrupted through Restate');
       }
     }
+    if (!ended) throw new Error('unreachable: the loop ends with the turn');
     if ('error' in ended) throw ended.error;
     const result = ended.result;
+    if (mirror) await (await mirror.prepare(agent))(direct);
     for (const id of asked) ctx.clear(approvalKey(id));
     const turnResult: RestateTurnResult = {
       success: result.success,

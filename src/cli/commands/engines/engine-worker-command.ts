@@ -1,17 +1,20 @@
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { type AgentOptions, toAgentOptions } from '../../../agent/agent-options.js';
-import { AGENT_FLAG_OPTIONS, loadFlagAgent, SKILLS_USAGE } from '../../cli-agent.js';
+import type { SessionStore } from '../../../session/session-store.js';
+import { AGENT_FLAG_OPTIONS, loadFlagAgent, projectFolder, SKILLS_USAGE } from '../../cli-agent.js';
 import { cliApprovalPolicy } from '../../cli-approvals.js';
 import { parseFlags, positiveInteger, UsageError } from '../../cli-args.js';
 import type { CommandIo } from '../../command-io.js';
-import { redactConnectionString } from '../../flags/store-flag.js';
+import { MCP_CONFIG_FLAG, mcpServersFlag, mcpSourcesLine } from '../../flags/mcp-config-flag.js';
+import { projectAuthDir } from '../../flags/mcp-sign-in.js';
+import { openCliStore, redactConnectionString, STORE_FLAG_OPTIONS } from '../../flags/store-flag.js';
 import { connectModel, MODEL_FLAG_OPTIONS, modelFlags, modelOptions } from '../../model/model-connection.js';
 import { untilInterrupted } from '../../until-interrupted.js';
 import { engineMissing } from './engine-send-command.js';
 
-const USAGE = `Usage: agentloop worker --engine restate [--port <n>] [--register <admin-url>] --agent <id> [agent flags]
-       agentloop worker --engine dbos --database <postgres-url> --agent <id> [agent flags]
+const USAGE = `Usage: agentloop worker --engine restate [--port <n>] [--register <admin-url>] [--store <url-or-dir>] --agent <id> [agent flags]
+       agentloop worker --engine dbos --database <postgres-url> [--store <url-or-dir>] --agent <id> [agent flags]
   Serves the agent on a durable engine (docs/engines.md). restate: a Restate endpoint on 127.0.0.1
   (register it with restate, or give --register); each session is a virtual object named after the
   agent. dbos: a DBOS worker on the database (its system tables, the sessions table, one turn of a
@@ -20,9 +23,14 @@ const USAGE = `Usage: agentloop worker --engine restate [--port <n>] [--register
   --port <n>            (restate) the endpoint's port (default 9080; 0 picks one)
   --register <url>      (restate) register the endpoint with Restate's admin API at <url>
   --database <url>      (dbos) postgres:// URL of DBOS's system database and the sessions table
+  --store <url-or-dir>  a session store the sessions are kept in as well, for agentloop sessions,
+                        replay and fork: a postgres:// URL (--schema <name>) or a folder. dbos: by
+                        default the PostgreSQL store on --database; restate: none unless given
   --project <dir> | --bundle <root>  --agent <id>  --output <dir>
                         the agent, as for agentloop worker --store
-${SKILLS_USAGE}  --base-url <url> --model <id> --api-key <key> --scenario <file> --api <chat-completions|responses>
+${SKILLS_USAGE}  --mcp-config <file>   an mcp.json ({ "mcpServers": { ... } }): the servers' tools join the agent's
+                        (repeat for more files; the project's .mcp.json is read first when present)
+  --base-url <url> --model <id> --api-key <key> --scenario <file> --api <chat-completions|responses>
                         the model (as for agentloop run)
 Exit codes: 0 stopped by Ctrl-C/SIGTERM, 1 could not start (engine, agent, model), 2 bad flags.
 `;
@@ -40,7 +48,9 @@ export async function runEngineWorkerCommand(
       port: { type: 'string' },
       register: { type: 'string' },
       database: { type: 'string' },
+      ...STORE_FLAG_OPTIONS,
       ...AGENT_FLAG_OPTIONS,
+      ...MCP_CONFIG_FLAG,
       ...MODEL_FLAG_OPTIONS,
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -58,20 +68,40 @@ export async function runEngineWorkerCommand(
   if (engine === 'dbos' && (values.port || values.register))
     throw new UsageError('--port and --register go with --engine restate');
   const port = values.port === '0' ? 0 : positiveInteger(values.port, '--port', 9080);
+  if (values.schema !== undefined && !values.store) throw new UsageError('--schema goes with --store');
   const { cliAgent, say } = await loadFlagAgent(values, io);
+  const project = projectFolder(values.project);
+  const mcp = await mcpServersFlag(values['mcp-config'], project);
+  const mcpSources = mcpSourcesLine(mcp);
+  if (mcpSources) say(mcpSources);
+  const withMcp =
+    Object.keys(mcp.servers).length > 0
+      ? // No one to sign in here: a server that needs it is reported (agentloop mcp login <name>).
+        { mcpServers: mcp.servers, mcpAuth: { dir: projectAuthDir(project) } }
+      : {};
   const closers: (() => Promise<void>)[] = [];
   try {
+    // The session store: --store, else (dbos) the PostgreSQL store on the engine's database.
+    const storeFlag = values.store ?? (engine === 'dbos' ? values.database : undefined);
+    let store: SessionStore | undefined;
+    let kept = '';
+    if (storeFlag) {
+      const opened = await openCliStore({ store: storeFlag, schema: values.schema });
+      closers.push(() => opened.close());
+      store = opened.store;
+      kept = `; sessions kept in ${opened.description}`;
+    }
     const connection = await connectModel(modelFlags(values), cliAgent.scripted);
     closers.push(() => connection.close());
     const options: AgentOptions = toAgentOptions(
       cliAgent.definition,
       {},
-      { name: cliAgent.name, ...modelOptions(connection), approval: cliApprovalPolicy(false) },
+      { name: cliAgent.name, ...modelOptions(connection), approval: cliApprovalPolicy(false), ...withMcp },
     );
     const name = values.agent;
     let where: string;
     if (engine === 'restate') {
-      const served = await serveRestate(name, options, port);
+      const served = await serveRestate(name, options, port, store);
       closers.push(served.close);
       where = `Restate endpoint http://127.0.0.1:${served.port}, service "${name}"`;
       if (values.register) {
@@ -79,12 +109,12 @@ export async function runEngineWorkerCommand(
         where += `, registered with ${values.register}`;
       }
     } else {
-      const stop = await startDbosWorker(name, options, values.database!);
+      const stop = await startDbosWorker(name, options, values.database!, store);
       closers.push(stop);
       where = `DBOS on ${redactConnectionString(values.database!)}`;
     }
     say(
-      `agentloop worker (pid ${process.pid}): ${cliAgent.name} on ${where}; model: ${connection.description}. Ctrl-C stops.`,
+      `agentloop worker (pid ${process.pid}): ${cliAgent.name} on ${where}${kept}; model: ${connection.description}. Ctrl-C stops.`,
     );
     await untilInterrupted(signal);
     say('stopping');
@@ -99,7 +129,7 @@ export async function runEngineWorkerCommand(
 }
 
 /** The agent as a Restate virtual object on an HTTP/2 endpoint on 127.0.0.1. */
-async function serveRestate(name: string, options: AgentOptions, port: number) {
+async function serveRestate(name: string, options: AgentOptions, port: number, store?: SessionStore) {
   const restate = await import('../../../engines/restate/index.js').catch(
     engineMissing('@restatedev/restate-sdk'),
   );
@@ -107,7 +137,7 @@ async function serveRestate(name: string, options: AgentOptions, port: number) {
   const server = http2.createServer(
     sdk
       .endpoint()
-      .bind(restate.restateAgent(name, () => options))
+      .bind(restate.restateAgent(name, () => options, store ? { store } : {}))
       .http2Handler(),
   );
   const sessions = new Set<http2.ServerHttp2Session>();
@@ -154,6 +184,7 @@ async function startDbosWorker(
   name: string,
   options: AgentOptions,
   database: string,
+  store?: SessionStore,
 ): Promise<() => Promise<void>> {
   const dbos = await import('../../../engines/dbos/index.js').catch(engineMissing('@dbos-inc/dbos-sdk pg'));
   const { DBOS } = await import('@dbos-inc/dbos-sdk');
@@ -167,7 +198,7 @@ async function startDbosWorker(
       `cannot reach PostgreSQL at ${redactConnectionString(database)}: ${(error as Error).message}`,
     );
   }
-  const agent = dbos.dbosAgent(name, () => options, { pool });
+  const agent = dbos.dbosAgent(name, () => options, { pool, ...(store ? { store } : {}) });
   DBOS.setConfig({
     name: 'agentloop',
     systemDatabaseUrl: database,

@@ -1,0 +1,70 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildDist, repoRoot } from './support/build-dist.js';
+import { postgresUrl } from './support/postgres.js';
+import { restateServerBinary } from './support/restate-server.js';
+
+beforeAll(async () => {
+  await buildDist();
+}, 120_000);
+
+const binary = restateServerBinary();
+if ('missing' in binary) console.warn(`restate chaos skipped: ${binary.missing}`);
+
+/** A small chaos run on the engine (the full size is `npm run chaos:engines`): its JSON line of counts. */
+async function chaos(engine: 'restate' | 'dbos') {
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [
+      path.join(repoRoot, 'test', 'chaos', 'run-engine-chaos.mjs'),
+      `--engine=${engine}`,
+      '--workers=3',
+      '--sessions=6',
+      '--kills=1',
+      '--killMinMs=200',
+      '--killMaxMs=600',
+      '--timeoutMs=90000',
+      `--url=${postgresUrl()}`,
+    ],
+    { cwd: repoRoot, timeout: 120_000 },
+  );
+  return JSON.parse(stdout.trim().split('\n').at(-1)!);
+}
+
+/** What every chaos run must show, whatever the engine. */
+const HELD = {
+  completed: 6,
+  recordedThenRunAgain: 0,
+  nonIdempotentRunTwice: 0,
+  inFlightNotUnknown: 0,
+  approvalsDoubled: 0,
+  approvalsLost: 0,
+  transcriptGaps: 0,
+  duplicateSeqs: 0,
+  duplicateMessages: 0,
+  unansweredCalls: 0,
+  otherResults: [],
+  resultsWithoutRun: [],
+};
+
+describe('chaos on the durable engines: worker processes SIGKILLed while tools run', () => {
+  it.skipIf('missing' in binary)(
+    'restate: every session completes; nothing recorded runs again; the session store has no gap',
+    async () => {
+      const result = await chaos('restate');
+      expect(result).toMatchObject(HELD);
+      expect(result.kills).toBe(1);
+      expect(result.approvalsAccepted).toBe(6);
+    },
+    150_000,
+  );
+
+  it('dbos: every session completes; nothing recorded runs again; the session store has no gap', async () => {
+    const result = await chaos('dbos');
+    expect(result).toMatchObject(HELD);
+    expect(result.kills).toBe(1);
+    expect(result.approvalsAccepted).toBe(6);
+  }, 150_000);
+});

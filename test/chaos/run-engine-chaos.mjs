@@ -1,0 +1,360 @@
+// The chaos run on a durable engine (docs/engines.md, "Chaos"), the same load as run-chaos.mjs: worker
+// processes of the engine, sessions with parallel tool batches and an approval answered from this
+// process, a random worker SIGKILLed `--kills` times while tools run and restarted, until every session
+// completed. Restate's workers sit behind one address (a small HTTP/2 proxy here, as a load balancer
+// would be) registered once; DBOS's take over a dead worker's turns through their executor leases.
+// Counted from what the tools wrote and from the PostgreSQL session store the engines keep the
+// sessions in; prints one JSON line of counts. Needs dist/ (npm run build).
+// node test/chaos/run-engine-chaos.mjs --engine=restate|dbos --workers=3 --sessions=100 --kills=10
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import http2 from 'node:http2';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { PostgresSessionStore } from '../../dist/postgres/index.js';
+import { startScriptedServer } from '../../dist/testing/index.js';
+import { startPostgresCluster } from '../support/postgres-cluster.mjs';
+import { startRestateServer } from '../support/restate-server.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')));
+const engine = args.engine;
+if (engine !== 'restate' && engine !== 'dbos') {
+  process.stderr.write('run-engine-chaos: --engine=restate or --engine=dbos\n');
+  process.exit(2);
+}
+const workers = Number(args.workers ?? 3);
+const sessions = Number(args.sessions ?? 100);
+const maxKills = Number(args.kills ?? 10);
+const timeoutMs = Number(args.timeoutMs ?? 600_000);
+const killMinMs = Number(args.killMinMs ?? 700);
+const killMaxMs = Number(args.killMaxMs ?? 2_000);
+
+const started = Date.now();
+const cluster = args.url ? undefined : await startPostgresCluster({ durable: false });
+const baseUrl = args.url ?? cluster.url;
+// DBOS keeps its system tables in the database: one of its own per run.
+const database = `chaos_${engine}_${process.pid}`;
+const url = await createDatabase(baseUrl, database);
+const schema = 'agentloop';
+const work = await mkdtemp(path.join(tmpdir(), `agentloop-chaos-${engine}-`));
+const counter = path.join(work, 'tool-runs.jsonl');
+const server = await startScriptedServer({
+  latencyMs: 10,
+  record: false,
+  scenario: {
+    turns: [
+      {
+        toolCalls: [
+          { name: 'lookup', arguments: { item: 'order' } },
+          { name: 'write_note', arguments: { item: 'note' } },
+          { name: 'lookup', arguments: { item: 'customer' } },
+        ],
+      },
+      {
+        toolCalls: [
+          { name: 'charge', arguments: { item: 'card' } },
+          { name: 'write_note', arguments: { item: 'receipt' } },
+        ],
+      },
+      { content: 'All done.' },
+    ],
+  },
+});
+const store = new PostgresSessionStore({ connectionString: url, max: 4 }, { schema });
+await store.migrate();
+const config = {
+  engine,
+  url,
+  schema,
+  counter,
+  baseURL: server.url,
+  leaseMs: Number(args.leaseMs ?? 3_000),
+  toolMinMs: Number(args.toolMinMs ?? 5),
+  toolMaxMs: Number(args.toolMaxMs ?? 40),
+};
+
+/** Restate's endpoints, by worker: the proxy sends each invocation to a live one. */
+const backends = new Map();
+const spawnWorker = () => {
+  const child = spawn(
+    process.execPath,
+    [path.join(here, 'engine-chaos-worker.mjs'), JSON.stringify(config)],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  child.stderr.on('data', (d) => {
+    if (process.env.CHAOS_DEBUG) process.stderr.write(d);
+  });
+  child.ready = new Promise((resolve) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      const port = /^ready (\d+)$/.exec(line)?.[1];
+      if (port) backends.set(child, { port: Number(port) });
+      if (line.startsWith('ready')) resolve();
+    });
+    child.once('exit', () => {
+      backends.get(child)?.session?.destroy();
+      backends.delete(child);
+      resolve();
+    });
+  });
+  return child;
+};
+
+let restate;
+let proxy;
+if (engine === 'restate') {
+  restate = await startRestateServer();
+  proxy = await startProxy();
+}
+const pool = Array.from({ length: workers }, spawnWorker);
+await Promise.all(pool.map((child) => child.ready));
+if (restate) await restate.register(`http://127.0.0.1:${proxy.port}`);
+const client = await engineClient();
+process.on('SIGINT', () => {
+  for (const child of pool) child.kill('SIGKILL');
+  void Promise.all([restate?.stop(), cluster?.stop()]).then(() => process.exit(130));
+});
+
+const ids = Array.from({ length: sessions }, (_, i) => `chaos-${i}`);
+for (const id of ids) await client.post(id, 'process the order');
+
+/** Every answer this process gave: `session:call` -> accepted. */
+const approved = new Map();
+const killed = new Set();
+let kills = 0;
+/** The workers running a tool now. */
+const runningTools = async () => {
+  const lines = (await readFile(counter, 'utf8').catch(() => '')).split('\n').filter(Boolean);
+  const open = new Map();
+  for (const line of lines) {
+    const r = JSON.parse(line);
+    if (r.phase === 'start') open.set(`${r.key}:${r.pid}`, r.pid);
+    else open.delete(`${r.key}:${r.pid}`);
+  }
+  return new Set(open.values());
+};
+let killing = true;
+const killLoop = (async () => {
+  while (killing && kills < maxKills && Date.now() - started < timeoutMs) {
+    await new Promise((r) => setTimeout(r, killMinMs + Math.random() * (killMaxMs - killMinMs)));
+    // A worker while it runs a tool (the moment that matters); a quiet moment is waited out.
+    const busy = await runningTools();
+    const victims = pool.map((child, i) => [child, i]).filter(([child]) => busy.has(child.pid));
+    if (!killing || victims.length === 0) continue;
+    const i = victims[Math.floor(Math.random() * victims.length)][1];
+    killed.add(pool[i].pid);
+    pool[i].kill('SIGKILL');
+    kills++;
+    pool[i] = spawnWorker();
+  }
+})();
+
+const pending = new Set(ids);
+while (pending.size > 0 && Date.now() - started < timeoutMs) {
+  for (const id of [...pending]) {
+    const view = await client.state(id).catch(() => undefined);
+    if (view?.state === 'Completed') pending.delete(id);
+    for (const call of view?.state === 'WaitingApproval' ? view.pendingApprovals : []) {
+      const key = `${id}:${call.toolCallId}`;
+      if (approved.get(key)) continue;
+      const accepted = await client.approve(id, call.toolCallId).then(
+        () => true,
+        () => false,
+      );
+      approved.set(key, accepted);
+    }
+  }
+  if (pending.size > 0) await new Promise((r) => setTimeout(r, 300));
+}
+killing = false;
+await killLoop;
+for (const child of pool) child.kill('SIGKILL');
+await Promise.all(pool.map((child) => child.ready));
+
+// Count.
+const runs = (await readFile(counter, 'utf8').catch(() => ''))
+  .split('\n')
+  .filter(Boolean)
+  .map((l) => JSON.parse(l));
+const result = {
+  engine,
+  workers,
+  sessions,
+  completed: sessions - pending.size,
+  kills,
+  seconds: Math.round((Date.now() - started) / 100) / 10,
+  toolRuns: runs.filter((r) => r.phase === 'start').length,
+  // A call run again though a live process had run it (only a crash may make a call run again).
+  recordedThenRunAgain: 0,
+  nonIdempotentRunTwice: 0,
+  idempotentReruns: 0,
+  outcomeUnknown: 0,
+  // A non-idempotent call cut by a kill (started, never ended) answered anything but "outcome unknown".
+  inFlightNotUnknown: 0,
+  otherResults: [],
+  resultsWithoutRun: [],
+  approvalsAccepted: [...approved.values()].filter(Boolean).length,
+  approvalsDoubled: 0,
+  approvalsLost: 0,
+  transcriptGaps: 0,
+  duplicateSeqs: 0,
+  duplicateMessages: 0,
+  unansweredCalls: 0,
+};
+const startsByKey = new Map();
+const endedKeys = new Set();
+for (const r of runs) {
+  if (r.phase === 'end') {
+    endedKeys.add(r.key);
+    continue;
+  }
+  const list = startsByKey.get(r.key) ?? [];
+  list.push(r);
+  startsByKey.set(r.key, list);
+}
+for (const list of startsByKey.values()) {
+  if (list.length < 2) continue;
+  if (list[0].tool === 'lookup') result.idempotentReruns += list.length - 1;
+  else result.nonIdempotentRunTwice++;
+  for (const earlier of list.slice(0, -1)) if (!killed.has(earlier.pid)) result.recordedThenRunAgain++;
+}
+for (const id of ids) {
+  const { entries } = await store.readTranscript(id);
+  const seqs = entries.map((e) => e.seq);
+  if (new Set(seqs).size !== seqs.length) result.duplicateSeqs++;
+  if (seqs.some((s, i) => s !== i + 1)) result.transcriptGaps++;
+  const messages = entries.filter((e) => e.kind === 'message').map((e) => JSON.stringify(e.message));
+  result.duplicateMessages += messages.length - new Set(messages).size;
+  const approvalEvents = new Map();
+  for (const e of entries) {
+    if (e.kind === 'event' && e.event === 'approval_resolved') {
+      approvalEvents.set(e.data.toolCallId, (approvalEvents.get(e.data.toolCallId) ?? 0) + 1);
+    }
+  }
+  for (const n of approvalEvents.values()) if (n > 1) result.approvalsDoubled++;
+  const record = await store.load(id);
+  const conversation = record?.snapshot?.context?.messages ?? [];
+  const answers = new Map(
+    conversation.filter((m) => m.role === 'tool').map((m) => [m.tool_call_id, String(m.content)]),
+  );
+  for (const m of conversation) {
+    for (const call of m.role === 'assistant' ? (m.tool_calls ?? []) : []) {
+      const key = `${id}:${call.id}`;
+      const answer = answers.get(call.id);
+      if (answer === undefined) {
+        result.unansweredCalls++;
+        continue;
+      }
+      if (answer.startsWith('Outcome unknown')) result.outcomeUnknown++;
+      else if (!/^(looked up|wrote|charged) /.test(answer)) result.otherResults.push(answer.slice(0, 160));
+      else if (!startsByKey.has(key)) result.resultsWithoutRun.push({ session: id, call: call.id, answer });
+      const name = call.function.name;
+      if (
+        name !== 'lookup' &&
+        startsByKey.has(key) &&
+        !endedKeys.has(key) &&
+        !answer.startsWith('Outcome unknown')
+      )
+        result.inFlightNotUnknown++;
+      // An approval this process gave that never reached the session.
+      if (name === 'charge' && approved.get(key) && !approvalEvents.has(call.id)) result.approvalsLost++;
+    }
+  }
+}
+result.stuck = [];
+for (const id of [...pending].slice(0, 5)) {
+  const view = await client.state(id).catch((e) => ({ state: String(e) }));
+  result.stuck.push({ id, state: view?.state, pending: view?.pendingApprovals?.length });
+}
+process.stdout.write(`${JSON.stringify(result)}\n`);
+await client.close();
+await store.close();
+await server.close();
+proxy?.close();
+await restate?.stop();
+await dropDatabase(baseUrl, database);
+await cluster?.stop();
+await rm(work, { recursive: true, force: true });
+process.exit(0);
+
+/** The engine's client, as an application would use it. */
+async function engineClient() {
+  if (engine === 'restate') {
+    const { restateClient } = await import('../../dist/engines/restate/index.js');
+    const c = restateClient({ url: restate.ingress, agent: 'chaos' });
+    return {
+      post: (id, text) => c.post(id, text),
+      state: (id) => c.state(id),
+      approve: (id, call) => c.approve(id, call),
+      close: async () => {},
+    };
+  }
+  const { dbosClient } = await import('../../dist/engines/dbos/index.js');
+  return dbosClient({ systemDatabaseUrl: url, agent: 'chaos' });
+}
+
+/** An HTTP/2 proxy sending each request to a live Restate endpoint: the workers' one address. */
+async function startProxy() {
+  const h2 = http2.createServer();
+  h2.on('stream', (stream, headers) => {
+    const live = [...backends.values()];
+    if (live.length === 0) {
+      stream.respond({ ':status': 503 });
+      stream.end();
+      return;
+    }
+    const backend = live[Math.floor(Math.random() * live.length)];
+    if (!backend.session || backend.session.destroyed || backend.session.closed) {
+      backend.session = http2.connect(`http://127.0.0.1:${backend.port}`);
+      backend.session.on('error', () => {});
+    }
+    const forwarded = {};
+    for (const [name, value] of Object.entries(headers)) if (name !== ':authority') forwarded[name] = value;
+    const request = backend.session.request(forwarded);
+    stream.pipe(request);
+    request.on('response', (answer) => {
+      if (stream.destroyed) return;
+      stream.respond(answer);
+      request.pipe(stream);
+    });
+    request.on('error', () => stream.destroy());
+    stream.on('error', () => request.destroy());
+    stream.on('close', () => request.destroy());
+  });
+  const sessionsOpen = new Set();
+  h2.on('session', (s) => {
+    sessionsOpen.add(s);
+    s.once('close', () => sessionsOpen.delete(s));
+  });
+  await new Promise((resolve) => h2.listen(0, '127.0.0.1', resolve));
+  return {
+    port: h2.address().port,
+    close() {
+      h2.close();
+      for (const s of sessionsOpen) s.destroy();
+    },
+  };
+}
+
+async function createDatabase(base, name) {
+  const { default: pg } = await import('pg');
+  const admin = new pg.Client(base);
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const target = new URL(base);
+  target.pathname = `/${name}`;
+  return target.href;
+}
+
+async function dropDatabase(base, name) {
+  const { default: pg } = await import('pg');
+  const admin = new pg.Client(base);
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await admin.end();
+}
