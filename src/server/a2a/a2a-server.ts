@@ -214,9 +214,11 @@ export async function startA2aServer(
     server,
     handler,
     close: async () => {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
       await handler!.close();
+      server.closeAllConnections();
+      await closed;
     },
   };
 }

@@ -130,7 +130,10 @@ export function applyEntry(tasks: Map<string, TaskRecord>, contextId: string, en
   } else if (entry.event === TASK_PUSH_ENTRY) {
     if (typeof data.deleted === 'string') record.push.delete(data.deleted);
     else if (data.config && typeof data.config.id === 'string') {
-      record.push.set(data.config.id, { config: data.config, wireVersion: data.wireVersion ?? '1.0' });
+      record.push.set(data.config.id, {
+        config: { ...data.config, taskId: data.taskId },
+        wireVersion: data.wireVersion ?? '1.0',
+      });
     }
   }
 }

@@ -343,6 +343,7 @@ export class SessionTaskHandler implements A2ARequestHandler {
     const lastSeq = entries.at(-1)?.seq ?? 0;
     const traceParent = traceparentOf(context);
     const onKept = this.#sender ? this.#push(context) : undefined;
+    const push = this.#pushGiven(params, context);
     const taskId = message.taskId || newTaskId(contextId, randomBytes(6).toString('hex'));
     const stamped = Message.fromJSON({ ...(Message.toJSON(message) as object), contextId, taskId });
     if (!message.taskId) {
@@ -353,7 +354,7 @@ export class SessionTaskHandler implements A2ARequestHandler {
       }
       if (text.trim() === '') throw new RequestMalformedError('message has no text part');
       await startTaskTurn(
-        { context: thread, contextId, taskId, record: sessionRecord, lastSeq, message: stamped, kind: 'new', text, ...(traceParent ? { traceParent } : {}), ...(listener ? { listener } : {}), ...(onKept ? { onKept } : {}) },
+        { context: thread, contextId, taskId, record: sessionRecord, lastSeq, message: stamped, kind: 'new', text, ...(traceParent ? { traceParent } : {}), ...(listener ? { listener } : {}), ...(onKept ? { onKept } : {}), ...(push ? { push } : {}) },
         this.active,
       );
       return { taskId, contextId, message: stamped };
@@ -383,10 +384,28 @@ export class SessionTaskHandler implements A2ARequestHandler {
         ...(traceParent ? { traceParent } : {}),
         ...(listener ? { listener } : {}),
         ...(onKept ? { onKept } : {}),
+        ...(push ? { push } : {}),
       },
       this.active,
     );
     return { taskId, contextId, message: stamped };
+  }
+
+  /** The push config a send carries, checked (refused when push is off or its host not allowed). */
+  #pushGiven(
+    params: SendMessageRequest,
+    context: ServerCallContext,
+  ): { config: Record<string, unknown>; wireVersion: string } | undefined {
+    const given = params.configuration?.taskPushNotificationConfig;
+    if (!given?.url) return undefined;
+    const allowed = this.#options.push?.allowedHosts;
+    if (!allowed) throw new PushNotificationNotSupportedError('this server sends no push notifications');
+    checkPushUrl(given.url, allowed);
+    const config = TaskPushNotificationConfig.toJSON({ ...given, id: given.id || randomUUID() }) as Record<
+      string,
+      unknown
+    >;
+    return { config, wireVersion: context.requestedVersion || '0.3' };
   }
 
   /** The session record of a context, refused as an unknown task when another principal owns it. */

@@ -10,6 +10,7 @@ import {
   TASK_ARTIFACT_ENTRY,
   TASK_ENTRY,
   TASK_MESSAGE_ENTRY,
+  TASK_PUSH_ENTRY,
   TASK_STATUS_ENTRY,
   type TaskRecord,
 } from './task-entries.js';
@@ -48,6 +49,8 @@ export interface TaskTurn {
   text: string;
   replies?: ApprovalReply[];
   traceParent?: string;
+  /** A push config given with the message (`configuration.taskPushNotificationConfig`), checked. */
+  push?: { config: Record<string, unknown>; wireVersion: string };
   /** Hears the task's events from the start (the caller of a streaming send). */
   listener?: TaskListener;
   /** Called for every kept event of the task (push notifications). */
@@ -129,6 +132,7 @@ export async function startTaskTurn(turn: TaskTurn, active: ActiveTasks): Promis
     turn.kind === 'new'
       ? { kind: 'event', event: TASK_ENTRY, data: { taskId, principal: context.principal, message: messageJson } }
       : { kind: 'event', event: TASK_MESSAGE_ENTRY, data: { taskId, message: messageJson } },
+    ...(turn.push ? [{ kind: 'event' as const, event: TASK_PUSH_ENTRY, data: { taskId, ...turn.push } }] : []),
     status('TASK_STATE_WORKING'),
   ]);
 
