@@ -22,7 +22,9 @@ function gate() {
       ctx.signal.addEventListener('abort', () => aborted.resolve());
       return await Promise.race([
         release.promise,
-        new Promise<string>((_, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('aborted')))),
+        new Promise<string>((_, reject) =>
+          ctx.signal.addEventListener('abort', () => reject(new Error('aborted'))),
+        ),
       ]);
     },
   });
@@ -50,13 +52,21 @@ const waitScenario = {
 };
 
 const textOf = (message: { parts: { content?: { $case: string; value: unknown } }[] } | undefined) =>
-  (message?.parts ?? []).flatMap((p) => (p.content?.$case === 'text' ? [p.content.value as string] : [])).join('');
+  (message?.parts ?? [])
+    .flatMap((p) => (p.content?.$case === 'text' ? [p.content.value as string] : []))
+    .join('');
 
 describe.each(['1.0', '0.3'] as Version[])('A2A %s through the SDK client', (version) => {
   it('serves the card: name, skills, streaming, the interfaces of both versions', async () => {
     const { url } = await a2aServer(
       { turns: [] },
-      { card: { name: 'helper', description: 'helps', skills: [{ id: 'sum', name: 'Sum', description: 'adds' }] } },
+      {
+        card: {
+          name: 'helper',
+          description: 'helps',
+          skills: [{ id: 'sum', name: 'Sum', description: 'adds' }],
+        },
+      },
     );
     const client = await sdkClient(url, version);
     const card = await client.getAgentCard();
@@ -66,7 +76,10 @@ describe.each(['1.0', '0.3'] as Version[])('A2A %s through the SDK client', (ver
     expect(card.capabilities?.streaming).toBe(true);
     expect(card.capabilities?.pushNotifications).toBeFalsy();
     const raw = await (
-      await fetch(`${url}/.well-known/agent-card.json`, version === '1.0' ? { headers: { 'A2A-Version': '1.0' } } : {})
+      await fetch(
+        `${url}/.well-known/agent-card.json`,
+        version === '1.0' ? { headers: { 'A2A-Version': '1.0' } } : {},
+      )
     ).json();
     if (version === '1.0') {
       expect(raw.supportedInterfaces.map((i: { protocolVersion: string }) => i.protocolVersion)).toEqual([
@@ -74,12 +87,18 @@ describe.each(['1.0', '0.3'] as Version[])('A2A %s through the SDK client', (ver
         '0.3',
       ]);
     } else {
-      expect(raw).toMatchObject({ protocolVersion: '0.3.0', url: `${url}/a2a`, preferredTransport: 'JSONRPC' });
+      expect(raw).toMatchObject({
+        protocolVersion: '0.3.0',
+        url: `${url}/a2a`,
+        preferredTransport: 'JSONRPC',
+      });
     }
   });
 
   it('send answers a completed task; get and the context continue it', async () => {
-    const { url, store } = await a2aServer({ turns: [{ content: 'hello there' }, { content: 'second answer' }] });
+    const { url, store } = await a2aServer({
+      turns: [{ content: 'hello there' }, { content: 'second answer' }],
+    });
     const client = await sdkClient(url, version);
     const task = await client.sendMessage(textMessage('hi'));
     if (!('status' in task)) throw new Error('expected a task');
@@ -119,7 +138,9 @@ describe.each(['1.0', '0.3'] as Version[])('A2A %s through the SDK client', (ver
     const artifacts = events.flatMap((e) => (e.payload?.$case === 'artifactUpdate' ? [e.payload.value] : []));
     const pieces = artifacts.filter((a) => a.append).map((a) => textOf(a.artifact));
     expect(pieces.join('')).toBe('streamed answer here');
-    expect(artifacts.filter((a) => !a.append).map((a) => textOf(a.artifact))).toEqual(['streamed answer here']);
+    expect(artifacts.filter((a) => !a.append).map((a) => textOf(a.artifact))).toEqual([
+      'streamed answer here',
+    ]);
   });
 
   it('cancel interrupts the turn: the tool stops, the task is canceled', async () => {
@@ -130,7 +151,10 @@ describe.each(['1.0', '0.3'] as Version[])('A2A %s through the SDK client', (ver
     const client = await sdkClient(url, version);
     const stream = client.sendMessageStream(textMessage('go'));
     const first = await stream.next();
-    const taskId = (first.value as StreamResponse).payload?.$case === 'task' ? (first.value as { payload: { value: { id: string } } }).payload.value.id : '';
+    const taskId =
+      (first.value as StreamResponse).payload?.$case === 'task'
+        ? (first.value as { payload: { value: { id: string } } }).payload.value.id
+        : '';
     const rest = drain(stream);
     await started.promise;
     const canceled = await client.cancelTask({ tenant: '', id: taskId, metadata: undefined });
@@ -140,7 +164,9 @@ describe.each(['1.0', '0.3'] as Version[])('A2A %s through the SDK client', (ver
     const record = await store.load(canceled.contextId);
     expect(record?.state).toBe('Interrupted');
     // a canceled task cannot be canceled again
-    await expect(client.cancelTask({ tenant: '', id: taskId, metadata: undefined })).rejects.toThrow(/canceled/);
+    await expect(client.cancelTask({ tenant: '', id: taskId, metadata: undefined })).rejects.toThrow(
+      /canceled/,
+    );
   });
 
   it('subscribe after the connection dropped: the task replayed from the transcript, then live to the end', async () => {
@@ -177,7 +203,8 @@ describe.each(['1.0', '0.3'] as Version[])('A2A %s through the SDK client', (ver
       req.on('end', () => {
         const parsed = JSON.parse(body) as Record<string, unknown>;
         received.push({ body: parsed, token: req.headers['x-a2a-notification-token'] as string | undefined });
-        if (JSON.stringify(parsed).includes('COMPLETED') || JSON.stringify(parsed).includes('completed')) done.resolve();
+        if (JSON.stringify(parsed).includes('COMPLETED') || JSON.stringify(parsed).includes('completed'))
+          done.resolve();
         res.writeHead(200);
         res.end();
       });
@@ -185,7 +212,10 @@ describe.each(['1.0', '0.3'] as Version[])('A2A %s through the SDK client', (ver
     await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
     try {
       const port = (listener.address() as { port: number }).port;
-      const { url } = await a2aServer({ turns: [{ content: 'pushed answer' }] }, { push: { allowedHosts: ['127.0.0.1'] } });
+      const { url } = await a2aServer(
+        { turns: [{ content: 'pushed answer' }] },
+        { push: { allowedHosts: ['127.0.0.1'] } },
+      );
       const client = await sdkClient(url, version);
       expect((await client.getAgentCard()).capabilities?.pushNotifications).toBe(true);
       const task = await client.sendMessage(
@@ -226,7 +256,9 @@ describe.each(['1.0', '0.3'] as Version[])('A2A %s through the SDK client', (ver
     const waiting = await client.sendMessage(textMessage('charge me 5'));
     if (!('status' in waiting)) throw new Error('expected a task');
     expect(waiting.status?.state).toBe(S.TASK_STATE_INPUT_REQUIRED);
-    const data = waiting.status!.message!.parts.flatMap((p) => (p.content?.$case === 'data' ? [p.content.value] : []));
+    const data = waiting.status!.message!.parts.flatMap((p) =>
+      p.content?.$case === 'data' ? [p.content.value] : [],
+    );
     expect(data).toEqual([
       expect.objectContaining({ type: 'approval_request', toolName: 'charge', args: { amount: 5 } }),
     ]);

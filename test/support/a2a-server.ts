@@ -1,12 +1,13 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { type AgentCard, SendMessageRequest, type StreamResponse } from '@a2a-js/sdk';
 import {
-  type AgentCard,
-  SendMessageRequest,
-  type StreamResponse,
-} from '@a2a-js/sdk';
-import { type Client, ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
+  type Client,
+  ClientFactory,
+  DefaultAgentCardResolver,
+  JsonRpcTransportFactory,
+} from '@a2a-js/sdk/client';
 import { afterEach } from 'vitest';
 import { FileSessionStore } from '../../src/index.js';
 import { type A2aServerOptions, type StartedA2aServer, startA2aServer } from '../../src/server/a2a/index.js';
@@ -28,7 +29,13 @@ afterEach(async () => {
 export async function a2aServer(
   scenario: Scenario,
   options: Partial<A2aServerOptions> & { dir?: string } = {},
-): Promise<{ url: string; server: StartedA2aServer; model: ScriptedServer; store: FileSessionStore; dir: string }> {
+): Promise<{
+  url: string;
+  server: StartedA2aServer;
+  model: ScriptedServer;
+  store: FileSessionStore;
+  dir: string;
+}> {
   const model = await startScriptedServer({ scenario });
   open.models.push(model);
   const dir = options.dir ?? (await mkdtemp(path.join(tmpdir(), 'a2a-')));
@@ -62,7 +69,10 @@ export async function sdkClient(url: string, version: Version, token?: string): 
   };
   const resolver = new DefaultAgentCardResolver({ fetchImpl, legacyCompat: { enabled: true } });
   const card = (await resolver.resolve(url)) as AgentCard;
-  const only = { ...card, supportedInterfaces: card.supportedInterfaces.filter((i) => i.protocolVersion === version) };
+  const only = {
+    ...card,
+    supportedInterfaces: card.supportedInterfaces.filter((i) => i.protocolVersion === version),
+  };
   const factory = new ClientFactory({
     transports: [new JsonRpcTransportFactory({ fetchImpl, legacyCompat: { enabled: true } })],
   });

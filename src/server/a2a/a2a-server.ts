@@ -2,7 +2,11 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { A2A_VERSION_HEADER, AgentCard, formatSSEEvent, SSE_HEADERS } from '@a2a-js/sdk';
 import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
 import { A2A_ERROR_CODE } from '@a2a-js/sdk/errors';
-import { defaultServerCallContextBuilder, JsonRpcTransportHandler, validateVersion } from '@a2a-js/sdk/server';
+import {
+  defaultServerCallContextBuilder,
+  JsonRpcTransportHandler,
+  validateVersion,
+} from '@a2a-js/sdk/server';
 import type { AgentRuntimeOptions, AgentSource } from '../agent-source.js';
 import { applyCors } from '../cors.js';
 import { HttpError } from '../http-error.js';
@@ -107,7 +111,11 @@ export function createA2aServer(options: A2aServerOptions): A2aRequestHandler {
       principal = await principalOf(req, options.auth);
     } catch (error) {
       const status = error instanceof HttpError ? error.status : 401;
-      return rpcError(status, A2A_ERROR_CODE.INVALID_REQUEST, error instanceof Error ? error.message : 'refused');
+      return rpcError(
+        status,
+        A2A_ERROR_CODE.INVALID_REQUEST,
+        error instanceof Error ? error.message : 'refused',
+      );
     }
     let body: unknown;
     try {
@@ -118,6 +126,21 @@ export function createA2aServer(options: A2aServerOptions): A2aRequestHandler {
       return rpcError(200, A2A_ERROR_CODE.PARSE_ERROR, known?.message ?? 'the request body is not JSON');
     }
     const id = typeof body === 'object' && body !== null ? ((body as { id?: unknown }).id ?? null) : null;
+    const call = body as { jsonrpc?: unknown; method?: unknown } | null;
+    if (
+      typeof call !== 'object' ||
+      call === null ||
+      Array.isArray(call) ||
+      call.jsonrpc !== '2.0' ||
+      typeof call.method !== 'string'
+    ) {
+      return rpcError(
+        200,
+        A2A_ERROR_CODE.INVALID_REQUEST,
+        'the body is not a JSON-RPC 2.0 request (an object with jsonrpc "2.0", a method and an id); batches are not taken',
+        id,
+      );
+    }
     const mapError = legacy
       ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError
       : JsonRpcTransportHandler.mapToJSONRPCError;
@@ -168,7 +191,9 @@ export function createA2aServer(options: A2aServerOptions): A2aRequestHandler {
       if (res.headersSent) return void res.end();
       const message = error instanceof HttpError ? error.message : 'the server failed to handle the request';
       res.writeHead(error instanceof HttpError ? error.status : 500, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: A2A_ERROR_CODE.INTERNAL_ERROR, message } }));
+      res.end(
+        JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: A2A_ERROR_CODE.INTERNAL_ERROR, message } }),
+      );
     });
   }) as A2aRequestHandler;
   handler.handles = (req) => {

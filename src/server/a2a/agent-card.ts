@@ -53,7 +53,9 @@ export function agentCardFor(
     ...(secured
       ? {
           securitySchemes: {
-            bearer: { httpAuthSecurityScheme: { scheme: 'Bearer', description: 'Authorization: Bearer <token>' } },
+            bearer: {
+              httpAuthSecurityScheme: { scheme: 'Bearer', description: 'Authorization: Bearer <token>' },
+            },
           },
           securityRequirements: [{ schemes: { bearer: { list: [] } } }],
         }
@@ -92,7 +94,9 @@ export function legacyCardJson(card: AgentCard): Record<string, unknown> {
     },
     ...(secured
       ? {
-          securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <token>' } },
+          securitySchemes: {
+            bearer: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <token>' },
+          },
           security: [{ bearer: [] }],
           supportsAuthenticatedExtendedCard: true,
         }

@@ -69,7 +69,10 @@ interface EntryData {
  * Folds a session's transcript into its tasks (by id, in the order they began). Entries of other
  * kinds, and A2A entries for unknown tasks, are passed over.
  */
-export function tasksFromTranscript(contextId: string, entries: readonly TranscriptEntry[]): Map<string, TaskRecord> {
+export function tasksFromTranscript(
+  contextId: string,
+  entries: readonly TranscriptEntry[],
+): Map<string, TaskRecord> {
   const tasks = new Map<string, TaskRecord>();
   for (const entry of entries) applyEntry(tasks, contextId, entry);
   return tasks;
@@ -123,7 +126,14 @@ export function applyEntry(tasks: Map<string, TaskRecord>, contextId: string, en
       event: {
         payload: {
           $case: 'artifactUpdate',
-          value: { taskId: task.id, contextId, artifact, append: false, lastChunk: true, metadata: undefined },
+          value: {
+            taskId: task.id,
+            contextId,
+            artifact,
+            append: false,
+            lastChunk: true,
+            metadata: undefined,
+          },
         },
       },
     });
@@ -141,6 +151,7 @@ export function applyEntry(tasks: Map<string, TaskRecord>, contextId: string, en
 /** A copy of a task with at most `historyLength` of its latest messages (all when undefined). */
 export function withHistory(task: Task, historyLength: number | undefined): Task {
   const copy = Task.fromJSON(Task.toJSON(task));
-  if (historyLength !== undefined) copy.history = historyLength <= 0 ? [] : copy.history.slice(-historyLength);
+  if (historyLength !== undefined)
+    copy.history = historyLength <= 0 ? [] : copy.history.slice(-historyLength);
   return copy;
 }

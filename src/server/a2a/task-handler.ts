@@ -44,8 +44,8 @@ import {
   newTaskId,
   TASK_PUSH_ENTRY,
   TASK_STATUS_ENTRY,
-  TERMINAL_STATES,
   type TaskRecord,
+  TERMINAL_STATES,
   tasksFromTranscript,
   withHistory,
 } from './task-entries.js';
@@ -95,7 +95,8 @@ export class SessionTaskHandler implements A2ARequestHandler {
       const store: PushNotificationStore = {
         save: async () => {},
         delete: async () => {},
-        load: async (taskId) => [...(records.get(taskId)?.push.values() ?? [])].map((p) => pushConfig(p.config)),
+        load: async (taskId) =>
+          [...(records.get(taskId)?.push.values() ?? [])].map((p) => pushConfig(p.config)),
         loadWithMetadata: async (taskId): Promise<StoredPushNotificationConfig[]> =>
           [...(records.get(taskId)?.push.values() ?? [])].map((p) => ({
             config: pushConfig(p.config),
@@ -187,7 +188,8 @@ export class SessionTaskHandler implements A2ARequestHandler {
     found.sort((a, b) => (b.status?.timestamp ?? '').localeCompare(a.status?.timestamp ?? ''));
     const pageSize = Math.min(Math.max(params.pageSize ?? 50, 1), 100);
     const offset = params.pageToken ? Number.parseInt(params.pageToken, 10) : 0;
-    if (!Number.isInteger(offset) || offset < 0) throw new RequestMalformedError('pageToken is not one this server gave');
+    if (!Number.isInteger(offset) || offset < 0)
+      throw new RequestMalformedError('pageToken is not one this server gave');
     const page = found.slice(offset, offset + pageSize).map((task) => {
       const copy = withHistory(task, params.historyLength ?? undefined);
       if (!params.includeArtifacts) copy.artifacts = [];
@@ -282,7 +284,9 @@ export class SessionTaskHandler implements A2ARequestHandler {
     const { record, contextId } = await this.#record(params.id, context);
     const state = record.task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED;
     if (TERMINAL_STATES.has(state)) {
-      throw new UnsupportedOperationError(`task "${params.id}" is ${stateName(state)}: there is nothing to subscribe to`);
+      throw new UnsupportedOperationError(
+        `task "${params.id}" is ${stateName(state)}: there is nothing to subscribe to`,
+      );
     }
     const first = record.task.history[0];
     yield { payload: { $case: 'task', value: snapshotOf(params.id, contextId, first) } };
@@ -317,7 +321,8 @@ export class SessionTaskHandler implements A2ARequestHandler {
     if (!message) throw new RequestMalformedError('message is required');
     if (message.parts.length === 0) throw new RequestMalformedError('message.parts is empty');
     const principal = principalOfContext(context);
-    const contextId = message.contextId || (message.taskId && contextOfTask(message.taskId)) || newContextId();
+    const contextId =
+      message.contextId || (message.taskId && contextOfTask(message.taskId)) || newContextId();
     if (message.taskId && contextOfTask(message.taskId) !== contextId) {
       throw new TaskNotFoundError(`task "${message.taskId}" is not a task of context "${contextId}"`);
     }
@@ -354,7 +359,20 @@ export class SessionTaskHandler implements A2ARequestHandler {
       }
       if (text.trim() === '') throw new RequestMalformedError('message has no text part');
       await startTaskTurn(
-        { context: thread, contextId, taskId, record: sessionRecord, lastSeq, message: stamped, kind: 'new', text, ...(traceParent ? { traceParent } : {}), ...(listener ? { listener } : {}), ...(onKept ? { onKept } : {}), ...(push ? { push } : {}) },
+        {
+          context: thread,
+          contextId,
+          taskId,
+          record: sessionRecord,
+          lastSeq,
+          message: stamped,
+          kind: 'new',
+          text,
+          ...(traceParent ? { traceParent } : {}),
+          ...(listener ? { listener } : {}),
+          ...(onKept ? { onKept } : {}),
+          ...(push ? { push } : {}),
+        },
         this.active,
       );
       return { taskId, contextId, message: stamped };
@@ -416,13 +434,17 @@ export class SessionTaskHandler implements A2ARequestHandler {
       if (error instanceof HttpError && error.status === 403) {
         throw new TaskNotFoundError(taskId ? `no task "${taskId}"` : `no context "${contextId}"`);
       }
-      if (error instanceof HttpError && error.status === 400) throw new RequestMalformedError(`message.contextId: ${error.message}`);
+      if (error instanceof HttpError && error.status === 400)
+        throw new RequestMalformedError(`message.contextId: ${error.message}`);
       throw error;
     }
   }
 
   /** A task of the caller, from the transcript; another principal's task is not found. */
-  async #record(taskId: string, context: ServerCallContext): Promise<{ record: TaskRecord; contextId: string }> {
+  async #record(
+    taskId: string,
+    context: ServerCallContext,
+  ): Promise<{ record: TaskRecord; contextId: string }> {
     const contextId = contextOfTask(taskId ?? '');
     if (!contextId) throw new TaskNotFoundError(`no task "${taskId}"`);
     const principal = principalOfContext(context);
@@ -515,7 +537,12 @@ function pendingCalls(task: TaskRecord): { toolCallId: string; name: string; arg
   if (!message) return [];
   return message.parts.flatMap((part) => {
     if (part.content?.$case !== 'data') return [];
-    const value = part.content.value as { type?: string; toolCallId?: string; toolName?: string; args?: unknown };
+    const value = part.content.value as {
+      type?: string;
+      toolCallId?: string;
+      toolName?: string;
+      args?: unknown;
+    };
     return value?.type === 'approval_request' && typeof value.toolCallId === 'string'
       ? [{ toolCallId: value.toolCallId, name: value.toolName ?? '', args: value.args }]
       : [];
@@ -526,7 +553,11 @@ function snapshotOf(taskId: string, contextId: string, message: Message | undefi
   return {
     id: taskId,
     contextId,
-    status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() },
+    status: {
+      state: TaskState.TASK_STATE_SUBMITTED,
+      message: undefined,
+      timestamp: new Date().toISOString(),
+    },
     artifacts: [],
     history: message ? [message] : [],
     metadata: undefined,

@@ -81,7 +81,8 @@ export function approvalReplies(message: Message, pending: readonly ToolCallInfo
     }
     const reason = typeof value.reason === 'string' ? { reason: value.reason } : {};
     if (value.toolCallId === undefined) {
-      for (const call of pending) replies.push({ toolCallId: call.toolCallId, approved: value.approved, ...reason });
+      for (const call of pending)
+        replies.push({ toolCallId: call.toolCallId, approved: value.approved, ...reason });
       continue;
     }
     if (typeof value.toolCallId !== 'string' || !open.has(value.toolCallId)) {
@@ -90,7 +91,9 @@ export function approvalReplies(message: Message, pending: readonly ToolCallInfo
       );
     }
     if (replies.some((r) => r.toolCallId === value.toolCallId)) {
-      throw new RequestMalformedError(`message.parts data ${i}: tool call "${value.toolCallId}" is answered twice`);
+      throw new RequestMalformedError(
+        `message.parts data ${i}: tool call "${value.toolCallId}" is answered twice`,
+      );
     }
     replies.push({ toolCallId: value.toolCallId, approved: value.approved, ...reason });
   }

@@ -130,9 +130,15 @@ export async function startTaskTurn(turn: TaskTurn, active: ActiveTasks): Promis
   const messageJson = Message.toJSON(turn.message);
   await feed.store.appendTranscript(contextId, [
     turn.kind === 'new'
-      ? { kind: 'event', event: TASK_ENTRY, data: { taskId, principal: context.principal, message: messageJson } }
+      ? {
+          kind: 'event',
+          event: TASK_ENTRY,
+          data: { taskId, principal: context.principal, message: messageJson },
+        }
       : { kind: 'event', event: TASK_MESSAGE_ENTRY, data: { taskId, message: messageJson } },
-    ...(turn.push ? [{ kind: 'event' as const, event: TASK_PUSH_ENTRY, data: { taskId, ...turn.push } }] : []),
+    ...(turn.push
+      ? [{ kind: 'event' as const, event: TASK_PUSH_ENTRY, data: { taskId, ...turn.push } }]
+      : []),
     status('TASK_STATE_WORKING'),
   ]);
 
@@ -194,7 +200,10 @@ function endEntries(
   agent: Agent,
   cancelled: boolean,
   scrub: (text: string) => string,
-  status: (state: string, parts?: Record<string, unknown>[]) => {
+  status: (
+    state: string,
+    parts?: Record<string, unknown>[],
+  ) => {
     kind: 'event';
     event: string;
     data: unknown;
@@ -230,9 +239,15 @@ function endEntries(
     case 'question':
       return [status('TASK_STATE_INPUT_REQUIRED', [textPart(text)])];
     case 'interrupted':
-      return [status(cancelled ? 'TASK_STATE_CANCELED' : 'TASK_STATE_FAILED', [textPart(cancelled ? 'canceled by the client' : 'interrupted')])];
+      return [
+        status(cancelled ? 'TASK_STATE_CANCELED' : 'TASK_STATE_FAILED', [
+          textPart(cancelled ? 'canceled by the client' : 'interrupted'),
+        ]),
+      ];
     default:
-      return [status('TASK_STATE_FAILED', [textPart(`the turn ended: ${end.reason}${text ? ` (${text})` : ''}`)])];
+      return [
+        status('TASK_STATE_FAILED', [textPart(`the turn ended: ${end.reason}${text ? ` (${text})` : ''}`)]),
+      ];
   }
 }
 
@@ -252,7 +267,11 @@ function chunkEvent(taskId: string, contextId: string, delta: string): StreamRes
       value: {
         taskId,
         contextId,
-        artifact: Artifact.fromJSON({ artifactId: `${taskId}-answer`, name: 'answer', parts: [textPart(delta)] }),
+        artifact: Artifact.fromJSON({
+          artifactId: `${taskId}-answer`,
+          name: 'answer',
+          parts: [textPart(delta)],
+        }),
         append: true,
         lastChunk: false,
         metadata: undefined,
