@@ -121,7 +121,15 @@ export class SessionTaskHandler implements A2ARequestHandler {
   async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Task> {
     const { taskId, contextId } = await this.#begin(params, context);
     const running = this.active.get(contextId);
-    if (!params.configuration?.returnImmediately && running?.taskId === taskId) await running.done;
+    if (!params.configuration?.returnImmediately && running?.taskId === taskId) {
+      await running.done;
+      // The task's record here is whole: its earlier entries were read when the turn began, the rest
+      // went through this process's feed.
+      const record = running.record();
+      if (record && record.task.history.length > 0) {
+        return withHistory(record.task, params.configuration?.historyLength ?? undefined);
+      }
+    }
     return withHistory(
       await this.#loadTask(taskId, context),
       params.configuration?.historyLength ?? undefined,
@@ -332,8 +340,10 @@ export class SessionTaskHandler implements A2ARequestHandler {
         `context "${contextId}" is running task "${running.taskId}"; wait for it, or cancel it`,
       );
     }
-    const sessionRecord = await this.#threadRecord(contextId, principal, message.taskId);
-    const { entries } = await this.#options.store.readTranscript(contextId);
+    // A context the server just named has nothing in the store yet: nothing to read.
+    const named = !message.contextId && !message.taskId;
+    const sessionRecord = named ? undefined : await this.#threadRecord(contextId, principal, message.taskId);
+    const { entries } = named ? { entries: [] } : await this.#options.store.readTranscript(contextId);
     const tasks = tasksFromTranscript(contextId, entries);
     const waiting = [...tasks.values()].find(
       (t) => t.task.status && INTERRUPTED_STATES.has(t.task.status.state),

@@ -25,6 +25,8 @@ export interface ActiveTask {
   cancelled: boolean;
   /** Resolves once the turn rests and its session is let go. */
   done: Promise<void>;
+  /** The task as this process wrote it (whole once `done`: no store read needed to answer a send). */
+  record(): TaskRecord | undefined;
   /** Hears the task's events as they happen (kept ones once durable, text chunks at once); `final` on the last. */
   listen(listener: TaskListener): () => void;
 }
@@ -77,6 +79,7 @@ export async function startTaskTurn(turn: TaskTurn, active: ActiveTasks): Promis
     feed,
     cancelled: false,
     done: new Promise((resolve) => (release = resolve)),
+    record: () => tasks.get(taskId),
     listen(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
