@@ -5,7 +5,7 @@
 // round. The scripted server runs in its own child process, so its CPU never counts. Target (issue 35):
 // A2A <= 1.2x agent.send().
 //
-//   npm run build && node bench/a2a.mjs [--turns=50] [--rounds=6] [--warmup=10]
+//   npm run build && node bench/a2a.mjs [--turns=50] [--rounds=6] [--warmup=10] [--fsync=false]
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -50,7 +50,7 @@ const { SendMessageRequest } = await import('@a2a-js/sdk');
 const { ClientFactory } = await import('@a2a-js/sdk/client');
 
 const dir = await mkdtemp(path.join(tmpdir(), 'bench-a2a-'));
-const store = new FileSessionStore({ dir });
+const store = new FileSessionStore({ dir, fsync: args.fsync !== 'false' });
 const client = new OpenAI({ baseURL: modelUrl, apiKey: 'bench', maxRetries: 0 });
 const agentOptions = {
   model: MODEL,

@@ -17,7 +17,6 @@ import {
   TaskPushNotificationConfig,
   TaskState,
 } from '@a2a-js/sdk';
-import { createLegacyAwarePushNotificationSender } from '@a2a-js/sdk/compat/v0_3/server';
 import {
   PushNotificationNotSupportedError,
   RequestMalformedError,
@@ -25,38 +24,43 @@ import {
   TaskNotFoundError,
   UnsupportedOperationError,
 } from '@a2a-js/sdk/errors';
-import type {
-  A2ARequestHandler,
-  PushNotificationSender,
-  PushNotificationStore,
-  ServerCallContext,
-  StoredPushNotificationConfig,
-} from '@a2a-js/sdk/server';
+import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import type { AgentRuntimeOptions, AgentSource } from '../agent-source.js';
 import { HttpError } from '../http-error.js';
 import type { SessionStore, TranscriptEntry } from '../session-imports.js';
-import { openThread, threadRecord } from '../thread-sessions.js';
-import { followTranscript } from '../transcript-follow.js';
+import { threadRecord } from '../thread-sessions.js';
 import {
-  applyEntry,
   contextOfTask,
   INTERRUPTED_STATES,
   newTaskId,
   TASK_PUSH_ENTRY,
-  TASK_STATUS_ENTRY,
   type TaskRecord,
   TERMINAL_STATES,
   tasksFromTranscript,
   withHistory,
 } from './task-entries.js';
-import { agentMessageJson, approvalReplies, messageText, textPart } from './task-messages.js';
-import { type ActiveTasks, startTaskTurn, statusJson, type TaskListener } from './task-turn.js';
+import { listTasks } from './task-list.js';
+import { approvalReplies, messageText } from './task-messages.js';
+import { checkPushUrl, type PushOptions, pushConfig, pushGiven, TaskPushNotifier } from './task-push.js';
+import { followTask } from './task-subscribe.js';
+import {
+  type ActiveTasks,
+  cancelRestingTask,
+  startTaskTurn,
+  type TaskListener,
+  type TaskTurn,
+} from './task-turn.js';
+import {
+  endsStream,
+  newContextId,
+  pendingCalls,
+  principalOfContext,
+  snapshotOf,
+  stateName,
+  traceparentOf,
+} from './task-views.js';
 
-/** Where push notifications may go. */
-export interface PushOptions {
-  /** Hosts (`host` or `host:port`) a push notification URL may name; any other is refused. */
-  allowedHosts: readonly string[];
-}
+export type { PushOptions } from './task-push.js';
 
 /** What the task handler serves from. */
 export interface TaskHandlerOptions {
@@ -70,11 +74,6 @@ export interface TaskHandlerOptions {
   push?: PushOptions;
 }
 
-/** The principal a call context carries (set by the HTTP layer from the request's auth). */
-export function principalOfContext(context: ServerCallContext): string {
-  return context.user?.userName ?? 'local';
-}
-
 /**
  * The A2A operations over agentloop's sessions: a context is a session, a task is a turn, and the
  * task store is the session store (the task's entries in the transcript, task-entries.ts), so every
@@ -84,27 +83,11 @@ export function principalOfContext(context: ServerCallContext): string {
 export class SessionTaskHandler implements A2ARequestHandler {
   readonly active: ActiveTasks = new Map();
   readonly #options: TaskHandlerOptions;
-  readonly #sender: PushNotificationSender | undefined;
-  /** The push configs of tasks this process carries, for the sender. */
-  readonly #pushOf = new Map<string, TaskRecord>();
+  readonly #notifier: TaskPushNotifier | undefined;
 
   constructor(options: TaskHandlerOptions) {
     this.#options = options;
-    if (options.push) {
-      const records = this.#pushOf;
-      const store: PushNotificationStore = {
-        save: async () => {},
-        delete: async () => {},
-        load: async (taskId) =>
-          [...(records.get(taskId)?.push.values() ?? [])].map((p) => pushConfig(p.config)),
-        loadWithMetadata: async (taskId): Promise<StoredPushNotificationConfig[]> =>
-          [...(records.get(taskId)?.push.values() ?? [])].map((p) => ({
-            config: pushConfig(p.config),
-            wireVersion: p.wireVersion,
-          })),
-      };
-      this.#sender = createLegacyAwarePushNotificationSender(store, { timeout: 5000 });
-    }
+    if (options.push) this.#notifier = new TaskPushNotifier(options.store);
   }
 
   async getAgentCard(): Promise<AgentCard> {
@@ -178,37 +161,7 @@ export class SessionTaskHandler implements A2ARequestHandler {
   }
 
   async listTasks(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
-    const principal = principalOfContext(context);
-    const contexts = params.contextId
-      ? [params.contextId]
-      : (await this.#options.store.list()).flatMap((s) => ('error' in s && s.error ? [] : [s.id]));
-    const found: Task[] = [];
-    for (const id of contexts) {
-      const record = await threadRecord(this.#options.store, id, principal).catch(() => null);
-      if (record === null) continue;
-      const { entries } = await this.#options.store.readTranscript(id);
-      for (const task of tasksFromTranscript(id, entries).values()) {
-        if (task.principal !== principal) continue;
-        if (params.status && task.task.status?.state !== params.status) continue;
-        found.push(task.task);
-      }
-    }
-    found.sort((a, b) => (b.status?.timestamp ?? '').localeCompare(a.status?.timestamp ?? ''));
-    const pageSize = Math.min(Math.max(params.pageSize ?? 50, 1), 100);
-    const offset = params.pageToken ? Number.parseInt(params.pageToken, 10) : 0;
-    if (!Number.isInteger(offset) || offset < 0)
-      throw new RequestMalformedError('pageToken is not one this server gave');
-    const page = found.slice(offset, offset + pageSize).map((task) => {
-      const copy = withHistory(task, params.historyLength ?? undefined);
-      if (!params.includeArtifacts) copy.artifacts = [];
-      return copy;
-    });
-    return {
-      tasks: page,
-      nextPageToken: offset + pageSize < found.length ? String(offset + pageSize) : '',
-      pageSize,
-      totalSize: found.length,
-    };
+    return listTasks(this.#options.store, params, principalOfContext(context));
   }
 
   async cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
@@ -223,7 +176,17 @@ export class SessionTaskHandler implements A2ARequestHandler {
       running.agent.interrupt('canceled by the client');
       await running.done;
     } else if (INTERRUPTED_STATES.has(state)) {
-      await this.#cancelResting(params.id, contextId, context);
+      await cancelRestingTask(
+        {
+          store: this.#options.store,
+          source: this.#options.source,
+          runtime: this.#options.runtime,
+          principal: principalOfContext(context),
+        },
+        params.id,
+        contextId,
+        await this.#threadRecord(contextId, principalOfContext(context), params.id),
+      );
     } else {
       throw new TaskNotCancelableError(
         `task "${params.id}" is running in another process; cancel it on the server that carries it`,
@@ -298,25 +261,12 @@ export class SessionTaskHandler implements A2ARequestHandler {
     }
     const first = record.task.history[0];
     yield { payload: { $case: 'task', value: snapshotOf(params.id, contextId, first) } };
-    const tasks = new Map<string, TaskRecord>();
     const running = this.active.get(contextId);
-    const follow = followTranscript({
+    yield* followTask(params.id, contextId, {
       store: this.#options.store,
-      sessionId: contextId,
-      after: 0,
-      ...(running ? { feed: running.feed, local: () => this.active.get(contextId) === running } : {}),
       pollMs: this.#options.pollMs,
+      ...(running ? { feed: running.feed, local: () => this.active.get(contextId) === running } : {}),
     });
-    for await (const entry of follow) {
-      const before = tasks.get(params.id)?.events.length ?? 0;
-      applyEntry(tasks, contextId, entry);
-      const now = tasks.get(params.id);
-      if (!now) continue;
-      for (const { event } of now.events.slice(before)) {
-        yield event;
-        if (endsStream(event)) return;
-      }
-    }
   }
 
   /** Checks a message and starts (or continues) its task's turn in this process. */
@@ -348,67 +298,45 @@ export class SessionTaskHandler implements A2ARequestHandler {
     const waiting = [...tasks.values()].find(
       (t) => t.task.status && INTERRUPTED_STATES.has(t.task.status.state),
     );
-    const thread = {
-      store: this.#options.store,
-      source: this.#options.source,
-      runtime: this.#options.runtime,
-      principal,
-    };
     const text = messageText(message);
-    const lastSeq = entries.at(-1)?.seq ?? 0;
-    const traceParent = traceparentOf(context);
-    const onKept = this.#sender ? this.#push(context) : undefined;
-    const push = this.#pushGiven(params, context);
     const taskId = message.taskId || newTaskId(contextId, randomBytes(6).toString('hex'));
     const stamped = Message.fromJSON({ ...(Message.toJSON(message) as object), contextId, taskId });
+    let turn: Pick<TaskTurn, 'kind' | 'replies'> = { kind: 'new' };
     if (!message.taskId) {
       if (waiting) {
         throw new UnsupportedOperationError(
           `context "${contextId}" waits for input on task "${waiting.task.id}": send the answer with taskId "${waiting.task.id}"`,
         );
       }
-      if (text.trim() === '') throw new RequestMalformedError('message has no text part');
-      await startTaskTurn(
-        {
-          context: thread,
-          contextId,
-          taskId,
-          record: sessionRecord,
-          lastSeq,
-          message: stamped,
-          kind: 'new',
-          text,
-          ...(traceParent ? { traceParent } : {}),
-          ...(listener ? { listener } : {}),
-          ...(onKept ? { onKept } : {}),
-          ...(push ? { push } : {}),
-        },
-        this.active,
-      );
-      return { taskId, contextId, message: stamped };
+    } else {
+      const task = tasks.get(message.taskId);
+      if (!task || task.principal !== principal) throw new TaskNotFoundError(`no task "${message.taskId}"`);
+      const state = task.task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED;
+      if (!INTERRUPTED_STATES.has(state)) {
+        throw new UnsupportedOperationError(
+          `task "${message.taskId}" is ${stateName(state)}: it takes no message; start a new task (no taskId) in the context`,
+        );
+      }
+      const pending = pendingCalls(task);
+      const replies = pending.length > 0 ? approvalReplies(message, pending) : undefined;
+      turn = replies ? { kind: 'answers', replies } : { kind: 'reply' };
     }
-    const task = tasks.get(message.taskId);
-    if (!task || task.principal !== principal) throw new TaskNotFoundError(`no task "${message.taskId}"`);
-    const state = task.task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED;
-    if (!INTERRUPTED_STATES.has(state)) {
-      throw new UnsupportedOperationError(
-        `task "${message.taskId}" is ${stateName(state)}: it takes no message; start a new task (no taskId) in the context`,
-      );
-    }
-    const pending = pendingCalls(task);
-    const replies = pending.length > 0 ? approvalReplies(message, pending) : undefined;
-    if (!replies && text.trim() === '') throw new RequestMalformedError('message has no text part');
+    if (turn.kind !== 'answers' && text.trim() === '')
+      throw new RequestMalformedError('message has no text part');
+    const traceParent = traceparentOf(context);
+    const onKept = this.#notifier?.forTurn(context);
+    const push = pushGiven(params, this.#options.push, context.requestedVersion);
+    const { store, source, runtime } = this.#options;
     await startTaskTurn(
       {
-        context: thread,
+        ...turn,
+        context: { store, source, runtime, principal },
         contextId,
         taskId,
         record: sessionRecord,
-        lastSeq,
+        lastSeq: entries.at(-1)?.seq ?? 0,
         message: stamped,
-        kind: replies ? 'answers' : 'reply',
         text,
-        ...(replies ? { replies } : {}),
         ...(traceParent ? { traceParent } : {}),
         ...(listener ? { listener } : {}),
         ...(onKept ? { onKept } : {}),
@@ -417,23 +345,6 @@ export class SessionTaskHandler implements A2ARequestHandler {
       this.active,
     );
     return { taskId, contextId, message: stamped };
-  }
-
-  /** The push config a send carries, checked (refused when push is off or its host not allowed). */
-  #pushGiven(
-    params: SendMessageRequest,
-    context: ServerCallContext,
-  ): { config: Record<string, unknown>; wireVersion: string } | undefined {
-    const given = params.configuration?.taskPushNotificationConfig;
-    if (!given?.url) return undefined;
-    const allowed = this.#options.push?.allowedHosts;
-    if (!allowed) throw new PushNotificationNotSupportedError('this server sends no push notifications');
-    checkPushUrl(given.url, allowed);
-    const config = TaskPushNotificationConfig.toJSON({ ...given, id: given.id || randomUUID() }) as Record<
-      string,
-      unknown
-    >;
-    return { config, wireVersion: context.requestedVersion || '0.3' };
   }
 
   /** The session record of a context, refused as an unknown task when another principal owns it. */
@@ -480,136 +391,4 @@ export class SessionTaskHandler implements A2ARequestHandler {
     const store = running ? running.feed.store : this.#options.store;
     await store.appendTranscript(contextId, [{ kind: 'event', event: TASK_PUSH_ENTRY, data }]);
   }
-
-  /** Cancels a task resting in input-required: its pending calls interrupted, the task `canceled`. */
-  async #cancelResting(taskId: string, contextId: string, context: ServerCallContext): Promise<void> {
-    const principal = principalOfContext(context);
-    const record = await this.#threadRecord(contextId, principal, taskId);
-    const entry = {
-      kind: 'event' as const,
-      event: TASK_STATUS_ENTRY,
-      data: {
-        taskId,
-        status: statusJson(
-          'TASK_STATE_CANCELED',
-          agentMessageJson(contextId, taskId, [textPart('canceled by the client')]),
-        ),
-      },
-    };
-    if (record?.state !== 'WaitingApproval') {
-      await this.#options.store.appendTranscript(contextId, [entry]);
-      return;
-    }
-    const agent = await openThread(
-      { store: this.#options.store, source: this.#options.source, runtime: this.#options.runtime, principal },
-      contextId,
-      record,
-    );
-    try {
-      agent.interrupt('canceled by the client');
-      await agent.flush();
-      await this.#options.store.appendTranscript(contextId, [entry]);
-    } finally {
-      await agent.close().catch(() => {});
-    }
-  }
-
-  /** The push sender for a turn's kept events (configs read again from the store at the task's end). */
-  #push(context: ServerCallContext): (event: StreamResponse, record: TaskRecord) => void {
-    return (event, record) => {
-      const taskId = record.task.id;
-      this.#pushOf.set(taskId, record);
-      const send = async () => {
-        if (endsStream(event)) {
-          // configs set in another process during the turn are in the store only
-          const { entries } = await this.#options.store.readTranscript(record.task.contextId);
-          const fresh = tasksFromTranscript(record.task.contextId, entries).get(taskId);
-          if (fresh) this.#pushOf.set(taskId, { ...record, push: fresh.push });
-        }
-        if ((this.#pushOf.get(taskId)?.push.size ?? 0) === 0) return;
-        await this.#sender!.send(event, context, record.task);
-      };
-      void send().catch(() => {});
-    };
-  }
-}
-
-/** Whether an event ends a stream: a terminal or interrupted status. */
-function endsStream(event: StreamResponse): boolean {
-  if (event.payload?.$case !== 'statusUpdate') return false;
-  const state = event.payload.value.status?.state;
-  return state !== undefined && (TERMINAL_STATES.has(state) || INTERRUPTED_STATES.has(state));
-}
-
-/** The calls a task waits on, from the data parts of its input-required status message. */
-function pendingCalls(task: TaskRecord): { toolCallId: string; name: string; args: unknown }[] {
-  const message = task.task.status?.message;
-  if (!message) return [];
-  return message.parts.flatMap((part) => {
-    if (part.content?.$case !== 'data') return [];
-    const value = part.content.value as {
-      type?: string;
-      toolCallId?: string;
-      toolName?: string;
-      args?: unknown;
-    };
-    return value?.type === 'approval_request' && typeof value.toolCallId === 'string'
-      ? [{ toolCallId: value.toolCallId, name: value.toolName ?? '', args: value.args }]
-      : [];
-  });
-}
-
-function snapshotOf(taskId: string, contextId: string, message: Message | undefined): Task {
-  return {
-    id: taskId,
-    contextId,
-    status: {
-      state: TaskState.TASK_STATE_SUBMITTED,
-      message: undefined,
-      timestamp: new Date().toISOString(),
-    },
-    artifacts: [],
-    history: message ? [message] : [],
-    metadata: undefined,
-  };
-}
-
-function pushConfig(json: unknown): TaskPushNotificationConfig {
-  return TaskPushNotificationConfig.fromJSON(json);
-}
-
-/** Refuses a push URL that is not http(s) or names a host outside `allowed`. */
-function checkPushUrl(url: string, allowed: readonly string[]): void {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new RequestMalformedError(`push notification url ${JSON.stringify(url)} is not a URL`);
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    throw new RequestMalformedError(`push notification url must be http or https, not ${parsed.protocol}`);
-  }
-  const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
-  if (!allowed.includes(host) && !allowed.includes(parsed.host)) {
-    throw new RequestMalformedError(
-      `push notification url host "${parsed.host}" is not an allowed host (allowed: ${allowed.join(', ') || 'none'})`,
-    );
-  }
-}
-
-function newContextId(): string {
-  return `a2a-${randomUUID()}`;
-}
-
-function stateName(state: TaskState): string {
-  return (TaskState[state] ?? 'unknown').replace('TASK_STATE_', '').toLowerCase().replace('_', '-');
-}
-
-/** The caller's `traceparent` header, when it sent a valid one. */
-function traceparentOf(context: ServerCallContext): string | undefined {
-  const headers = context.state.get('headers') as Record<string, string | string[] | undefined> | undefined;
-  const value = headers?.traceparent;
-  return typeof value === 'string' && /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/.test(value.trim())
-    ? value.trim()
-    : undefined;
 }

@@ -289,3 +289,38 @@ export function statusJson(state: string, message?: Record<string, unknown>): un
     TaskStatus.fromJSON({ state, timestamp: new Date().toISOString(), ...(message ? { message } : {}) }),
   );
 }
+
+/**
+ * Cancels a task resting in `input-required` (no process carries it): a session waiting for approval
+ * is opened and interrupted (its pending calls answered `interrupted`), and the task ends `canceled`.
+ */
+export async function cancelRestingTask(
+  context: ThreadContext,
+  taskId: string,
+  contextId: string,
+  record: SessionRecord | undefined,
+): Promise<void> {
+  const entry = {
+    kind: 'event' as const,
+    event: TASK_STATUS_ENTRY,
+    data: {
+      taskId,
+      status: statusJson(
+        'TASK_STATE_CANCELED',
+        agentMessageJson(contextId, taskId, [textPart('canceled by the client')]),
+      ),
+    },
+  };
+  if (record?.state !== 'WaitingApproval') {
+    await context.store.appendTranscript(contextId, [entry]);
+    return;
+  }
+  const agent = await openThread(context, contextId, record);
+  try {
+    agent.interrupt('canceled by the client');
+    await agent.flush();
+    await context.store.appendTranscript(contextId, [entry]);
+  } finally {
+    await agent.close().catch(() => {});
+  }
+}
