@@ -239,6 +239,22 @@ describe.each(['1.0', '0.3'] as Version[])('A2A %s through the SDK client', (ver
     }
   });
 
+  it('cancel of a task waiting for approval: the call never runs, the task is canceled, the session interrupted', async () => {
+    const charged: string[] = [];
+    const { url, store } = await a2aServer(
+      { turns: [{ toolCalls: [{ name: 'charge', arguments: { amount: 7 } }] }] },
+      { agent: () => ({ instructions: 'You help.', loopControlTools: false, tools: [chargeTool(charged)] }) },
+    );
+    const client = await sdkClient(url, version);
+    const waiting = await client.sendMessage(textMessage('charge me 7'));
+    if (!('status' in waiting)) throw new Error('expected a task');
+    expect(waiting.status?.state).toBe(S.TASK_STATE_INPUT_REQUIRED);
+    const canceled = await client.cancelTask({ tenant: '', id: waiting.id, metadata: undefined });
+    expect(canceled.status?.state).toBe(S.TASK_STATE_CANCELED);
+    expect((await store.load(waiting.contextId))?.state).toBe('Interrupted');
+    expect(charged).toEqual([]);
+  });
+
   it('approval: input-required with a data part per call, answered by the next message, then completed', async () => {
     const charged: string[] = [];
     const { url, store } = await a2aServer(
