@@ -115,7 +115,7 @@ describe('usage mistakes name the flag and point at --help', () => {
     ],
     [
       ['nonsense'],
-      'agentloop: unknown command "nonsense" (commands: demo, run, chat, sessions, validate, inspect, worker, serve, send, mcp, replay, eval, fork); see agentloop --help',
+      'agentloop: unknown command "nonsense" (commands: demo, run, chat, sessions, validate, inspect, worker, serve, send, mcp, replay, eval, a2a, fork); see agentloop --help',
     ],
   ])('%j', async (args, line) => {
     const result = await main(args);

@@ -53,6 +53,9 @@ Usage:
                                          the same through a durable engine the team runs (docs/engines.md)
   agentloop serve --bundle <root> --agent <id> [--store <url-or-dir>] [--port <n>] [--token <bearer>]
                                          serve the agent over AG-UI (HTTP + SSE) on 127.0.0.1 (docs/serve.md)
+  agentloop serve ... --a2a              also serve the agent to other agents over A2A (docs/a2a.md)
+  agentloop a2a card <url> | a2a send <url> "<message>"
+                                         a remote A2A agent: print its card, talk to it (docs/a2a.md)
   agentloop eval <suite.eval.yaml|dir> [--mode replay|live] [--trials <n>] [--report <file>] [--record]
                                          run eval suites: a line per case, then "N passed, N failed"
   agentloop help [<command>]             this text, or a command's options (also: <command> --help)
@@ -89,6 +92,7 @@ const COMMANDS: Record<string, Command> = {
   mcp: runMcpCommand,
   replay: runReplayCommand,
   eval: runEvalCommand,
+  a2a: (args, io) => import('./commands/a2a-command.js').then((m) => m.runA2aCommand(args, io)),
   fork: runForkCommand,
 };
 

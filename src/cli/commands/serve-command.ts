@@ -24,6 +24,9 @@ ${SKILLS_USAGE}  --mcp-config <file>   an mcp.json: its servers' tools join the 
   --port <port>         the port (default 8787; 0 picks one)
   --cors <origin>       an origin allowed to call from a browser (repeat; * for any); none by default
   --token <bearer>      callers must send Authorization: Bearer <token> (or AGENTLOOP_SERVE_TOKEN)
+  --a2a                 also serve the agent to other agents over A2A (docs/a2a.md): its card at
+                        /.well-known/agent-card.json, JSON-RPC at /a2a (needs @a2a-js/sdk)
+  --push-host <host>    (with --a2a) a host A2A push notifications may go to (repeat); none by default
   --base-url <url> --model <id> --api-key <key> --scenario <file> --api <chat-completions|responses>
                         the model (default: OPENAI_BASE_URL / OPENAI_API_KEY / OPENAI_MODEL; with none,
                         the bundle's scripted demo when it ships one)
@@ -42,6 +45,8 @@ export async function runServeCommand(args: string[], io: CommandIo, signal?: Ab
       port: { type: 'string' },
       cors: { type: 'string', multiple: true },
       token: { type: 'string' },
+      a2a: { type: 'boolean', default: false },
+      'push-host': { type: 'string', multiple: true },
       ...MODEL_FLAG_OPTIONS,
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -85,7 +90,8 @@ export async function runServeCommand(args: string[], io: CommandIo, signal?: Ab
           : {},
       },
     );
-    const server = await startAgentServer({
+    if (values['push-host'] && !values.a2a) throw new UsageError('--push-host needs --a2a');
+    const serverOptions = {
       agent: () => options,
       store: opened.store,
       host,
@@ -93,7 +99,17 @@ export async function runServeCommand(args: string[], io: CommandIo, signal?: Ab
       ...(token ? { auth: { token } } : {}),
       ...(values.cors ? { cors: values.cors } : {}),
       page: true,
-    }).catch((error: unknown) => {
+    };
+    const start = values.a2a
+      ? import('./serve-a2a.js').then((m) =>
+          m.startAgentAndA2aServer(serverOptions, {
+            name: cliAgent.definition.name,
+            description: cliAgent.definition.description,
+            ...(values['push-host'] ? { pushHosts: values['push-host'] } : {}),
+          }),
+        )
+      : startAgentServer(serverOptions);
+    const server = await start.catch((error: unknown) => {
       throw new UsageError(error instanceof Error ? error.message : String(error));
     });
     closers.push(() => server.close());
@@ -104,6 +120,8 @@ export async function runServeCommand(args: string[], io: CommandIo, signal?: Ab
       `AG-UI endpoint: ${server.url}/agents/default/runs${token ? ' (Authorization: Bearer <token>)' : ''}. Ctrl-C stops.`,
     );
     say(`chat page: ${server.url}/${token ? '#token=<token>' : ''}`);
+    if (values.a2a)
+      say(`A2A: card at ${server.url}/.well-known/agent-card.json, JSON-RPC at ${server.url}/a2a`);
     io.stdout(`${server.url}\n`);
     await untilInterrupted(signal);
     say('stopping: letting the runs come to rest');

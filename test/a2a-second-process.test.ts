@@ -1,0 +1,80 @@
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { type StreamResponse, TaskState } from '@a2a-js/sdk';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineTool } from '../src/index.js';
+import { a2aServer, drain, kindOf, sdkClient, textMessage } from './support/a2a-server.js';
+import { repoRoot } from './support/build-dist.js';
+import { deferred } from './support/harness.js';
+import { scriptChildren } from './support/script-child.js';
+
+const dist = (file: string) => JSON.stringify(pathToFileURL(path.join(repoRoot, 'dist', file)).href);
+
+// A second A2A server on the same file store, in its own process.
+const second = scriptChildren(
+  'a2a-second-',
+  `
+import { FileSessionStore } from ${dist('index.js')};
+import { startA2aServer } from ${dist('server/a2a/index.js')};
+const config = JSON.parse(process.argv[3]);
+const server = await startA2aServer({
+  agent: () => ({ instructions: 'You help.', loopControlTools: false }),
+  store: new FileSessionStore({ dir: config.dir }),
+  runtime: { baseURL: config.model, apiKey: 'test-key' },
+  pollMs: 20,
+});
+console.log(JSON.stringify({ url: server.url }));
+`,
+);
+
+describe('two A2A server processes on one file store', () => {
+  it('a task carried by the first is read and subscribed from the second, to its end', async () => {
+    const started = deferred();
+    const release = deferred<string>();
+    const tool = defineTool({
+      name: 'wait_for_it',
+      description: 'waits',
+      parameters: z.object({}),
+      execute: async () => {
+        started.resolve();
+        return release.promise;
+      },
+    });
+    const { url, dir, model } = await a2aServer(
+      {
+        turns: [
+          { content: 'Let me check.', toolCalls: [{ name: 'wait_for_it', arguments: {} }] },
+          { content: 'It is done.' },
+        ],
+      },
+      { agent: () => ({ instructions: 'You help.', loopControlTools: false, tools: [tool] }) },
+    );
+    const other = second.run('serve', { dir, model: model.url }, (line) => typeof line.url === 'string');
+    const otherUrl = (await other.reached).at(-1)!.url as string;
+    {
+      const first = await sdkClient(url, '1.0');
+      const stream = first.sendMessageStream(textMessage('go'));
+      const head = await stream.next();
+      const taskId = (head.value as { payload: { value: { id: string } } }).payload.value.id;
+      const rest = drain(stream);
+      await started.promise;
+      const client = await sdkClient(otherUrl, '0.3'); // the 0.3 names (tasks/get, tasks/resubscribe) here
+      const got = await client.getTask({ tenant: '', id: taskId });
+      expect(got.status?.state).toBe(TaskState.TASK_STATE_WORKING);
+      const subscribed = client.resubscribeTask({ tenant: '', id: taskId });
+      const subHead = await subscribed.next();
+      expect(kindOf(subHead.value as StreamResponse)).toBe('task');
+      release.resolve('waited');
+      const events = await drain(subscribed);
+      expect(events.map(kindOf).at(-1)).toBe(`status:${TaskState.TASK_STATE_COMPLETED}`);
+      const answer = events.flatMap((e) =>
+        e.payload?.$case === 'artifactUpdate'
+          ? e.payload.value.artifact!.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : ''))
+          : [],
+      );
+      expect(answer).toEqual(['It is done.']);
+      expect((await rest).map(kindOf).at(-1)).toBe(`status:${TaskState.TASK_STATE_COMPLETED}`);
+    }
+  });
+});
