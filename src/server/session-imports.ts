@@ -2,6 +2,7 @@
 // their files into rooms, one file is re-pointed.
 
 export type { BundleAgent } from '../bundle/index.js';
+export { MemorySessionStore } from '../session/memory-session-store.js';
 export type { SessionRecord, SessionStore } from '../session/session-store.js';
 export { SessionStoreError } from '../session/session-store-error.js';
 export type { TranscriptEntry } from '../session/transcript.js';
