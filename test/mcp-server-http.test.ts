@@ -11,7 +11,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool, FileSessionStore } from '../src/index.js';
+import { createAgent, defineTool, FileSessionStore } from '../src/index.js';
 import {
   type AskOutput,
   type McpHttpServerOptions,
@@ -245,6 +245,28 @@ describe('agentloop as an MCP server over Streamable HTTP', () => {
       toolCalls: [{ name: 'write_note', status: 'not_run' }],
     });
     expect((await store.load(output.session))?.state).toBe('Interrupted');
+  });
+
+  it('a session left waiting for approval (its process gone) is interrupted, the call unrun, and goes on', async () => {
+    const { server, model, store } = await mcpServer();
+    const left = createAgent({
+      instructions: 'You help.',
+      loopControlTools: false,
+      tools: helperTools(),
+      baseURL: model.url,
+      apiKey: 'test-key',
+      store,
+      session: 'left-waiting',
+    });
+    const asked = new Promise<void>((resolve) => left.on('approval_requested', () => resolve()));
+    void left.send('take a note');
+    await asked;
+    await left.close();
+    expect((await store.load('left-waiting'))?.state).toBe('WaitingApproval');
+    const { client } = await connect(server.url);
+    const result = await ask(client, { message: 'hello again', session: 'left-waiting' });
+    expect(outputOf(result)).toMatchObject({ state: 'Completed', response: 'echo: hello again' });
+    expect(written).toEqual([]);
   });
 
   it('runs a call of an allowed tool without asking', async () => {
