@@ -325,4 +325,42 @@ describe('agentloop as an MCP server over Streamable HTTP', () => {
     expect((await store.readTranscript(first.session)).entries).toHaveLength(before.entries.length);
     await expect(connect(server.url)).rejects.toThrow(/missing or wrong credentials/);
   });
+
+  it('answers JSON-RPC errors for bad HTTP requests: malformed JSON, no session, an unknown or foreign MCP session', async () => {
+    const { server } = await mcpServer({
+      auth: (req) => (req.headers['x-user'] as string | undefined) || undefined,
+    });
+    const post = (body: string, headers: Record<string, string> = {}) =>
+      fetch(server.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'x-user': 'alice',
+          ...headers,
+        },
+        body,
+      });
+    const malformed = await post('{"jsonrpc": "2.0", ');
+    expect(malformed.status).toBe(400);
+    expect((await malformed.json()).error).toMatchObject({
+      code: -32700,
+      message: expect.stringContaining('not valid JSON'),
+    });
+    const list = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    const noSession = await post(list);
+    expect(noSession.status).toBe(400);
+    expect((await noSession.json()).error).toMatchObject({
+      code: -32600,
+      message: expect.stringContaining('initialize'),
+    });
+    const unknown = await post(list, { 'mcp-session-id': 'nope' });
+    expect(unknown.status).toBe(404);
+    expect((await unknown.json()).error.code).toBe(-32001);
+    const alice = await connect(server.url, { headers: { 'x-user': 'alice' } });
+    const sessionId = (alice.client.transport as StreamableHTTPClientTransport).sessionId!;
+    const foreign = await post(list, { 'mcp-session-id': sessionId, 'x-user': 'bob' });
+    expect(foreign.status).toBe(403);
+    expect((await foreign.json()).error.message).toContain('belongs to another caller');
+  });
 });
