@@ -62,6 +62,11 @@ if (args.role === 'model') {
   const { StdioServerTransport } = await import(sdk('server/stdio.js'));
   const options = agentOptions(args['base-url']);
   const server = createMcpServer({ name: 'bench', agent: () => options, store: new MemorySessionStore() });
+  // The bench's own probe: this process's CPU time so far (not part of what is measured).
+  server.registerTool('bench_cpu', { description: 'CPU microseconds used' }, () => {
+    const { user, system } = process.cpuUsage();
+    return { content: [{ type: 'text', text: String(user + system) }] };
+  });
   await server.connect(new StdioServerTransport());
 } else {
   await main();
@@ -104,7 +109,13 @@ async function main() {
   await client.connect(
     new StdioClientTransport({
       command: process.execPath,
-      args: [fileURLToPath(import.meta.url), '--role=mcp', `--base-url=${baseURL}`],
+      // BENCH_PROF=<dir>: a CPU profile of the MCP server process (node --cpu-prof).
+      args: [
+        ...(process.env.BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`] : []),
+        fileURLToPath(import.meta.url),
+        '--role=mcp',
+        `--base-url=${baseURL}`,
+      ],
       stderr: 'inherit',
     }),
   );
@@ -115,14 +126,30 @@ async function main() {
     }
   };
 
+  const childCpu = async () => {
+    const result = await client.callTool({ name: 'bench_cpu', arguments: {} });
+    return Number(result.content[0].text);
+  };
+  const ownCpu = () => {
+    const { user, system } = process.cpuUsage();
+    return user + system;
+  };
+
   const variants = { direct, bare, mcp };
   const perTurn = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
+  // CPU ms a turn: this process's, plus the MCP server's for mcp (the model server's never counts).
+  const cpuPerTurn = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
   for (const run of Object.values(variants)) for (let i = 0; i < WARMUP; i++) await run();
   for (let round = 0; round < ROUNDS; round++) {
     for (const [name, run] of Object.entries(variants)) {
+      const child0 = name === 'mcp' ? await childCpu() : 0;
+      const cpu0 = ownCpu();
       const start = process.hrtime.bigint();
       for (let i = 0; i < TURNS; i++) await run();
       perTurn[name].push(Number(process.hrtime.bigint() - start) / 1e6 / TURNS);
+      const own = ownCpu() - cpu0;
+      const child = name === 'mcp' ? (await childCpu()) - child0 : 0;
+      cpuPerTurn[name].push((own + child) / 1e3 / TURNS);
     }
   }
   await client.close();
@@ -136,12 +163,15 @@ async function main() {
   const ms = (x) => x.toFixed(2);
   const lines = [
     `MCP server bench: ${TURNS} text turns a round, ${ROUNDS} rounds, ${WARMUP} warm-up turns a variant; node ${process.version}, ${cpus().length} cores`,
-    '| variant | ms per turn (median) | min-max over rounds |',
-    '|---|---|---|',
+    '| variant | wall ms per turn (median) | min-max over rounds | CPU ms per turn (median) | min-max |',
+    '|---|---|---|---|---|',
   ];
   for (const name of Object.keys(variants)) {
     const xs = perTurn[name];
-    lines.push(`| ${name} | ${ms(median(xs))} | ${ms(Math.min(...xs))}-${ms(Math.max(...xs))} |`);
+    const cs = cpuPerTurn[name];
+    lines.push(
+      `| ${name} | ${ms(median(xs))} | ${ms(Math.min(...xs))}-${ms(Math.max(...xs))} | ${ms(median(cs))} | ${ms(Math.min(...cs))}-${ms(Math.max(...cs))} |`,
+    );
   }
   const ratio = median(perTurn.mcp) / median(perTurn.direct);
   const paired = perTurn.mcp.map((x, i) => x / perTurn.direct[i]);
@@ -149,6 +179,7 @@ async function main() {
     '',
     `mcp / direct: ${ratio.toFixed(2)}x (paired rounds ${Math.min(...paired).toFixed(2)}-${Math.max(...paired).toFixed(2)}); target <= 1.3x: ${ratio <= 1.3 ? 'met' : 'missed'}`,
     `mcp / bare: ${(median(perTurn.mcp) / median(perTurn.bare)).toFixed(2)}x`,
+    `CPU, mcp (client + server processes) / direct: ${(median(cpuPerTurn.mcp) / median(cpuPerTurn.direct)).toFixed(2)}x`,
   );
   process.stdout.write(`${lines.join('\n')}\n`);
 }

@@ -11,6 +11,7 @@ import {
   type Progress,
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { main as cliMain } from '../src/cli/main.js';
 import { FileSessionStore } from '../src/index.js';
 import type { AskOutput } from '../src/server/index.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
@@ -164,5 +165,41 @@ describe('agentloop mcp serve over stdio', () => {
     const { client, out } = await serve({ flags: ['--allow', 'save_output'] });
     expect((await ask(client, { message: 'save a note' })).isError).toBeUndefined();
     expect(await readFile(path.join(out, 'note.md'), 'utf8')).toBe('remember MCP');
+  }, 60_000);
+
+  it('prints its help, and refuses flags that do not fit (exit 2, naming the flag)', async () => {
+    const run = async (args: string[]) => {
+      let out = '';
+      let err = '';
+      const code = await cliMain(args, { stdout: (t) => void (out += t), stderr: (t) => void (err += t) });
+      return { code, out, err };
+    };
+    const help = await run(['mcp', 'serve', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.out).toContain('ask_<agent>');
+    expect(help.out).toContain('--allow <tool>');
+    expect((await run(['mcp', '--help'])).out).toContain('agentloop mcp serve');
+    const bundle = [
+      '--bundle',
+      path.join(repoRoot, 'bundles', 'requirements-workflow'),
+      '--agent',
+      'intake-facilitator',
+    ];
+    const stdioHost = await run(['mcp', 'serve', ...bundle, '--host', '0.0.0.0']);
+    expect(stdioHost.code).toBe(2);
+    expect(stdioHost.err).toContain('--host and --token are for --http <port>');
+    const exposed = await run([
+      'mcp',
+      'serve',
+      ...bundle,
+      '--store',
+      path.join(dir, 'sessions'),
+      '--http',
+      '0',
+      '--host',
+      '0.0.0.0',
+    ]);
+    expect(exposed.code).toBe(2);
+    expect(exposed.err).toContain('without auth');
   }, 60_000);
 });

@@ -32,6 +32,18 @@ export interface McpAgentServerOptions {
   serverInfo?: { name: string; version: string };
 }
 
+/**
+ * The arguments of `ask_<agent>`. An object schema, not a raw shape: the SDK builds an object schema
+ * from a raw shape on every call.
+ */
+const askInputSchema = z.object({
+  message: z.string().describe('What to say to the agent'),
+  session: z
+    .string()
+    .optional()
+    .describe('The session to continue (from an earlier answer); leave it out to start a new one'),
+});
+
 /** The defaults of the options above. */
 const DEFAULT_MAX_MESSAGE_CHARS = 200_000;
 const DEFAULT_APPROVAL_TIMEOUT_MS = 10 * 60_000;
@@ -68,13 +80,7 @@ export function createMcpServer(
       {
         title: `Ask ${name}`,
         description: describe(name, source),
-        inputSchema: {
-          message: z.string().describe('What to say to the agent'),
-          session: z
-            .string()
-            .optional()
-            .describe('The session to continue (from an earlier answer); leave it out to start a new one'),
-        },
+        inputSchema: askInputSchema,
         outputSchema: askOutputSchema,
         annotations: { readOnlyHint: false, openWorldHint: true },
       },
