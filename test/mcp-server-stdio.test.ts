@@ -171,7 +171,14 @@ describe('agentloop mcp serve over stdio', () => {
     const run = async (args: string[]) => {
       let out = '';
       let err = '';
-      const code = await cliMain(args, { stdout: (t) => void (out += t), stderr: (t) => void (err += t) });
+      const code = await cliMain(args, {
+        stdout: (t) => {
+          out += t;
+        },
+        stderr: (t) => {
+          err += t;
+        },
+      });
       return { code, out, err };
     };
     const help = await run(['mcp', 'serve', '--help']);
