@@ -139,6 +139,7 @@ async function main() {
   const perTurn = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
   // CPU ms a turn: this process's, plus the MCP server's for mcp (the model server's never counts).
   const cpuPerTurn = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
+  const serverCpuPerTurn = [];
   for (const run of Object.values(variants)) for (let i = 0; i < WARMUP; i++) await run();
   for (let round = 0; round < ROUNDS; round++) {
     for (const [name, run] of Object.entries(variants)) {
@@ -150,6 +151,7 @@ async function main() {
       const own = ownCpu() - cpu0;
       const child = name === 'mcp' ? (await childCpu()) - child0 : 0;
       cpuPerTurn[name].push((own + child) / 1e3 / TURNS);
+      if (name === 'mcp') serverCpuPerTurn.push(child / 1e3 / TURNS);
     }
   }
   await client.close();
@@ -179,7 +181,7 @@ async function main() {
     '',
     `mcp / direct: ${ratio.toFixed(2)}x (paired rounds ${Math.min(...paired).toFixed(2)}-${Math.max(...paired).toFixed(2)}); target <= 1.3x: ${ratio <= 1.3 ? 'met' : 'missed'}`,
     `mcp / bare: ${(median(perTurn.mcp) / median(perTurn.bare)).toFixed(2)}x`,
-    `CPU, mcp (client + server processes) / direct: ${(median(cpuPerTurn.mcp) / median(cpuPerTurn.direct)).toFixed(2)}x`,
+    `CPU, mcp (client + server processes) / direct: ${(median(cpuPerTurn.mcp) / median(cpuPerTurn.direct)).toFixed(2)}x; of mcp's, the server process ${ms(median(serverCpuPerTurn))} ms a turn`,
   );
   process.stdout.write(`${lines.join('\n')}\n`);
 }
