@@ -269,6 +269,31 @@ describe('agentloop as an MCP server over Streamable HTTP', () => {
     expect(written).toEqual([]);
   });
 
+  it('a cancel while the approval question is open cancels the question and interrupts the turn, the call unrun', async () => {
+    const { server, store } = await mcpServer();
+    const client = new Client(
+      { name: 'slow-approver', version: '1.0.0' },
+      { capabilities: { elicitation: { form: {} } } },
+    );
+    let asked = false;
+    client.setRequestHandler(ElicitRequestSchema, (_request, extra) => {
+      asked = true;
+      return new Promise<ElicitResult>((resolve) => {
+        extra.signal.addEventListener('abort', () => resolve({ action: 'cancel' }));
+      });
+    });
+    await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+    open.clients.push(client);
+    const first = outputOf(await ask(client, { message: 'hello' }));
+    const cancel = new AbortController();
+    const call = ask(client, { message: 'take a note', session: first.session }, { signal: cancel.signal });
+    await until(() => asked);
+    cancel.abort('never mind');
+    await expect(call).rejects.toThrow();
+    await until(async () => (await store.load(first.session))?.state === 'Interrupted');
+    expect(written).toEqual([]);
+  });
+
   it('runs a call of an allowed tool without asking', async () => {
     const { server } = await mcpServer({ allow: ['write_note'] });
     const { client } = await connect(server.url);
