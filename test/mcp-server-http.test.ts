@@ -18,6 +18,7 @@ import {
   type StartedMcpHttpServer,
   startMcpHttpServer,
 } from '../src/server/index.js';
+import { decisionOf } from '../src/server/mcp/approval-elicitation.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
 import { routedModel, until } from './support/mcp-agent-server.js';
 
@@ -294,6 +295,30 @@ describe('agentloop as an MCP server over Streamable HTTP', () => {
     expect(written).toEqual([]);
   });
 
+  it('an approval question without an answer in approvalTimeoutMs interrupts the turn, naming the tool', async () => {
+    const { server } = await mcpServer({ approvalTimeoutMs: 50 });
+    const client = new Client(
+      { name: 'silent', version: '1.0.0' },
+      { capabilities: { elicitation: { form: {} } } },
+    );
+    client.setRequestHandler(
+      ElicitRequestSchema,
+      (_request, extra) =>
+        new Promise<ElicitResult>((resolve) =>
+          extra.signal.addEventListener('abort', () => resolve({ action: 'cancel' })),
+        ),
+    );
+    await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+    open.clients.push(client);
+    const result = await ask(client, { message: 'take a note' });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toContain(
+      'the approval of the tool "write_note" got no answer from the MCP client',
+    );
+    expect(outputOf(result)).toMatchObject({ state: 'Interrupted', toolCalls: [{ status: 'not_run' }] });
+    expect(written).toEqual([]);
+  });
+
   it('runs a call of an allowed tool without asking', async () => {
     const { server } = await mcpServer({ allow: ['write_note'] });
     const { client } = await connect(server.url);
@@ -387,5 +412,27 @@ describe('agentloop as an MCP server over Streamable HTTP', () => {
     const foreign = await post(list, { 'mcp-session-id': sessionId, 'x-user': 'bob' });
     expect(foreign.status).toBe(403);
     expect((await foreign.json()).error.message).toContain('belongs to another caller');
+  });
+});
+
+describe('an elicitation answer as an approval', () => {
+  it('approves only an accept with decision approve; anything else rejects, with the reason given', () => {
+    expect(decisionOf({ action: 'accept', content: { decision: 'approve' } })).toEqual({ approved: true });
+    expect(decisionOf({ action: 'accept', content: { decision: 'reject', reason: ' no ' } })).toEqual({
+      approved: false,
+      reason: 'no',
+    });
+    expect(decisionOf({ action: 'accept', content: {} })).toEqual({
+      approved: false,
+      reason: 'rejected in the MCP client',
+    });
+    expect(decisionOf({ action: 'decline' })).toEqual({
+      approved: false,
+      reason: 'declined in the MCP client',
+    });
+    expect(decisionOf({ action: 'cancel', content: { decision: 'approve' } })).toEqual({
+      approved: false,
+      reason: 'the approval was dismissed in the MCP client',
+    });
   });
 });
