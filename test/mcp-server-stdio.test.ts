@@ -1,9 +1,11 @@
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   type CallToolResult,
   ElicitRequestSchema,
@@ -165,6 +167,58 @@ describe('agentloop mcp serve over stdio', () => {
     const { client, out } = await serve({ flags: ['--allow', 'save_output'] });
     expect((await ask(client, { message: 'save a note' })).isError).toBeUndefined();
     expect(await readFile(path.join(out, 'note.md'), 'utf8')).toBe('remember MCP');
+  }, 60_000);
+
+  it('--http <port> --token serves Streamable HTTP on loopback with the bearer token; SIGTERM stops it (exit 0)', async () => {
+    const child = spawn(
+      process.execPath,
+      [
+        cliPath,
+        'mcp',
+        'serve',
+        '--bundle',
+        path.join(repoRoot, 'bundles', 'requirements-workflow'),
+        '--agent',
+        'intake-facilitator',
+        '--store',
+        path.join(dir, 'sessions'),
+        '--base-url',
+        model.url,
+        '--api-key',
+        'test-key',
+        '--http',
+        '0',
+        '--token',
+        'sesame',
+      ],
+      { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (s: string) => {
+      stderr += s;
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stdout.setEncoding('utf8').on('data', (s: string) => resolve(s.trim().split('\n')[0]!));
+      child.on('exit', (code) => reject(new Error(`mcp serve exited ${code}: ${stderr}`)));
+    });
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+    const client = new Client({ name: 'http-test', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(url), {
+        requestInit: { headers: { authorization: 'Bearer sesame' } },
+      }),
+    );
+    clients.push(client);
+    expect(textOf(await ask(client, { message: 'hello over http' }))).toContain('echo: hello over http');
+    await client.close();
+    const stranger = new Client({ name: 'no-token', version: '1.0.0' });
+    await expect(stranger.connect(new StreamableHTTPClientTransport(new URL(url)))).rejects.toThrow(
+      /missing or wrong credentials/,
+    );
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(stderr).toContain('MCP endpoint (Streamable HTTP)');
   }, 60_000);
 
   it('prints its help, and refuses flags that do not fit (exit 2, naming the flag)', async () => {
