@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import {
   type CallToolResult,
   ElicitRequestSchema,
@@ -11,9 +12,10 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createAgent, defineTool, FileSessionStore } from '../src/index.js';
+import { createAgent, defineAgent, defineTool, FileSessionStore } from '../src/index.js';
 import {
   type AskOutput,
+  createMcpServer,
   type McpHttpServerOptions,
   type StartedMcpHttpServer,
   startMcpHttpServer,
@@ -434,5 +436,28 @@ describe('an elicitation answer as an approval', () => {
       approved: false,
       reason: 'the approval was dismissed in the MCP client',
     });
+  });
+});
+
+describe('createMcpServer', () => {
+  it("names the tool after a definition's name and describes it with the definition's description", async () => {
+    const agent = defineAgent({ name: 'analyst', description: 'Reads reports.', instructions: 'You read.' });
+    const server = createMcpServer({ agent });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: 'in-memory', version: '1.0.0' });
+    await client.connect(clientSide);
+    open.clients.push(client);
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => [t.name, t.title])).toEqual([['ask_analyst', 'Ask analyst']]);
+    expect(tools[0]!.description).toContain('The agent: Reads reports.');
+  });
+
+  it('refuses two agents that would be one tool, and no agent at all', () => {
+    const source = () => ({ instructions: 'x' });
+    expect(() => createMcpServer({ agents: { 'a b': source, a_b: source } })).toThrow(
+      'createMcpServer: agents "a b" and "a_b" would both be the tool ask_a_b',
+    );
+    expect(() => createMcpServer({})).toThrow('createMcpServer: give `agent` or `agents`');
   });
 });
