@@ -34,6 +34,29 @@ async function readAll(res: Response) {
   return got;
 }
 
+/**
+ * Starts run `r1` of `threadId` with a user message, reads its stream until the tool call has ended
+ * (after `started`: the tool runs), then drops the connection (the turn goes on). The events read,
+ * and the last SSE id among them.
+ */
+async function runUntilToolCall(runs: string, threadId: string, started: Promise<void>) {
+  const abort = new AbortController();
+  const res = await fetch(runs, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+    body: JSON.stringify({ threadId, runId: 'r1', messages: [{ id: 'u1', role: 'user', content: 'go' }] }),
+    signal: abort.signal,
+  });
+  const before: { id?: number; event: AnyEvent }[] = [];
+  await started;
+  for await (const item of sse(res)) {
+    before.push(item);
+    if (item.event.type === 'TOOL_CALL_END') break;
+  }
+  abort.abort();
+  return { before, last: before.filter((b) => b.id !== undefined).at(-1)!.id! };
+}
+
 /** A tool that waits until the test lets it finish. */
 function gate() {
   const started = deferred();
@@ -63,26 +86,8 @@ describe('runs outlive connections', () => {
     const { url, runs } = await agUiServer(scenario, {
       agent: () => ({ instructions: 'You help.', loopControlTools: false, tools: [tool] }),
     });
-    const abort = new AbortController();
-    const res = await fetch(runs, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
-      body: JSON.stringify({
-        threadId: 't-r',
-        runId: 'r1',
-        messages: [{ id: 'u1', role: 'user', content: 'go' }],
-      }),
-      signal: abort.signal,
-    });
-    const before: { id?: number; event: AnyEvent }[] = [];
-    await started.promise;
-    for await (const item of sse(res)) {
-      before.push(item);
-      if (item.event.type === 'TOOL_CALL_END') break;
-    }
-    abort.abort(); // the client goes away; the turn goes on
+    const { before, last } = await runUntilToolCall(runs, 't-r', started.promise);
     release.resolve('waited');
-    const last = before.filter((b) => b.id !== undefined).at(-1)!.id!;
     const events = `${url}/agents/default/threads/t-r/events`;
     const response = await fetch(events, { headers: { 'last-event-id': String(last) } });
     expect(
@@ -160,25 +165,7 @@ describe('two server processes on one file store', () => {
     });
     const other = second.run('serve', { dir, model: model.url }, (line) => typeof line.url === 'string');
     const otherUrl = (await other.reached).at(-1)!.url as string;
-    const abort = new AbortController();
-    const res = await fetch(runs, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
-      body: JSON.stringify({
-        threadId: 't-2',
-        runId: 'r1',
-        messages: [{ id: 'u1', role: 'user', content: 'go' }],
-      }),
-      signal: abort.signal,
-    });
-    const before: { id?: number; event: AnyEvent }[] = [];
-    await started.promise;
-    for await (const item of sse(res)) {
-      before.push(item);
-      if (item.event.type === 'TOOL_CALL_END') break;
-    }
-    abort.abort();
-    const last = before.filter((b) => b.id !== undefined).at(-1)!.id!;
+    const { last } = await runUntilToolCall(runs, 't-2', started.promise);
     const reconnect = fetch(`${otherUrl}/agents/default/threads/t-2/events`, {
       headers: { 'last-event-id': String(last) },
     });

@@ -5,11 +5,12 @@ import path from 'node:path';
 import { HttpAgent } from '@ag-ui/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDist, cliPath, repoRoot } from './support/build-dist.js';
+import { buildChatPage } from './support/chat-page.js';
 import { runCli } from './support/cli-process.js';
 
 let dir = '';
 beforeAll(async () => {
-  await buildDist();
+  await Promise.all([buildDist(), buildChatPage()]);
   dir = await mkdtemp(path.join(tmpdir(), 'agui-serve-'));
 }, 300_000);
 afterAll(async () => {
@@ -42,6 +43,13 @@ describe('agentloop serve', () => {
       child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
     });
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    // The chat page and its script (test/chat-page-browser.test.ts drives it in Chromium).
+    const page = await fetch(`${url}/`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<title>agentloop chat</title>');
+    const script = await fetch(`${url}/chat.js`);
+    expect(script.headers.get('content-type')).toContain('javascript');
+    expect((await script.arrayBuffer()).byteLength).toBeGreaterThan(1000);
     const client = new HttpAgent({ url: `${url}/agents/default/runs`, threadId: 'cli-thread' });
     client.addMessage({ id: 'u1', role: 'user', content: 'hello' });
     const types: string[] = [];

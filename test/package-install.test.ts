@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDist, repoRoot } from './support/build-dist.js';
+import { buildChatPage } from './support/chat-page.js';
 
 // The package as a user gets it: `npm pack`, installed from the tarball into an empty folder (real
 // npm, the registry for the dependencies), then the CLI, an ESM, a CommonJS and a TypeScript consumer
@@ -59,6 +60,8 @@ beforeAll(async () => {
     );
     expect(tsc.code, explain(tsc)).toBe(0);
   }
+  // So does the chat page's bundle (`agentloop serve` serves it at /).
+  await buildChatPage();
   work = await mkdtemp(path.join(tmpdir(), 'agentloop-package-'));
   // Scripts off: dist/ is built above; `prepack` would rebuild it under other tests' running processes.
   const pack = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], repoRoot);
@@ -101,6 +104,8 @@ describe('the packed package', { timeout: 180_000 }, () => {
         'bundles/requirements-workflow/agents/intake-facilitator.md',
         'inspector/public/index.html',
         'inspector/public/js/inspector/src/main.js',
+        'chat-page/public/index.html',
+        'chat-page/public/js/chat.js',
       ]),
     );
     expect(packed.filter((f) => f.endsWith('.map') || f.startsWith('src/') || f.startsWith('test/'))).toEqual(

@@ -2,7 +2,12 @@ import { type Agent, createAgent } from '../agent/agent.js';
 import type { Tool } from '../tools/define-tool.js';
 import { type AgentRuntimeOptions, type AgentSource, agentOptionsFor } from './agent-source.js';
 import { HttpError } from './http-error.js';
-import { type SessionRecord, type SessionStore, SessionStoreError } from './session-imports.js';
+import {
+  type SessionLease,
+  type SessionRecord,
+  type SessionStore,
+  SessionStoreError,
+} from './session-imports.js';
 
 /** The key of a session's record `meta` that names the principal the session belongs to. */
 export const PRINCIPAL_KEY = 'principal';
@@ -13,6 +18,10 @@ export interface ThreadContext {
   source: AgentSource;
   runtime: AgentRuntimeOptions;
   principal: string;
+  /** How long a session's lease lasts unless renewed (default `DEFAULTS.leaseMs`): a dead carrier's runs are taken over after it. */
+  leaseMs?: number;
+  /** How long an approval interrupt stays open (its `expiresAt`); none by default. */
+  approvalTimeoutMs?: number;
 }
 
 /**
@@ -54,7 +63,7 @@ export async function openThread(
   context: ThreadContext,
   threadId: string,
   record: SessionRecord | undefined,
-  extra: { tools?: Tool[]; meta?: Record<string, unknown> } = {},
+  extra: { tools?: Tool[]; meta?: Record<string, unknown>; lease?: SessionLease } = {},
 ): Promise<Agent> {
   const options = await agentOptionsFor(context.source, threadId, context.runtime);
   const meta = {
@@ -80,6 +89,8 @@ export async function openThread(
     store: context.store,
     session: threadId,
     sessionRecord: record ?? null,
+    ...(context.leaseMs !== undefined ? { leaseMs: context.leaseMs } : {}),
+    ...(extra.lease ? { lease: extra.lease } : {}),
     sessionInfo: { ...options.sessionInfo, meta },
   });
   await agent.ready();

@@ -89,7 +89,7 @@ export async function carrySession(options: CarryOptions): Promise<string> {
  * Whether the last turn was stopped by an interrupt (its `interrupted` event comes after the last user
  * message), rather than cut off by a crash (a restore rebuilt it and no interrupt was recorded).
  */
-function interruptedByUser(entries: readonly TranscriptEntry[]): boolean {
+export function interruptedByUser(entries: readonly TranscriptEntry[]): boolean {
   for (let i = entries.length - 1; i >= 0; i--) {
     const e = entries[i]!;
     if (e.kind === 'event' && e.event === 'interrupted') return true;

@@ -14,6 +14,7 @@ const USAGE = `Usage: agentloop serve --bundle <root> --agent <id> [options]
        agentloop serve --skills <dir> | --mcp-config <file> [options]
   Serves the agent to web apps over AG-UI (docs/serve.md): POST /agents/default/runs takes a
   RunAgentInput and streams the run's events; GET /agents/default/threads/<id>/events reconnects.
+  A chat page is at / (with --token, open it as /#token=<token>).
   Threads are sessions of the store, so several servers on one store serve the same threads.
   --store <url-or-dir>  a postgres:// URL (--schema <name>) or a sessions folder (default: the
                         sessions folder, .agentloop/sessions or $AGENTLOOP_HOME/sessions)
@@ -91,6 +92,7 @@ export async function runServeCommand(args: string[], io: CommandIo, signal?: Ab
       port,
       ...(token ? { auth: { token } } : {}),
       ...(values.cors ? { cors: values.cors } : {}),
+      page: true,
     }).catch((error: unknown) => {
       throw new UsageError(error instanceof Error ? error.message : String(error));
     });
@@ -101,6 +103,7 @@ export async function runServeCommand(args: string[], io: CommandIo, signal?: Ab
     say(
       `AG-UI endpoint: ${server.url}/agents/default/runs${token ? ' (Authorization: Bearer <token>)' : ''}. Ctrl-C stops.`,
     );
+    say(`chat page: ${server.url}/${token ? '#token=<token>' : ''}`);
     io.stdout(`${server.url}\n`);
     await untilInterrupted(signal);
     say('stopping: letting the runs come to rest');

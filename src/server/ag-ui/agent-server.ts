@@ -1,12 +1,17 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AgentRuntimeOptions, AgentSource } from '../agent-source.js';
+import { isChatPagePath, serveChatPage } from '../chat-page.js';
 import { applyCors } from '../cors.js';
 import { HttpError, sendError } from '../http-error.js';
 import { type AuthOption, checkExposure, principalOf } from '../request-auth.js';
 import { readJsonBody } from '../request-body.js';
 import type { SessionStore } from '../session-imports.js';
+import type { ActiveRuns } from './active-runs.js';
+import { handleCancel } from './cancel-endpoint.js';
 import { handleEvents } from './events-endpoint.js';
-import { type ActiveRuns, handleRun } from './run-endpoint.js';
+import { handleMessages } from './messages-endpoint.js';
+import { InboxWakeups } from './run-cancel-inbox.js';
+import { handleRun } from './run-endpoint.js';
 import { parseRunInput } from './run-input.js';
 
 /** The name the single `agent` is served under (`POST /agents/default/runs`). */
@@ -32,6 +37,18 @@ export interface AgentServerOptions {
   maxBufferedBytes?: number;
   /** How often a reconnected stream reads the transcript of a run another process carries (default 200 ms). */
   pollMs?: number;
+  /** Serve the chat page at `/` (chat-page/, docs/serve.md); off by default. */
+  page?: boolean;
+  /**
+   * How long a thread's lease lasts unless renewed (default `DEFAULTS.leaseMs`): after the process
+   * carrying a run dies, another takes the run over once it lapses (docs/serve.md, "Takeover").
+   */
+  leaseMs?: number;
+  /**
+   * How long an approval interrupt stays open: interrupts carry `expiresAt`, an answer after it is
+   * refused (409 `interrupt_expired`) and a new message closes the expired calls. None by default.
+   */
+  approvalTimeoutMs?: number;
 }
 
 /** A Node request handler serving agents over AG-UI; `close()` waits for the runs it carries. */
@@ -43,6 +60,7 @@ export interface AgentRequestHandler {
 
 const RUNS = /^\/agents\/([^/]+)\/runs\/?$/;
 const EVENTS = /^\/agents\/([^/]+)\/threads\/([^/]+)\/events\/?$/;
+const MESSAGES = /^\/agents\/([^/]+)\/threads\/([^/]+)\/messages\/?$/;
 const CANCEL = /^\/agents\/([^/]+)\/threads\/([^/]+)\/runs\/([^/]+)\/cancel\/?$/;
 
 /**
@@ -50,7 +68,8 @@ const CANCEL = /^\/agents\/([^/]+)\/threads\/([^/]+)\/runs\/([^/]+)\/cancel\/?$/
  * `RunAgentInput` and answers with the run's events (SSE, or protobuf when asked); `GET
  * /agents/<name>/threads/<id>/events` (with `Last-Event-ID`) reconnects to the thread's run; `POST
  * /agents/<name>/threads/<id>/runs/<runId>/cancel` stops a run. Usable with `http.createServer`,
- * Express, Fastify or Hono's node adapter.
+ * Express, Fastify or Hono's node adapter. A run whose process died is taken over by the next
+ * process a client reconnects to, and a cancel reaches the run from any of them (docs/serve.md).
  */
 export function createAgentServer(options: AgentServerOptions): AgentRequestHandler {
   const agents = agentsOf(options);
@@ -59,25 +78,41 @@ export function createAgentServer(options: AgentServerOptions): AgentRequestHand
   const maxBuffered = options.maxBufferedBytes ?? 1024 * 1024;
   const cors = options.cors ?? [];
   const pollMs = options.pollMs ?? 200;
+  const wakeups = new InboxWakeups(options.store);
+  const carry = { pollMs, wakeups };
+  const contextOf = (source: AgentSource, principal: string) => ({
+    store: options.store,
+    source,
+    runtime: options.runtime ?? {},
+    principal,
+    ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
+    ...(options.approvalTimeoutMs !== undefined ? { approvalTimeoutMs: options.approvalTimeoutMs } : {}),
+  });
 
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (applyCors(req, res, cors)) return;
     const url = new URL(req.url ?? '/', 'http://agentloop.invalid');
+    if (options.page && (req.method === 'GET' || req.method === 'HEAD') && isChatPagePath(url.pathname)) {
+      return serveChatPage(req, res, url.pathname);
+    }
     const principal = await principalOf(req, options.auth);
     const runs = RUNS.exec(url.pathname);
     if (runs) {
       if (req.method !== 'POST') throw new HttpError(405, 'method_not_allowed', 'runs are started with POST');
       const source = sourceNamed(agents, runs[1]!);
       const input = parseRunInput(await readJsonBody(req, maxBody));
-      const context = { store: options.store, source, runtime: options.runtime ?? {}, principal };
       const cancelOnDisconnect = url.searchParams.get('cancelOnDisconnect') === 'true';
-      await handleRun(req, res, input, context, active, { maxBuffered, cancelOnDisconnect });
+      await handleRun(req, res, input, contextOf(source, principal), active, {
+        maxBuffered,
+        cancelOnDisconnect,
+        inbox: carry,
+      });
       return;
     }
     const events = EVENTS.exec(url.pathname);
     if (events) {
       if (req.method !== 'GET') throw new HttpError(405, 'method_not_allowed', 'events are read with GET');
-      sourceNamed(agents, events[1]!);
+      const source = sourceNamed(agents, events[1]!);
       const threadId = decodeURIComponent(events[2]!);
       await handleEvents(req, res, threadId, {
         store: options.store,
@@ -85,7 +120,16 @@ export function createAgentServer(options: AgentServerOptions): AgentRequestHand
         active,
         maxBuffered,
         pollMs,
+        takeover: { context: contextOf(source, principal), active, ...carry },
       });
+      return;
+    }
+    const messages = MESSAGES.exec(url.pathname);
+    if (messages) {
+      if (req.method !== 'GET') throw new HttpError(405, 'method_not_allowed', 'messages are read with GET');
+      sourceNamed(agents, messages[1]!);
+      const threadId = decodeURIComponent(messages[2]!);
+      await handleMessages(res, threadId, { store: options.store, principal });
       return;
     }
     const cancel = CANCEL.exec(url.pathname);
@@ -93,25 +137,7 @@ export function createAgentServer(options: AgentServerOptions): AgentRequestHand
       if (req.method !== 'POST') throw new HttpError(405, 'method_not_allowed', 'a cancel is a POST');
       sourceNamed(agents, cancel[1]!);
       const [threadId, runId] = [decodeURIComponent(cancel[2]!), decodeURIComponent(cancel[3]!)];
-      const run = active.get(threadId);
-      if (!run || run.runId !== runId || !run.agent) {
-        throw new HttpError(
-          404,
-          'run_not_found',
-          `no run "${runId}" of thread "${threadId}" is running here`,
-        );
-      }
-      // The run belongs to the caller only if the thread does (checked when it started, for its principal).
-      if (
-        run.agent.sessionRecord?.meta?.principal !== undefined &&
-        run.agent.sessionRecord.meta.principal !== principal
-      ) {
-        throw new HttpError(403, 'thread_forbidden', `thread "${threadId}" belongs to another principal`);
-      }
-      run.cancelled = true;
-      run.agent.interrupt('cancelled by the client');
-      res.writeHead(202, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ cancelled: runId }));
+      await handleCancel(res, threadId, runId, { store: options.store, principal, active });
       return;
     }
     throw new HttpError(404, 'not_found', 'no such endpoint');
@@ -122,6 +148,7 @@ export function createAgentServer(options: AgentServerOptions): AgentRequestHand
   }) as AgentRequestHandler;
   handler.close = async () => {
     await Promise.all([...active.values()].map((run) => run.done));
+    await wakeups.close();
   };
   return handler;
 }
@@ -155,8 +182,11 @@ export async function startAgentServer(
     url,
     server,
     close: async () => {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      // Streams are cut at once (their clients reconnect, here or to another server); the runs go on
+      // to rest. Waiting for `server.close` first would wait for every open stream to end.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
+      await closed;
       await handler.close();
     },
   };

@@ -26,6 +26,11 @@ export class AgentloopHttpAgent extends HttpAgent {
         this.lastEventId = id;
       });
     this.subscribe({
+      // A run that started answered the open interrupts (the server refuses a run that does not): a
+      // reconnect after it was cut must not be refused by the client for interrupts already answered.
+      onRunStartedEvent: () => {
+        this.pendingInterrupts = [];
+      },
       onTextMessageStartEvent: ({ event }) => void this.#partial.add(event.messageId),
       onTextMessageEndEvent: ({ event }) => void this.#partial.delete(event.messageId),
     });
@@ -71,9 +76,34 @@ function tapEventIds(response: Response, onId: (id: string) => void): Response {
       controller.enqueue(chunk);
     },
   });
-  return new Response(response.body.pipeThrough(tap), {
+  const tapped = new Response(response.body.pipeThrough(tap), {
     status: response.status,
     statusText: response.statusText,
     headers: response.headers,
   });
+  return quietCancel(tapped);
+}
+
+/**
+ * The response with a body whose readers' `cancel()` never rejects. `@ag-ui/client` (1.0 and 0.0.x)
+ * cancels the reader when its stream ends and rethrows what the cancel rejects with: after the server
+ * went away mid-stream (its process died), that is an unhandled rejection, which ends a Node client.
+ * The error itself still reaches the run (it fails, and `connectAgent()` picks it up again).
+ */
+function quietCancel(response: Response): Response {
+  const body = response.body!;
+  const getReader = body.getReader.bind(body) as () => ReadableStreamDefaultReader<Uint8Array>;
+  const quiet = Object.assign(Object.create(body) as ReadableStream<Uint8Array>, {
+    getReader: () => {
+      const reader = getReader();
+      return {
+        read: () => reader.read(),
+        releaseLock: () => reader.releaseLock(),
+        cancel: (reason?: unknown) => reader.cancel(reason).catch(() => {}),
+        closed: reader.closed,
+      } satisfies ReadableStreamDefaultReader<Uint8Array>;
+    },
+  });
+  Object.defineProperty(response, 'body', { value: quiet });
+  return response;
 }

@@ -2,9 +2,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { scrubForClient } from '../client-text.js';
 import { HttpError } from '../http-error.js';
 import type { SessionStore, TranscriptEntry } from '../session-imports.js';
-import { threadRecord } from '../thread-sessions.js';
+import { type ThreadContext, threadRecord } from '../thread-sessions.js';
+import type { ActiveRuns } from './active-runs.js';
 import { EventStream } from './event-stream.js';
-import type { ActiveRuns } from './run-endpoint.js';
+import { type TakeoverOptions, takeOverRun } from './run-takeover.js';
 import { RUN_ENDED_ENTRY, RUN_STARTED_ENTRY, TranscriptMapping } from './transcript-events.js';
 
 export interface EventsOptions {
@@ -14,13 +15,16 @@ export interface EventsOptions {
   maxBuffered: number;
   /** How often the transcript is read again while the run is carried by another process (ms). */
   pollMs: number;
+  /** What taking over a run whose process died needs (without it, the stream only waits). */
+  takeover?: { context: ThreadContext } & TakeoverOptions;
 }
 
 /**
  * `GET …/threads/<id>/events`: the thread's latest run from the client's `Last-Event-ID` on (every
  * event after that transcript seq; the whole run without one), then its events as they are written,
  * until it ends. Works on any process sharing the store: the run's own process hears its transcript
- * as it is written; any other reads it again every `pollMs`. Text is sent whole, once kept.
+ * as it is written; any other reads it again every `pollMs`, and takes the run over when the process
+ * carrying it died (run-takeover.ts). Text is sent whole, once kept.
  */
 export async function handleEvents(
   req: IncomingMessage,
@@ -31,7 +35,9 @@ export async function handleEvents(
   // A thread's first run has no saved record yet: its start entry names the principal then.
   const record = await threadRecord(options.store, threadId, options.principal);
   const after = lastEventId(req);
-  const local = options.active.get(threadId);
+  // Heard as written only when this process carries the run with its feed (not while it tries a takeover).
+  const carried = options.active.get(threadId);
+  const local = carried?.feed ? carried : undefined;
   const heard: TranscriptEntry[] = [];
   let wake = () => {};
   const stopHearing = local?.feed?.listen((entries) => {
@@ -80,6 +86,10 @@ export async function handleEvents(
       } else {
         for (const entry of heard.splice(0)) send(entry);
         if (ended) break;
+        // Carried by no live process (its lease lapsed): this one goes on with it.
+        if (options.takeover && !options.active.has(threadId)) {
+          await takeOverRun(options.takeover.context, threadId, options.takeover).catch(() => 'none');
+        }
         await new Promise((resolve) => setTimeout(resolve, options.pollMs));
         const again = await options.store.readTranscript(threadId);
         for (const entry of again.entries) if (entry.seq > sent) send(entry);

@@ -14,11 +14,12 @@ export interface ApprovalAnswer {
 /**
  * The approval answers in a run's `resume[]`, checked against the calls the session waits on. An entry
  * for an interrupt that is not open (unknown, or answered already) is refused by id (409), as is a
- * second entry for one interrupt: nothing is applied then. `cancelled` declines the call.
+ * second entry for one interrupt, and one for an interrupt that has `expired`: nothing is applied then. `cancelled` declines the call.
  */
 export function answersFor(
   pending: readonly ToolCallInfo[],
   resume: readonly ResumeEntry[],
+  expired: (interruptId: string) => boolean = () => false,
 ): ApprovalAnswer[] {
   const open = new Map(pending.map((call) => [approvalInterruptId(call.toolCallId), call]));
   const seen = new Set<string>();
@@ -29,6 +30,13 @@ export function answersFor(
         409,
         'interrupt_not_open',
         `interrupt "${entry.interruptId}" is not open on this thread (unknown, or answered already)`,
+      );
+    }
+    if (expired(entry.interruptId)) {
+      throw new HttpError(
+        409,
+        'interrupt_expired',
+        `interrupt "${entry.interruptId}" has expired (the approval timeout passed); send a new message`,
       );
     }
     if (seen.has(entry.interruptId)) {

@@ -6,36 +6,31 @@ import { HttpError } from '../http-error.js';
 import type { TranscriptEntry } from '../session-imports.js';
 import { openThread, type ThreadContext, threadRecord } from '../thread-sessions.js';
 import { TranscriptFeed } from '../transcript-feed.js';
+import type { ActiveRun, ActiveRuns } from './active-runs.js';
 import { HistoryConflict, type HistoryDelta, historyDelta } from './client-history.js';
 import { EventStream } from './event-stream.js';
 import { frontendTools } from './frontend-tools.js';
+import { hasExpired, recordedExpiries, withExpiry } from './interrupt-expiry.js';
+import { messagesSnapshot, wantsMessagesSnapshot } from './messages-snapshot.js';
 import { answersFor } from './resume-answers.js';
+import { type InboxWakeups, watchCancels } from './run-cancel-inbox.js';
 import { RunEventMapper } from './run-event-mapper.js';
+import { approvalInterruptId } from './run-events.js';
 import { speaks10 } from './run-input.js';
+import { takeOverRun } from './run-takeover.js';
+import { forkParentRunId, latestRun, type RunStartData } from './thread-runs.js';
 import { RUN_ENDED_ENTRY, RUN_STARTED_ENTRY, TranscriptMapping } from './transcript-events.js';
 
 /** The key of a session's record `meta` naming the last run it ran (a replayed run id is refused). */
 export const LAST_RUN_KEY = 'lastRunId';
-
-/** A run this process is carrying: its agent, and whether a cancel was asked for. */
-export interface ActiveRun {
-  runId: string;
-  agent: Agent;
-  cancelled: boolean;
-  /** Resolves once the run has ended and its agent let the session go. */
-  done: Promise<void>;
-  /** The session's transcript as this run writes it (for reconnecting clients in this process). */
-  feed?: TranscriptFeed;
-}
-
-/** Runs by thread id, in this process. */
-export type ActiveRuns = Map<string, ActiveRun>;
 
 export interface RunLimits {
   /** Bytes that may wait for a slow client before it is cut off (the run goes on). */
   maxBuffered: number;
   /** The client asked (`?cancelOnDisconnect=true`) that its going away cancel the run. */
   cancelOnDisconnect?: boolean;
+  /** How cancels sent to other processes reach the run (the session's inbox), and how often to look. */
+  inbox?: { pollMs: number; wakeups: InboxWakeups };
 }
 
 /**
@@ -59,6 +54,7 @@ export async function handleRun(
   if (running)
     throw new HttpError(409, 'thread_busy', `thread "${threadId}" is running run "${running.runId}"`);
   const record = await threadRecord(context.store, threadId, context.principal);
+  if (limits.inbox) await refuseUnfinished(context, threadId, active, limits.inbox);
   if (active.has(threadId))
     throw new HttpError(409, 'thread_busy', `thread "${threadId}" is running another run`);
   let release!: () => void;
@@ -91,7 +87,10 @@ export async function handleRun(
     });
     run.agent = agent;
     const approvals = agent.pendingApprovals.filter((call) => !frontend.has(call.name));
-    const answers = answersFor(approvals, input.resume ?? []);
+    const expiries = recordedExpiries(entries);
+    const expired = (id: string) => hasExpired(expiries, id);
+    const answers = answersFor(approvals, input.resume ?? [], expired);
+    const parentRunId = input.parentRunId ?? forkParentRunId(entries);
     stream = new EventStream(req, res, limits.maxBuffered);
     const out = stream;
     const scrub = (text: string) => scrubForClient(text, agent!.redactor.redact);
@@ -110,18 +109,19 @@ export async function handleRun(
       },
       (event) => out.send(event),
     );
-    mapper.start({ timestamp: Date.now(), ...(input.parentRunId ? { parentRunId: input.parentRunId } : {}) });
+    mapper.start({ timestamp: Date.now(), ...(parentRunId ? { parentRunId } : {}) });
     const answered = new Set(answers.map((a) => a.toolCallId));
     const delta = checkedHistory(agent, input, answered);
     const refusal =
       'code' in delta
         ? delta
-        : nothingToRun(agent, answers.length + delta.toolResults.size, delta.user !== undefined);
+        : nothingToRun(agent, answers.length + delta.toolResults.size, delta.user !== undefined, expired);
     if (refusal || 'code' in delta) {
       mapper.fail(refusal!.code, refusal!.message);
       out.send(mapper.final!);
       return;
     }
+    if (wantsMessagesSnapshot(input)) out.send(messagesSnapshot(agent.messages, scrub, delta.user));
     // The transcript's entries from this run's start on are the run's durable events.
     let live = false;
     feed.listen((written) => {
@@ -141,10 +141,25 @@ export async function handleRun(
         data: {
           runId,
           principal: context.principal,
-          ...(input.parentRunId ? { parentRunId: input.parentRunId } : {}),
-        },
+          ...(parentRunId ? { parentRunId } : {}),
+          ...(speaks10(input) ? { protocol10: true } : {}),
+        } satisfies RunStartData,
       },
     ]);
+    if (limits.inbox) {
+      const stop = watchCancels(
+        feed.store,
+        threadId,
+        runId,
+        (reason) => {
+          if (mapper.ended || run.cancelled) return;
+          run.cancelled = true;
+          agent?.interrupt(reason);
+        },
+        limits.inbox,
+      );
+      void run.done.then(stop);
+    }
     if (limits.cancelOnDisconnect) {
       res.on('close', () => {
         if (mapper.ended || run.cancelled) return;
@@ -152,6 +167,8 @@ export async function handleRun(
         agent?.interrupt('the client went away (cancelOnDisconnect)');
       });
     }
+    // A new message while only expired interrupts wait: their calls are answered interrupted first.
+    if (delta.user && agent.state === 'WaitingApproval') agent.interrupt('the approval expired');
     const ended = new Promise<void>((resolve) => {
       const off = agent!.on('*', (event) => {
         mapper.onEvent(event);
@@ -178,8 +195,9 @@ export async function handleRun(
     await ended;
     // Every write of the turn is durable (and streamed) before the run's end is written after them.
     await agent.flush();
+    const final = withExpiry(mapper.final, expiries, context.approvalTimeoutMs);
     await feed.store.appendTranscript(threadId, [
-      { kind: 'event', event: RUN_ENDED_ENTRY, data: { runId, event: mapper.final } },
+      { kind: 'event', event: RUN_ENDED_ENTRY, data: { runId, event: final } },
     ]);
     await feed.settled();
   } finally {
@@ -187,6 +205,27 @@ export async function handleRun(
     await settle(agent, active, threadId, release);
     stream?.end();
   }
+}
+
+/**
+ * Refuses a run on a thread whose latest run has not ended (409): carried by another live process,
+ * or carried by none (its process died), then taken over here first. A client reconnects to see it end.
+ */
+async function refuseUnfinished(
+  context: ThreadContext,
+  threadId: string,
+  active: ActiveRuns,
+  inbox: { pollMs: number; wakeups: InboxWakeups },
+): Promise<void> {
+  const last = latestRun((await context.store.readTranscript(threadId)).entries);
+  if (!last || last.ended) return;
+  const outcome = await takeOverRun(context, threadId, { active, ...inbox });
+  if (outcome === 'none') return;
+  throw new HttpError(
+    409,
+    'run_unfinished',
+    `thread "${threadId}" has not finished run "${last.runId}"${outcome === 'here' ? ' (its process died; it is being finished here)' : ''}: reconnect to its events, or try again when it has ended`,
+  );
 }
 
 function isRunStart(entry: TranscriptEntry, runId: string): boolean {
@@ -233,8 +272,11 @@ function nothingToRun(
   agent: Agent,
   answers: number,
   hasUser: boolean,
+  expired: (interruptId: string) => boolean,
 ): { code: string; message: string } | undefined {
-  const pending = agent.pendingApprovals;
+  const pending = agent.pendingApprovals.filter(
+    (call) => !(hasUser && expired(approvalInterruptId(call.toolCallId))),
+  );
   if (answers > 0) {
     return hasUser
       ? {

@@ -159,6 +159,11 @@ export class RunEventMapper {
     }
   }
 
+  /** Ends the run as a turn that had come to rest ended (a run taken over after its end was lost). */
+  rested(reason: TerminateReason, response: string, at = Date.now()): void {
+    if (!this.#ended) this.#turnEnd(reason, response, at);
+  }
+
   /** Ends the run with an error that did not come from the turn (a failure of the server or the store). */
   fail(code: string, message: string, at = Date.now()): void {
     if (this.#ended) return;
