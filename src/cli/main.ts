@@ -34,6 +34,8 @@ Usage:
   agentloop run|chat --mcp-config <file> without --bundle: a plain assistant with the MCP servers' tools
   agentloop mcp list|login <server>|logout <server>
                                          the project's MCP servers; sign in to remote ones (OAuth)
+  agentloop mcp serve --bundle <root> --agent <id> [--http <port>] [--yes] [--allow <tool>]
+                                         serve the agent as an MCP server, tool ask_<agent> (docs/mcp-server.md)
   agentloop sessions [--json]            list saved sessions
   agentloop sessions export <id> --format trajectory [--out <file>]
                                          a session's conversation as OpenAI messages (for eval tools)

@@ -2,6 +2,7 @@
 // their files into rooms, one file is re-pointed.
 
 export type { BundleAgent } from '../bundle/index.js';
+export { MemorySessionStore } from '../session/memory-session-store.js';
 export { hasInbox, type InboxItem } from '../session/session-inbox.js';
 export { hasOwnership, newOwnerName, type SessionLease } from '../session/session-lease.js';
 export type { SessionRecord, SessionStore } from '../session/session-store.js';

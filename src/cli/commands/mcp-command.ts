@@ -12,6 +12,8 @@ import { terminalSafe, terminalSafeJson } from '../terminal/terminal-safe.js';
 const USAGE = `Usage: agentloop mcp list [--mcp-config <file>]... [--project <dir>] [--json]
        agentloop mcp login <server> [--mcp-config <file>]... [--project <dir>]
        agentloop mcp logout <server> [--mcp-config <file>]... [--project <dir>]
+       agentloop mcp serve --bundle <root> --agent <id> [--http <port>] [--yes] [--allow <tool>]...
+  serve    the agent as an MCP server (stdio, or Streamable HTTP): see agentloop mcp serve --help
   The MCP servers of the project's .mcp.json and the --mcp-config files (as run and chat read them).
   list     each server: its transport, whether it is signed in, how many tools it offers (each is started)
   login    signs in to a remote server (OAuth): prints the link to open, waits for the browser to come back
@@ -21,8 +23,11 @@ const USAGE = `Usage: agentloop mcp list [--mcp-config <file>]... [--project <di
   --timeout <s>         how long login waits for the browser (default 300)
 `;
 
-/** `agentloop mcp list|login|logout`: remote servers' sign-in, and what each server offers. */
+/** `agentloop mcp list|login|logout|serve`: remote servers' sign-in, what each server offers; the agent as a server. */
 export async function runMcpCommand(args: string[], io: CommandIo): Promise<number> {
+  if (args[0] === 'serve') {
+    return import('./mcp-serve-command.js').then((m) => m.runMcpServeCommand(args.slice(1), io));
+  }
   const { values, positionals } = parseFlags({
     args,
     allowPositionals: true,

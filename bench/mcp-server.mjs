@@ -1,0 +1,187 @@
+// What serving an agent over MCP costs a text turn (issue 35): the same one-model-call turn through
+//   direct  `agent.send()` in this process: a new agent a turn, on a MemorySessionStore (new session)
+//   bare    `agent.send()` in this process without a store (no session handling at all)
+//   mcp     the MCP SDK's own client calling `ask_bench` over stdio: a child process running
+//           `createMcpServer` (dist/) with the same agent options and a MemorySessionStore, a new
+//           session a call (what `agentloop mcp serve` does, without the bundle and the file store)
+// interleaved round by round in one run. The scripted model (one text answer, no latency) runs in its
+// own child process, so its CPU never counts. Target: mcp <= 1.3x direct (wall per turn, medians).
+//
+//   npm run build && node bench/mcp-server.mjs [--turns=100] [--rounds=7] [--warmup=30]
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { cpus } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { OpenAI } from './lib/root-deps.mjs';
+import { FINAL_ANSWER, MODEL, SYSTEM_PROMPT } from './lib/task.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const dist = path.join(here, '..', 'dist');
+const sdk = (file) =>
+  pathToFileURL(path.join(here, '..', 'node_modules', '@modelcontextprotocol', 'sdk', 'dist', 'esm', file))
+    .href;
+const args = Object.fromEntries(
+  process.argv.slice(2).map((a) => {
+    const [k, v] = a.replace(/^--/, '').split('=');
+    return [k, v ?? 'true'];
+  }),
+);
+const QUESTION = 'Summarise the ten documents in one sentence.';
+
+/** The agent options of every variant (the MCP child builds the same from the URL it is given). */
+function agentOptions(baseURL) {
+  return {
+    client: new OpenAI({ baseURL, apiKey: 'bench', maxRetries: 0 }),
+    model: MODEL,
+    instructions: SYSTEM_PROMPT,
+    loopControlTools: false,
+    planning: false,
+    contextWindow: false,
+  };
+}
+
+if (args.role === 'model') {
+  // Child: the scripted model, one text answer to anything.
+  const { startScriptedServer } = await import(pathToFileURL(path.join(dist, 'testing', 'index.js')).href);
+  const server = await startScriptedServer({
+    respond: () => ({ content: FINAL_ANSWER }),
+    record: false,
+    keepAliveTimeoutMs: 120_000,
+  });
+  process.stdout.write(`${server.url}\n`);
+  process.stdin.on('end', async () => {
+    await server.close();
+    process.exit(0);
+  });
+  process.stdin.resume();
+} else if (args.role === 'mcp') {
+  // Child: the agent as an MCP server over stdio.
+  const { createMcpServer } = await import(pathToFileURL(path.join(dist, 'server', 'index.js')).href);
+  const { MemorySessionStore } = await import(pathToFileURL(path.join(dist, 'index.js')).href);
+  const { StdioServerTransport } = await import(sdk('server/stdio.js'));
+  const options = agentOptions(args['base-url']);
+  const server = createMcpServer({ name: 'bench', agent: () => options, store: new MemorySessionStore() });
+  // The bench's own probe: this process's CPU time so far (not part of what is measured).
+  server.registerTool('bench_cpu', { description: 'CPU microseconds used' }, () => {
+    const { user, system } = process.cpuUsage();
+    return { content: [{ type: 'text', text: String(user + system) }] };
+  });
+  await server.connect(new StdioServerTransport());
+} else {
+  await main();
+}
+
+async function main() {
+  const TURNS = Number(args.turns ?? 100);
+  const ROUNDS = Number(args.rounds ?? 7);
+  const WARMUP = Number(args.warmup ?? 30);
+  const { createAgent, MemorySessionStore } = await import(pathToFileURL(path.join(dist, 'index.js')).href);
+  const { Client } = await import(sdk('client/index.js'));
+  const { StdioClientTransport } = await import(sdk('client/stdio.js'));
+
+  const model = spawn(process.execPath, [fileURLToPath(import.meta.url), '--role=model'], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const baseURL = await new Promise((resolve) => {
+    let buffer = '';
+    model.stdout.on('data', (d) => {
+      buffer += d;
+      if (buffer.includes('\n')) resolve(buffer.slice(0, buffer.indexOf('\n')));
+    });
+  });
+
+  const options = agentOptions(baseURL);
+  const store = new MemorySessionStore();
+  const direct = async () => {
+    const agent = createAgent({ ...options, store, session: randomUUID() });
+    const result = await agent.send(QUESTION);
+    await agent.close();
+    if (!result.success) throw new Error(`direct turn failed: ${result.error ?? result.terminateReason}`);
+  };
+  const bare = async () => {
+    const agent = createAgent(options);
+    const result = await agent.send(QUESTION);
+    agent.stop();
+    if (!result.success) throw new Error(`bare turn failed: ${result.error ?? result.terminateReason}`);
+  };
+  const client = new Client({ name: 'bench', version: '1' });
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      // BENCH_PROF=<dir>: a CPU profile of the MCP server process (node --cpu-prof).
+      args: [
+        ...(process.env.BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`] : []),
+        fileURLToPath(import.meta.url),
+        '--role=mcp',
+        `--base-url=${baseURL}`,
+      ],
+      stderr: 'inherit',
+    }),
+  );
+  const mcp = async () => {
+    const result = await client.callTool({ name: 'ask_bench', arguments: { message: QUESTION } });
+    if (result.isError || result.structuredContent?.response !== FINAL_ANSWER) {
+      throw new Error(`mcp turn failed: ${JSON.stringify(result.content)}`);
+    }
+  };
+
+  const childCpu = async () => {
+    const result = await client.callTool({ name: 'bench_cpu', arguments: {} });
+    return Number(result.content[0].text);
+  };
+  const ownCpu = () => {
+    const { user, system } = process.cpuUsage();
+    return user + system;
+  };
+
+  const variants = { direct, bare, mcp };
+  const perTurn = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
+  // CPU ms a turn: this process's, plus the MCP server's for mcp (the model server's never counts).
+  const cpuPerTurn = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
+  const serverCpuPerTurn = [];
+  for (const run of Object.values(variants)) for (let i = 0; i < WARMUP; i++) await run();
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [name, run] of Object.entries(variants)) {
+      const child0 = name === 'mcp' ? await childCpu() : 0;
+      const cpu0 = ownCpu();
+      const start = process.hrtime.bigint();
+      for (let i = 0; i < TURNS; i++) await run();
+      perTurn[name].push(Number(process.hrtime.bigint() - start) / 1e6 / TURNS);
+      const own = ownCpu() - cpu0;
+      const child = name === 'mcp' ? (await childCpu()) - child0 : 0;
+      cpuPerTurn[name].push((own + child) / 1e3 / TURNS);
+      if (name === 'mcp') serverCpuPerTurn.push(child / 1e3 / TURNS);
+    }
+  }
+  await client.close();
+  model.stdin.end();
+
+  const median = (xs) => {
+    const s = [...xs].sort((a, b) => a - b);
+    const m = Math.floor(s.length / 2);
+    return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+  };
+  const ms = (x) => x.toFixed(2);
+  const lines = [
+    `MCP server bench: ${TURNS} text turns a round, ${ROUNDS} rounds, ${WARMUP} warm-up turns a variant; node ${process.version}, ${cpus().length} cores`,
+    '| variant | wall ms per turn (median) | min-max over rounds | CPU ms per turn (median) | min-max |',
+    '|---|---|---|---|---|',
+  ];
+  for (const name of Object.keys(variants)) {
+    const xs = perTurn[name];
+    const cs = cpuPerTurn[name];
+    lines.push(
+      `| ${name} | ${ms(median(xs))} | ${ms(Math.min(...xs))}-${ms(Math.max(...xs))} | ${ms(median(cs))} | ${ms(Math.min(...cs))}-${ms(Math.max(...cs))} |`,
+    );
+  }
+  const ratio = median(perTurn.mcp) / median(perTurn.direct);
+  const paired = perTurn.mcp.map((x, i) => x / perTurn.direct[i]);
+  lines.push(
+    '',
+    `mcp / direct: ${ratio.toFixed(2)}x (paired rounds ${Math.min(...paired).toFixed(2)}-${Math.max(...paired).toFixed(2)}); target <= 1.3x: ${ratio <= 1.3 ? 'met' : 'missed'}`,
+    `mcp / bare: ${(median(perTurn.mcp) / median(perTurn.bare)).toFixed(2)}x`,
+    `CPU, mcp (client + server processes) / direct: ${(median(cpuPerTurn.mcp) / median(cpuPerTurn.direct)).toFixed(2)}x; of mcp's, the server process ${ms(median(serverCpuPerTurn))} ms a turn`,
+  );
+  process.stdout.write(`${lines.join('\n')}\n`);
+}

@@ -1,0 +1,267 @@
+import { randomUUID } from 'node:crypto';
+import type {
+  CallToolResult,
+  ElicitRequestFormParams,
+  ElicitResult,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { Agent, ExecutionResult } from '../../agent/agent.js';
+import type { ToolCallInfo } from '../../machines/emitted-events.js';
+import type { ApprovalPolicy } from '../../tools/tool-call.js';
+import { type AgentRuntimeOptions, type AgentSource, agentOptionsFor } from '../agent-source.js';
+import { scrubForClient } from '../client-text.js';
+import { HttpError } from '../http-error.js';
+import type { SessionStore } from '../session-imports.js';
+import { openThread, threadRecord } from '../thread-sessions.js';
+import { approvalElicitation, decisionOf } from './approval-elicitation.js';
+import { askCallResult, askOutput, askRefusal, type CallOutcomes, turnToolCalls } from './ask-result.js';
+import type { RunningSessions, RunningTurn } from './running-sessions.js';
+
+/** One agent served as the tool `toolName`, and what its turns need. */
+export interface AskTarget {
+  /** The agent's name (shown in approval questions). */
+  name: string;
+  /** `ask_<name>`. */
+  toolName: string;
+  source: AgentSource;
+  store: SessionStore;
+  runtime: AgentRuntimeOptions;
+  /** Tools whose calls run without asking. */
+  allow: ReadonlySet<string>;
+  /** The longest message a call may carry, in characters. */
+  maxMessageChars: number;
+  /** How long an approval question waits for the client's answer before the turn is interrupted. */
+  approvalTimeoutMs: number;
+  /** Sessions a turn runs on in this process (shared by every client of the process). */
+  running: RunningSessions;
+}
+
+/** What the MCP request gives a turn: who asks, its cancel signal, progress, the elicitation channel. */
+export interface AskCall {
+  principal: string;
+  signal: AbortSignal;
+  /** Sends a progress notification (absent when the client sent no progressToken). */
+  progress?: ((message: string) => void) | undefined;
+  /** Asks the client (absent when the client does not support form elicitation). */
+  elicit?: ((params: ElicitRequestFormParams, timeoutMs: number) => Promise<ElicitResult>) | undefined;
+}
+
+/** The arguments of `ask_<agent>`, as the input schema checked them. */
+export interface AskArgs {
+  message: string;
+  session?: string | undefined;
+}
+
+/**
+ * One call of `ask_<agent>`: the session opened (restored when given, new when not), the message
+ * sent, the turn run to rest with progress, approvals asked as elicitations (or refused when the
+ * client cannot be asked), the client's cancel as an interrupt; the result the turn's answer. Bad
+ * input is a tool error naming what is wrong, before anything is written.
+ */
+export async function runAsk(target: AskTarget, args: AskArgs, call: AskCall): Promise<CallToolResult> {
+  const refuse = (message: string) => askRefusal(target.toolName, message);
+  if (args.message.trim() === '') return refuse('`message` is empty: send the text for the agent');
+  if (args.message.length > target.maxMessageChars) {
+    return refuse(
+      `\`message\` has ${args.message.length} characters; the limit is ${target.maxMessageChars}`,
+    );
+  }
+  const sessionId = args.session ?? randomUUID();
+  const claimed = await target.running.claim(sessionId);
+  if (!claimed) return refuse(busy(sessionId));
+  let agent: Agent | undefined;
+  try {
+    let record: Awaited<ReturnType<typeof threadRecord>>;
+    try {
+      record = await threadRecord(target.store, sessionId, call.principal);
+    } catch (error) {
+      return refuse(sessionProblem(error, sessionId));
+    }
+    if (args.session !== undefined && record === undefined) {
+      return refuse(
+        `no session "${sessionId}" in the store; leave \`session\` out to start a new conversation`,
+      );
+    }
+    if (call.signal.aborted) return refuse('the call was cancelled before the turn started');
+    const source = withAllowList(target.source, target.runtime, target.allow);
+    try {
+      agent = await openThread(
+        { store: target.store, source, runtime: {}, principal: call.principal },
+        sessionId,
+        record,
+      );
+    } catch (error) {
+      return refuse(sessionProblem(error, sessionId));
+    }
+    return await turn(target, agent, args.message, call, claimed);
+  } finally {
+    await agent?.close().catch(() => {});
+    claimed.release();
+  }
+}
+
+async function turn(
+  target: AskTarget,
+  agent: Agent,
+  message: string,
+  call: AskCall,
+  claimed: RunningTurn,
+): Promise<CallToolResult> {
+  const forClient = (text: string) => scrubForClient(text, agent.redactor.redact);
+  // A session left waiting for approval (its process died mid-question) rests Interrupted first.
+  if (agent.state === 'WaitingApproval')
+    agent.interrupt('a new message came over MCP while approvals waited');
+  const before = agent.messages.length;
+  const outcomes = new Map<string, 'ok' | 'error' | 'declined'>();
+  let refusal: string | undefined;
+  const approvals = new ApprovalAsker(target, agent, call, (text) => {
+    refusal ??= text;
+  });
+  const stop = [
+    agent.on('iteration', (e) => call.progress?.(`thinking (model call ${e.iteration})`)),
+    agent.on('tool_call_start', (e) => call.progress?.(`running ${e.name}`)),
+    agent.on('tool_call_end', (e) => {
+      if (outcomes.get(e.toolCallId) !== 'declined') outcomes.set(e.toolCallId, e.error ? 'error' : 'ok');
+      call.progress?.(`${e.name} ${e.error ? 'failed' : 'done'}`);
+    }),
+    agent.on('approval_resolved', (e) => {
+      if (!e.approved) outcomes.set(e.toolCallId, 'declined');
+    }),
+    agent.on('approval_requested', (e) => {
+      call.progress?.(`waiting for approval of ${e.pending.map((p) => p.name).join(', ')}`);
+      approvals.ask(e.pending);
+    }),
+  ];
+  const onCancel = () => {
+    claimed.cancelled();
+    agent.interrupt('cancelled by the MCP client');
+  };
+  call.signal.addEventListener('abort', onCancel, { once: true });
+  let result: ExecutionResult;
+  try {
+    result = await agent.send(message);
+    await approvals.idle();
+    await agent.flush();
+  } catch (error) {
+    return askRefusal(target.toolName, forClient(error instanceof Error ? error.message : String(error)));
+  } finally {
+    call.signal.removeEventListener('abort', onCancel);
+    for (const off of stop) off();
+  }
+  const added = agent.messages.slice(before);
+  const calls = turnToolCalls(added, outcomes as CallOutcomes, forClient, (v) =>
+    agent.redactor.redactValue(v),
+  );
+  const output = askOutput(agent.sessionId, agent.state, result, calls, forClient);
+  return askCallResult(target.toolName, output, refusal);
+}
+
+/**
+ * Asks the client about each call waiting for approval, one at a time, and answers the agent. A client
+ * that cannot be asked (no elicitation) or does not answer gets the turn interrupted, the call unrun.
+ */
+class ApprovalAsker {
+  #queue: ToolCallInfo[] = [];
+  #asking: Promise<void> | undefined;
+
+  constructor(
+    private readonly target: AskTarget,
+    private readonly agent: Agent,
+    private readonly call: AskCall,
+    private readonly refused: (text: string) => void,
+  ) {}
+
+  ask(pending: readonly ToolCallInfo[]): void {
+    this.#queue.push(...pending);
+    // After the machine's transition: the answers are sent from outside the event's dispatch.
+    this.#asking ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.#drain());
+  }
+
+  /** Resolves once no question is open. */
+  async idle(): Promise<void> {
+    while (this.#asking) await this.#asking;
+  }
+
+  async #drain(): Promise<void> {
+    try {
+      for (let next = this.#queue.shift(); next; next = this.#queue.shift()) {
+        if (!this.agent.pendingApprovals.some((p) => p.toolCallId === next!.toolCallId)) continue;
+        if (!(await this.#askOne(next))) {
+          this.#queue = [];
+          return;
+        }
+      }
+    } finally {
+      this.#asking = undefined;
+    }
+  }
+
+  /** Asks about one call; false when the turn was interrupted instead. */
+  async #askOne(waiting: ToolCallInfo): Promise<boolean> {
+    const { agent, target, call } = this;
+    if (!call.elicit) {
+      this.refused(
+        `${target.toolName}: the agent's call to the tool "${waiting.name}" needs approval, and this MCP client cannot be asked (it does not support elicitation), so it was not run. ` +
+          `To allow it, start the server with --allow ${waiting.name} (or --yes for every tool; createMcpServer's \`allow\` option), or use a client that supports elicitation.`,
+      );
+      agent.interrupt(`the tool "${waiting.name}" needs approval and the MCP client cannot be asked`);
+      return false;
+    }
+    const shown = agent.redactor.redactValue(waiting) as ToolCallInfo;
+    let answer: ElicitResult;
+    try {
+      answer = await call.elicit(approvalElicitation(target.name, shown), target.approvalTimeoutMs);
+    } catch (error) {
+      if (!call.signal.aborted) {
+        const why = error instanceof Error ? error.message : String(error);
+        this.refused(
+          `${target.toolName}: the approval of the tool "${waiting.name}" got no answer from the MCP client (${scrubForClient(why, agent.redactor.redact)}), so it was not run`,
+        );
+        agent.interrupt(`the approval of "${waiting.name}" got no answer`);
+      }
+      return false;
+    }
+    if (!agent.pendingApprovals.some((p) => p.toolCallId === waiting.toolCallId)) return true;
+    const decision = decisionOf(answer);
+    if (decision.approved) agent.approve(waiting.toolCallId);
+    else agent.reject(waiting.toolCallId, decision.reason);
+    return true;
+  }
+}
+
+/** The source with the allow list on top of its own approval policy: the listed tools never ask. */
+function withAllowList(
+  source: AgentSource,
+  runtime: AgentRuntimeOptions,
+  allow: ReadonlySet<string>,
+): AgentSource {
+  return async (sessionId) => {
+    const options = await agentOptionsFor(source, sessionId, runtime);
+    if (allow.size === 0) return options;
+    const own = options.approval;
+    const approval: ApprovalPolicy = (request) => {
+      if (allow.has(request.name)) return false;
+      if (typeof own === 'function') return own(request);
+      return own === 'always' ? true : own === 'never' ? false : undefined;
+    };
+    return { ...options, approval };
+  };
+}
+
+function busy(sessionId: string): string {
+  return `session "${sessionId}" is running a turn; wait for its answer (or cancel that call) first`;
+}
+
+/** The client's words for a session the store refused. */
+function sessionProblem(error: unknown, sessionId: string): string {
+  if (!(error instanceof HttpError)) return `session "${sessionId}" could not be opened`;
+  switch (error.code) {
+    case 'thread_forbidden':
+      return `session "${sessionId}" belongs to another caller`;
+    case 'bad_input':
+      return `\`session\` ${JSON.stringify(sessionId)} cannot be a session id (letters, digits, -, _ and .)`;
+    case 'thread_busy':
+      return `session "${sessionId}" is being run by another process; try again when its turn ends`;
+    default:
+      return `session "${sessionId}" could not be read from the session store`;
+  }
+}
