@@ -57,7 +57,7 @@ if (args.role === 'model') {
   process.stdin.resume();
 } else if (args.role === 'mcp') {
   // Child: the agent as an MCP server over stdio.
-  const { createMcpServer } = await import(pathToFileURL(path.join(dist, 'server', 'index.js')).href);
+  const { createMcpServer } = await import(pathToFileURL(path.join(dist, 'server', 'mcp', 'index.js')).href);
   const { MemorySessionStore } = await import(pathToFileURL(path.join(dist, 'index.js')).href);
   const { StdioServerTransport } = await import(sdk('server/stdio.js'));
   const options = agentOptions(args['base-url']);

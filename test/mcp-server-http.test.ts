@@ -13,14 +13,14 @@ import {
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent, defineAgent, defineTool, FileSessionStore } from '../src/index.js';
+import { decisionOf } from '../src/server/mcp/approval-elicitation.js';
 import {
   type AskOutput,
   createMcpServer,
   type McpHttpServerOptions,
   type StartedMcpHttpServer,
   startMcpHttpServer,
-} from '../src/server/index.js';
-import { decisionOf } from '../src/server/mcp/approval-elicitation.js';
+} from '../src/server/mcp/index.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
 import { routedModel, until } from './support/mcp-agent-server.js';
 

@@ -15,7 +15,7 @@ import {
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { main as cliMain } from '../src/cli/main.js';
 import { FileSessionStore } from '../src/index.js';
-import type { AskOutput } from '../src/server/index.js';
+import type { AskOutput } from '../src/server/mcp/index.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
 import { buildDist, cliPath, repoRoot } from './support/build-dist.js';
 import { routedModel, until } from './support/mcp-agent-server.js';

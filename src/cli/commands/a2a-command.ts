@@ -1,5 +1,4 @@
-import { type AgentCard, AgentCard as AgentCardJson, SendMessageRequest, TaskState } from '@a2a-js/sdk';
-import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
+import type { AgentCard } from '@a2a-js/sdk';
 import { parseFlags, UsageError } from '../cli-args.js';
 import type { CommandIo } from '../command-io.js';
 
@@ -45,6 +44,15 @@ export async function runA2aCommand(args: string[], io: CommandIo): Promise<numb
   }
   const version = values.version ?? '1.0';
   if (version !== '1.0' && version !== '0.3') throw new UsageError('--version must be 1.0 or 0.3');
+  // The SDK is an optional peer: loaded once the flags are good, so that --help works without it.
+  const {
+    AgentCard: AgentCardJson,
+    SendMessageRequest,
+    TaskState,
+  } = await import('@a2a-js/sdk').catch(a2aSdkMissing);
+  const { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory } = await import(
+    '@a2a-js/sdk/client'
+  ).catch(a2aSdkMissing);
   const token = values.token ?? process.env.AGENTLOOP_A2A_TOKEN;
   const fetchImpl: typeof fetch = (input, init) => {
     const headers = new Headers(init?.headers);
@@ -127,4 +135,11 @@ export async function runA2aCommand(args: string[], io: CommandIo): Promise<numb
 
 function textOf(parts: { content?: { $case: string; value: unknown } | undefined }[]): string {
   return parts.flatMap((p) => (p.content?.$case === 'text' ? [String(p.content.value)] : [])).join('');
+}
+
+/** A missing optional peer, said as what to install. */
+export function a2aSdkMissing(error: unknown): never {
+  if ((error as { code?: string }).code === 'ERR_MODULE_NOT_FOUND')
+    throw new Error('A2A needs the optional package @a2a-js/sdk: npm install @a2a-js/sdk');
+  throw error;
 }

@@ -26,7 +26,13 @@ const USAGE = `Usage: agentloop mcp list [--mcp-config <file>]... [--project <di
 /** `agentloop mcp list|login|logout|serve`: remote servers' sign-in, what each server offers; the agent as a server. */
 export async function runMcpCommand(args: string[], io: CommandIo): Promise<number> {
   if (args[0] === 'serve') {
-    return import('./mcp-serve-command.js').then((m) => m.runMcpServeCommand(args.slice(1), io));
+    const serve = await import('./mcp-serve-command.js').catch((error: unknown) => {
+      if ((error as { code?: string }).code !== 'ERR_MODULE_NOT_FOUND') throw error;
+      throw new Error(
+        'agentloop mcp serve needs the optional dependency @modelcontextprotocol/sdk: npm install @modelcontextprotocol/sdk',
+      );
+    });
+    return serve.runMcpServeCommand(args.slice(1), io);
   }
   const { values, positionals } = parseFlags({
     args,

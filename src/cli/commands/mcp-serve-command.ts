@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { toAgentOptions } from '../../agent/agent-options.js';
-import { askToolName, createMcpServer, startMcpHttpServer } from '../../server/index.js';
+import { askToolName, createMcpServer, startMcpHttpServer } from '../../server/mcp/index.js';
 import { RunningSessions } from '../../server/mcp/running-sessions.js';
 import { FileSessionStore } from '../../session/file-store/file-session-store.js';
 import { resolveSessionsDir } from '../../sessions-dir.js';

@@ -9,6 +9,7 @@ import { MCP_CONFIG_FLAG, mcpServersFlag } from '../flags/mcp-config-flag.js';
 import { openCliStore, STORE_FLAG_OPTIONS } from '../flags/store-flag.js';
 import { connectModel, MODEL_FLAG_OPTIONS, modelFlags, modelOptions } from '../model/model-connection.js';
 import { untilInterrupted } from '../until-interrupted.js';
+import { a2aSdkMissing } from './a2a-command.js';
 
 const USAGE = `Usage: agentloop serve --bundle <root> --agent <id> [options]
        agentloop serve --skills <dir> | --mcp-config <file> [options]
@@ -101,7 +102,7 @@ export async function runServeCommand(args: string[], io: CommandIo, signal?: Ab
       page: true,
     };
     const start = values.a2a
-      ? import('./serve-a2a.js').then((m) =>
+      ? import('./serve-a2a.js').catch(a2aSdkMissing).then((m) =>
           m.startAgentAndA2aServer(serverOptions, {
             name: cliAgent.definition.name,
             description: cliAgent.definition.description,
