@@ -14,7 +14,7 @@ const binary = restateServerBinary();
 if ('missing' in binary) console.warn(`restate chaos skipped: ${binary.missing}`);
 
 /** A small chaos run on the engine (the full size is `npm run chaos:engines`): its JSON line of counts. */
-async function chaos(engine: 'restate' | 'dbos') {
+async function chaos(engine: 'restate' | 'dbos', flags: string[] = []) {
   const { stdout } = await promisify(execFile)(
     process.execPath,
     [
@@ -27,6 +27,7 @@ async function chaos(engine: 'restate' | 'dbos') {
       '--killMaxMs=600',
       '--timeoutMs=90000',
       `--url=${postgresUrl()}`,
+      ...flags,
     ],
     { cwd: repoRoot, timeout: 120_000 },
   );
@@ -66,5 +67,22 @@ describe('chaos on the durable engines: worker processes SIGKILLed while tools r
     expect(result).toMatchObject(HELD);
     expect(result.kills).toBe(1);
     expect(result.approvalsAccepted).toBe(6);
+  }, 150_000);
+
+  it('a run where nothing moves stops at its stall window and names the stuck sessions', async () => {
+    // Tools that take 10 minutes: the first batch starts, then nothing moves.
+    const result = await chaos('dbos', [
+      '--workers=1',
+      '--sessions=2',
+      '--kills=0',
+      '--toolMinMs=600000',
+      '--toolMaxMs=600000',
+      '--stallMs=3000',
+    ]);
+    expect(result.stalled).toBe(true);
+    expect(result.completed).toBe(0);
+    expect(result.seconds).toBeLessThan(90);
+    expect(result.stuck.map((s: { id: string }) => s.id).sort()).toEqual(['chaos-0', 'chaos-1']);
+    expect(result.stuck[0].state).toBe('Thinking');
   }, 150_000);
 });

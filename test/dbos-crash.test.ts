@@ -4,6 +4,7 @@ import path from 'node:path';
 import { DBOSClient } from '@dbos-inc/dbos-sdk';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DbosSessions } from '../src/engines/dbos/index.js';
 import { PostgresSessionStore } from '../src/postgres/index.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
 import { CRASH_TOOLS, distModule, eventually } from './support/engine-tests.js';
@@ -29,10 +30,12 @@ ${CRASH_TOOLS}
 const pool = new pg.Pool({ connectionString: config.url, max: 3 });
 const store = new PostgresSessionStore({ pool });
 const agent = dbosAgent('pay', () => ({ baseURL: config.model, apiKey: 'k', tools: [charge, lookup] }), { pool, store });
-DBOS.setConfig({ name: 'agentloop-dbos-crash', systemDatabaseUrl: config.url, executorID: dbosExecutorId(), logLevel: 'error' });
+const executorId = dbosExecutorId();
+DBOS.setConfig({ name: 'agentloop-dbos-crash', systemDatabaseUrl: config.url, executorID: executorId, logLevel: 'error' });
+await startDbosRecovery({ pool, queues: [agent.queue], leaseMs: config.leaseMs, executorId });
 await DBOS.launch();
-await agent.start();
-await startDbosRecovery({ pool, queues: [agent.queue], leaseMs: config.leaseMs });
+// afterLaunch: the process stops here, as one killed right after launch would (it dequeues turns still).
+if (!config.afterLaunch) await agent.start();
 process.stdout.write(JSON.stringify({ ready: DBOS.executorID }) + '\\n');
 `;
 
@@ -123,5 +126,49 @@ describe('agentloop/dbos after a crash of the process running the turn', () => {
       'assistant',
     ]);
     second.child.kill('SIGTERM');
+    await second.exited;
+  }, 120_000);
+
+  it('a process killed between DBOS.launch() and its own setup is taken over too (its lease came first)', async () => {
+    // The queue and sessions table as earlier processes left them: a launched process dequeues at once.
+    client ??= await DBOSClient.create({ systemDatabaseUrl: url });
+    await client.registerQueue('agentloop_pay', { partitionConcurrency: 1 });
+    const pool = new pg.Pool({ connectionString: url, max: 1 });
+    await new DbosSessions(pool).migrate();
+    await pool.end();
+    await model?.close();
+    model = await startScriptedServer({
+      scenario: {
+        turns: [
+          { toolCalls: [{ name: 'charge', arguments: { cents: 700 } }] },
+          { content: 'charge unknown' },
+        ],
+      },
+    });
+    const log = path.join(children.work(), 'tools-launch.log');
+    const config = { url, model: model.url, log, chargeMs: 60_000, lookupMs: 10, leaseMs: 1000 };
+    const handle = await client.enqueue(
+      { workflowName: 'agentloop.turn.pay', queueName: 'agentloop_pay', queuePartitionKey: 'crash-2' },
+      'crash-2',
+      'charge 7 dollars',
+    );
+    const first = children.run('worker', { ...config, afterLaunch: true }, (line) => 'ready' in line);
+    await first.reached;
+    await eventually(async () =>
+      (await readFile(log, 'utf8').catch(() => '')).includes('charge 700') ? true : undefined,
+    );
+    first.child.kill('SIGKILL');
+    await first.exited;
+
+    const second = children.run('worker', { ...config, chargeMs: 10 }, (line) => 'ready' in line);
+    await second.reached;
+    const result = (await handle.getResult()) as { response: string };
+    expect(result.response).toBe('charge unknown');
+    const lines = (await readFile(log, 'utf8')).trim().split('\n');
+    expect(lines.filter((l) => l.startsWith('charge'))).toHaveLength(1);
+    const tools = model.requests[1]!.messages.filter((m) => m.role === 'tool');
+    expect(String(tools[0]!.content)).toMatch(/^Outcome unknown: tool call "charge"/);
+    second.child.kill('SIGTERM');
+    await second.exited;
   }, 120_000);
 });

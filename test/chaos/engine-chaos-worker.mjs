@@ -55,14 +55,15 @@ if (config.engine === 'restate') {
   const { DBOS } = await import('@dbos-inc/dbos-sdk');
   const { dbosAgent, dbosExecutorId, startDbosRecovery } = await import('../../dist/engines/dbos/index.js');
   const agent = dbosAgent('chaos', options, { pool, store, queuePollMs: 100 });
+  const executorId = dbosExecutorId();
   DBOS.setConfig({
     name: 'agentloop-chaos',
     systemDatabaseUrl: config.url,
-    executorID: dbosExecutorId(),
+    executorID: executorId,
     logLevel: 'error',
   });
+  await startDbosRecovery({ pool, queues: [agent.queue], leaseMs: config.leaseMs, executorId });
   await DBOS.launch();
   await agent.start();
-  await startDbosRecovery({ pool, queues: [agent.queue], leaseMs: config.leaseMs });
   process.stdout.write('ready\n');
 }

@@ -4,7 +4,9 @@
 // completed. Restate's workers sit behind one address (a small HTTP/2 proxy here, as a load balancer
 // would be) registered once; DBOS's take over a dead worker's turns through their executor leases.
 // Counted from what the tools wrote and from the PostgreSQL session store the engines keep the
-// sessions in; prints one JSON line of counts. Needs dist/ (npm run build).
+// sessions in; prints one JSON line of counts. Needs dist/ (npm run build). It stops and counts when
+// every session completed, at `--timeoutMs`, or once nothing moved for `--stallMs` (default 120 s; 0:
+// never): no tool started or ended and no session changed state; `stalled` and `stuck` say which.
 // node test/chaos/run-engine-chaos.mjs --engine=restate|dbos --workers=3 --sessions=100 --kills=10
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -31,6 +33,7 @@ const maxKills = Number(args.kills ?? 10);
 const timeoutMs = Number(args.timeoutMs ?? 600_000);
 const killMinMs = Number(args.killMinMs ?? 700);
 const killMaxMs = Number(args.killMaxMs ?? 2_000);
+const stallMs = Number(args.stallMs ?? 120_000);
 
 const started = Date.now();
 const cluster = args.url ? undefined : await startPostgresCluster({ durable: false });
@@ -154,9 +157,14 @@ const killLoop = (async () => {
 })();
 
 const pending = new Set(ids);
+/** Where each session and the tools stood when something last moved, and when that was. */
+let lastMove = { at: Date.now(), toolLines: 0, views: new Map() };
+let stalled = false;
 while (pending.size > 0 && Date.now() - started < timeoutMs) {
+  const views = new Map();
   for (const id of [...pending]) {
     const view = await client.state(id).catch(() => undefined);
+    views.set(id, { state: view?.state, turn: view?.turn, pending: view?.pendingApprovals?.length });
     if (view?.state === 'Completed') pending.delete(id);
     for (const call of view?.state === 'WaitingApproval' ? view.pendingApprovals : []) {
       const key = `${id}:${call.toolCallId}`;
@@ -167,6 +175,16 @@ while (pending.size > 0 && Date.now() - started < timeoutMs) {
       );
       approved.set(key, accepted);
     }
+  }
+  const toolLines = (await readFile(counter, 'utf8').catch(() => '')).split('\n').length;
+  const moved =
+    toolLines !== lastMove.toolLines ||
+    views.size !== lastMove.views.size ||
+    [...views].some(([id, at]) => JSON.stringify(lastMove.views.get(id)) !== JSON.stringify(at));
+  if (moved) lastMove = { at: Date.now(), toolLines, views };
+  else if (stallMs > 0 && Date.now() - lastMove.at > stallMs) {
+    stalled = true;
+    break;
   }
   if (pending.size > 0) await new Promise((r) => setTimeout(r, 300));
 }
@@ -187,6 +205,8 @@ const result = {
   completed: sessions - pending.size,
   kills,
   seconds: Math.round((Date.now() - started) / 100) / 10,
+  // Nothing moved for `stallMs` before every session completed: the run stopped there.
+  stalled,
   toolRuns: runs.filter((r) => r.phase === 'start').length,
   // A call run again though a live process had run it (only a crash may make a call run again).
   recordedThenRunAgain: 0,
@@ -265,11 +285,9 @@ for (const id of ids) {
     }
   }
 }
-result.stuck = [];
-for (const id of [...pending].slice(0, 5)) {
-  const view = await client.state(id).catch((e) => ({ state: String(e) }));
-  result.stuck.push({ id, state: view?.state, pending: view?.pendingApprovals?.length });
-}
+// Every session that did not complete, named, where the last look saw it (read while the workers ran:
+// Restate's state handler needs an endpoint).
+result.stuck = [...pending].map((id) => ({ id, ...lastMove.views.get(id) }));
 process.stdout.write(`${JSON.stringify(result)}\n`);
 await client.close();
 await store.close();

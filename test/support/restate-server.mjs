@@ -28,29 +28,72 @@ export function restateServerBinary() {
 
 /**
  * Starts restate-server on 127.0.0.1 with OS-chosen ports (read from its JSON log) and its data in a
- * temp folder; resolves once its ingress and admin API listen.
+ * temp folder; resolves once its ingress and admin API listen. `halt()` stops the process and keeps
+ * its data; `resume()` starts it again on the same folder and ports (the engine gone and back).
  */
 export async function startRestateServer() {
   const binary = restateServerBinary();
   if ('missing' in binary) throw new Error(binary.missing);
   const dir = await mkdtemp(path.join(tmpdir(), 'agentloop-restate-'));
+  let running = await spawnServer(binary.path, dir);
+  const { ports } = running;
+  const admin = `http://127.0.0.1:${ports['admin-api-server']}`;
+  const ingress = `http://127.0.0.1:${ports['http-ingress-server']}`;
+  await untilHealthy(`${admin}/health`);
+  const halt = async () => {
+    const { child } = running;
+    const exited = new Promise((r) => child.once('exit', r));
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    else return;
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+    await exited;
+    clearTimeout(timer);
+  };
+  return {
+    ingress,
+    admin,
+    async register(uri) {
+      const response = await fetch(`${admin}/deployments`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ uri, force: true }),
+      });
+      if (!response.ok)
+        throw new Error(`registering ${uri}: HTTP ${response.status} ${await response.text()}`);
+    },
+    halt,
+    async resume() {
+      await halt();
+      running = await spawnServer(binary.path, dir, ports);
+      await untilHealthy(`${admin}/health`);
+    },
+    async stop() {
+      await halt();
+      await rm(dir, { recursive: true, force: true, maxRetries: 5 });
+    },
+  };
+}
+
+/** One restate-server process on `dir`: on OS-chosen ports, or on `fixed` ones (a restart). */
+async function spawnServer(binary, dir, fixed) {
+  const where = fixed
+    ? ['--bind-address', `127.0.0.1:${fixed['message-fabric-server']}`]
+    : ['--use-random-ports', 'true', '--bind-ip', '127.0.0.1'];
   const child = spawn(
-    binary.path,
-    [
-      '--no-logo',
-      '--use-random-ports',
-      'true',
-      '--bind-ip',
-      '127.0.0.1',
-      '--listen-mode',
-      'tcp',
-      '--base-dir',
-      dir,
-      '--default-num-partitions',
-      '2',
-    ],
+    binary,
+    ['--no-logo', ...where, '--listen-mode', 'tcp', '--base-dir', dir, '--default-num-partitions', '2'],
     {
-      env: { ...process.env, RESTATE_LOG_FORMAT: 'json', RESTATE_LOG_FILTER: 'info' },
+      env: {
+        ...process.env,
+        RESTATE_LOG_FORMAT: 'json',
+        RESTATE_LOG_FILTER: 'info',
+        ...(fixed
+          ? {
+              RESTATE_INGRESS__BIND_ADDRESS: `127.0.0.1:${fixed['http-ingress-server']}`,
+              RESTATE_ADMIN__BIND_ADDRESS: `127.0.0.1:${fixed['admin-api-server']}`,
+            }
+          : {}),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
@@ -67,7 +110,9 @@ export async function startRestateServer() {
           ports[span.server_name] = span['server.port'];
         }
       } catch {}
-      if (ports['http-ingress-server'] && ports['admin-api-server']) resolve();
+      if (ports['http-ingress-server'] && ports['admin-api-server'] && ports['message-fabric-server']) {
+        resolve();
+      }
     });
     child.stderr.on('data', (d) => log.push(d.toString()));
     child.once('exit', (code) => reject(new Error(`restate-server exited (${code}):\n${log.join('\n')}`)));
@@ -78,30 +123,7 @@ export async function startRestateServer() {
   } finally {
     clearTimeout(timer);
   }
-  const admin = `http://127.0.0.1:${ports['admin-api-server']}`;
-  const ingress = `http://127.0.0.1:${ports['http-ingress-server']}`;
-  await untilHealthy(`${admin}/health`);
-  return {
-    ingress,
-    admin,
-    async register(uri) {
-      const response = await fetch(`${admin}/deployments`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ uri, force: true }),
-      });
-      if (!response.ok)
-        throw new Error(`registering ${uri}: HTTP ${response.status} ${await response.text()}`);
-    },
-    async stop() {
-      const exited = new Promise((r) => child.once('exit', r));
-      if (child.exitCode === null) child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(timer);
-      await rm(dir, { recursive: true, force: true, maxRetries: 5 });
-    },
-  };
+  return { child, ports };
 }
 
 async function untilHealthy(url) {

@@ -1,5 +1,6 @@
 import { DBOSClient } from '@dbos-inc/dbos-sdk';
 import pg from 'pg';
+import { whenUnreachable } from './database-unreachable.js';
 import type { DbosTurnResult } from './dbos-agent.js';
 import { INPUT_TOPIC, type TurnInput, turnQueueName, turnWorkflowName } from './dbos-names.js';
 import { DbosSessions, type DbosSessionView } from './dbos-sessions.js';
@@ -46,7 +47,9 @@ export async function dbosClient(options: DbosClientOptions) {
       input.kind === 'approval' ? input.toolCallId : undefined,
       handler,
     );
-    await client.send(id, input, INPUT_TOPIC);
+    await client.send(id, input, INPUT_TOPIC).catch((error: unknown) => {
+      throw whenUnreachable(error, options.systemDatabaseUrl, `${handler} on session "${sessionId}"`);
+    });
     return true as const;
   };
   return {
@@ -55,11 +58,15 @@ export async function dbosClient(options: DbosClientOptions) {
       if (text.trim() === '') {
         throw new Error(`agentloop/dbos: send to session "${sessionId}" of agent "${agent}" needs a message`);
       }
-      const handle = await client.enqueue(
-        { workflowName: turnWorkflowName(agent), queueName, queuePartitionKey: sessionId },
-        sessionId,
-        text,
-      );
+      const handle = await client
+        .enqueue(
+          { workflowName: turnWorkflowName(agent), queueName, queuePartitionKey: sessionId },
+          sessionId,
+          text,
+        )
+        .catch((error: unknown) => {
+          throw whenUnreachable(error, options.systemDatabaseUrl, `send to session "${sessionId}"`);
+        });
       return handle.workflowID;
     },
     /** Waits for a turn's outcome. */

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { whenUnreachable } from './database-unreachable.js';
 
 /** Where a session stands, as the turn workflow last wrote it (`state` on the client). */
 export interface DbosSessionView {
@@ -63,10 +64,14 @@ export class DbosSessions {
   }
 
   async load(agent: string, sessionId: string): Promise<DbosSessionRow | undefined> {
-    const { rows } = await this.#pool.query<DbosSessionRow>(
-      `SELECT snapshot, view, result FROM ${this.#table} WHERE agent = $1 AND session_id = $2`,
-      [agent, sessionId],
-    );
+    const { rows } = await this.#pool
+      .query<DbosSessionRow>(
+        `SELECT snapshot, view, result FROM ${this.#table} WHERE agent = $1 AND session_id = $2`,
+        [agent, sessionId],
+      )
+      .catch((error: unknown) => {
+        throw whenUnreachable(error, this.#pool, `reading session "${sessionId}" of agent "${agent}"`);
+      });
     return rows[0];
   }
 

@@ -10,6 +10,13 @@ export interface DbosRecoveryOptions {
   schema?: string;
   /** The queues whose turns this process takes over: every `dbosAgent(...).queue` it serves. */
   queues: string[];
+  /**
+   * This process's executor id, the one given to `DBOS.setConfig({ executorID })`. Needed when called
+   * before `DBOS.launch()`, which is the safe order: a launched process dequeues turns at once, and one
+   * killed before its lease is written would never be taken over. After launch it defaults to
+   * `DBOS.executorID`.
+   */
+  executorId?: string;
   /** How long a process is trusted without renewing its lease (default 10 s). */
   leaseMs?: number;
   /** Hears what went wrong with a renewal or a takeover (default: stderr). */
@@ -40,6 +47,10 @@ export function dbosExecutorId(): string {
  * leaves it to the next) (`DBOS.resumeWorkflows(ids, { queueName })`, a
  * public API), where any process picks them up and the replay answers from the recorded steps.
  *
+ * Call it before `DBOS.launch()` with the `executorId` given to `DBOS.setConfig`: the lease is written
+ * first, so a process killed right after launch (it may have dequeued a turn already) is taken over
+ * too; the sweep of other processes' leases starts once DBOS is launched.
+ *
  * A process paused past its lease (a frozen VM) may find its turn taken over; DBOS then refuses the
  * second recording of any step, but a tool both ran may have run twice: keep `leaseMs` well above
  * the longest pause you expect.
@@ -49,12 +60,19 @@ export async function startDbosRecovery(options: DbosRecoveryOptions): Promise<D
   if (!/^[a-z_][a-z0-9_]*$/.test(schema)) {
     throw new Error(`agentloop/dbos: schema "${schema}" must be a lower-case SQL identifier`);
   }
-  const me = DBOS.executorID;
-  if (me === 'local') {
+  const launched = DBOS.isInitialized();
+  if (!launched && options.executorId === undefined) {
+    throw new Error(
+      'agentloop/dbos: startDbosRecovery before DBOS.launch() needs executorId: the one given to DBOS.setConfig({ executorID })',
+    );
+  }
+  const me = options.executorId ?? DBOS.executorID;
+  if (me === 'local' || me === '') {
     throw new Error(
       'agentloop/dbos: recovery needs an executor id per process: DBOS.setConfig({ executorID: dbosExecutorId() }) before DBOS.launch()',
     );
   }
+  if (launched) assertSameExecutor(me);
   const { pool, queues } = options;
   const leaseMs = options.leaseMs ?? 10_000;
   const table = `"${schema}".executors`;
@@ -75,8 +93,16 @@ export async function startDbosRecovery(options: DbosRecoveryOptions): Promise<D
     );
   await renew();
   let sweeping = false;
+  let checked = launched;
+  let mismatched = false;
   const sweep = async () => {
-    if (sweeping) return;
+    // Before launch there is nothing to resume with: the lease alone is what matters then.
+    if (sweeping || mismatched || !DBOS.isInitialized()) return;
+    if (!checked) {
+      checked = true;
+      mismatched = DBOS.executorID !== me;
+      assertSameExecutor(me);
+    }
     sweeping = true;
     // One lapsed lease at a time, locked while its turns are resumed and deleted only then: a sweeper
     // killed halfway leaves the lease (and its lock goes with its connection) for the next one.
@@ -123,6 +149,15 @@ export async function startDbosRecovery(options: DbosRecoveryOptions): Promise<D
         .catch(onError);
     },
   };
+}
+
+/** The lease must be on the id DBOS records this process's workflows under, or nobody resumes them. */
+function assertSameExecutor(me: string): void {
+  if (DBOS.executorID !== me) {
+    throw new Error(
+      `agentloop/dbos: recovery holds a lease on executor "${me}" but DBOS runs as "${DBOS.executorID}": give DBOS.setConfig the same executorID`,
+    );
+  }
 }
 
 /** Two processes creating the schema or table at once: one gets a unique violation. */

@@ -20,6 +20,9 @@ export class RestateClientError extends Error {
   }
 }
 
+/** What undici reports when a connection Restate had accepted closes before the answer. */
+const LOST = new Set(['UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'ECONNRESET', 'EPIPE']);
+
 /**
  * Talks to an agent served by Restate through its HTTP ingress, from any process: messages, answers
  * to approvals, interrupts and reads of the session.
@@ -37,8 +40,15 @@ export function restateClient(options: RestateClientOptions) {
       });
     } catch (error) {
       const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+      const why = cause?.code ?? cause?.message ?? String(error);
+      if (cause?.code !== undefined && LOST.has(cause.code)) {
+        // Restate took the call and went away before answering: it may have been received.
+        throw new RestateClientError(
+          `agentloop/restate: lost the connection to Restate at ${base} during ${handler} on session "${sessionId}" (${why}); the call may have reached Restate, and a turn it started goes on when Restate is back: read the session's state before sending it again`,
+        );
+      }
       throw new RestateClientError(
-        `agentloop/restate: cannot reach Restate at ${base} (${handler} on session "${sessionId}"): ${cause?.code ?? cause?.message ?? String(error)}`,
+        `agentloop/restate: cannot reach Restate at ${base} (${handler} on session "${sessionId}"): ${why}`,
       );
     }
     const text = await response.text();

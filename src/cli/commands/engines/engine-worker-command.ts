@@ -199,15 +199,23 @@ async function startDbosWorker(
     );
   }
   const agent = dbos.dbosAgent(name, () => options, { pool, ...(store ? { store } : {}) });
+  const executorId = dbos.dbosExecutorId();
   DBOS.setConfig({
     name: 'agentloop',
     systemDatabaseUrl: database,
-    executorID: dbos.dbosExecutorId(),
+    executorID: executorId,
     logLevel: 'error',
   });
-  await DBOS.launch();
-  await agent.start();
-  const recovery = await dbos.startDbosRecovery({ pool, queues: [agent.queue] });
+  // The lease before launch: a launched worker dequeues turns at once (docs/engines.md).
+  const recovery = await dbos.startDbosRecovery({ pool, queues: [agent.queue], executorId });
+  try {
+    await DBOS.launch();
+    await agent.start();
+  } catch (error) {
+    await recovery.stop();
+    await pool.end().catch(() => {});
+    throw error;
+  }
   return async () => {
     await recovery.stop();
     await DBOS.shutdown();

@@ -1,0 +1,139 @@
+import { randomBytes } from 'node:crypto';
+import net from 'node:net';
+import { DBOS } from '@dbos-inc/dbos-sdk';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { dbosAgent } from '../src/engines/dbos/index.js';
+import { defineTool } from '../src/index.js';
+import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
+import { deferred } from './support/harness.js';
+import { postgresUrl } from './support/postgres.js';
+
+// DBOS's PostgreSQL gone under a running turn and back: the worker reaches the database through a
+// TCP relay on loopback that the test cuts (every connection closed, new ones refused) and restores
+// on the same port, as a database restart looks from the worker.
+
+const runs: string[] = [];
+const charging = deferred();
+const release = deferred();
+const charge = defineTool({
+  name: 'charge',
+  description: 'charges a card (not idempotent; waits for the test)',
+  parameters: z.object({ cents: z.number() }),
+  execute: async ({ cents }) => {
+    runs.push(`charge ${cents}`);
+    charging.resolve();
+    await release.promise;
+    return `charged ${cents}`;
+  },
+});
+
+/** A TCP relay to PostgreSQL that can be cut and restored on the same port. */
+async function relay(target: URL) {
+  const sockets = new Set<net.Socket>();
+  let server: net.Server | undefined;
+  let port = 0;
+  const open = async () => {
+    server = net.createServer((socket) => {
+      const upstream = net.connect(Number(target.port || 5432), target.hostname);
+      sockets.add(socket).add(upstream);
+      for (const s of [socket, upstream]) {
+        s.on('error', () => {});
+        s.on('close', () => {
+          socket.destroy();
+          upstream.destroy();
+          sockets.delete(s);
+        });
+      }
+      socket.pipe(upstream).pipe(socket);
+    });
+    await new Promise<void>((resolve) => server!.listen(port, '127.0.0.1', resolve));
+    port = (server.address() as net.AddressInfo).port;
+  };
+  await open();
+  return {
+    port: () => port,
+    async cut() {
+      const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
+      for (const s of sockets) s.destroy();
+      await closed;
+    },
+    restore: open,
+  };
+}
+
+const database = `dbos_gone_${randomBytes(5).toString('hex')}`;
+let pool: pg.Pool;
+let model: ScriptedServer;
+let agent: ReturnType<typeof dbosAgent>;
+let link: Awaited<ReturnType<typeof relay>>;
+
+beforeAll(async () => {
+  const admin = new pg.Client(postgresUrl());
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${database}`);
+  await admin.end();
+  const direct = new URL(postgresUrl());
+  link = await relay(direct);
+  const url = new URL(postgresUrl());
+  url.pathname = `/${database}`;
+  url.hostname = '127.0.0.1';
+  url.port = String(link.port());
+  pool = new pg.Pool({ connectionString: url.href, max: 4 });
+  pool.on('error', () => {});
+  model = await startScriptedServer({
+    scenario: {
+      turns: [{ toolCalls: [{ name: 'charge', arguments: { cents: 900 } }] }, { content: 'done' }],
+    },
+  });
+  agent = dbosAgent('pay', () => ({ baseURL: model.url, apiKey: 'k', tools: [charge] }), {
+    pool,
+    queuePollMs: 200,
+  });
+  DBOS.setConfig({ name: 'agentloop-dbos-gone', systemDatabaseUrl: url.href, logLevel: 'error' });
+  await DBOS.launch();
+  await agent.start();
+}, 60_000);
+
+afterAll(async () => {
+  release.resolve();
+  await DBOS.shutdown();
+  await pool?.end();
+  await model?.close();
+  const admin = new pg.Client(postgresUrl());
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+  await admin.end();
+});
+
+describe('agentloop/dbos when PostgreSQL goes away mid-turn', () => {
+  it('the turn finishes once the database is back, with nothing run twice', async () => {
+    const id = await agent.post('gone-1', 'charge 9 dollars');
+    await charging.promise;
+    await link.cut();
+    // While it is down, a read of the session fails.
+    const down = await agent.state('gone-1').then(
+      () => undefined,
+      (error: unknown) => error as Error,
+    );
+    expect(down?.message).toBe(
+      `agentloop/dbos: cannot reach PostgreSQL at 127.0.0.1:${link.port()}/${database} (reading session "gone-1" of agent "pay"): Connection terminated unexpectedly`,
+    );
+    release.resolve();
+    await new Promise((r) => setTimeout(r, 2000));
+    await link.restore();
+    const result = await Promise.race([
+      DBOS.retrieveWorkflow<{ state: string; response: string }>(id).getResult(),
+      new Promise<{ state: string; response: string }>((r) =>
+        setTimeout(() => r({ state: 'never finished', response: '' }), 40_000),
+      ),
+    ]);
+    expect(result).toMatchObject({ state: 'Completed', response: 'done' });
+    // The charge ran once; its result, recorded when the database came back, is what the model got.
+    expect(runs).toEqual(['charge 900']);
+    const tools = model.requests.at(-1)!.messages.filter((m) => m.role === 'tool');
+    expect(tools.map((m) => m.content)).toEqual(['charged 900']);
+    expect(model.requests).toHaveLength(2);
+  }, 90_000);
+});

@@ -1,0 +1,91 @@
+import * as restate from '@restatedev/restate-sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { RestateClientError, restateAgent, restateClient } from '../src/engines/restate/index.js';
+import { defineTool } from '../src/index.js';
+import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
+import { eventually } from './support/engine-tests.js';
+import { deferred } from './support/harness.js';
+import {
+  type RestateServer,
+  restateServerBinary,
+  serveEndpoint,
+  startRestateServer,
+} from './support/restate-server.js';
+
+// Restate's server stopped under a running turn and started again on the same data and ports: what
+// a client waiting for the turn is told, and that the turn finishes with no tool run twice.
+
+process.env.RESTATE_LOGGING ??= 'ERROR';
+const binary = restateServerBinary();
+if ('missing' in binary) console.warn(`restate tests skipped: ${binary.missing}`);
+
+const runs: string[] = [];
+const charging = deferred();
+const release = deferred();
+const charge = defineTool({
+  name: 'charge',
+  description: 'charges a card (not idempotent; waits for the test)',
+  parameters: z.object({ cents: z.number() }),
+  execute: async ({ cents }) => {
+    runs.push(`charge ${cents}`);
+    charging.resolve();
+    await release.promise;
+    return `charged ${cents}`;
+  },
+});
+
+describe.skipIf('missing' in binary)('agentloop/restate when the engine goes away mid-turn', () => {
+  let server: RestateServer;
+  let endpoint: { url: string; close(): Promise<void> };
+  let model: ScriptedServer;
+
+  beforeAll(async () => {
+    server = await startRestateServer();
+    model = await startScriptedServer({
+      scenario: {
+        turns: [{ toolCalls: [{ name: 'charge', arguments: { cents: 900 } }] }, { content: 'done' }],
+      },
+    });
+    const agent = restateAgent('pay', () => ({ baseURL: model.url, apiKey: 'k', tools: [charge] }));
+    endpoint = await serveEndpoint(restate.endpoint().bind(agent).http2Handler());
+    await server.register(endpoint.url);
+  }, 60_000);
+  afterAll(async () => {
+    release.resolve();
+    await server?.stop();
+    await endpoint?.close();
+    await model?.close();
+  });
+
+  it('a waiting client gets an error naming Restate and its address; once back, the turn ends with nothing run twice', async () => {
+    const client = restateClient({ url: server.ingress, agent: 'pay' });
+    const waiting = client.send('gone-1', 'charge 9 dollars');
+    waiting.catch(() => {});
+    await charging.promise;
+    await server.halt();
+
+    const lost = await waiting.then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(lost).toBeInstanceOf(RestateClientError);
+    expect((lost as Error).message).toContain(
+      `lost the connection to Restate at ${server.ingress} during send on session "gone-1"`,
+    );
+    // While it is down: the same kind of error, naming the engine and the address.
+    await expect(client.state('gone-1')).rejects.toThrow(`cannot reach Restate at ${server.ingress}`);
+    // The tool finishes in the attempt Restate lost: its result has nowhere to go.
+    release.resolve();
+
+    await server.resume();
+    const result = await eventually(() => client.result('gone-1').then((r) => r ?? undefined), 60_000);
+    expect(result.state).toBe('Completed');
+    expect(result.response).toBe('done');
+    expect(runs).toEqual(['charge 900']);
+    // The charge was cut by the engine's loss: answered "outcome unknown", not run again.
+    const tools = model.requests.at(-1)!.messages.filter((m) => m.role === 'tool');
+    expect(String(tools[0]!.content)).toMatch(/^Outcome unknown: tool call "charge"/);
+    expect(model.requests).toHaveLength(2);
+  }, 90_000);
+});
