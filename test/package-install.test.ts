@@ -173,7 +173,9 @@ describe('the packed package', { timeout: 180_000 }, () => {
   it('prints usage for --help of every command', async () => {
     const top = await run('npx', ['--no', '--', 'agentloop', '--help'], app);
     expect(top.code, explain(top)).toBe(0);
-    const commands = [...new Set([...top.stdout.matchAll(/^ {2}agentloop ([a-z][a-z0-9]*)/gm)].map((m) => m[1]!))];
+    const commands = [
+      ...new Set([...top.stdout.matchAll(/^ {2}agentloop ([a-z][a-z0-9]*)/gm)].map((m) => m[1]!)),
+    ];
     expect(commands).toEqual(
       expect.arrayContaining(['demo', 'run', 'chat', 'sessions', 'validate', 'inspect', 'worker', 'send']),
     );
