@@ -120,4 +120,50 @@ describe('approvals as AG-UI interrupts', () => {
     expect(more.events.at(-1), more.text).toMatchObject({ type: 'RUN_ERROR', code: 'interrupt_open' });
     expect((await store.load('thread-r'))?.state).toBe('WaitingApproval');
   });
+
+  it.each([true, false])(
+    'a resume that answers one of two open interrupts (approved: %s) ends with the other still open',
+    async (approved) => {
+      const charged: string[] = [];
+      const { runs } = await agUiServer(
+        {
+          turns: [
+            {
+              toolCalls: [
+                { name: 'charge', arguments: { amount: 1 } },
+                { name: 'charge', arguments: { amount: 2 } },
+              ],
+            },
+            { content: 'both charged' },
+          ],
+        },
+        {
+          agent: () => ({ instructions: 'You help.', loopControlTools: false, tools: [chargeTool(charged)] }),
+        },
+      );
+      const client = clientWith(runs, 'thread-two', 'charge me 1 and 2');
+      const first = await runThrough(client);
+      const [one, two] = first.events.at(-1)!.outcome.interrupts as { id: string }[];
+      // HttpAgent insists on answering every open interrupt; a raw client may answer some.
+      const resume = (id: string, runId: string, yes: boolean) =>
+        postRun(runs, {
+          threadId: 'thread-two',
+          runId,
+          messages: client.messages,
+          resume: [{ interruptId: id, status: 'resolved', payload: { approved: yes } }],
+        });
+      const second = await resume(one!.id, 'r-one', approved);
+      expect(second.events.at(-1), second.text).toMatchObject({
+        type: 'RUN_FINISHED',
+        outcome: { type: 'interrupt' },
+      });
+      const open = (second.events.at(-1) as { outcome: { interrupts: { id: string }[] } }).outcome;
+      expect(open.interrupts.map((i) => i.id)).toEqual([two!.id]);
+      // An approved call runs at once; the other waits for its answer.
+      expect(charged).toEqual(approved ? ['charge 1'] : []);
+      const third = await resume(two!.id, 'r-two', true);
+      expect(third.events.at(-1), third.text).toMatchObject({ type: 'RUN_FINISHED', result: 'both charged' });
+      expect(charged).toEqual(approved ? ['charge 1', 'charge 2'] : ['charge 2']);
+    },
+  );
 });

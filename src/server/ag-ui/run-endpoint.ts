@@ -169,14 +169,13 @@ export async function handleRun(
     }
     // A new message while only expired interrupts wait: their calls are answered interrupted first.
     if (delta.user && agent.state === 'WaitingApproval') agent.interrupt('the approval expired');
+    let endRun!: () => void;
     const ended = new Promise<void>((resolve) => {
-      const off = agent!.on('*', (event) => {
-        mapper.onEvent(event);
-        if (mapper.ended) {
-          off();
-          resolve();
-        }
-      });
+      endRun = resolve;
+    });
+    const off = agent.on('*', (event) => {
+      mapper.onEvent(event);
+      if (mapper.ended) endRun();
     });
     if (answers.length > 0 || delta.toolResults.size > 0) {
       for (const answer of answers) {
@@ -187,12 +186,15 @@ export async function handleRun(
         results.set(toolCallId, result);
         agent.approve(toolCallId);
       }
-      // Calls still waiting (only some were answered): the run ends as it began, waiting for them.
+      // Calls still waiting (only some were answered): the run ends as it began, waiting for them. No
+      // event may follow (a rejection is answered at once), so the end is taken here too.
       if (agent.state === 'WaitingApproval') mapper.waiting(Date.now());
+      if (mapper.ended) endRun();
     } else {
       agent.send(delta.user!.text).catch((error: unknown) => mapper.fail('error', String(error)));
     }
     await ended;
+    off();
     // Every write of the turn is durable (and streamed) before the run's end is written after them.
     await agent.flush();
     const final = withExpiry(mapper.final, expiries, context.approvalTimeoutMs);
