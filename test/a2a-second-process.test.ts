@@ -77,4 +77,42 @@ describe('two A2A server processes on one file store', () => {
       expect((await rest).map(kindOf).at(-1)).toBe(`status:${TaskState.TASK_STATE_COMPLETED}`);
     }
   });
+
+  it('a cancel sent to the second reaches the task the first carries, through the session inbox', async () => {
+    const started = deferred();
+    const aborted = deferred();
+    const tool = defineTool({
+      name: 'wait_for_it',
+      description: 'waits until cancelled',
+      parameters: z.object({}),
+      execute: (_args, ctx) =>
+        new Promise<string>((_resolve, reject) => {
+          started.resolve();
+          ctx.signal.addEventListener('abort', () => {
+            aborted.resolve();
+            reject(new Error('cancelled'));
+          });
+        }),
+    });
+    const { url, dir, model } = await a2aServer(
+      { turns: [{ toolCalls: [{ name: 'wait_for_it', arguments: {} }] }, { content: 'never' }] },
+      { agent: () => ({ instructions: 'You help.', loopControlTools: false, tools: [tool] }) },
+    );
+    const other = second.run('serve', { dir, model: model.url }, (line) => typeof line.url === 'string');
+    const otherUrl = (await other.reached).at(-1)!.url as string;
+    const first = await sdkClient(url, '1.0');
+    const stream = first.sendMessageStream(textMessage('go'));
+    const head = await stream.next();
+    const taskId = (head.value as { payload: { value: { id: string } } }).payload.value.id;
+    const rest = drain(stream);
+    await started.promise;
+    const client = await sdkClient(otherUrl, '1.0');
+    const cancelled = await client.cancelTask({ tenant: '', id: taskId, metadata: undefined });
+    await aborted.promise;
+    expect(cancelled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+    expect((await rest).map(kindOf).at(-1)).toBe(`status:${TaskState.TASK_STATE_CANCELED}`);
+    expect((await client.getTask({ tenant: '', id: taskId })).status?.state).toBe(
+      TaskState.TASK_STATE_CANCELED,
+    );
+  });
 });

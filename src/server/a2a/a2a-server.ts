@@ -203,6 +203,7 @@ export function createA2aServer(options: A2aServerOptions): A2aRequestHandler {
   Object.defineProperty(handler, 'card', { value: card });
   handler.close = async () => {
     await Promise.all([...tasks.active.values()].map((task) => task.done));
+    await tasks.close();
   };
   return handler;
 }

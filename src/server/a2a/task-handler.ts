@@ -27,8 +27,10 @@ import {
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import type { AgentRuntimeOptions, AgentSource } from '../agent-source.js';
 import { HttpError } from '../http-error.js';
+import { InboxWakeups } from '../run-cancel-inbox.js';
 import type { SessionStore, TranscriptEntry } from '../session-imports.js';
 import { threadRecord } from '../thread-sessions.js';
+import { cancelThroughInbox } from './task-cancel.js';
 import {
   contextOfTask,
   INTERRUPTED_STATES,
@@ -85,9 +87,17 @@ export class SessionTaskHandler implements A2ARequestHandler {
   readonly #options: TaskHandlerOptions;
   readonly #notifier: TaskPushNotifier | undefined;
 
+  readonly #wakeups: InboxWakeups;
+
   constructor(options: TaskHandlerOptions) {
     this.#options = options;
+    this.#wakeups = new InboxWakeups(options.store);
     if (options.push) this.#notifier = new TaskPushNotifier(options.store);
+  }
+
+  /** Stops watching the store's inbox (after the tasks carried here have ended). */
+  async close(): Promise<void> {
+    await this.#wakeups.close();
   }
 
   async getAgentCard(): Promise<AgentCard> {
@@ -176,21 +186,13 @@ export class SessionTaskHandler implements A2ARequestHandler {
       running.agent.interrupt('canceled by the client');
       await running.done;
     } else if (INTERRUPTED_STATES.has(state)) {
-      await cancelRestingTask(
-        {
-          store: this.#options.store,
-          source: this.#options.source,
-          runtime: this.#options.runtime,
-          principal: principalOfContext(context),
-        },
-        params.id,
-        contextId,
-        await this.#threadRecord(contextId, principalOfContext(context), params.id),
-      );
+      const { store, source, runtime } = this.#options;
+      const principal = principalOfContext(context);
+      const thread = await this.#threadRecord(contextId, principal, params.id);
+      await cancelRestingTask({ store, source, runtime, principal }, params.id, contextId, thread);
     } else {
-      throw new TaskNotCancelableError(
-        `task "${params.id}" is running in another process; cancel it on the server that carries it`,
-      );
+      const load = () => this.#loadTask(params.id, context);
+      return cancelThroughInbox(this.#options.store, contextId, params.id, this.#options.pollMs, load);
     }
     return this.#loadTask(params.id, context);
   }
@@ -341,6 +343,7 @@ export class SessionTaskHandler implements A2ARequestHandler {
         ...(listener ? { listener } : {}),
         ...(onKept ? { onKept } : {}),
         ...(push ? { push } : {}),
+        inbox: { pollMs: this.#options.pollMs, wakeups: this.#wakeups },
       },
       this.active,
     );

@@ -2,6 +2,7 @@ import { Artifact, Message, type StreamResponse, TaskStatus } from '@a2a-js/sdk'
 import type { Agent } from '../../agent/agent.js';
 import type { AgentEvent, TerminateReason } from '../../machines/emitted-events.js';
 import { scrubForClient } from '../client-text.js';
+import { type InboxWakeups, watchCancels } from '../run-cancel-inbox.js';
 import type { SessionRecord } from '../session-imports.js';
 import { openThread, type ThreadContext } from '../thread-sessions.js';
 import { TranscriptFeed } from '../transcript-feed.js';
@@ -57,6 +58,8 @@ export interface TaskTurn {
   listener?: TaskListener;
   /** Called for every kept event of the task (push notifications). */
   onKept?: (event: StreamResponse, record: TaskRecord) => void;
+  /** Hears cancels posted to the session's inbox by other processes (none: cancels reach only this one). */
+  inbox?: { pollMs: number; wakeups: InboxWakeups };
 }
 
 /**
@@ -98,6 +101,19 @@ export async function startTaskTurn(turn: TaskTurn, active: ActiveTasks): Promis
     throw error;
   }
   task.agent = agent;
+  // A cancel sent to another process sharing the store reaches this one through the session's inbox.
+  const stopCancels = turn.inbox
+    ? watchCancels(
+        context.store,
+        contextId,
+        taskId,
+        () => {
+          task.cancelled = true;
+          agent.interrupt('canceled by the client');
+        },
+        turn.inbox,
+      )
+    : () => {};
   if (turn.kind !== 'new') {
     // The task's earlier entries, so that its record (history, push configs) is whole here.
     const { entries } = await context.store.readTranscript(contextId);
@@ -181,6 +197,7 @@ export async function startTaskTurn(turn: TaskTurn, active: ActiveTasks): Promis
       await feed.store.appendTranscript(contextId, last);
       await feed.settled();
     } finally {
+      stopCancels();
       try {
         await agent.close();
       } catch {

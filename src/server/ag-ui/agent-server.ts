@@ -5,12 +5,12 @@ import { applyCors } from '../cors.js';
 import { HttpError, sendError } from '../http-error.js';
 import { type AuthOption, checkExposure, principalOf } from '../request-auth.js';
 import { readJsonBody } from '../request-body.js';
+import { InboxWakeups } from '../run-cancel-inbox.js';
 import type { SessionStore } from '../session-imports.js';
 import type { ActiveRuns } from './active-runs.js';
 import { handleCancel } from './cancel-endpoint.js';
 import { handleEvents } from './events-endpoint.js';
 import { handleMessages } from './messages-endpoint.js';
-import { InboxWakeups } from './run-cancel-inbox.js';
 import { handleRun } from './run-endpoint.js';
 import { parseRunInput } from './run-input.js';
 

@@ -1,9 +1,9 @@
 import type { ServerResponse } from 'node:http';
 import { HttpError } from '../http-error.js';
+import { cancelReason } from '../run-cancel-inbox.js';
 import { hasInbox, type SessionStore } from '../session-imports.js';
 import { threadRecord } from '../thread-sessions.js';
 import type { ActiveRuns } from './active-runs.js';
-import { cancelReason } from './run-cancel-inbox.js';
 import { latestRun } from './thread-runs.js';
 
 /**

@@ -1,10 +1,11 @@
-import type { InboxItem, SessionStore } from '../session-imports.js';
-import { hasInbox } from '../session-imports.js';
+import type { InboxItem, SessionStore } from './session-imports.js';
+import { hasInbox } from './session-imports.js';
 
-// A cancel sent to a server that does not carry the run travels through the session's inbox in the
-// store (the same items `agentloop send --interrupt` and the workers use); the carrier hears it here.
+// A cancel sent to a server that does not carry the run (an AG-UI run, an A2A task) travels through the
+// session's inbox in the store (the same items `agentloop send --interrupt` and the workers use); the
+// carrier hears it here.
 
-/** The reason of the inbox interrupt that cancels one AG-UI run: it names the run. */
+/** The reason of the inbox interrupt that cancels one run (or task): it names the run. */
 export function cancelReason(runId: string): string {
   return `cancelled by the client (run ${JSON.stringify(runId)})`;
 }
