@@ -25,6 +25,10 @@ async function chaos(engine: 'restate' | 'dbos', flags: string[] = []) {
       '--kills=1',
       '--killMinMs=200',
       '--killMaxMs=600',
+      // Tools long enough that a kill finds one running: with the runner's 5-40 ms tools six sessions
+      // could all end between two looks of the kill loop, and the run had nothing to prove (kills 0).
+      '--toolMinMs=150',
+      '--toolMaxMs=400',
       '--timeoutMs=90000',
       `--url=${postgresUrl()}`,
       ...flags,
