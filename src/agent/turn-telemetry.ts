@@ -10,6 +10,7 @@ import type {
   ToolEndInfo,
   ToolStartInfo,
   TurnEndInfo,
+  TraceCarrier,
   TurnStartInfo,
 } from '../telemetry/agent-telemetry.js';
 import { guardedTelemetry } from '../telemetry/guarded-telemetry.js';
@@ -229,6 +230,10 @@ export class TurnTelemetry implements TelemetryScope {
 
   toolEnd(tool: TelemetryHandle, info: ToolEndInfo): void {
     this.#hooks.toolEnd(tool, info);
+  }
+
+  carrierOf(handle: TelemetryHandle): TraceCarrier | undefined {
+    return this.#hooks.carrierOf(handle);
   }
 }
 

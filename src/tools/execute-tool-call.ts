@@ -140,7 +140,8 @@ export async function executeToolCall(
       return controller.signal;
     },
   };
-  if (span !== undefined) context.telemetry = toolTelemetry(span);
+  if (span !== undefined && telemetry)
+    context.telemetry = toolTelemetry(span, telemetry.carrierOf && (() => telemetry.carrierOf?.(span)));
   const failed = (error: unknown): ToolResult => {
     if (error instanceof ToolTimeoutError) {
       return finish(
