@@ -9,8 +9,8 @@ import type {
   TelemetryHandle,
   ToolEndInfo,
   ToolStartInfo,
-  TurnEndInfo,
   TraceCarrier,
+  TurnEndInfo,
   TurnStartInfo,
 } from '../telemetry/agent-telemetry.js';
 import { guardedTelemetry } from '../telemetry/guarded-telemetry.js';

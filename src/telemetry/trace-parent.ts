@@ -62,7 +62,10 @@ const carriers = new WeakMap<ToolTelemetry, () => TraceCarrier | undefined>();
  * The `ctx.telemetry` a tool gets for the run `handle` stands for; `carrier` gives the run's W3C
  * trace context when the backend has one (read only when asked: {@link traceCarrierOf}).
  */
-export function toolTelemetry(handle: TelemetryHandle, carrier?: () => TraceCarrier | undefined): ToolTelemetry {
+export function toolTelemetry(
+  handle: TelemetryHandle,
+  carrier?: () => TraceCarrier | undefined,
+): ToolTelemetry {
   const parent = Object.freeze({}) as ToolTelemetry;
   handles.set(parent, handle);
   if (carrier) carriers.set(parent, carrier);
