@@ -3,6 +3,7 @@ import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { DEFAULTS } from '../defaults.js';
+import { abortableSleep } from '../llm/retry-policy.js';
 import type { ToolProgress } from '../tools/define-tool.js';
 import { isHttpServer, type McpServerConfig } from './mcp-config.js';
 import { StoredOAuthProvider } from './mcp-oauth-provider.js';
@@ -254,7 +255,7 @@ export class McpServerConnection {
       );
     }
     const wait = this.restartDelay();
-    if (wait > 0) await sleep(wait, signal);
+    if (wait > 0) await abortableSleep(wait, signal);
     try {
       await this.start();
     } catch (error) {
@@ -380,21 +381,6 @@ function signInRequired(error: unknown): McpSignInRequired | undefined {
 
 function text(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', abort);
-      resolve();
-    }, ms);
-    const abort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', abort, { once: true });
-  });
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
