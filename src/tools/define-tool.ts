@@ -50,7 +50,7 @@ export interface ToolContext {
   telemetry?: ToolTelemetry;
   /**
    * Reports progress while the call runs (`{ message?, progress?, total?, data? }`): a `tool_progress`
-   * event on the agent's bus. Costs nothing when nobody listens; ignored once the call has ended.
+   * event on the agent's bus. No event is built while nobody listens; ignored once the call has ended.
    * Throws a TypeError naming the tool when a field has the wrong type.
    */
   progress(report: ToolProgress): void;
