@@ -1,8 +1,14 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { TaskState } from '@a2a-js/sdk';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
 import { createAgent, FileSessionStore } from '../src/index.js';
+import { otelTelemetry } from '../src/otel/index.js';
 import { a2aAgentTool } from '../src/server/a2a/index.js';
 import { startScriptedServer } from '../src/testing/index.js';
 import { sdkClient, tempDir } from './support/a2a-server.js';
@@ -13,7 +19,7 @@ const dist = (file: string) => JSON.stringify(pathToFileURL(path.join(repoRoot, 
 
 // Agent B: its own process, its own scripted model and file store; a charge tool that needs approval
 // and a slow tool that only stops when its turn is interrupted.
-const agentB = scriptChildren(
+const agentB = scriptChildren<'serve' | 'traced'>(
   'a2a-b-',
   `
 import { z } from 'zod';
@@ -22,6 +28,22 @@ import { startA2aServer } from ${dist('server/a2a/index.js')};
 import { startScriptedServer } from ${dist('testing/index.js')};
 const config = JSON.parse(process.argv[3]);
 const model = await startScriptedServer({ scenario: config.scenario });
+// 'traced': B has OpenTelemetry on, and prints each span as it ends.
+let telemetry;
+if (process.argv[2] === 'traced') {
+  const { BasicTracerProvider } = await import('@opentelemetry/sdk-trace-base');
+  const { otelTelemetry } = await import(${dist('otel/index.js')});
+  const printer = {
+    onStart() {},
+    onEnd(s) {
+      const c = s.spanContext();
+      console.log(JSON.stringify({ span: { name: s.name, traceId: c.traceId, spanId: c.spanId, parent: s.parentSpanContext?.spanId ?? '' } }));
+    },
+    forceFlush: async () => {},
+    shutdown: async () => {},
+  };
+  telemetry = otelTelemetry({ tracer: new BasicTracerProvider({ spanProcessors: [printer] }).getTracer('b') });
+}
 const charged = [];
 const charge = defineTool({
   name: 'charge', description: 'charges a card', parameters: z.object({ amount: z.number() }),
@@ -36,7 +58,7 @@ const slow = defineTool({
   }),
 });
 const server = await startA2aServer({
-  agent: () => ({ instructions: 'You are B.', loopControlTools: false, tools: [charge, slow] }),
+  agent: () => ({ name: 'billing', instructions: 'You are B.', loopControlTools: false, tools: [charge, slow], ...(telemetry ? { telemetry } : {}) }),
   store: new FileSessionStore({ dir: config.dir }),
   runtime: { baseURL: model.url, apiKey: 'test-key' },
   card: { name: 'billing', description: 'charges cards' },
@@ -63,7 +85,6 @@ describe('two agentloop processes: A calls B through a2aAgentTool', () => {
     const traced: string[] = [];
     const askB = await a2aAgentTool({
       url: urlB,
-      onProgress: (p) => progress.push(p.state ?? `text:${p.text}`),
       traceparent: ({ toolCallId }) => {
         traced.push(toolCallId);
         return '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
@@ -87,6 +108,11 @@ describe('two agentloop processes: A calls B through a2aAgentTool', () => {
       baseURL: modelA.url,
       apiKey: 'test-key',
       store: storeA,
+    });
+    // B's answer streams into A's bus as the call's progress: the remote states and pieces of text.
+    agentA.on('tool_progress', (e) => {
+      const data = e.data as { state?: string; text?: string };
+      progress.push(data.state ?? `text:${data.text}`);
     });
     try {
       const asked = new Promise<{ name: string; args: unknown }[]>((resolve) =>
@@ -125,7 +151,7 @@ describe('two agentloop processes: A calls B through a2aAgentTool', () => {
     );
     const urlB = (await b.reached).at(-1)!.url as string;
     let remoteTask = '';
-    const askB = await a2aAgentTool({ url: urlB, onProgress: (p) => (remoteTask = p.taskId) });
+    const askB = await a2aAgentTool({ url: urlB });
     const modelA = await startScriptedServer({
       scenario: {
         turns: [{ toolCalls: [{ name: 'ask_billing', arguments: { message: 'do the slow thing' } }] }],
@@ -137,6 +163,9 @@ describe('two agentloop processes: A calls B through a2aAgentTool', () => {
       tools: [askB],
       baseURL: modelA.url,
       apiKey: 'test-key',
+    });
+    agentA.on('tool_progress', (e) => {
+      remoteTask = (e.data as { taskId: string }).taskId;
     });
     try {
       const turn = agentA.send('go');
@@ -164,4 +193,62 @@ describe('two agentloop processes: A calls B through a2aAgentTool', () => {
       await modelA.close();
     }
   });
+
+  it("the trace spans both processes: B's turn is a child of A's tool call, in A's trace", async () => {
+    const b = agentB.run(
+      'traced',
+      { dir: await tempDir(), scenario: { turns: [{ content: 'charged 5' }] } },
+      (line) => typeof line.url === 'string',
+    );
+    const urlB = (await b.reached).at(-1)!.url as string;
+    // A: OpenTelemetry with no context manager: the trace context flows from the tool call's own span.
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    const askB = await a2aAgentTool({ url: urlB });
+    const modelA = await startScriptedServer({
+      scenario: {
+        turns: [
+          { toolCalls: [{ name: 'ask_billing', arguments: { message: 'charge 5' } }] },
+          { content: 'B charged the card.' },
+        ],
+      },
+    });
+    const agentA = createAgent({
+      name: 'front',
+      instructions: 'You are A.',
+      loopControlTools: false,
+      tools: [askB],
+      baseURL: modelA.url,
+      apiKey: 'test-key',
+      telemetry: otelTelemetry({ tracer: provider.getTracer('a') }),
+    });
+    try {
+      expect((await agentA.send('please charge 5')).response).toBe('B charged the card.');
+      const spansA = exporter.getFinishedSpans();
+      const call = spansA.find((s) => s.name === 'execute_tool ask_billing')!;
+      expect(call).toBeDefined();
+      const turnA = spansA.find((s) => s.name === 'invoke_agent front')!;
+      expect(call.spanContext().traceId).toBe(turnA.spanContext().traceId);
+      const spanLine = (l: Record<string, unknown>) =>
+        (l.span as { name?: string } | undefined)?.name === 'invoke_agent billing';
+      await waitFor(() => b.lines.some(spanLine));
+      const spansB = b.lines.flatMap((l) =>
+        l.span ? [l.span as { traceId: string; parent: string; name: string }] : [],
+      );
+      const turnB = spansB.find((s) => s.name === 'invoke_agent billing')!;
+      expect(turnB.parent).toBe(call.spanContext().spanId);
+      expect(spansB.length).toBeGreaterThan(1);
+      for (const span of spansB) expect(span.traceId).toBe(call.spanContext().traceId);
+    } finally {
+      await agentA.close();
+      await modelA.close();
+      await provider.shutdown();
+    }
+  });
 });
+
+/** Resolves once `ready()` holds, looking every 20 ms (B's spans arrive as its lines). */
+async function waitFor(ready: () => boolean): Promise<void> {
+  for (let i = 0; i < 1500 && !ready(); i++) await new Promise((r) => setTimeout(r, 20));
+  expect(ready()).toBe(true);
+}

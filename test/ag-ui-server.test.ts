@@ -55,6 +55,51 @@ describe('AG-UI run endpoint', () => {
     expect(client.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'tool', 'assistant']);
   });
 
+  it("shows a running tool's progress as an ACTIVITY_SNAPSHOT the client keeps as an activity message", async () => {
+    const pages = defineTool({
+      name: 'fetch_pages',
+      description: 'fetches pages',
+      parameters: z.object({}),
+      execute: async (_args, ctx) => {
+        ctx.progress({ message: 'page 1', progress: 1, total: 2 });
+        await new Promise((r) => setImmediate(r));
+        ctx.progress({ message: 'page 2', progress: 2, total: 2, data: { cached: false } });
+        return 'two pages';
+      },
+    });
+    const { runs } = await agUiServer(
+      { turns: [{ toolCalls: [{ name: 'fetch_pages', arguments: {} }] }, { content: 'fetched' }] },
+      { agent: () => ({ instructions: 'You help.', loopControlTools: false, tools: [pages] }) },
+    );
+    const client = clientWith(runs, 'thread-progress', 'fetch them');
+    const { events, error } = await runThrough(client);
+    expect(error).toBeUndefined();
+    const activities = events.filter((e) => e.type === 'ACTIVITY_SNAPSHOT');
+    const callId = (events.find((e) => e.type === 'TOOL_CALL_START') as { toolCallId: string }).toolCallId;
+    expect(activities).toEqual([
+      expect.objectContaining({
+        messageId: `progress-${callId}`,
+        activityType: 'tool_progress',
+        content: { toolCallId: callId, toolName: 'fetch_pages', message: 'page 1', progress: 1, total: 2 },
+      }),
+      expect.objectContaining({
+        messageId: `progress-${callId}`,
+        content: expect.objectContaining({ message: 'page 2', progress: 2, data: { cached: false } }),
+      }),
+    ]);
+    const types = events.map((e) => e.type);
+    expect(types.indexOf('ACTIVITY_SNAPSHOT')).toBeGreaterThan(types.indexOf('TOOL_CALL_START'));
+    // The client's own state: one activity message for the call, as its last report left it.
+    const activity = client.messages.filter((m) => (m.role as string) === 'activity');
+    expect(activity).toEqual([
+      expect.objectContaining({
+        id: `progress-${callId}`,
+        activityType: 'tool_progress',
+        content: expect.objectContaining({ message: 'page 2' }),
+      }),
+    ]);
+  });
+
   it('sends the whole history on the next run and appends only the new user message', async () => {
     const { runs, model } = await agUiServer({
       turns: [{ content: 'first answer' }, { content: 'second answer' }],

@@ -69,6 +69,7 @@ const EVENT_CASES = [
   'COMPACTED', // agent.compact() after a turn
   'xstate.done.actor.compact', // the summary came
   'xstate.error.actor.compact', // the summary call failed: prune instead
+  'TOOL.PROGRESS', // a running tool reports progress (ctx.progress)
 ];
 
 const { shortest, extended } = generatePaths();

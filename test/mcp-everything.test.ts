@@ -68,6 +68,48 @@ describe('MCP tools from server-everything', () => {
     assertToolCallsAnswered(result.messages);
   });
 
+  it("passes the server's progress notifications on as the call's tool_progress events", async () => {
+    const { agent, events } = await agentOn(
+      {
+        turns: [
+          {
+            toolCalls: [
+              { name: 'everything__trigger-long-running-operation', arguments: { duration: 0.3, steps: 3 } },
+            ],
+          },
+          { content: 'done' },
+        ],
+      },
+      { mcpServers: { everything: everythingStdio() } },
+    );
+    closing.push(agent);
+    const result = await agent.send('run it');
+    expect(result.terminateReason).toBe('completed');
+    const start = events.find((e) => e.type === 'tool_call_start')!;
+    const progress = events.filter((e) => e.type === 'tool_progress');
+    // The server sends its last notification just before the result; the MCP SDK handles notifications a
+    // microtask late and drops one whose call has its result already: steps 1 and 2 always arrive.
+    expect(progress.length).toBeGreaterThanOrEqual(2);
+    expect(progress.slice(0, 2).map((e) => ({ ...e, timestamp: 0 }))).toEqual(
+      [1, 2].map((step) => ({
+        type: 'tool_progress',
+        sessionId: agent.sessionId,
+        turn: 1,
+        iteration: 1,
+        timestamp: 0,
+        toolCallId: (start as { toolCallId: string }).toolCallId,
+        name: 'everything__trigger-long-running-operation',
+        progress: step,
+        total: 3,
+      })),
+    );
+    const types = events.map((e) => e.type);
+    expect(types.lastIndexOf('tool_progress')).toBeLessThan(types.indexOf('tool_call_end'));
+    expect(String(result.messages.filter((m) => m.role === 'tool').at(-1)?.content)).toMatch(
+      /Long running operation completed/,
+    );
+  });
+
   it('asks before a tool that is not read-only, and before every call with approval: always', async () => {
     const { agent, events } = await agentOn(
       {

@@ -47,7 +47,10 @@ function helperTools() {
     name: 'lookup',
     description: 'looks a word up',
     parameters: z.object({ word: z.string() }),
-    execute: ({ word }) => `${word}: found`,
+    execute: ({ word }, ctx) => {
+      ctx.progress({ message: 'searching the index', progress: 1, total: 2 });
+      return `${word}: found`;
+    },
   });
   const writeNote = defineTool({
     name: 'write_note',
@@ -173,10 +176,12 @@ describe('agentloop as an MCP server over Streamable HTTP', () => {
     expect(progress.map((p) => p.message)).toEqual([
       'thinking (model call 1)',
       'running lookup',
+      // the inner tool's own progress (`ctx.progress`), passed on
+      'lookup: searching the index (1/2)',
       'lookup done',
       'thinking (model call 2)',
     ]);
-    expect(progress.map((p) => p.progress)).toEqual([1, 2, 3, 4]);
+    expect(progress.map((p) => p.progress)).toEqual([1, 2, 3, 4, 5]);
     expect(outputOf(result).toolCalls).toEqual([
       { id: expect.any(String), name: 'lookup', args: { word: 'mcp' }, status: 'ok', result: 'mcp: found' },
     ]);

@@ -11,11 +11,15 @@ import { defineTool, MemorySessionStore } from '../src/index.js';
 import { type WorkCounts, workSnapshot } from '../src/work-counters.js';
 import { agentAt, serve } from './support/harness.js';
 
+// It reports progress as it runs: a `tool_progress` event for a listener, nothing built for nobody.
 const echo = defineTool({
   name: 'echo',
   description: 'echoes',
   parameters: z.object({ text: z.string() }),
-  execute: ({ text }) => `echo: ${text}`,
+  execute: ({ text }, ctx) => {
+    ctx.progress({ message: `echoing ${text}`, progress: 1, total: 1 });
+    return `echo: ${text}`;
+  },
 });
 
 /** One turn: two model calls that each ask for one tool call, then the answer (3 model calls). */
@@ -109,6 +113,7 @@ describe('the work of a model call, counted', () => {
       );
       const modelCalls = seen.filter((t) => t === 'model_call').length;
       expect(modelCalls).toBe(3);
+      expect(seen.filter((t) => t === 'tool_progress')).toHaveLength(2);
       expect(work).toEqual({
         ...HASHED,
         // Each event once, and each `model_call` once more: the relay gives listeners a copy without the

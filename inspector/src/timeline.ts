@@ -26,6 +26,7 @@ const CATEGORY_OF: Record<string, Category> = {
   state_change: 'states',
   tool_call_start: 'tools',
   tool_call_end: 'tools',
+  tool_progress: 'tools',
   approval_requested: 'approvals',
   approval_resolved: 'approvals',
   limit_warning: 'warnings',
@@ -71,8 +72,22 @@ export function timelineRows(events: readonly BusEvent[]): TimelineRow[] {
         rows.push(row);
         break;
       }
+      case 'tool_progress': {
+        // The running call's row shows its latest report; nothing is added to the timeline.
+        const row = calls.get(String(e.toolCallId));
+        const count =
+          e.progress === undefined
+            ? ''
+            : e.total === undefined
+              ? `${e.progress}`
+              : `${e.progress}/${e.total}`;
+        const report = [e.message === undefined ? '' : show(e.message, 120), count].filter(Boolean).join(' ');
+        if (row && row.outcome === 'running' && report) row.text = `${String(e.name)} · ${report}`;
+        break;
+      }
       case 'tool_call_end': {
         let row = calls.get(String(e.toolCallId));
+        if (row) row.text = String(e.name);
         if (!row) {
           row = { ...base, category: 'tools', text: String(e.name), detail: show(e.args, 300) };
           rows.push(row);

@@ -9,6 +9,7 @@ import type {
   TelemetryHandle,
   ToolEndInfo,
   ToolStartInfo,
+  TraceCarrier,
   TurnEndInfo,
   TurnStartInfo,
 } from '../telemetry/agent-telemetry.js';
@@ -229,6 +230,10 @@ export class TurnTelemetry implements TelemetryScope {
 
   toolEnd(tool: TelemetryHandle, info: ToolEndInfo): void {
     this.#hooks.toolEnd(tool, info);
+  }
+
+  carrierOf(handle: TelemetryHandle): TraceCarrier | undefined {
+    return this.#hooks.carrierOf(handle);
   }
 }
 

@@ -2,7 +2,12 @@ import type { AgentEvent, AgentEventType } from '../machines/emitted-events.js';
 import type { Redactor } from './redact.js';
 
 /** Events that may arrive while a model stream is still running, without ending it. */
-const MID_STREAM: ReadonlySet<AgentEventType> = new Set(['tool_call_start', 'tool_call_end', 'retry']);
+const MID_STREAM: ReadonlySet<AgentEventType> = new Set([
+  'tool_call_start',
+  'tool_call_end',
+  'tool_progress',
+  'retry',
+]);
 
 /** Whether an event of this type ends a stream of `content_chunk`s (the held-back text is flushed before it). */
 export function endsStream(type: AgentEventType): boolean {

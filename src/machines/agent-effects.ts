@@ -102,6 +102,10 @@ class EffectRun implements EffectIO {
     if (this.active) this.parent?.send(event);
   }
 
+  hears(type: AgentEventType): boolean {
+    return effectsOf(this.parent)?.hears?.(type) ?? true;
+  }
+
   conversation(): readonly Message[] {
     const snapshot = this.parent?.getSnapshot() as { context?: { messages?: Message[] } } | undefined;
     return snapshot?.context?.messages ?? [];

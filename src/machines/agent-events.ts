@@ -41,6 +41,8 @@ export type AgentActorEvent =
       pruned?: AgentEventMap['context_pruned'];
     }
   | { type: 'TOOL.FINISHED'; result: ToolResult }
+  /** A running call reported progress: the machine emits `tool_progress` while the call runs. */
+  | ({ type: 'TOOL.PROGRESS' } & AgentEventMap['tool_progress'])
   /** The request is past `compactAt`: compact before this model call (callLlm waits to be stopped). */
   | { type: 'LLM.COMPACT' };
 

@@ -19,6 +19,7 @@ import {
   runnerDone,
   stopRunners,
   toolFinished,
+  toolProgress,
 } from './actions/tool-actions.js';
 import {
   continueTurn,
@@ -79,6 +80,7 @@ export const agentMachine = machineSetup
       streamReset,
       timeoutFinalCall,
       toolFinished,
+      toolProgress,
     },
   })
   .createMachine({
@@ -87,6 +89,7 @@ export const agentMachine = machineSetup
     initial: 'Initializing',
     on: {
       'TOOL.FINISHED': { actions: 'toolFinished' },
+      'TOOL.PROGRESS': { actions: 'toolProgress' },
       // A runner's done event also records its last result (see runnerDone).
       'xstate.done.actor.*': { actions: 'runnerDone' },
       'xstate.error.actor.*': { actions: 'runnerDone' },

@@ -182,9 +182,12 @@ function recordingIO(io: EffectIO, events: AgentActorEvent[]): EffectIO {
     },
     onAbort: (listener) => io.onAbort(listener),
     conversation: () => io.conversation?.() ?? [],
+    hears: (type) => io.hears?.(type) ?? true,
     send(event) {
       if (event.type === 'LLM.TOOL_CALL_READY') return;
       if (io.aborted) return;
+      // Progress is live feedback: passed on, never recorded, so a replayed step does not repeat it.
+      if (event.type === 'TOOL.PROGRESS') return io.send(event);
       const last = events.at(-1);
       if (event.type === 'LLM.DELTA' && last?.type === 'LLM.DELTA') {
         events[events.length - 1] = { type: 'LLM.DELTA', delta: last.delta + event.delta };

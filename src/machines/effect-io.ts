@@ -1,5 +1,6 @@
 import type { Message } from '../llm/message.js';
 import type { AgentActorEvent } from './agent-events.js';
+import type { AgentEventType } from './emitted-events.js';
 
 /** What an effect gets besides its input: its abort signal and a way to tell the machine. */
 export interface EffectIO {
@@ -14,6 +15,11 @@ export interface EffectIO {
   readonly reason: unknown;
   /** Calls `listener` once when the actor is stopped, without making a signal; returns how to stop listening. */
   onAbort(listener: () => void): () => void;
+  /**
+   * Whether anyone listens to emitted events of `type` on this agent (absent: assume so). An effect
+   * asks before it sends what only becomes an event for listeners (a tool's progress).
+   */
+  hears?(type: AgentEventType): boolean;
   /** Sends an event to the agent machine; dropped once the actor is stopped or done. */
   send(event: AgentActorEvent): void;
   /**

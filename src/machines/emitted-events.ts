@@ -1,5 +1,6 @@
 import type { Usage } from '../llm/message.js';
 import type { ModelCallRecord } from '../llm/model-reply.js';
+import type { ToolProgress } from '../tools/define-tool.js';
 import type { Plan } from '../tools/update-plan-tool.js';
 import type { AgentStateName } from './agent-states.js';
 
@@ -50,6 +51,16 @@ export interface ToolCallInfo {
   args: unknown;
 }
 
+/**
+ * What a running tool reported (`ctx.progress(...)`), with the call it came from: live feedback for
+ * UIs, not part of the conversation (the model never sees it, the transcript does not keep it).
+ */
+export interface ToolProgressInfo extends ToolProgress {
+  toolCallId: string;
+  /** The tool's name. */
+  name: string;
+}
+
 /** The events the machine emits and the bus relays, keyed by type. */
 export interface AgentEventMap {
   state_change: { state: AgentStateName; previous: AgentStateName | null };
@@ -59,6 +70,8 @@ export interface AgentEventMap {
   content_chunk: { delta: string };
   tool_call_start: ToolCallInfo;
   tool_call_end: ToolCallInfo & { result?: string; error?: string; durationMs: number };
+  /** A running tool reported progress (`ctx.progress`); only between its `tool_call_start` and `tool_call_end`. */
+  tool_progress: ToolProgressInfo;
   approval_requested: { pending: ToolCallInfo[] };
   approval_resolved: { toolCallId: string; approved: boolean; reason?: string };
   limit_warning: { limit: LimitName; message: string; used: number; max: number };

@@ -3,6 +3,8 @@ import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { DEFAULTS } from '../defaults.js';
+import { abortableSleep } from '../llm/retry-policy.js';
+import type { ToolProgress } from '../tools/define-tool.js';
 import { isHttpServer, type McpServerConfig } from './mcp-config.js';
 import { StoredOAuthProvider } from './mcp-oauth-provider.js';
 import { authCheckedFetch } from './mcp-oauth-urls.js';
@@ -11,7 +13,7 @@ import { loadMcpSdk, type McpSdk, mcpSdk } from './mcp-sdk.js';
 import type { McpServerState } from './mcp-server-state.js';
 import { McpSignInRequired } from './mcp-sign-in-required.js';
 import { StderrTail } from './mcp-stderr-tail.js';
-import { type McpToolDefinition, toolDefinitions } from './mcp-tool.js';
+import { type McpToolDefinition, progressOfNotification, toolDefinitions } from './mcp-tool.js';
 import { answeredAsSseServer, httpTransport, stdioTransport, transportKinds } from './mcp-transport.js';
 
 /** What a connection tells its owner and how long it waits. */
@@ -253,7 +255,7 @@ export class McpServerConnection {
       );
     }
     const wait = this.restartDelay();
-    if (wait > 0) await sleep(wait, signal);
+    if (wait > 0) await abortableSleep(wait, signal);
     try {
       await this.start();
     } catch (error) {
@@ -272,14 +274,22 @@ export class McpServerConnection {
   /**
    * Calls a tool and returns the text the model reads. A tool's own failure (`isError`) throws a
    * {@link McpToolError} with its text; a server that stops during the call throws an error saying so.
-   * `signal` aborts the call (the SDK sends the server a cancellation).
+   * `signal` aborts the call (the SDK sends the server a cancellation); `progress` hears the server's
+   * progress notifications for it.
    */
-  async callTool(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<string> {
+  async callTool(
+    tool: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    progress?: (report: ToolProgress) => void,
+  ): Promise<string> {
     const client = await this.#ready(signal);
     let result: Parameters<typeof mcpResultText>[0];
     try {
       result = (await client.callTool({ name: tool, arguments: args }, undefined, {
         signal,
+        // The SDK sends a progress token; the server's notifications for this call come back here.
+        ...(progress ? { onprogress: (params: unknown) => progress(progressOfNotification(params)) } : {}),
         // Past the agent's own timeout, which aborts `signal` first with its usual message.
         timeout: this.options.toolTimeoutMs + 1_000,
       })) as Parameters<typeof mcpResultText>[0];
@@ -371,21 +381,6 @@ function signInRequired(error: unknown): McpSignInRequired | undefined {
 
 function text(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', abort);
-      resolve();
-    }, ms);
-    const abort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', abort, { once: true });
-  });
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

@@ -112,8 +112,8 @@ export class McpServers {
     const names: string[] = [];
     for (const definition of tools) {
       try {
-        const tool = mcpTool(server, definition, approval, (name, args, signal) =>
-          connection.callTool(name, args, signal),
+        const tool = mcpTool(server, definition, approval, (name, args, signal, progress) =>
+          connection.callTool(name, args, signal, progress),
         );
         if (registry.has(tool.name)) {
           throw new Error(`another tool is already called "${tool.name}"`);

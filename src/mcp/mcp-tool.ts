@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineTool, type Tool } from '../tools/define-tool.js';
+import { defineTool, type Tool, type ToolProgress } from '../tools/define-tool.js';
 import type { McpApproval } from './mcp-config.js';
 import { mcpSdk } from './mcp-sdk.js';
 import { mcpToolName } from './mcp-tool-name.js';
@@ -13,14 +13,20 @@ export interface McpToolDefinition {
   annotations?: { readOnlyHint?: boolean; idempotentHint?: boolean; title?: string };
 }
 
-/** How a listed tool is run: the server connection's call. */
-export type McpCall = (tool: string, args: Record<string, unknown>, signal: AbortSignal) => Promise<string>;
+/** How a listed tool is run: the server connection's call; `progress` hears the server's progress notifications. */
+export type McpCall = (
+  tool: string,
+  args: Record<string, unknown>,
+  signal: AbortSignal,
+  progress?: (report: ToolProgress) => void,
+) => Promise<string>;
 
 /**
  * A server's tool as one of the agent's tools: named `<server>__<tool>`, the server's JSON Schema
  * sent as its parameters and checked (with the MCP SDK's Ajv validator) before any call goes out, so a
  * bad call gets an error result naming it; approval from the server's `approval` setting and the
- * tool's `readOnlyHint`. Throws when the schema does not compile (the caller reports the tool).
+ * tool's `readOnlyHint`; the server's progress notifications for a call are its progress
+ * (`ctx.progress`). Throws when the schema does not compile (the caller reports the tool).
  */
 export function mcpTool(
   server: string,
@@ -53,7 +59,8 @@ export function mcpTool(
     // Read-only tools are safe to call again after a crash; so are those the server says are idempotent.
     idempotent: readOnly || definition.annotations?.idempotentHint === true,
     mcp: { server, tool: definition.name },
-    execute: (args, ctx) => call(definition.name, args, ctx.signal),
+    // The server's `notifications/progress` for this call become the call's `tool_progress` events.
+    execute: (args, ctx) => call(definition.name, args, ctx.signal, (report) => ctx.progress(report)),
   });
 }
 
@@ -84,4 +91,24 @@ export function toolDefinitions(listed: readonly unknown[]): McpToolDefinition[]
       },
     ];
   });
+}
+
+/** Longest progress message passed on from a server; the rest is cut (a UI line, not a document). */
+const MAX_PROGRESS_MESSAGE = 1_000;
+
+/**
+ * An MCP `notifications/progress` payload as a tool's progress report, read defensively (a server may
+ * send anything): numbers kept when finite, the message when it is text (cut to a UI line's length).
+ */
+export function progressOfNotification(params: unknown): ToolProgress {
+  const { progress, total, message } = (
+    typeof params === 'object' && params !== null ? params : {}
+  ) as Record<string, unknown>;
+  const report: ToolProgress = {};
+  if (typeof progress === 'number' && Number.isFinite(progress)) report.progress = progress;
+  if (typeof total === 'number' && Number.isFinite(total)) report.total = total;
+  if (typeof message === 'string' && message !== '')
+    report.message =
+      message.length > MAX_PROGRESS_MESSAGE ? `${message.slice(0, MAX_PROGRESS_MESSAGE)}…` : message;
+  return report;
 }

@@ -16,5 +16,5 @@ export type {
   TurnEndInfo,
   TurnStartInfo,
 } from '../telemetry/agent-telemetry.js';
-export type { ToolTelemetry, TraceParent } from '../telemetry/trace-parent.js';
+export { type ToolTelemetry, type TraceParent, traceCarrierOf } from '../telemetry/trace-parent.js';
 export { type OtelTelemetryOptions, otelTelemetry } from './otel-telemetry.js';

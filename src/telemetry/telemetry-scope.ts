@@ -4,6 +4,7 @@ import type {
   TelemetryHandle,
   ToolEndInfo,
   ToolStartInfo,
+  TraceCarrier,
 } from './agent-telemetry.js';
 
 /**
@@ -18,4 +19,6 @@ export interface TelemetryScope {
   toolStart(info: Omit<ToolStartInfo, 'startedEarly'>): TelemetryHandle;
   toolRun<T>(tool: TelemetryHandle, execute: () => T): T;
   toolEnd(tool: TelemetryHandle, info: ToolEndInfo): void;
+  /** The W3C trace context of a handle (a tool run's), for a tool to send on; absent or `undefined` without one. */
+  carrierOf?(handle: TelemetryHandle): TraceCarrier | undefined;
 }

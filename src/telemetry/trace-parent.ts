@@ -56,12 +56,30 @@ export function validCarrier(value: unknown): TraceCarrier | undefined {
 }
 
 const handles = new WeakMap<ToolTelemetry, TelemetryHandle>();
+const carriers = new WeakMap<ToolTelemetry, () => TraceCarrier | undefined>();
 
-/** The `ctx.telemetry` a tool gets for the run `handle` stands for. */
-export function toolTelemetry(handle: TelemetryHandle): ToolTelemetry {
+/**
+ * The `ctx.telemetry` a tool gets for the run `handle` stands for; `carrier` gives the run's W3C
+ * trace context when the backend has one (read only when asked: {@link traceCarrierOf}).
+ */
+export function toolTelemetry(
+  handle: TelemetryHandle,
+  carrier?: () => TraceCarrier | undefined,
+): ToolTelemetry {
   const parent = Object.freeze({}) as ToolTelemetry;
   handles.set(parent, handle);
+  if (carrier) carriers.set(parent, carrier);
   return parent;
+}
+
+/**
+ * The W3C trace context (`{ traceparent, tracestate? }`, the two headers) of a tool call's run, from
+ * its `ctx.telemetry`: send it with an outgoing call so that the work it starts in another process
+ * is a child of this call's span. `undefined` without telemetry, or when the backend has no context.
+ */
+export function traceCarrierOf(telemetry: ToolTelemetry | undefined): TraceCarrier | undefined {
+  if (telemetry === undefined) return undefined;
+  return validCarrier(carriers.get(telemetry)?.());
 }
 
 /** A turn's parent as the telemetry takes it: a carrier, or the handle of a tool call's run. */

@@ -3,6 +3,22 @@ import { type ZodObject, type ZodRawShape, z } from 'zod';
 import type { Message } from '../llm/message.js';
 import type { ToolTelemetry } from '../telemetry/trace-parent.js';
 
+/**
+ * What a running tool reports through `ctx.progress`: any of the fields, each optional. It reaches
+ * listeners as a `tool_progress` event (the CLI, the inspector, AG-UI clients, an MCP client calling
+ * the agent); the model never sees it and the transcript does not keep it.
+ */
+export interface ToolProgress {
+  /** What the tool is doing now, or a piece of what it streams (a remote agent's answer). */
+  message?: string;
+  /** How far it is, in `total`'s unit (or a count that only grows, without `total`). */
+  progress?: number;
+  /** The amount `progress` counts to, when known. */
+  total?: number;
+  /** Anything else worth showing (JSON-serializable); redacted like every event. */
+  data?: unknown;
+}
+
 /** What a tool's `execute` receives besides its arguments. */
 export interface ToolContext {
   /** Aborted when the turn is interrupted, the tool times out or the agent stops. */
@@ -32,6 +48,12 @@ export interface ToolContext {
    * by the tool passes it on as its turn's parent. Absent without telemetry.
    */
   telemetry?: ToolTelemetry;
+  /**
+   * Reports progress while the call runs (`{ message?, progress?, total?, data? }`): a `tool_progress`
+   * event on the agent's bus. No event is built while nobody listens; ignored once the call has ended.
+   * Throws a TypeError naming the tool when a field has the wrong type.
+   */
+  progress(report: ToolProgress): void;
 }
 
 /** Decides per call whether a tool needs the user's approval before it runs. */

@@ -1,7 +1,7 @@
 import type { ToolEndInfo } from '../telemetry/agent-telemetry.js';
 import type { TelemetryScope } from '../telemetry/telemetry-scope.js';
 import { toolTelemetry } from '../telemetry/trace-parent.js';
-import type { ToolContext } from './define-tool.js';
+import type { ToolContext, ToolProgress } from './define-tool.js';
 import { idempotencyKeyFor } from './idempotency-key.js';
 import type { ToolCallRequest, ToolResult } from './tool-call.js';
 import type { ToolRegistry } from './tool-registry.js';
@@ -43,9 +43,11 @@ export interface ExecuteToolCallOptions {
   deadline: number | null;
   /** Results longer than this are truncated with a note saying how much was cut. */
   maxResultChars: number;
-  context: Omit<ToolContext, 'signal' | 'toolCallId' | 'idempotencyKey' | 'telemetry'>;
+  context: Omit<ToolContext, 'signal' | 'toolCallId' | 'idempotencyKey' | 'telemetry' | 'progress'>;
   /** The agent's telemetry: the run is reported, and `execute` runs inside its context. */
   telemetry?: TelemetryScope | undefined;
+  /** Hears what the tool reports through `ctx.progress` while the call runs (checked; none after it ended). */
+  progress?: ((call: { toolCallId: string; name: string }, report: ToolProgress) => void) | undefined;
 }
 
 /** Why a call failed, as telemetry's `error.type` names it. */
@@ -73,7 +75,10 @@ export async function executeToolCall(
   const telemetry = options.telemetry;
   const idempotencyKey = idempotencyKeyFor(options.context.sessionId, call.id);
   const span = telemetry?.toolStart(toolStartInfo(call, registry, idempotencyKey));
+  /** The call has its result: later progress reports are dropped. */
+  let ended = false;
   const finish = (content: string, errorType?: ToolErrorType, deadlineExceeded = false): ToolResult => {
+    ended = true;
     const result: ToolResult = {
       toolCallId: call.id,
       name: call.name,
@@ -118,10 +123,15 @@ export async function executeToolCall(
   // after the call was stopped gets a signal already aborted with the reason.
   let controller: AbortController | undefined;
   let stopped: { reason: unknown } | undefined;
+  const hear = options.progress;
   const context: ToolContext = {
     ...options.context,
     toolCallId: call.id,
     idempotencyKey,
+    progress(report) {
+      const checked = checkedProgress(report, call.name);
+      if (!ended && hear) hear({ toolCallId: call.id, name: call.name }, checked);
+    },
     get signal() {
       if (!controller) {
         controller = new AbortController();
@@ -130,7 +140,8 @@ export async function executeToolCall(
       return controller.signal;
     },
   };
-  if (span !== undefined) context.telemetry = toolTelemetry(span);
+  if (span !== undefined && telemetry)
+    context.telemetry = toolTelemetry(span, telemetry.carrierOf && (() => telemetry.carrierOf?.(span)));
   const failed = (error: unknown): ToolResult => {
     if (error instanceof ToolTimeoutError) {
       return finish(
@@ -213,6 +224,33 @@ function toolStartInfo(call: ToolCallRequest, registry: ToolRegistry, idempotenc
     ...(tool?.mcp ? { mcp: tool.mcp } : {}),
     ...(tool ? { description: tool.description } : {}),
   };
+}
+
+/**
+ * A progress report as the tool gave it, checked: a TypeError naming the tool and the field when a
+ * field has the wrong type (a bug in the tool, shown where it is made). Unknown fields are dropped.
+ */
+function checkedProgress(report: unknown, tool: string): ToolProgress {
+  const where = `ctx.progress (tool "${tool}")`;
+  if (typeof report !== 'object' || report === null || Array.isArray(report))
+    throw new TypeError(`${where}: give an object { message?, progress?, total?, data? }`);
+  const { message, progress, total, data } = report as Record<string, unknown>;
+  const checked: ToolProgress = {};
+  if (message !== undefined) {
+    if (typeof message !== 'string') throw new TypeError(`${where}: message must be a string`);
+    checked.message = message;
+  }
+  for (const [key, value] of [
+    ['progress', progress],
+    ['total', total],
+  ] as const) {
+    if (value === undefined) continue;
+    if (typeof value !== 'number' || !Number.isFinite(value))
+      throw new TypeError(`${where}: ${key} must be a finite number`);
+    checked[key] = value;
+  }
+  if (data !== undefined) checked.data = data;
+  return checked;
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {

@@ -1,4 +1,5 @@
 import pc from 'picocolors';
+import { progressText } from '../../events/progress-text.js';
 import type { Redactor } from '../../events/redact.js';
 import type { AgentEvent } from '../../machines/emitted-events.js';
 import { planChecklist } from './plan-checklist.js';
@@ -48,7 +49,8 @@ export const RESET_NOTE = '↺ the reply above broke off: it is discarded and th
 
 /**
  * Prints agent events as they happen: streamed text inline (or, with `text: 'progress'`, only the text
- * before tool calls), one line per state change, tool call, approval, retry, warning and turn end.
+ * before tool calls), one line per state change, tool call, tool progress report, approval, retry,
+ * warning and turn end.
  * Colours follow picocolors (off for NO_COLOR and non-TTY output). What the model and tools wrote is
  * printed without control sequences (`terminalSafeEvents`), and redacted once more with `redactor`.
  */
@@ -113,6 +115,11 @@ function createPrinter(out: PrintTarget, options: { states?: boolean; text?: Pri
         const took = `${event.durationMs.toFixed(1)} ms`;
         if (event.error !== undefined) line(pc.red(`✗ ${event.name} (${took}): ${oneLine(event.error)}`));
         else line(pc.green(`✓ ${event.name} (${took}): ${oneLine(event.result)}`));
+        break;
+      }
+      case 'tool_progress': {
+        const text = progressText(event);
+        if (text) line(pc.dim(`  ↳ ${event.name}: ${oneLine(text)}`));
         break;
       }
       case 'approval_requested':

@@ -131,6 +131,22 @@ export const toolFinished = machineSetup.createAction(
 );
 
 /**
+ * A running call reported progress: a `tool_progress` event, for those who listen. Progress of a call
+ * that is not running (answered already, or of another batch) is dropped. Nothing in the context
+ * changes: progress is live feedback, not state.
+ */
+export const toolProgress = machineSetup.createAction(
+  enqueueActions(({ enqueue, context, event: ev, self }) => {
+    if (ev.type !== 'TOOL.PROGRESS') return;
+    const { batch } = context;
+    if (!batch.started.includes(ev.toolCallId) || ev.toolCallId in batch.results) return;
+    if (!hears(self, 'tool_progress')) return;
+    const { type: _type, ...report } = ev;
+    enqueue.emit(event(context, 'tool_progress', report));
+  }),
+);
+
+/**
  * A runner's done or error event. The done event's output (every result of the runner) records the
  * results not yet recorded: the runner sends no `TOOL.FINISHED` for the call that finishes last, so a
  * one-call batch costs one machine step less and ExecutingTool's `always` can leave in this step. A

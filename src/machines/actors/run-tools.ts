@@ -1,6 +1,10 @@
 import { DEFAULTS } from '../../defaults.js';
 import type { TelemetryScope } from '../../telemetry/telemetry-scope.js';
-import { executeToolCall, reportLedgerResult } from '../../tools/execute-tool-call.js';
+import {
+  type ExecuteToolCallOptions,
+  executeToolCall,
+  reportLedgerResult,
+} from '../../tools/execute-tool-call.js';
 import type { ToolCallRequest, ToolResult } from '../../tools/tool-call.js';
 import type { ToolRegistry } from '../../tools/tool-registry.js';
 
@@ -51,6 +55,11 @@ export function runToolsEffect(
   const maxResultChars = options.maxResultChars ?? DEFAULTS.maxToolResultChars;
 
   return async (input, io) => {
+    // A tool's progress becomes a machine event only while someone listens for `tool_progress`.
+    const progress: ExecuteToolCallOptions['progress'] = (call, report) => {
+      if (io.hears?.('tool_progress') === false) return;
+      io.send({ type: 'TOOL.PROGRESS', ...call, ...report });
+    };
     let unfinished = input.calls.length;
     // The last call to finish is left to the done event (see above).
     const finished = (result: ToolResult) => {
@@ -86,6 +95,7 @@ export function runToolsEffect(
           deadline: input.deadline,
           maxResultChars,
           telemetry,
+          progress,
           context: {
             sessionId: input.sessionId,
             turn: input.turn,

@@ -6,18 +6,8 @@ import {
   JsonRpcTransportFactory,
 } from '@a2a-js/sdk/client';
 import { z } from 'zod';
+import { traceCarrierOf } from '../../telemetry/trace-parent.js';
 import { defineTool, type Tool } from '../../tools/define-tool.js';
-
-/** What a remote agent's answer looks like while it streams, for `onProgress`. */
-export interface A2aProgress {
-  toolCallId: string;
-  /** The remote task. */
-  taskId: string;
-  /** A piece of the remote answer as it streams. */
-  text?: string;
-  /** The remote task's state when it changed (`working`, `input-required`, ...). */
-  state?: string;
-}
 
 /** What `a2aAgentTool` takes. */
 export interface A2aAgentToolOptions {
@@ -27,11 +17,11 @@ export interface A2aAgentToolOptions {
   name?: string;
   /** A bearer token, or headers, sent with every call (the card's security schemes say which). */
   auth?: { token: string } | { headers: Record<string, string> };
-  /** Hears the remote answer as it streams and the remote task's state changes. */
-  onProgress?: (progress: A2aProgress) => void;
   /**
-   * The W3C `traceparent` to send with a call (so that the remote turn joins the local trace), given
-   * the call's session and tool call ids. None by default.
+   * The W3C `traceparent` to send with a call instead of the call's own trace context, given the
+   * call's session and tool call ids (`undefined`: the call's own; `''`: none). Without it, a local agent with
+   * telemetry (`createAgent({ telemetry })`) sends its tool call's span, so the remote turn joins the
+   * local trace as a child of the call.
    */
   traceparent?: (call: { sessionId: string; toolCallId: string }) => string | undefined;
   /** How long one call may take in ms (default: the agent's tool timeout). */
@@ -49,11 +39,13 @@ interface Waiting {
 
 /**
  * A remote A2A agent as a tool of a local agent: reads the remote card, sends the model's `message`
- * (in one remote context per local session), streams the answer (`onProgress`), and returns it. A
+ * (in one remote context per local session), streams the answer as the call's progress (`tool_progress`
+ * events: each piece of text, each state of the remote task) and returns it. A
  * remote task that waits for approval (`input-required`) comes back as a result asking the model to
  * call the tool again with `approve`; `approve: true` needs the local agent's approval (the local
  * user decides on the remote call), `approve: false` declines with `reason`. When the local turn is
- * interrupted, the remote task is canceled. The remote card's security: `auth`.
+ * interrupted, the remote task is canceled. The remote card's security: `auth`. Each call carries the
+ * local call's trace context (`traceparent`, `tracestate`) when the local agent has telemetry.
  */
 export async function a2aAgentTool(options: A2aAgentToolOptions): Promise<Tool> {
   const baseFetch = options.fetch ?? fetch;
@@ -111,7 +103,9 @@ export async function a2aAgentTool(options: A2aAgentToolOptions): Promise<Tool> 
         const contextId = contexts.get(ctx.sessionId);
         request = messageRequest([{ text: args.message }], contextId ? { contextId } : {});
       }
-      const traceparent = options.traceparent?.({ sessionId: ctx.sessionId, toolCallId: ctx.toolCallId });
+      const chosen = options.traceparent?.({ sessionId: ctx.sessionId, toolCallId: ctx.toolCallId });
+      const trace =
+        chosen === undefined ? traceCarrierOf(ctx.telemetry) : chosen ? { traceparent: chosen } : undefined;
       const abort = new AbortController();
       let taskId = request.message?.taskId ?? '';
       const onAbort = () => {
@@ -125,7 +119,7 @@ export async function a2aAgentTool(options: A2aAgentToolOptions): Promise<Tool> 
       try {
         const stream = client.sendMessageStream(request, {
           signal: abort.signal,
-          ...(traceparent ? { serviceParameters: { traceparent } } : {}),
+          ...(trace ? { serviceParameters: { ...trace } } : {}),
         });
         for await (const event of stream) {
           last = event;
@@ -137,11 +131,11 @@ export async function a2aAgentTool(options: A2aAgentToolOptions): Promise<Tool> 
             const text = partsText(payload.value.artifact?.parts ?? []);
             if (payload.value.append) {
               answer += text;
-              options.onProgress?.({ toolCallId: ctx.toolCallId, taskId, text });
+              if (text) ctx.progress({ message: text, data: { taskId, text } });
             } else answer = text;
           } else if (payload?.$case === 'statusUpdate') {
-            const state = payload.value.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED;
-            options.onProgress?.({ toolCallId: ctx.toolCallId, taskId, state: stateName(state) });
+            const state = stateName(payload.value.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED);
+            ctx.progress({ message: `${card.name}: ${state}`, data: { taskId, state } });
           }
         }
       } finally {

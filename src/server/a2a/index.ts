@@ -1,7 +1,7 @@
 // `agentloop/a2a`: serving an agent to other agents over A2A, and calling remote A2A agents as tools
 // (docs/a2a.md). Needs `@a2a-js/sdk` (an optional peer of agentloop).
 
-export { type A2aAgentToolOptions, type A2aProgress, a2aAgentTool } from './a2a-agent-tool.js';
+export { type A2aAgentToolOptions, a2aAgentTool } from './a2a-agent-tool.js';
 export {
   type A2aRequestHandler,
   type A2aServerOptions,

@@ -4,7 +4,7 @@ import type { AgentStateName } from '../../machines/agent-states.js';
 import type { AgentEvent, TerminateReason, ToolCallInfo } from '../../machines/emitted-events.js';
 import type { Plan } from '../../tools/update-plan-tool.js';
 import { messageId } from './message-ids.js';
-import { approvalInterrupt, tokenUsage } from './run-events.js';
+import { approvalInterrupt, tokenUsage, toolActivity } from './run-events.js';
 
 /** What the mapper reads of the agent it follows (the agent's own getters). */
 export interface MappedAgent {
@@ -42,7 +42,7 @@ export interface RunMapperOptions {
 /**
  * Maps one run of a session from the agent's bus to the AG-UI events that are not kept in the
  * transcript (and so carry no SSE id): the text and reasoning as they stream, steps for the busy
- * states, the plan and usage as state. It also decides how the run ends (`final`), which the run
+ * states, the plan and usage as state, a running tool's progress as its activity. It also decides how the run ends (`final`), which the run
  * handler writes to the transcript. Messages, tool calls and results come from the transcript
  * (transcript-events.ts). It reads the agent's messages and pending calls; it never drives the agent.
  */
@@ -150,6 +150,9 @@ export class RunEventMapper {
         return;
       case 'usage':
         this.#sendState({ usage: event.totalUsage }, at);
+        return;
+      case 'tool_progress':
+        this.#emit(toolActivity(event, this.#options.scrub));
         return;
       case 'turn_end':
         this.#turnEnd(event.terminateReason, event.response, at);

@@ -1,5 +1,5 @@
 import { type BaseEvent, EventType, type Interrupt, type TokenUsage } from '@ag-ui/core';
-import type { ToolCallInfo } from '../../machines/emitted-events.js';
+import type { AgentEvent, ToolCallInfo } from '../../machines/emitted-events.js';
 
 // AG-UI events built from agentloop's own values. One function an event shape, so the mapping from
 // the bus (run-event-mapper.ts) reads as a table.
@@ -76,4 +76,27 @@ export function toolCallEvents(
     { type: EventType.TOOL_CALL_ARGS, toolCallId: call.id, delta: call.arguments, timestamp },
     { type: EventType.TOOL_CALL_END, toolCallId: call.id, timestamp },
   ];
+}
+
+/** The `activityType` of a tool's progress (`ACTIVITY_SNAPSHOT`). */
+export const TOOL_PROGRESS_ACTIVITY = 'tool_progress';
+
+/**
+ * A tool's progress report as an AG-UI activity: `ACTIVITY_SNAPSHOT` is the event AG-UI has for
+ * progress that is not conversation content. One activity message per call (`progress-<call id>`),
+ * each report replacing the last (a snapshot: the call's progress as it stands now).
+ */
+export function toolActivity(event: AgentEvent<'tool_progress'>, scrub: (text: string) => string): BaseEvent {
+  const content: Record<string, unknown> = { toolCallId: event.toolCallId, toolName: event.name };
+  if (event.message !== undefined) content.message = scrub(event.message);
+  if (event.progress !== undefined) content.progress = event.progress;
+  if (event.total !== undefined) content.total = event.total;
+  if (event.data !== undefined) content.data = event.data;
+  return {
+    type: EventType.ACTIVITY_SNAPSHOT,
+    messageId: `progress-${event.toolCallId}`,
+    activityType: TOOL_PROGRESS_ACTIVITY,
+    content,
+    timestamp: event.timestamp,
+  } as BaseEvent;
 }

@@ -5,6 +5,7 @@ import type {
   ElicitResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Agent, ExecutionResult } from '../../agent/agent.js';
+import { progressText } from '../../events/progress-text.js';
 import type { ToolCallInfo } from '../../machines/emitted-events.js';
 import type { ApprovalPolicy } from '../../tools/tool-call.js';
 import { type AgentRuntimeOptions, type AgentSource, agentOptionsFor } from '../agent-source.js';
@@ -119,6 +120,10 @@ async function turn(
   const stop = [
     agent.on('iteration', (e) => call.progress?.(`thinking (model call ${e.iteration})`)),
     agent.on('tool_call_start', (e) => call.progress?.(`running ${e.name}`)),
+    agent.on('tool_progress', (e) => {
+      const text = progressText(e);
+      if (text) call.progress?.(forClient(`${e.name}: ${text}`));
+    }),
     agent.on('tool_call_end', (e) => {
       if (outcomes.get(e.toolCallId) !== 'declined') outcomes.set(e.toolCallId, e.error ? 'error' : 'ok');
       call.progress?.(`${e.name} ${e.error ? 'failed' : 'done'}`);

@@ -163,6 +163,13 @@ export const ev = {
       message: 'the stream was cut',
     }) as unknown as ModelEvent,
   toolFinished: (c: ToolCallRequest): ModelEvent => ({ type: 'TOOL.FINISHED', result: resultOf(c) }),
+  /** A running call reports progress (`ctx.progress`): an event for listeners, the context unchanged. */
+  progress: (c: ToolCallRequest): ModelEvent => ({
+    type: 'TOOL.PROGRESS',
+    toolCallId: c.id,
+    name: c.name,
+    message: 'halfway',
+  }),
   /** A runner's done event: its output is the result of every call it ran (the last one's included). */
   runnerDone: (actorId: string, calls: ToolCallRequest[]): ModelEvent => ({
     type: `xstate.done.actor.${actorId}` as `xstate.done.actor.tools:${string}`,
@@ -312,7 +319,7 @@ export function menu(snapshot: Snapshot): ModelEvent[] {
         ? [ev.compactDone(c), ev.compactError(), ev.interrupt()]
         : [ev.compactError()];
     case 'ExecutingTool':
-      return [...finish, ev.interrupt(), ev.writeFailed(), ...extend];
+      return [...finish, ...running.map(ev.progress), ev.interrupt(), ev.writeFailed(), ...extend];
     case 'WaitingApproval':
       return [
         ...finish,

@@ -13,7 +13,7 @@ import {
   type ScriptedTurn,
   startScriptedServer,
 } from '../../../src/testing/index.js';
-import { defineTool } from '../../../src/tools/define-tool.js';
+import { defineTool, type ToolContext } from '../../../src/tools/define-tool.js';
 import type { ToolResult } from '../../../src/tools/tool-call.js';
 import { enospc } from '../disk-full-store.js';
 import { ForwardingStore } from '../forwarding-store.js';
@@ -194,10 +194,14 @@ export async function replay(path: ModelPath): Promise<ReplayReport> {
 
   // Tools whose completion the test controls: each run waits for the test to finish it.
   const running = new Map<string, (output: string) => void>();
-  const controlled = (toolCallId: string, signal: AbortSignal) =>
+  // Their contexts, for a progress report the path makes (TOOL.PROGRESS).
+  const contexts = new Map<string, ToolContext>();
+  const controlled = (ctx: ToolContext) =>
     new Promise<string>((resolve) => {
+      const { toolCallId } = ctx;
+      contexts.set(toolCallId, ctx);
       running.set(toolCallId, resolve);
-      signal.addEventListener('abort', () => {
+      ctx.signal.addEventListener('abort', () => {
         if (running.get(toolCallId) === resolve) running.delete(toolCallId);
       });
     });
@@ -205,14 +209,14 @@ export async function replay(path: ModelPath): Promise<ReplayReport> {
     name: 'work',
     description: 'Does one unit of work',
     parameters: z.object({ n: z.number() }),
-    execute: (_args, ctx) => controlled(ctx.toolCallId, ctx.signal),
+    execute: (_args, ctx) => controlled(ctx),
   });
   const deploy = defineTool({
     name: 'deploy',
     description: 'Deploys (needs approval)',
     parameters: z.object({ target: z.string() }),
     needsApproval: true,
-    execute: (_args, ctx) => controlled(ctx.toolCallId, ctx.signal),
+    execute: (_args, ctx) => controlled(ctx),
   });
 
   const init = deferred<{ messages?: Message[] }>();
@@ -240,6 +244,8 @@ export async function replay(path: ModelPath): Promise<ReplayReport> {
   });
   const toolStarts = new Set<string>();
   agent.on('tool_call_start', (e) => toolStarts.add(e.toolCallId));
+  // Someone listens for progress: a report reaches the machine (TOOL.PROGRESS) only then.
+  agent.on('tool_progress', () => {});
   if (store) {
     store.stateOf = () => agent.state;
     // The actor starts once the (new, empty) session is open.
@@ -338,6 +344,9 @@ export async function replay(path: ModelPath): Promise<ReplayReport> {
         return void settle(agent.extendLimit(event.by));
       case 'TOOL.FINISHED':
         return finishTool(event.result);
+      case 'TOOL.PROGRESS':
+        await until(() => contexts.has(event.toolCallId), `tool call ${event.toolCallId} to run`);
+        return contexts.get(event.toolCallId)!.progress({ message: event.message ?? '' });
       case 'LLM.COMPACT':
         return; // the model call's prepareMessages said so; no request is sent
       case 'COMPACTED': {
