@@ -343,6 +343,7 @@ export class SessionTaskHandler implements A2ARequestHandler {
         ...(listener ? { listener } : {}),
         ...(onKept ? { onKept } : {}),
         ...(push ? { push } : {}),
+        startWithTurn: turn.kind === 'new' && !listener && !params.configuration?.returnImmediately,
         inbox: { pollMs: this.#options.pollMs, wakeups: this.#wakeups },
       },
       this.active,
