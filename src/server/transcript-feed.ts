@@ -95,9 +95,10 @@ export class TranscriptFeed {
     const first = this.#lastSeq + 1;
     this.#lastSeq += entries.length;
     let seq = first - 1;
-    for (const h of before) h.stamped?.((seq += h.entries.length));
-    seq += own.length;
-    for (const h of after) h.stamped?.((seq += h.entries.length));
+    for (const h of [...before, undefined, ...after]) {
+      seq += h ? h.entries.length : own.length;
+      h?.stamped?.(seq);
+    }
     const at = new Date().toISOString();
     const stamped = entries.map((entry, i) => ({ at, ...entry, seq: first + i }) as TranscriptEntry);
     this.#published = this.#published.then(
