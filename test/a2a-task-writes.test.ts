@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { TaskState } from '@a2a-js/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FileSessionStore } from '../src/index.js';
 import { a2aServer, drain, sdkClient, textMessage } from './support/a2a-server.js';
@@ -14,7 +15,11 @@ class NotingStore extends FileSessionStore {
   readonly appends: string[][] = [];
   override appendTranscript(...args: Parameters<FileSessionStore['appendTranscript']>) {
     const [, entries] = args;
-    this.appends.push(entries.map((e) => (e.kind === 'event' ? e.event : `${e.kind}:${e.message.role}`)));
+    this.appends.push(
+      entries.map((e) =>
+        e.kind === 'event' ? e.event : e.kind === 'message' ? `message:${e.message.role}` : e.kind,
+      ),
+    );
     return super.appendTranscript(...args);
   }
 }
@@ -39,7 +44,8 @@ describe('A2A task entries in the transcript appends', () => {
     const { url, store } = await notingServer();
     const client = await sdkClient(url, '1.0');
     const task = await client.sendMessage(textMessage('What is 2+2?'));
-    expect(task.status?.state).toBe(3); // completed
+    if (!('status' in task)) throw new Error('expected a task');
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     const withTask = store.appends.filter((names) => names.some(isTaskEntry));
     expect(withTask.length).toBeGreaterThan(0);
     for (const names of withTask) expect(names.some((n) => !isTaskEntry(n))).toBe(true);
@@ -50,7 +56,7 @@ describe('A2A task entries in the transcript appends', () => {
     expect(all.indexOf('a2a_artifact')).toBeGreaterThan(all.indexOf('message:assistant'));
     // The task as a reader on the store sees it: whole, completed.
     const read = await client.getTask({ tenant: '', id: task.id });
-    expect(read.status?.state).toBe(3);
+    expect(read.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(read.artifacts.length).toBe(1);
   });
 
