@@ -344,7 +344,8 @@ export class SessionTaskHandler implements A2ARequestHandler {
         ...(onKept ? { onKept } : {}),
         ...(push ? { push } : {}),
         startWithTurn: turn.kind === 'new' && !listener && !params.configuration?.returnImmediately,
-        inbox: { pollMs: this.#options.pollMs, wakeups: this.#wakeups },
+        // A context the server just named: nobody could have posted to its inbox yet.
+        inbox: { pollMs: this.#options.pollMs, wakeups: this.#wakeups, empty: named },
       },
       this.active,
     );

@@ -64,7 +64,7 @@ export interface TaskTurn {
    */
   startWithTurn?: boolean;
   /** Hears cancels posted to the session's inbox by other processes (none: cancels reach only this one). */
-  inbox?: { pollMs: number; wakeups: InboxWakeups };
+  inbox?: { pollMs: number; wakeups: InboxWakeups; empty?: boolean };
 }
 
 /**
