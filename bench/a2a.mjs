@@ -81,10 +81,14 @@ async function overA2a() {
   if (task.status?.state !== 3) throw new Error(`a2a: task ended in state ${task.status?.state}`);
 }
 
+/** Wall and CPU (this process: user + system) ms per turn. */
 async function timed(fn, turns) {
+  const cpu = process.cpuUsage();
   const start = process.hrtime.bigint();
   for (let i = 0; i < turns; i++) await fn();
-  return Number(process.hrtime.bigint() - start) / 1e6 / turns;
+  const wall = Number(process.hrtime.bigint() - start) / 1e6 / turns;
+  const { user, system } = process.cpuUsage(cpu);
+  return { wall, cpu: (user + system) / 1e3 / turns };
 }
 
 await timed(direct, WARMUP);
@@ -93,9 +97,9 @@ const rounds = [];
 for (let r = 0; r < ROUNDS; r++) {
   const d = await timed(direct, TURNS);
   const a = await timed(overA2a, TURNS);
-  rounds.push({ direct: d, a2a: a, ratio: a / d });
+  rounds.push({ direct: d.wall, a2a: a.wall, ratio: a.wall / d.wall, directCpu: d.cpu, a2aCpu: a.cpu });
   process.stderr.write(
-    `round ${r + 1}: agent.send ${d.toFixed(2)} ms, A2A ${a.toFixed(2)} ms, ${(a / d).toFixed(2)}x\n`,
+    `round ${r + 1}: agent.send ${d.wall.toFixed(2)} ms (CPU ${d.cpu.toFixed(2)}), A2A ${a.wall.toFixed(2)} ms (CPU ${a.cpu.toFixed(2)}), ${(a.wall / d.wall).toFixed(2)}x\n`,
   );
 }
 const median = (xs) => {
@@ -105,6 +109,8 @@ const median = (xs) => {
 const d = median(rounds.map((r) => r.direct));
 const a = median(rounds.map((r) => r.a2a));
 const ratios = rounds.map((r) => r.ratio);
+const dCpu = median(rounds.map((r) => r.directCpu));
+const aCpu = median(rounds.map((r) => r.a2aCpu));
 console.log(
   JSON.stringify(
     {
@@ -115,6 +121,9 @@ console.log(
       ratio: Number((a / d).toFixed(3)),
       ratioMin: Number(Math.min(...ratios).toFixed(3)),
       ratioMax: Number(Math.max(...ratios).toFixed(3)),
+      directCpuMsPerTurn: Number(dCpu.toFixed(2)),
+      a2aCpuMsPerTurn: Number(aCpu.toFixed(2)),
+      cpuRatio: Number((aCpu / dCpu).toFixed(3)),
       target: 1.2,
     },
     null,

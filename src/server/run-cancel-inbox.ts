@@ -73,18 +73,19 @@ export class InboxWakeups {
  * interrupt from `agentloop send --interrupt` posted while the run goes on) and calls `onCancel` once.
  * Interrupts already waiting when the watch starts that do not name this run, and any naming another
  * run, are left over from runs that ended: they are completed without effect. Returns the function
- * that stops the watch. Nothing happens on a store without inboxes.
+ * that stops the watch. Nothing happens on a store without inboxes. With `empty` (a session made just
+ * now, whose inbox nobody could have posted to yet) there is no first look.
  */
 export function watchCancels(
   store: SessionStore,
   threadId: string,
   runId: string,
   onCancel: (reason: string) => void,
-  options: { pollMs: number; wakeups: InboxWakeups },
+  options: { pollMs: number; wakeups: InboxWakeups; empty?: boolean },
 ): () => void {
   if (!hasInbox(store)) return () => {};
   let stopped = false;
-  let first = true;
+  let first = options.empty !== true;
   let cancelled = false;
   let looking = false;
   let again = false;
@@ -124,7 +125,7 @@ export function watchCancels(
   const every = options.wakeups.watching ? Math.max(options.pollMs, 1000) : options.pollMs;
   const timer = setInterval(() => void look(), every);
   timer.unref();
-  void look();
+  if (options.empty !== true) void look();
   return () => {
     stopped = true;
     off();

@@ -7,4 +7,4 @@ export { hasInbox, type InboxItem } from '../session/session-inbox.js';
 export { hasOwnership, newOwnerName, type SessionLease } from '../session/session-lease.js';
 export type { SessionRecord, SessionStore } from '../session/session-store.js';
 export { SessionStoreError } from '../session/session-store-error.js';
-export type { TranscriptEntry } from '../session/transcript.js';
+export type { TranscriptEntry, TranscriptEntryInput } from '../session/transcript.js';

@@ -2,6 +2,14 @@ import type { SessionStore, TranscriptEntry } from './session-imports.js';
 
 type Entries = Parameters<SessionStore['appendTranscript']>[1];
 
+/** Entries waiting to go out with the session's next append through the view (see `hold`). */
+interface Held {
+  entries: Entries;
+  after: boolean;
+  stamped: ((lastSeq: number) => void) | undefined;
+  resolve: () => void;
+}
+
 /**
  * Hears one session's transcript as it is written, with the seq numbers the store gives: a view of
  * the store that passes every call through and, for appends to `sessionId`, publishes the entries
@@ -14,26 +22,22 @@ export class TranscriptFeed {
   #lastSeq: number;
   #published: Promise<void> = Promise.resolve();
   readonly #listeners = new Set<(entries: TranscriptEntry[]) => void>();
+  #held: Held[] = [];
+  readonly #inner: SessionStore;
+  readonly #sessionId: string;
 
   constructor(inner: SessionStore, sessionId: string, lastSeq: number) {
     this.#lastSeq = lastSeq;
+    this.#inner = inner;
+    this.#sessionId = sessionId;
     const append = (
       id: string,
       entries: Entries,
       options?: Parameters<SessionStore['appendTranscript']>[2],
-    ) => {
-      const done = inner.appendTranscript(id, entries, options);
-      if (id !== sessionId || entries.length === 0) return done;
-      const first = this.#lastSeq + 1;
-      this.#lastSeq += entries.length;
-      const at = new Date().toISOString();
-      const stamped = entries.map((entry, i) => ({ at, ...entry, seq: first + i }) as TranscriptEntry);
-      this.#published = this.#published.then(
-        () => done.then(() => this.#publish(stamped)),
-        () => done.then(() => this.#publish(stamped)),
-      );
-      return done;
-    };
+    ) =>
+      id === sessionId && entries.length > 0
+        ? this.#append(entries, options)
+        : inner.appendTranscript(id, entries, options);
     this.store = new Proxy(inner, {
       get(target, prop) {
         if (prop === 'appendTranscript') return append;
@@ -48,6 +52,28 @@ export class TranscriptFeed {
     return this.#lastSeq;
   }
 
+  /**
+   * Keeps `entries` to go out in the session's next append through the view (the agent's), in the
+   * same durable write: before its entries, or with `after` behind them (so that they are never
+   * durable without what the agent wrote with them). `stamped` hears the seq of the last of them once
+   * it is given. Resolves once they are durable: the entries of a failed append are kept for the next
+   * one (pending until then). `writeHeld` writes what no append took.
+   */
+  hold(
+    entries: Entries,
+    options: { after?: boolean; stamped?: (lastSeq: number) => void } = {},
+  ): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.#held.push({ entries, after: options.after === true, stamped: options.stamped, resolve });
+    });
+  }
+
+  /** Appends the held entries that no append took yet, in one append (nothing when none wait); rejects when it fails (they stay held). */
+  async writeHeld(): Promise<void> {
+    if (this.#held.length === 0) return;
+    await this.#append([], undefined);
+  }
+
   /** Hears entries as they become durable; returns the function that stops listening. */
   listen(listener: (entries: TranscriptEntry[]) => void): () => void {
     this.#listeners.add(listener);
@@ -57,6 +83,38 @@ export class TranscriptFeed {
   /** Resolves once every append so far has been published (or failed). */
   async settled(): Promise<void> {
     await this.#published.catch(() => {});
+  }
+
+  /** One append to the session, carrying the held entries; stamps and publishes them all once durable. */
+  #append(own: Entries, options: Parameters<SessionStore['appendTranscript']>[2]): Promise<void> {
+    const held = this.#held.splice(0);
+    const before = held.filter((h) => !h.after);
+    const after = held.filter((h) => h.after);
+    const entries = [...before.flatMap((h) => h.entries), ...own, ...after.flatMap((h) => h.entries)];
+    const done = this.#inner.appendTranscript(this.#sessionId, entries, options);
+    const first = this.#lastSeq + 1;
+    this.#lastSeq += entries.length;
+    let seq = first - 1;
+    for (const h of [...before, undefined, ...after]) {
+      seq += h ? h.entries.length : own.length;
+      h?.stamped?.(seq);
+    }
+    const at = new Date().toISOString();
+    const stamped = entries.map((entry, i) => ({ at, ...entry, seq: first + i }) as TranscriptEntry);
+    this.#published = this.#published.then(
+      () => done.then(() => this.#publish(stamped)),
+      () => done.then(() => this.#publish(stamped)),
+    );
+    if (held.length > 0) {
+      done.then(
+        () => {
+          for (const h of held) h.resolve();
+        },
+        // Kept, in order, for the next append (or `writeHeld`).
+        () => this.#held.unshift(...held),
+      );
+    }
+    return done;
   }
 
   #publish(entries: TranscriptEntry[]): void {

@@ -343,7 +343,9 @@ export class SessionTaskHandler implements A2ARequestHandler {
         ...(listener ? { listener } : {}),
         ...(onKept ? { onKept } : {}),
         ...(push ? { push } : {}),
-        inbox: { pollMs: this.#options.pollMs, wakeups: this.#wakeups },
+        startWithTurn: turn.kind === 'new' && !listener && !params.configuration?.returnImmediately,
+        // A context the server just named: nobody could have posted to its inbox yet.
+        inbox: { pollMs: this.#options.pollMs, wakeups: this.#wakeups, empty: named },
       },
       this.active,
     );

@@ -3,7 +3,7 @@ import type { Agent } from '../../agent/agent.js';
 import type { AgentEvent, TerminateReason } from '../../machines/emitted-events.js';
 import { scrubForClient } from '../client-text.js';
 import { type InboxWakeups, watchCancels } from '../run-cancel-inbox.js';
-import type { SessionRecord } from '../session-imports.js';
+import type { SessionRecord, TranscriptEntryInput } from '../session-imports.js';
 import { openThread, type ThreadContext } from '../thread-sessions.js';
 import { TranscriptFeed } from '../transcript-feed.js';
 import {
@@ -58,8 +58,13 @@ export interface TaskTurn {
   listener?: TaskListener;
   /** Called for every kept event of the task (push notifications). */
   onKept?: (event: StreamResponse, record: TaskRecord) => void;
+  /**
+   * Write a new task's start with the agent's first append instead of before the turn: for a send that
+   * waits for the end (no one else knows the task's id before it is durable).
+   */
+  startWithTurn?: boolean;
   /** Hears cancels posted to the session's inbox by other processes (none: cancels reach only this one). */
-  inbox?: { pollMs: number; wakeups: InboxWakeups };
+  inbox?: { pollMs: number; wakeups: InboxWakeups; empty?: boolean };
 }
 
 /**
@@ -67,7 +72,8 @@ export interface TaskTurn {
  * entries written to the transcript, the message sent (or the approvals answered), and the turn's
  * end written as the task's status: `completed` (the answer also as the artifact `answer`),
  * `input-required` (a data part per call waiting for approval, or the agent's question), `canceled`
- * after a cancel, `failed` naming the reason. Resolves once the task's first entries are durable.
+ * after a cancel, `failed` naming the reason. Resolves once the task's first entries are durable
+ * (with `startWithTurn`, once the turn has begun: they go out with the agent's first append).
  */
 export async function startTaskTurn(turn: TaskTurn, active: ActiveTasks): Promise<ActiveTask> {
   const { context, contextId, taskId } = turn;
@@ -147,7 +153,7 @@ export async function startTaskTurn(turn: TaskTurn, active: ActiveTasks): Promis
     },
   });
   const messageJson = Message.toJSON(turn.message);
-  await feed.store.appendTranscript(contextId, [
+  const startEntries: TranscriptEntryInput[] = [
     turn.kind === 'new'
       ? {
           kind: 'event',
@@ -159,20 +165,30 @@ export async function startTaskTurn(turn: TaskTurn, active: ActiveTasks): Promis
       ? [{ kind: 'event' as const, event: TASK_PUSH_ENTRY, data: { taskId, ...turn.push } }]
       : []),
     status('TASK_STATE_WORKING'),
-  ]);
+  ];
+  // A caller that waits for the whole turn gets the task's start in the agent's first append (one
+  // durable write fewer); a stream or a send that returns at once gets it on its own, durable first.
+  if (turn.startWithTurn) void feed.hold(startEntries);
+  else await feed.store.appendTranscript(contextId, startEntries);
 
-  let endTurn!: (end: { reason: TerminateReason | 'waiting'; response: string }) => void;
-  const ended = new Promise<{ reason: TerminateReason | 'waiting'; response: string }>((resolve) => {
-    endTurn = resolve;
+  // The turn's end is held as it happens, to go out after the entries the agent writes at its rest
+  // point, in the same durable write (or on its own after them: `writeHeld` below).
+  let endTurn!: (end: TurnEnd) => void;
+  const ended = new Promise<void>((resolve) => {
+    endTurn = (end) => {
+      const last = endEntries(end, agent, task.cancelled, scrub, status, taskId);
+      void feed.hold(last, { after: true, stamped: (seq) => (finalSeq = seq) });
+      resolve();
+    };
     const off = agent.on('*', (event: AgentEvent) => {
       if (event.type === 'content_chunk') {
         emit(chunkEvent(taskId, contextId, scrub(event.delta)), false);
       } else if (event.type === 'state_change' && event.state === 'WaitingApproval') {
         off();
-        resolve({ reason: 'waiting', response: '' });
+        endTurn({ reason: 'waiting', response: '' });
       } else if (event.type === 'turn_end') {
         off();
-        resolve({ reason: event.terminateReason, response: event.response });
+        endTurn({ reason: event.terminateReason, response: event.response });
       }
     });
   });
@@ -190,14 +206,13 @@ export async function startTaskTurn(turn: TaskTurn, active: ActiveTasks): Promis
           .send(turn.text, turn.traceParent ? { traceParent: turn.traceParent } : {})
           .catch((error: unknown) => agent.interrupt(String(error)));
       }
-      const end = await ended;
+      await ended;
       await agent.flush();
-      const last = endEntries(end, agent, task.cancelled, scrub, status, taskId);
-      finalSeq = feed.lastSeq + last.length;
-      await feed.store.appendTranscript(contextId, last);
+      await feed.writeHeld();
       await feed.settled();
     } finally {
       stopCancels();
+      await feed.writeHeld().catch(() => {}); // the task's start, when the turn failed before any append
       try {
         await agent.close();
       } catch {
@@ -214,9 +229,12 @@ export async function startTaskTurn(turn: TaskTurn, active: ActiveTasks): Promis
   return task;
 }
 
+/** How a task's turn ended: the agent's reason (or waiting for approval) and its answer. */
+type TurnEnd = { reason: TerminateReason | 'waiting'; response: string };
+
 /** The entries that end a task's turn: the answer artifact (when completed) and the final status. */
 function endEntries(
-  end: { reason: TerminateReason | 'waiting'; response: string },
+  end: TurnEnd,
   agent: Agent,
   cancelled: boolean,
   scrub: (text: string) => string,

@@ -71,9 +71,11 @@ export async function runAsk(target: AskTarget, args: AskArgs, call: AskCall): P
   if (!claimed) return refuse(busy(sessionId));
   let agent: Agent | undefined;
   try {
+    // A session this call named (a new random id) has nothing in the store yet: nothing to read.
     let record: Awaited<ReturnType<typeof threadRecord>>;
     try {
-      record = await threadRecord(target.store, sessionId, call.principal);
+      record =
+        args.session === undefined ? undefined : await threadRecord(target.store, sessionId, call.principal);
     } catch (error) {
       return refuse(sessionProblem(error, sessionId));
     }
