@@ -7,7 +7,9 @@
 //   chain    5 model calls asking for one lookup each, a final     (6 model calls, 5 tool calls)
 // Modes, each `sessions` sessions of each shape one after another (medians of `repeat` runs after a
 // warm-up):
-//   in-process   createAgent, no engine
+//   in-process   createAgent, no engine, no store (nothing persisted)
+//   in-process-pg  createAgent on a PostgresSessionStore on the same cluster (fsync on): the agent in
+//                process persisting its session, as the engine modes persist theirs
 //   seam         the same agent with an in-memory DurableSteps (a Map): the adapter's own CPU cost
 //   pg-workers   the built-in workers: startWorker on a PostgresSessionStore, createSessionClient
 //                send + waitFor (fsync on, the worker in this process)
@@ -19,7 +21,7 @@
 //                engine's own round trips: what is left of (engine - in-process - bare) is the adapter's.
 // All modes share one PostgreSQL cluster (fsync on) and the model servers, in this process.
 // npm run build && node bench/engines.mjs [--sessions=10] [--repeat=3] [--dbos-poll-ms=50]
-//   [--only=in-process,seam,pg-workers,restate,restate-bare,dbos,dbos-bare]
+//   [--only=in-process,in-process-pg,seam,pg-workers,restate,restate-bare,dbos,dbos-bare]
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import http2 from 'node:http2';
@@ -37,7 +39,7 @@ const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/
 const sessions = Number(args.sessions ?? 10);
 const repeat = Number(args.repeat ?? 3);
 const only = new Set(
-  (args.only ?? 'in-process,seam,pg-workers,restate,restate-bare,dbos,dbos-bare').split(','),
+  (args.only ?? 'in-process,in-process-pg,seam,pg-workers,restate,restate-bare,dbos,dbos-bare').split(','),
 );
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const round = (x) => Math.round(x * 100) / 100;
@@ -130,6 +132,20 @@ try {
     results['in-process'] = await measureShapes('inproc', async (id) => {
       const agent = createAgent({ ...routedOptions(id), sessionId: storeId(id) });
       check(await agent.send('look the values up'));
+      agent.stop();
+    });
+  }
+  if (only.has('in-process-pg')) {
+    const store = new PostgresSessionStore(
+      { connectionString: await createDatabase('bench_inproc'), max: 4 },
+      { schema: 'bench_inproc' },
+    );
+    await store.migrate();
+    closers.push(() => store.close());
+    results['in-process-pg'] = await measureShapes('inpg', async (id) => {
+      const agent = createAgent({ ...routedOptions(id), store, session: storeId(id) });
+      check(await agent.send('look the values up'));
+      await agent.flush();
       agent.stop();
     });
   }
@@ -272,17 +288,21 @@ for (const [mode, shapes] of Object.entries(results)) {
     `  ${mode.padEnd(12)} text ${shapes.text}, batch ${shapes.batch}, chain ${shapes.chain} | fixed ${parts.fixed}, model ${parts.model}, tool ${parts.tool}${over}`,
   );
 }
-// The adapter's part: what the engine mode costs beyond the agent in process and the engine alone.
+// The adapter's part: what the engine mode costs beyond the agent in process and the engine alone;
+// against the agent with no store, and against the agent persisting its session on PostgreSQL.
 for (const engine of ['restate', 'dbos']) {
   const full = results[engine];
   const bare = results[`${engine}-bare`];
-  const inproc = results['in-process'];
-  if (!full || !bare || !inproc) continue;
-  for (const shape of Object.keys(SHAPES)) {
-    const adapter = full[shape] - inproc[shape] - bare[shape];
-    console.log(
-      `  ${engine} ${shape}: adapter's part ${round(adapter)} ms of ${full[shape]} ms (${round((adapter / full[shape]) * 100)}%)`,
-    );
+  if (!full || !bare) continue;
+  for (const base of ['in-process', 'in-process-pg']) {
+    const inproc = results[base];
+    if (!inproc) continue;
+    for (const shape of Object.keys(SHAPES)) {
+      const adapter = full[shape] - inproc[shape] - bare[shape];
+      console.log(
+        `  ${engine} ${shape} (over ${base}): adapter's part ${round(adapter)} ms of ${full[shape]} ms (${round((adapter / full[shape]) * 100)}%)`,
+      );
+    }
   }
 }
 console.log(JSON.stringify(results));
