@@ -33,6 +33,7 @@ import { z } from 'zod';
 import { createAgent, createSessionClient, defineTool, startWorker } from '../dist/index.js';
 import { PostgresSessionStore } from '../dist/postgres/index.js';
 import { startScriptedServer } from '../dist/testing/index.js';
+import { clusterCpuMs, cpuMsOf } from './lib/process-cpu.mjs';
 
 process.env.RESTATE_LOGGING ??= 'ERROR';
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')));
@@ -82,16 +83,32 @@ const agentOptions = (shape) => () => ({
 const shapeOf = (id) => id.split(/[~.]/)[0];
 const routedOptions = (id) => agentOptions(shapeOf(id))();
 
+/** CPU ms used so far by this process, restate-server and the PostgreSQL cluster (once started). */
+const cpuPids = { restate: undefined, cluster: undefined };
+const cpuNow = () => ({
+  node: (process.cpuUsage().user + process.cpuUsage().system) / 1000,
+  restate: cpuPids.restate ? cpuMsOf(cpuPids.restate) : 0,
+  postgres: cpuPids.cluster ? clusterCpuMs(cpuPids.cluster) : 0,
+});
+/** CPU ms per session of the measured runs, by process, per mode and shape (less moved by the load than wall time). */
+const cpu = {};
+
 /** Runs `runSession(id)` for `sessions` sessions, `repeat` times after a warm-up; ms per session (median). */
 async function measure(name, shape, runSession) {
   let n = 0;
   for (let i = 0; i < 3; i++) await runSession(`${shape}~${name}-warm-${n++}`);
   const runs = [];
+  const before = cpuNow();
   for (let r = 0; r < repeat; r++) {
     const start = performance.now();
     for (let i = 0; i < sessions; i++) await runSession(`${shape}~${name}-${r}-${n++}`);
     runs.push((performance.now() - start) / sessions);
   }
+  const after = cpuNow();
+  cpu[name] ??= {};
+  cpu[name][shape] = Object.fromEntries(
+    Object.keys(after).map((k) => [k, round((after[k] - before[k]) / (sessions * repeat))]),
+  );
   return round(median(runs));
 }
 /** ms per session of each shape in one mode. */
@@ -117,6 +134,7 @@ await measureShapes('jit', async (id) => {
 const { startPostgresCluster } = await import('../test/support/postgres-cluster.mjs');
 const pg = (await import('pg')).default;
 const cluster = await startPostgresCluster({ durable: true });
+cpuPids.cluster = cluster.dir;
 closers.push(() => cluster.stop());
 const createDatabase = async (name) => {
   const admin = new pg.Client(cluster.url);
@@ -191,6 +209,7 @@ try {
     const { restateAgent, restateClient } = await import('../dist/engines/restate/index.js');
     const sdk = await import('@restatedev/restate-sdk');
     const server = await startRestate();
+    cpuPids.restate = server.pid;
     closers.push(server.stop);
     // The engine alone: as many `ctx.run` steps as the agent's turn, each returning 1 KB.
     const bare = sdk.object({
@@ -254,14 +273,37 @@ try {
     closers.push(() => DBOS.shutdown());
     await agent.start();
     await DBOS.registerQueue('bench_bare', { minPollingIntervalMs: pollMs });
+    // Each turn's workflow id, to read from DBOS's records how long it ran once dequeued: the engine's
+    // time without the queue's and the result's polling, which round a session up to `pollMs`.
+    const workflows = { dbos: [], 'dbos-bare': [] };
     if (only.has('dbos')) {
-      results.dbos = await measureShapes('dbos', async (id) => check(await agent.send(id, 'go')));
+      results.dbos = await measureShapes('dbos', async (id) => {
+        const workflowId = await agent.post(id, 'go');
+        workflows.dbos.push({ id, workflowId });
+        check(await DBOS.retrieveWorkflow(workflowId).getResult({ pollingIntervalMs: pollMs }));
+      });
     }
     if (only.has('dbos-bare')) {
       results['dbos-bare'] = await measureShapes('dbosbare', async (id) => {
         const handle = await DBOS.startWorkflow(bare, { queueName: 'bench_bare' })(SHAPES[shapeOf(id)].steps);
+        workflows['dbos-bare'].push({ id, workflowId: handle.workflowID });
         check(await handle.getResult({ pollingIntervalMs: pollMs }));
       });
+    }
+    for (const [mode, runs] of Object.entries(workflows)) {
+      if (runs.length === 0) continue;
+      const { rows } = await pool.query(
+        'SELECT workflow_uuid AS id, updated_at - started_at_epoch_ms AS ms FROM dbos.workflow_status WHERE workflow_uuid = ANY($1)',
+        [runs.map((r) => r.workflowId)],
+      );
+      const ms = new Map(rows.map((r) => [r.id, Number(r.ms)]));
+      results[`${mode}-run`] = {};
+      for (const shape of Object.keys(SHAPES)) {
+        const times = runs
+          .filter((r) => shapeOf(r.id) === shape && !r.id.includes('-warm-'))
+          .map((r) => ms.get(r.workflowId));
+        results[`${mode}-run`][shape] = round(median(times));
+      }
     }
   }
 } finally {
@@ -290,9 +332,12 @@ for (const [mode, shapes] of Object.entries(results)) {
 }
 // The adapter's part: what the engine mode costs beyond the agent in process and the engine alone;
 // against the agent with no store, and against the agent persisting its session on PostgreSQL.
-for (const engine of ['restate', 'dbos']) {
-  const full = results[engine];
-  const bare = results[`${engine}-bare`];
+// `dbos-run`: the same from DBOS's records, dequeue to end (no polling).
+for (const [engine, full, bare] of [
+  ['restate', results.restate, results['restate-bare']],
+  ['dbos', results.dbos, results['dbos-bare']],
+  ['dbos-run', results['dbos-run'], results['dbos-bare-run']],
+]) {
   if (!full || !bare) continue;
   for (const base of ['in-process', 'in-process-pg']) {
     const inproc = results[base];
@@ -305,7 +350,13 @@ for (const engine of ['restate', 'dbos']) {
     }
   }
 }
-console.log(JSON.stringify(results));
+console.log('CPU ms per session (this process / restate-server / PostgreSQL):');
+for (const [mode, shapes] of Object.entries(cpu)) {
+  if (mode === 'jit') continue;
+  const cells = Object.entries(shapes).map(([shape, c]) => `${shape} ${c.node}/${c.restate}/${c.postgres}`);
+  console.log(`  ${mode.padEnd(12)} ${cells.join(', ')}`);
+}
+console.log(JSON.stringify({ results, cpu }));
 
 /** restate-server from the dev dependency, on loopback ports read from its JSON log, data in a temp dir. */
 async function startRestate() {
@@ -352,6 +403,7 @@ async function startRestate() {
     await new Promise((r) => setTimeout(r, 50));
   }
   return {
+    pid: child.pid,
     ingress: `http://127.0.0.1:${ports['http-ingress-server']}`,
     async register(uri) {
       const response = await fetch(`${admin}/deployments`, {
