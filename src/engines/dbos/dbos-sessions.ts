@@ -58,17 +58,25 @@ export class DbosSessions {
       .query(
         `CREATE TABLE IF NOT EXISTS ${this.#table} (
           agent text NOT NULL, session_id text NOT NULL,
-          snapshot json, view json, result json,
+          snapshot json, view json, result json, prev_snapshot json, saved_by text,
           updated_at timestamptz NOT NULL DEFAULT now(),
           PRIMARY KEY (agent, session_id))`,
       )
       .catch((error: { code?: string }) => {
         if (error.code !== '23505') throw error;
       });
-    // Added after the first release: tables made by it get them here.
-    await this.#pool.query(
-      `ALTER TABLE ${this.#table} ADD COLUMN IF NOT EXISTS prev_snapshot json, ADD COLUMN IF NOT EXISTS saved_by text`,
+    // Added after the first release: a table made by it gets them here (looked up first: an ALTER
+    // takes the table's strongest lock, even when there is nothing to add).
+    const { rows } = await this.#pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM information_schema.columns
+       WHERE table_schema = $1 AND table_name = 'sessions' AND column_name IN ('prev_snapshot', 'saved_by')`,
+      [this.#schema],
     );
+    if (rows[0]?.n !== 2) {
+      await this.#pool.query(
+        `ALTER TABLE ${this.#table} ADD COLUMN IF NOT EXISTS prev_snapshot json, ADD COLUMN IF NOT EXISTS saved_by text`,
+      );
+    }
   }
 
   async load(agent: string, sessionId: string): Promise<DbosSessionRow | undefined> {
