@@ -7,7 +7,9 @@
 //   chain    5 model calls asking for one lookup each, a final     (6 model calls, 5 tool calls)
 // Modes, each `sessions` sessions of each shape one after another (medians of `repeat` runs after a
 // warm-up):
-//   in-process   createAgent, no engine
+//   in-process   createAgent, no engine, no store (nothing persisted)
+//   in-process-pg  createAgent on a PostgresSessionStore on the same cluster (fsync on): the agent in
+//                process persisting its session, as the engine modes persist theirs
 //   seam         the same agent with an in-memory DurableSteps (a Map): the adapter's own CPU cost
 //   pg-workers   the built-in workers: startWorker on a PostgresSessionStore, createSessionClient
 //                send + waitFor (fsync on, the worker in this process)
@@ -19,7 +21,7 @@
 //                engine's own round trips: what is left of (engine - in-process - bare) is the adapter's.
 // All modes share one PostgreSQL cluster (fsync on) and the model servers, in this process.
 // npm run build && node bench/engines.mjs [--sessions=10] [--repeat=3] [--dbos-poll-ms=50]
-//   [--only=in-process,seam,pg-workers,restate,restate-bare,dbos,dbos-bare]
+//   [--only=in-process,in-process-pg,seam,pg-workers,restate,restate-bare,dbos,dbos-bare]
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import http2 from 'node:http2';
@@ -31,13 +33,14 @@ import { z } from 'zod';
 import { createAgent, createSessionClient, defineTool, startWorker } from '../dist/index.js';
 import { PostgresSessionStore } from '../dist/postgres/index.js';
 import { startScriptedServer } from '../dist/testing/index.js';
+import { clusterCpuMs, cpuMsOf } from './lib/process-cpu.mjs';
 
 process.env.RESTATE_LOGGING ??= 'ERROR';
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')));
 const sessions = Number(args.sessions ?? 10);
 const repeat = Number(args.repeat ?? 3);
 const only = new Set(
-  (args.only ?? 'in-process,seam,pg-workers,restate,restate-bare,dbos,dbos-bare').split(','),
+  (args.only ?? 'in-process,in-process-pg,seam,pg-workers,restate,restate-bare,dbos,dbos-bare').split(','),
 );
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const round = (x) => Math.round(x * 100) / 100;
@@ -80,16 +83,32 @@ const agentOptions = (shape) => () => ({
 const shapeOf = (id) => id.split(/[~.]/)[0];
 const routedOptions = (id) => agentOptions(shapeOf(id))();
 
+/** CPU ms used so far by this process, restate-server and the PostgreSQL cluster (once started). */
+const cpuPids = { restate: undefined, cluster: undefined };
+const cpuNow = () => ({
+  node: (process.cpuUsage().user + process.cpuUsage().system) / 1000,
+  restate: cpuPids.restate ? cpuMsOf(cpuPids.restate) : 0,
+  postgres: cpuPids.cluster ? clusterCpuMs(cpuPids.cluster) : 0,
+});
+/** CPU ms per session of the measured runs, by process, per mode and shape (less moved by the load than wall time). */
+const cpu = {};
+
 /** Runs `runSession(id)` for `sessions` sessions, `repeat` times after a warm-up; ms per session (median). */
 async function measure(name, shape, runSession) {
   let n = 0;
   for (let i = 0; i < 3; i++) await runSession(`${shape}~${name}-warm-${n++}`);
   const runs = [];
+  const before = cpuNow();
   for (let r = 0; r < repeat; r++) {
     const start = performance.now();
     for (let i = 0; i < sessions; i++) await runSession(`${shape}~${name}-${r}-${n++}`);
     runs.push((performance.now() - start) / sessions);
   }
+  const after = cpuNow();
+  cpu[name] ??= {};
+  cpu[name][shape] = Object.fromEntries(
+    Object.keys(after).map((k) => [k, round((after[k] - before[k]) / (sessions * repeat))]),
+  );
   return round(median(runs));
 }
 /** ms per session of each shape in one mode. */
@@ -115,6 +134,7 @@ await measureShapes('jit', async (id) => {
 const { startPostgresCluster } = await import('../test/support/postgres-cluster.mjs');
 const pg = (await import('pg')).default;
 const cluster = await startPostgresCluster({ durable: true });
+cpuPids.cluster = cluster.dir;
 closers.push(() => cluster.stop());
 const createDatabase = async (name) => {
   const admin = new pg.Client(cluster.url);
@@ -130,6 +150,20 @@ try {
     results['in-process'] = await measureShapes('inproc', async (id) => {
       const agent = createAgent({ ...routedOptions(id), sessionId: storeId(id) });
       check(await agent.send('look the values up'));
+      agent.stop();
+    });
+  }
+  if (only.has('in-process-pg')) {
+    const store = new PostgresSessionStore(
+      { connectionString: await createDatabase('bench_inproc'), max: 4 },
+      { schema: 'bench_inproc' },
+    );
+    await store.migrate();
+    closers.push(() => store.close());
+    results['in-process-pg'] = await measureShapes('inpg', async (id) => {
+      const agent = createAgent({ ...routedOptions(id), store, session: storeId(id) });
+      check(await agent.send('look the values up'));
+      await agent.flush();
       agent.stop();
     });
   }
@@ -175,6 +209,7 @@ try {
     const { restateAgent, restateClient } = await import('../dist/engines/restate/index.js');
     const sdk = await import('@restatedev/restate-sdk');
     const server = await startRestate();
+    cpuPids.restate = server.pid;
     closers.push(server.stop);
     // The engine alone: as many `ctx.run` steps as the agent's turn, each returning 1 KB.
     const bare = sdk.object({
@@ -238,14 +273,37 @@ try {
     closers.push(() => DBOS.shutdown());
     await agent.start();
     await DBOS.registerQueue('bench_bare', { minPollingIntervalMs: pollMs });
+    // Each turn's workflow id, to read from DBOS's records how long it ran once dequeued: the engine's
+    // time without the queue's and the result's polling, which round a session up to `pollMs`.
+    const workflows = { dbos: [], 'dbos-bare': [] };
     if (only.has('dbos')) {
-      results.dbos = await measureShapes('dbos', async (id) => check(await agent.send(id, 'go')));
+      results.dbos = await measureShapes('dbos', async (id) => {
+        const workflowId = await agent.post(id, 'go');
+        workflows.dbos.push({ id, workflowId });
+        check(await DBOS.retrieveWorkflow(workflowId).getResult({ pollingIntervalMs: pollMs }));
+      });
     }
     if (only.has('dbos-bare')) {
       results['dbos-bare'] = await measureShapes('dbosbare', async (id) => {
         const handle = await DBOS.startWorkflow(bare, { queueName: 'bench_bare' })(SHAPES[shapeOf(id)].steps);
+        workflows['dbos-bare'].push({ id, workflowId: handle.workflowID });
         check(await handle.getResult({ pollingIntervalMs: pollMs }));
       });
+    }
+    for (const [mode, runs] of Object.entries(workflows)) {
+      if (runs.length === 0) continue;
+      const { rows } = await pool.query(
+        'SELECT workflow_uuid AS id, updated_at - started_at_epoch_ms AS ms FROM dbos.workflow_status WHERE workflow_uuid = ANY($1)',
+        [runs.map((r) => r.workflowId)],
+      );
+      const ms = new Map(rows.map((r) => [r.id, Number(r.ms)]));
+      results[`${mode}-run`] = {};
+      for (const shape of Object.keys(SHAPES)) {
+        const times = runs
+          .filter((r) => shapeOf(r.id) === shape && !r.id.includes('-warm-'))
+          .map((r) => ms.get(r.workflowId));
+        results[`${mode}-run`][shape] = round(median(times));
+      }
     }
   }
 } finally {
@@ -272,20 +330,33 @@ for (const [mode, shapes] of Object.entries(results)) {
     `  ${mode.padEnd(12)} text ${shapes.text}, batch ${shapes.batch}, chain ${shapes.chain} | fixed ${parts.fixed}, model ${parts.model}, tool ${parts.tool}${over}`,
   );
 }
-// The adapter's part: what the engine mode costs beyond the agent in process and the engine alone.
-for (const engine of ['restate', 'dbos']) {
-  const full = results[engine];
-  const bare = results[`${engine}-bare`];
-  const inproc = results['in-process'];
-  if (!full || !bare || !inproc) continue;
-  for (const shape of Object.keys(SHAPES)) {
-    const adapter = full[shape] - inproc[shape] - bare[shape];
-    console.log(
-      `  ${engine} ${shape}: adapter's part ${round(adapter)} ms of ${full[shape]} ms (${round((adapter / full[shape]) * 100)}%)`,
-    );
+// The adapter's part: what the engine mode costs beyond the agent in process and the engine alone;
+// against the agent with no store, and against the agent persisting its session on PostgreSQL.
+// `dbos-run`: the same from DBOS's records, dequeue to end (no polling).
+for (const [engine, full, bare] of [
+  ['restate', results.restate, results['restate-bare']],
+  ['dbos', results.dbos, results['dbos-bare']],
+  ['dbos-run', results['dbos-run'], results['dbos-bare-run']],
+]) {
+  if (!full || !bare) continue;
+  for (const base of ['in-process', 'in-process-pg']) {
+    const inproc = results[base];
+    if (!inproc) continue;
+    for (const shape of Object.keys(SHAPES)) {
+      const adapter = full[shape] - inproc[shape] - bare[shape];
+      console.log(
+        `  ${engine} ${shape} (over ${base}): adapter's part ${round(adapter)} ms of ${full[shape]} ms (${round((adapter / full[shape]) * 100)}%)`,
+      );
+    }
   }
 }
-console.log(JSON.stringify(results));
+console.log('CPU ms per session (this process / restate-server / PostgreSQL):');
+for (const [mode, shapes] of Object.entries(cpu)) {
+  if (mode === 'jit') continue;
+  const cells = Object.entries(shapes).map(([shape, c]) => `${shape} ${c.node}/${c.restate}/${c.postgres}`);
+  console.log(`  ${mode.padEnd(12)} ${cells.join(', ')}`);
+}
+console.log(JSON.stringify({ results, cpu }));
 
 /** restate-server from the dev dependency, on loopback ports read from its JSON log, data in a temp dir. */
 async function startRestate() {
@@ -332,6 +403,7 @@ async function startRestate() {
     await new Promise((r) => setTimeout(r, 50));
   }
   return {
+    pid: child.pid,
     ingress: `http://127.0.0.1:${ports['http-ingress-server']}`,
     async register(uri) {
       const response = await fetch(`${admin}/deployments`, {

@@ -109,6 +109,11 @@ describe('agentloop/dbos on PostgreSQL', () => {
         'tools-1/1/2/model',
       ]),
     );
+    // The turn's own steps: the copy to the store only (the sessions table takes plain statements).
+    expect(steps.filter((name) => name.startsWith('agentloop.'))).toEqual([
+      'agentloop.mirror.base',
+      'agentloop.mirror.1',
+    ]);
   });
 
   it('waits for an approval sent to the turn workflow, then runs the call once', async () => {

@@ -202,10 +202,13 @@ const dbosStep: MirrorStep = (key, run) => DBOS.runStep(run, { name: key });
 async function runTurn(run: TurnRun): Promise<DbosTurnResult> {
   const { name, sessionId, sessions } = run;
   const workflowId = DBOS.workflowID ?? '';
-  const row = await DBOS.runStep(() => sessions.load(name, sessionId), { name: 'agentloop.load' });
+  // Not steps (each would add a committed record): the same snapshot in every attempt, and the view
+  // set in the first only (docs/engines.md, "What a turn costs").
+  const snapshot = (await sessions.snapshotFor(name, sessionId, workflowId)) as
+    | NonNullable<AgentOptions['snapshot']>
+    | undefined;
   const base = await run.agentOptions(sessionId);
   const { store: _store, session: _session, ...rest } = base as AgentOptions & { session?: unknown };
-  const snapshot = (row?.snapshot ?? undefined) as NonNullable<AgentOptions['snapshot']> | undefined;
   const mirror = run.store
     ? await SessionMirror.open({
         store: run.store,
@@ -216,7 +219,6 @@ async function runTurn(run: TurnRun): Promise<DbosTurnResult> {
         step: dbosStep,
       })
     : undefined;
-  // Before the agent exists: its first step (initialize) comes after, in every attempt.
   const started: DbosSessionView = {
     sessionId,
     state: 'Thinking',
@@ -224,7 +226,7 @@ async function runTurn(run: TurnRun): Promise<DbosTurnResult> {
     pendingApprovals: [],
     workflowId,
   };
-  await DBOS.runStep(() => sessions.write(name, sessionId, { view: started }), { name: 'agentloop.begin' });
+  await sessions.begin(name, sessionId, workflowId, started);
   const steps = countedSteps();
   const agent = createAgent({
     ...rest,
@@ -289,17 +291,12 @@ async function runTurn(run: TurnRun): Promise<DbosTurnResult> {
       response: outcome.response,
       terminateReason: outcome.terminateReason,
     };
-    await DBOS.runStep(
-      () =>
-        sessions.write(name, sessionId, {
-          view: final,
-          snapshot: agent.actor.getPersistedSnapshot(),
-          result: outcome,
-        }),
-      {
-        name: 'agentloop.save',
-      },
-    );
+    // Not a step: run again by a replay it writes what the first execution wrote (docs/engines.md).
+    await sessions.end(name, sessionId, workflowId, {
+      view: final,
+      snapshot: agent.actor.getPersistedSnapshot(),
+      result: outcome,
+    });
     return outcome;
   } finally {
     agent.stop();

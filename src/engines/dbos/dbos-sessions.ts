@@ -25,8 +25,12 @@ export interface DbosSessionRow {
 /**
  * The sessions of `dbosAgent`s in a table of their own (`<schema>.sessions`, keyed by agent and
  * session id) beside DBOS's system tables: DBOS keeps workflows and steps, not per-session state.
- * Written only from steps of the turn workflow, so a replay never writes twice. Columns are `json`,
- * not `jsonb`: a call's arguments keep the order the model wrote them in.
+ * Written by the turn workflow with plain statements, not DBOS steps (a step would add its own
+ * committed record to each write: docs/engines.md, "What a turn costs"). Each write is safe to run
+ * again in a replay: the snapshot a turn ends with is saved with the id of its workflow (`saved_by`)
+ * and the one it started from kept beside it (`prev_snapshot`), so a replay of a turn whose save
+ * already ran starts from the same snapshot as its first execution, and does not set its view back.
+ * Columns are `json`, not `jsonb`: a call's arguments keep the order the model wrote them in.
  */
 export class DbosSessions {
   readonly #pool: pg.Pool;
@@ -54,13 +58,25 @@ export class DbosSessions {
       .query(
         `CREATE TABLE IF NOT EXISTS ${this.#table} (
           agent text NOT NULL, session_id text NOT NULL,
-          snapshot json, view json, result json,
+          snapshot json, view json, result json, prev_snapshot json, saved_by text,
           updated_at timestamptz NOT NULL DEFAULT now(),
           PRIMARY KEY (agent, session_id))`,
       )
       .catch((error: { code?: string }) => {
         if (error.code !== '23505') throw error;
       });
+    // Added after the first release: a table made by it gets them here (looked up first: an ALTER
+    // takes the table's strongest lock, even when there is nothing to add).
+    const { rows } = await this.#pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM information_schema.columns
+       WHERE table_schema = $1 AND table_name = 'sessions' AND column_name IN ('prev_snapshot', 'saved_by')`,
+      [this.#schema],
+    );
+    if (rows[0]?.n !== 2) {
+      await this.#pool.query(
+        `ALTER TABLE ${this.#table} ADD COLUMN IF NOT EXISTS prev_snapshot json, ADD COLUMN IF NOT EXISTS saved_by text`,
+      );
+    }
   }
 
   async load(agent: string, sessionId: string): Promise<DbosSessionRow | undefined> {
@@ -75,23 +91,65 @@ export class DbosSessions {
     return rows[0];
   }
 
-  /** Writes the view (and, at the end of a turn, the snapshot and the result). */
-  async write(
+  /**
+   * The snapshot turn `workflowId` starts from (a read): the session's, or, once the turn's own
+   * {@link end} ran (a replay after it), the one kept from before it. The same in every attempt.
+   */
+  async snapshotFor(agent: string, sessionId: string, workflowId: string): Promise<unknown> {
+    const { rows } = await this.#pool
+      .query<{ snapshot: unknown }>(
+        `SELECT CASE WHEN saved_by = $3 THEN prev_snapshot ELSE snapshot END AS snapshot
+           FROM ${this.#table} WHERE agent = $1 AND session_id = $2`,
+        [agent, sessionId, workflowId],
+      )
+      .catch((error: unknown) => {
+        throw whenUnreachable(error, this.#pool, `reading session "${sessionId}" of agent "${agent}"`);
+      });
+    return rows[0]?.snapshot ?? undefined;
+  }
+
+  /**
+   * Turn `workflowId` begins: the session's view says so. Only in the turn's first attempt, as a
+   * recorded step would: a replay leaves the view its first execution wrote (an approval wait's).
+   */
+  async begin(agent: string, sessionId: string, workflowId: string, view: DbosSessionView): Promise<void> {
+    await this.#pool.query(
+      `INSERT INTO ${this.#table} AS s (agent, session_id, view) VALUES ($1, $2, $3)
+       ON CONFLICT (agent, session_id) DO UPDATE SET view = EXCLUDED.view, updated_at = now()
+         WHERE s.saved_by IS DISTINCT FROM $4 AND s.view->>'workflowId' IS DISTINCT FROM $4`,
+      [agent, sessionId, JSON.stringify(view), workflowId],
+    );
+  }
+
+  /** Writes the view of a turn that waits (for approval). */
+  async write(agent: string, sessionId: string, fields: { view: DbosSessionView }): Promise<void> {
+    await this.#pool.query(
+      `UPDATE ${this.#table} SET view = $3, updated_at = now() WHERE agent = $1 AND session_id = $2`,
+      [agent, sessionId, JSON.stringify(fields.view)],
+    );
+  }
+
+  /**
+   * A turn ends (one statement): its view, outcome and snapshot, saved as written by `workflowId`;
+   * the snapshot it started from is kept as `prev_snapshot` for a replay (run again, it keeps it).
+   */
+  async end(
     agent: string,
     sessionId: string,
-    fields: { view: DbosSessionView; snapshot?: unknown; result?: unknown },
+    workflowId: string,
+    fields: { view: DbosSessionView; snapshot: unknown; result: unknown },
   ): Promise<void> {
     await this.#pool.query(
-      `INSERT INTO ${this.#table} (agent, session_id, view, snapshot, result) VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (agent, session_id) DO UPDATE SET view = EXCLUDED.view,
-         snapshot = COALESCE(EXCLUDED.snapshot, ${this.#table}.snapshot),
-         result = COALESCE(EXCLUDED.result, ${this.#table}.result), updated_at = now()`,
+      `UPDATE ${this.#table} SET view = $3, snapshot = $4, result = $5, saved_by = $6,
+         prev_snapshot = CASE WHEN saved_by = $6 THEN prev_snapshot ELSE snapshot END, updated_at = now()
+       WHERE agent = $1 AND session_id = $2`,
       [
         agent,
         sessionId,
         JSON.stringify(fields.view),
-        fields.snapshot === undefined ? null : JSON.stringify(fields.snapshot),
-        fields.result === undefined ? null : JSON.stringify(fields.result),
+        JSON.stringify(fields.snapshot),
+        JSON.stringify(fields.result),
+        workflowId,
       ],
     );
   }

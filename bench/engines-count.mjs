@@ -1,0 +1,174 @@
+// Counts the engine work of one turn (issue 36): Restate journal entries by kind per invocation (from
+// the admin API's `sys_journal`, journals kept for an hour), DBOS step rows and PostgreSQL commits and
+// WAL flushes per turn (from `pg_stat_database` / `pg_stat_wal`), for the adapter and for the bare
+// engine doing the adapter's number of effect steps. Counts, not times: they do not move with the load.
+// npm run build && node bench/engines-count.mjs [--only=restate,dbos]
+import http2 from 'node:http2';
+import { z } from 'zod';
+import { defineTool } from '../dist/index.js';
+import { startScriptedServer } from '../dist/testing/index.js';
+import { countingPool } from './lib/counting-pool.mjs';
+
+process.env.RESTATE_LOGGING ??= 'ERROR';
+const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')));
+const only = new Set((args.only ?? 'restate,dbos').split(','));
+const lookup = defineTool({
+  name: 'lookup',
+  description: 'reads a value',
+  parameters: z.object({ key: z.string() }),
+  idempotent: true,
+  execute: async ({ key }) => `value of ${key} `.repeat(40),
+});
+const call = (i) => ({ name: 'lookup', arguments: { key: `k${i}` } });
+const FINAL = 'All values looked up.';
+const SHAPES = {
+  text: { turns: [{ content: FINAL }], steps: 2 },
+  batch: { turns: [{ toolCalls: [0, 1, 2, 3, 4].map(call) }, { content: FINAL }], steps: 9 },
+  chain: {
+    turns: [...[0, 1, 2, 3, 4].map((i) => ({ toolCalls: [call(i)] })), { content: FINAL }],
+    steps: 17,
+  },
+};
+for (const shape of Object.values(SHAPES))
+  shape.server = await startScriptedServer({ scenario: { turns: shape.turns } });
+const shapeOf = (id) => id.split('.')[0];
+const options = (id) => ({
+  baseURL: SHAPES[shapeOf(id)].server.url,
+  apiKey: 'bench',
+  tools: [lookup],
+  contextWindow: false,
+});
+const closers = [];
+const out = {};
+try {
+  if (only.has('restate')) {
+    const { startRestateServer } = await import('../test/support/restate-server.mjs');
+    const { restateAgent, restateClient } = await import('../dist/engines/restate/index.js');
+    const sdk = await import('@restatedev/restate-sdk');
+    const server = await startRestateServer();
+    const adminCall = async (where, method, body) => {
+      const response = await fetch(`${server.admin}${where}`, {
+        method,
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify(body),
+      });
+      if (!response.ok) throw new Error(`${method} ${where}: ${response.status} ${await response.text()}`);
+      return response.json();
+    };
+    const query = async (sql) => (await adminCall('/query', 'POST', { query: sql })).rows;
+    closers.push(server.stop);
+    const bare = sdk.object({
+      name: 'bare',
+      handlers: {
+        send: async (ctx, input) => {
+          for (let i = 0; i < input.steps; i++) await ctx.run(`step-${i}`, async () => 'x'.repeat(1024));
+          return { response: FINAL };
+        },
+      },
+    });
+    const endpoint = http2.createServer(
+      sdk.endpoint().bind(restateAgent('bench', options)).bind(bare).http2Handler(),
+    );
+    const open = new Set();
+    endpoint.on('session', (s) => open.add(s));
+    await new Promise((r) => endpoint.listen(0, '127.0.0.1', r));
+    closers.push(async () => {
+      for (const s of open) s.destroy();
+      await new Promise((r) => endpoint.close(r));
+    });
+    await server.register(`http://127.0.0.1:${endpoint.address().port}`);
+    for (const svc of ['bench', 'bare'])
+      await adminCall(`/services/${svc}`, 'PATCH', { journal_retention: '1h' });
+    const client = restateClient({ url: server.ingress, agent: 'bench' });
+    for (const shape of Object.keys(SHAPES)) {
+      const id = `${shape}.count`;
+      await client.send(id, 'go');
+      await fetch(`${server.ingress}/bare/${id}/send`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ steps: SHAPES[shape].steps }),
+      });
+      for (const svc of ['bench', 'bare']) {
+        const rows = await query(
+          `SELECT j.entry_type AS kind, count(*) AS n FROM sys_journal j JOIN sys_invocation i ON j.id = i.id WHERE i.target_service_name = '${svc}' AND i.target_service_key = '${id}' GROUP BY j.entry_type ORDER BY j.entry_type`,
+        );
+        const state = await query(
+          `SELECT key, length(value_utf8) AS bytes FROM state WHERE service_name = '${svc}' AND service_key = '${id}'`,
+        );
+        out[`restate ${svc} ${shape}`] = { journal: rows, state };
+      }
+    }
+  }
+  if (only.has('dbos')) {
+    const { startPostgresCluster } = await import('../test/support/postgres-cluster.mjs');
+    const pg = (await import('pg')).default;
+    const cluster = await startPostgresCluster({ durable: true });
+    closers.push(() => cluster.stop());
+    const admin = new pg.Client(cluster.url);
+    await admin.connect();
+    await admin.query('CREATE DATABASE bench_dbos');
+    const url = new URL(cluster.url);
+    url.pathname = '/bench_dbos';
+    const appCounts = {};
+    const sysCounts = {};
+    const pool = countingPool(url.href, 4, appCounts);
+    const sysPool = countingPool(url.href, 10, sysCounts);
+    closers.push(() => pool.end());
+    closers.push(() => sysPool.end());
+    closers.push(() => admin.end());
+    const { DBOS } = await import('@dbos-inc/dbos-sdk');
+    const { dbosAgent } = await import('../dist/engines/dbos/index.js');
+    // Polls far apart, so that a turn's window holds its own statements and few of the pollers'.
+    const agent = dbosAgent('bench', options, { pool, queuePollMs: 1000 });
+    const bareWf = DBOS.registerWorkflow(
+      async (steps) => {
+        for (let i = 0; i < steps; i++)
+          await DBOS.runStep(async () => 'x'.repeat(1024), { name: `step-${i}` });
+        return { response: FINAL };
+      },
+      { name: 'bench.bare' },
+    );
+    DBOS.setConfig({ name: 'agentloop-bench', systemDatabasePool: sysPool, logLevel: 'error' });
+    await DBOS.launch();
+    closers.push(() => DBOS.shutdown());
+    await agent.start();
+    await DBOS.registerQueue('bench_bare', { minPollingIntervalMs: 1000 });
+    const snap = () => ({ app: { ...appCounts }, sys: { ...sysCounts } });
+    const diff = (a, b) => {
+      const out = {};
+      for (const side of ['app', 'sys'])
+        for (const [text, n] of Object.entries(b[side])) {
+          const d = n - (a[side][text] ?? 0);
+          if (d > 0) {
+            const k = `${side}: ${text.replace(/\s+/g, ' ').trim().slice(0, 90)}`;
+            out[k] = (out[k] ?? 0) + d;
+          }
+        }
+      return out;
+    };
+    for (const shape of Object.keys(SHAPES)) {
+      for (const mode of ['agent', 'bare']) {
+        const id = `${shape}.count.${mode}`;
+        const before = snap();
+        let wf;
+        if (mode === 'agent') wf = await agent.post(id, 'go');
+        else
+          wf = (await DBOS.startWorkflow(bareWf, { queueName: 'bench_bare' })(SHAPES[shape].steps))
+            .workflowID;
+        await DBOS.retrieveWorkflow(wf).getResult({ pollingIntervalMs: 1000 });
+        const after = snap();
+        const { rows } = await pool.query(
+          'SELECT count(*)::int AS n, sum(length(output))::int AS bytes FROM dbos.operation_outputs WHERE workflow_uuid = $1',
+          [wf],
+        );
+        const statements = diff(before, after);
+        const total = Object.values(statements).reduce((a, b) => a + b, 0);
+        out[`dbos ${mode} ${shape}`] = { steps: rows[0], total, statements };
+      }
+    }
+  }
+} finally {
+  for (const close of closers.reverse()) await close().catch((e) => console.error(e));
+  for (const shape of Object.values(SHAPES)) await shape.server.close();
+}
+console.log(JSON.stringify(out, null, 1));
