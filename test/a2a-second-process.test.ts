@@ -1,32 +1,13 @@
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { type StreamResponse, TaskState } from '@a2a-js/sdk';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool } from '../src/index.js';
 import { a2aServer, drain, kindOf, sdkClient, textMessage } from './support/a2a-server.js';
-import { repoRoot } from './support/build-dist.js';
 import { deferred } from './support/harness.js';
-import { scriptChildren } from './support/script-child.js';
-
-const dist = (file: string) => JSON.stringify(pathToFileURL(path.join(repoRoot, 'dist', file)).href);
+import { secondServerProcess } from './support/second-server-process.js';
 
 // A second A2A server on the same file store, in its own process.
-const second = scriptChildren(
-  'a2a-second-',
-  `
-import { FileSessionStore } from ${dist('index.js')};
-import { startA2aServer } from ${dist('server/a2a/index.js')};
-const config = JSON.parse(process.argv[3]);
-const server = await startA2aServer({
-  agent: () => ({ instructions: 'You help.', loopControlTools: false }),
-  store: new FileSessionStore({ dir: config.dir }),
-  runtime: { baseURL: config.model, apiKey: 'test-key' },
-  pollMs: 20,
-});
-console.log(JSON.stringify({ url: server.url }));
-`,
-);
+const second = secondServerProcess('a2a');
 
 describe('two A2A server processes on one file store', () => {
   it('a task carried by the first is read and subscribed from the second, to its end', async () => {
@@ -50,8 +31,7 @@ describe('two A2A server processes on one file store', () => {
       },
       { agent: () => ({ instructions: 'You help.', loopControlTools: false, tools: [tool] }) },
     );
-    const other = second.run('serve', { dir, model: model.url }, (line) => typeof line.url === 'string');
-    const otherUrl = (await other.reached).at(-1)!.url as string;
+    const otherUrl = await second.start(dir, model.url);
     {
       const first = await sdkClient(url, '1.0');
       const stream = first.sendMessageStream(textMessage('go'));
@@ -98,8 +78,7 @@ describe('two A2A server processes on one file store', () => {
       { turns: [{ toolCalls: [{ name: 'wait_for_it', arguments: {} }] }, { content: 'never' }] },
       { agent: () => ({ instructions: 'You help.', loopControlTools: false, tools: [tool] }) },
     );
-    const other = second.run('serve', { dir, model: model.url }, (line) => typeof line.url === 'string');
-    const otherUrl = (await other.reached).at(-1)!.url as string;
+    const otherUrl = await second.start(dir, model.url);
     const first = await sdkClient(url, '1.0');
     const stream = first.sendMessageStream(textMessage('go'));
     const head = await stream.next();

@@ -1,13 +1,10 @@
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool } from '../src/index.js';
 import { AgentloopHttpAgent } from '../src/server/client.js';
 import { type AnyEvent, agUiServer } from './support/ag-ui-server.js';
-import { repoRoot } from './support/build-dist.js';
 import { deferred } from './support/harness.js';
-import { scriptChildren } from './support/script-child.js';
+import { secondServerProcess } from './support/second-server-process.js';
 
 /** An SSE response read event by event: each event with the id it carried (if any). */
 async function* sse(res: Response): AsyncGenerator<{ id?: number; event: AnyEvent }> {
@@ -140,22 +137,7 @@ describe('runs outlive connections', () => {
   });
 });
 
-const dist = (file: string) => JSON.stringify(pathToFileURL(path.join(repoRoot, 'dist', file)).href);
-const second = scriptChildren(
-  'agui-two-',
-  `
-import { FileSessionStore } from ${dist('index.js')};
-import { startAgentServer } from ${dist('server/index.js')};
-const config = JSON.parse(process.argv[3]);
-const server = await startAgentServer({
-  agent: () => ({ instructions: 'You help.', loopControlTools: false }),
-  store: new FileSessionStore({ dir: config.dir }),
-  runtime: { baseURL: config.model, apiKey: 'test-key' },
-  pollMs: 20,
-});
-console.log(JSON.stringify({ url: server.url }));
-`,
-);
+const second = secondServerProcess('ag-ui');
 
 describe('two server processes on one file store', () => {
   it('the second process serves the reconnect of a run the first carries', async () => {
@@ -163,8 +145,7 @@ describe('two server processes on one file store', () => {
     const { runs, dir, model } = await agUiServer(scenario, {
       agent: () => ({ instructions: 'You help.', loopControlTools: false, tools: [tool] }),
     });
-    const other = second.run('serve', { dir, model: model.url }, (line) => typeof line.url === 'string');
-    const otherUrl = (await other.reached).at(-1)!.url as string;
+    const otherUrl = await second.start(dir, model.url);
     const { last } = await runUntilToolCall(runs, 't-2', started.promise);
     const reconnect = fetch(`${otherUrl}/agents/default/threads/t-2/events`, {
       headers: { 'last-event-id': String(last) },

@@ -1,13 +1,12 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdtemp, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PostgresSessionStore } from '../src/postgres/index.js';
-import { buildDist, cliPath, repoRoot } from './support/build-dist.js';
+import { repoRoot } from './support/build-dist.js';
 import { runCli } from './support/cli-process.js';
+import { cliWorkerWorkspace, saveScenario } from './support/cli-worker.js';
 import { postgresUrl } from './support/postgres.js';
 import { type RestateServer, restateServerBinary, startRestateServer } from './support/restate-server.js';
 
@@ -15,51 +14,9 @@ import { type RestateServer, restateServerBinary, startRestateServer } from './s
 // on a real restate-server and on DBOS on the run's PostgreSQL cluster.
 
 const bundle = path.join(repoRoot, 'bundles', 'requirements-workflow');
-let work: string;
-const workers: ChildProcess[] = [];
-const cleanups: (() => Promise<void>)[] = [];
+const workspace = cliWorkerWorkspace('agentloop-cli-engines-', { 'save.yaml': saveScenario });
+const startCliWorker = workspace.startWorker;
 process.env.RESTATE_LOGGING ??= 'ERROR';
-
-beforeAll(async () => {
-  await buildDist();
-  work = await mkdtemp(path.join(tmpdir(), 'agentloop-cli-engines-'));
-  await writeFile(
-    path.join(work, 'save.yaml'),
-    `turns:
-  - toolCalls:
-      - name: save_output
-        arguments: { file_path: "{output_folder}/notes.md", content: "hello notes" }
-  - content: Saved the notes.
-`,
-  );
-}, 180_000);
-
-afterAll(async () => {
-  for (const child of workers) child.kill('SIGKILL');
-  for (const step of cleanups.reverse()) await step().catch(() => {});
-  await rm(work, { recursive: true, force: true });
-});
-
-function startCliWorker(args: string[]) {
-  const child = spawn(process.execPath, [cliPath, 'worker', ...args], {
-    cwd: work,
-    env: { ...process.env, OPENAI_API_KEY: '', OPENAI_BASE_URL: '', NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  workers.push(child);
-  let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const waitFor = async (pattern: RegExp, timeoutMs = 30_000) => {
-    const end = Date.now() + timeoutMs;
-    while (!pattern.test(stderr)) {
-      if (Date.now() > end || child.exitCode !== null)
-        throw new Error(`worker never printed ${pattern}; it printed:\n${stderr}`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  };
-  return { child, exited, waitFor, stderr: () => stderr };
-}
 
 interface EngineCase {
   worker: string[];
@@ -74,8 +31,8 @@ const engines: [string, () => Promise<EngineCase | undefined>][] = [
     async () => {
       if ('missing' in restateServerBinary()) return undefined;
       const server: RestateServer = await startRestateServer();
-      cleanups.push(() => server.stop());
-      const sessions = path.join(work, 'restate-sessions');
+      workspace.cleanup(() => server.stop());
+      const sessions = path.join(workspace.work(), 'restate-sessions');
       return {
         worker: ['--engine', 'restate', '--port', '0', '--register', server.admin, '--store', sessions],
         send: ['--engine', 'restate', '--url', server.ingress],
@@ -96,7 +53,7 @@ const engines: [string, () => Promise<EngineCase | undefined>][] = [
       await admin.connect();
       await admin.query(`CREATE DATABASE ${database}`);
       await admin.end();
-      cleanups.push(async () => {
+      workspace.cleanup(async () => {
         const client = new pg.Client(postgresUrl());
         await client.connect();
         await client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
@@ -125,7 +82,7 @@ describe.each(engines)('agentloop worker and send --engine %s', (_name, makeCase
   it('a message waits for approval (exit 3), an answer from another process finishes the turn, SIGTERM stops the worker', async () => {
     const engine = await makeCase();
     if (!engine) return;
-    const output = await mkdtemp(path.join(work, 'out-'));
+    const output = await mkdtemp(path.join(workspace.work(), 'out-'));
     const agent = ['--agent', 'intake-facilitator'];
     const worker = startCliWorker([
       ...engine.worker,
@@ -135,7 +92,7 @@ describe.each(engines)('agentloop worker and send --engine %s', (_name, makeCase
       '--output',
       output,
       '--scenario',
-      path.join(work, 'save.yaml'),
+      path.join(workspace.work(), 'save.yaml'),
     ]);
     await worker.waitFor(/Ctrl-C stops/, 60_000);
 

@@ -1,72 +1,27 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PostgresSessionStore } from '../src/postgres/postgres-session-store.js';
 import { FileSessionStore } from '../src/session/file-store/file-session-store.js';
 import type { SessionStore } from '../src/session/session-store.js';
-import { buildDist, cliPath, repoRoot } from './support/build-dist.js';
+import { cliPath, repoRoot } from './support/build-dist.js';
 import { runCli } from './support/cli-process.js';
+import { cliWorkerWorkspace, saveScenario } from './support/cli-worker.js';
 import { dropSchema, freshSchema, postgresUrl } from './support/postgres.js';
 
 const bundle = path.join(repoRoot, 'bundles', 'requirements-workflow');
-let work: string;
-const workers: ChildProcess[] = [];
-const cleanups: (() => Promise<void>)[] = [];
-
-beforeAll(async () => {
-  await buildDist();
-  work = await mkdtemp(path.join(tmpdir(), 'agentloop-cli-workers-'));
-  // Turn 0 saves (needs approval), turn 1 answers: one scenario for every session (turns go by the
-  // number of assistant messages). The slow one stays in the first model call long enough to be killed.
-  await writeFile(
-    path.join(work, 'save.yaml'),
-    `turns:
-  - toolCalls:
-      - name: save_output
-        arguments: { file_path: "{output_folder}/notes.md", content: "hello notes" }
-  - content: Saved the notes.
-`,
-  );
-  await writeFile(
-    path.join(work, 'slow.yaml'),
-    `turns:
+// Turn 0 saves (needs approval), turn 1 answers: one scenario for every session (turns go by the
+// number of assistant messages). The slow one stays in the first model call long enough to be killed.
+const workspace = cliWorkerWorkspace('agentloop-cli-workers-', {
+  'save.yaml': saveScenario,
+  'slow.yaml': `turns:
   - content: First answer.
     delayMs: 2500
   - content: Second answer.
 `,
-  );
-}, 120_000);
-
-afterAll(async () => {
-  for (const child of workers) child.kill('SIGKILL');
-  for (const step of cleanups) await step();
-  await rm(work, { recursive: true, force: true });
 });
-
-/** A running `agentloop worker`: its stderr so far, a wait for a line, its exit. */
-function startCliWorker(args: string[]) {
-  const child = spawn(process.execPath, [cliPath, 'worker', ...args], {
-    cwd: work,
-    env: { ...process.env, OPENAI_API_KEY: '', OPENAI_BASE_URL: '', NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  workers.push(child);
-  let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const waitFor = async (pattern: RegExp, timeoutMs = 30_000) => {
-    const end = Date.now() + timeoutMs;
-    while (!pattern.test(stderr)) {
-      if (Date.now() > end || child.exitCode !== null)
-        throw new Error(`worker never printed ${pattern}; it printed:\n${stderr}`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  };
-  return { child, exited, waitFor, stderr: () => stderr };
-}
+const startCliWorker = workspace.startWorker;
 
 interface StoreCase {
   /** The --store (and --schema) flags. */
@@ -79,7 +34,7 @@ const cases: [string, () => Promise<StoreCase>][] = [
   [
     'a sessions folder',
     async () => {
-      const dir = await mkdtemp(path.join(work, 'sessions-'));
+      const dir = await mkdtemp(path.join(workspace.work(), 'sessions-'));
       return { flags: ['--store', dir], open: () => new FileSessionStore({ dir }) };
     },
   ],
@@ -87,7 +42,7 @@ const cases: [string, () => Promise<StoreCase>][] = [
     'PostgreSQL',
     async () => {
       const schema = freshSchema('cli');
-      cleanups.push(() => dropSchema(schema));
+      workspace.cleanup(() => dropSchema(schema));
       // A password in the URL (the test cluster trusts local connections): it must never be printed.
       const url = postgresUrl().replace('postgres://postgres@', 'postgres://postgres:pw-s3cret-9@');
       return {
@@ -101,9 +56,14 @@ const cases: [string, () => Promise<StoreCase>][] = [
 describe.each(cases)('agentloop worker and send on %s', (_name, makeCase) => {
   it('send --wait lists the call waiting for approval (exit 3); two answers from two processes apply once; SIGTERM stops the worker', async () => {
     const { flags, open } = await makeCase();
-    const output = await mkdtemp(path.join(work, 'out-'));
+    const output = await mkdtemp(path.join(workspace.work(), 'out-'));
     const common = ['--bundle', bundle, '--agent', 'intake-facilitator', '--output', output];
-    const worker = startCliWorker([...flags, ...common, '--scenario', path.join(work, 'save.yaml')]);
+    const worker = startCliWorker([
+      ...flags,
+      ...common,
+      '--scenario',
+      path.join(workspace.work(), 'save.yaml'),
+    ]);
     await worker.waitFor(/Ctrl-C stops/);
 
     const asked = await runCli(['send', ...flags, '--session', 'notes-1', 'save the notes', '--wait'], {
@@ -151,7 +111,7 @@ describe.each(cases)('agentloop worker and send on %s', (_name, makeCase) => {
   it('a worker killed with SIGKILL mid-turn: a second worker carries the session on', async () => {
     const { flags, open } = await makeCase();
     const args = [...flags, '--bundle', bundle, '--agent', 'intake-facilitator', '--scenario'];
-    const first = startCliWorker([...args, path.join(work, 'slow.yaml')]);
+    const first = startCliWorker([...args, path.join(workspace.work(), 'slow.yaml')]);
     await first.waitFor(/Ctrl-C stops/);
     expect((await runCli(['send', ...flags, '--session', 'slow-1', 'hello'])).code).toBe(0);
     await first.waitFor(/session slow-1: carrying/);
@@ -159,7 +119,7 @@ describe.each(cases)('agentloop worker and send on %s', (_name, makeCase) => {
     first.child.kill('SIGKILL');
     await first.exited;
 
-    const second = startCliWorker([...args, path.join(work, 'slow.yaml')]);
+    const second = startCliWorker([...args, path.join(workspace.work(), 'slow.yaml')]);
     const next = await runCli(['send', ...flags, '--session', 'slow-1', 'and then?', '--wait'], {
       timeoutMs: 60_000,
     });
@@ -187,7 +147,7 @@ describe.each(cases)('agentloop worker and send on %s', (_name, makeCase) => {
 
 describe('agentloop worker and send: bad input is one line and an exit code', () => {
   it('names the flag, never prints a password, says when the database is unreachable', async () => {
-    const dir = path.join(work, 'flags');
+    const dir = path.join(workspace.work(), 'flags');
     const cases: [string[], number, string][] = [
       [['worker', '--agent', 'x'], 2, 'agentloop worker: missing --store <url-or-dir>'],
       [

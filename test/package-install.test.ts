@@ -179,8 +179,10 @@ describe('the packed package', { timeout: 180_000 }, () => {
     expect(commands).toEqual(
       expect.arrayContaining(['demo', 'run', 'chat', 'sessions', 'validate', 'inspect', 'worker', 'send']),
     );
+    // The bin npx ran above, without npm's start-up for each of the twenty-odd commands.
+    const bin = path.join(app, 'node_modules', '.bin', 'agentloop');
     for (const command of commands.filter((c) => c !== 'help')) {
-      const help = await run('npx', ['--no', '--', 'agentloop', command, '--help'], app);
+      const help = await run(bin, [command, '--help'], app);
       expect(help.code, `${command} --help: ${explain(help)}`).toBe(0);
       expect(help.stdout, `${command} --help printed no usage`).toContain('agentloop');
     }

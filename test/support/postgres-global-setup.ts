@@ -8,20 +8,34 @@ declare module 'vitest' {
   }
 }
 
+/** The run's cluster, shared by every project of the run (each runs this setup): started once, stopped by the last. */
+interface SharedCluster {
+  started: Promise<PostgresCluster>;
+  users: number;
+}
+const SHARED = Symbol.for('agentloop.test.postgres-cluster');
+const holder = globalThis as { [SHARED]?: SharedCluster };
+
 /**
  * vitest globalSetup: one throwaway PostgreSQL cluster for the whole run (each test file works in
- * schemas of its own), stopped at the end. When it cannot start (no binaries), the Postgres tests
- * fail with the reason (naming the package to install); the other tests are not affected.
+ * schemas of its own), stopped at the end. vitest calls it once per project (vitest.config.ts has
+ * two); the projects share one cluster, kept on `globalThis` of the main process. When it cannot
+ * start (no binaries), the Postgres tests fail with the reason (naming the package to install); the
+ * other tests are not affected.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  let cluster: PostgresCluster | undefined;
+  holder[SHARED] ??= { started: startPostgresCluster({ durable: false }), users: 0 };
+  const shared = holder[SHARED];
+  shared.users += 1;
   try {
-    cluster = await startPostgresCluster({ durable: false });
-    project.provide('postgres', { url: cluster.url });
+    project.provide('postgres', { url: (await shared.started).url });
   } catch (error) {
     project.provide('postgres', { error: (error as Error).message });
   }
   return async () => {
-    await cluster?.stop();
+    shared.users -= 1;
+    if (shared.users > 0) return;
+    delete holder[SHARED];
+    await (await shared.started.catch(() => undefined))?.stop();
   };
 }
