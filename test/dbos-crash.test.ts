@@ -10,6 +10,7 @@ import { type ScriptedServer, startScriptedServer } from '../src/testing/index.j
 import { CRASH_TOOLS, distModule, eventually } from './support/engine-tests.js';
 import { postgresUrl } from './support/postgres.js';
 import { scriptChildren } from './support/script-child.js';
+import { relay } from './support/tcp-relay.js';
 
 /**
  * The child: a DBOS worker process (from dist/, as users import agentloop/dbos) with its own executor
@@ -257,4 +258,77 @@ describe('agentloop/dbos after a crash of the process running the turn', () => {
     },
     120_000,
   );
+
+  it('a worker cut from PostgreSQL longer than its lease: another takes the turn over, the charge runs once', async () => {
+    client ??= await DBOSClient.create({ systemDatabaseUrl: url });
+    await model?.close();
+    model = await startScriptedServer({
+      scenario: {
+        turns: [
+          { toolCalls: [{ name: 'charge', arguments: { cents: 1100 } }] },
+          { content: 'charge unknown' },
+          { content: 'second turn' },
+        ],
+      },
+    });
+    const link = await relay(new URL(url));
+    const cut = new URL(url);
+    cut.hostname = '127.0.0.1';
+    cut.port = String(link.port());
+    const log = path.join(children.work(), 'tools-outage.log');
+    // The first worker reaches PostgreSQL through the relay; its charge ends while the relay is cut.
+    const config = { url, model: model.url, log, chargeMs: 10, lookupMs: 10, leaseMs: 1000 };
+    const first = children.run(
+      'worker',
+      { ...config, url: cut.href, chargeMs: 1500 },
+      (line) => 'ready' in line,
+    );
+    await first.reached;
+    const handle = await client.enqueue(
+      { workflowName: 'agentloop.turn.pay', queueName: 'agentloop_pay', queuePartitionKey: 'outage-1' },
+      'outage-1',
+      'charge 11 dollars',
+    );
+    await eventually(
+      async () => (await readFile(log, 'utf8').catch(() => '')).includes('charge 1100') || undefined,
+      60_000,
+    );
+    await link.cut();
+    // The second worker sees the first one's lease lapse and resumes its turn: DBOS hands the turn's
+    // ownership over, the replay finds the batch marker of the other execution, so the charge (not
+    // idempotent) is "outcome unknown" there and is not run again.
+    const second = children.run('worker', config, (line) => 'ready' in line);
+    await second.reached;
+    const result = (await handle.getResult()) as { response: string };
+    expect(result.response).toBe('charge unknown');
+    // The first worker comes back: its charge's result is refused (the turn is not its own any more).
+    await link.restore();
+    const next = await client.enqueue(
+      { workflowName: 'agentloop.turn.pay', queueName: 'agentloop_pay', queuePartitionKey: 'outage-1' },
+      'outage-1',
+      'and then?',
+    );
+    expect(((await next.getResult()) as { response: string }).response).toBe('second turn');
+    const lines = (await readFile(log, 'utf8')).trim().split('\n');
+    expect(lines.filter((l) => l.startsWith('charge'))).toHaveLength(1);
+    expect(model.requests).toHaveLength(3);
+    const tools = model.requests[1]!.messages.filter((m) => m.role === 'tool');
+    expect(String(tools[0]!.content)).toMatch(/^Outcome unknown: tool call "charge"/);
+    const pool = new pg.Pool({ connectionString: url, max: 1 });
+    const store = new PostgresSessionStore({ pool });
+    const { entries } = await store.readTranscript('outage-1');
+    await pool.end();
+    expect(entries.map((e) => e.seq)).toEqual(entries.map((_, i) => i + 1));
+    expect(entries.flatMap((e) => (e.kind === 'message' ? [e.message.role] : []))).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+      'user',
+      'assistant',
+    ]);
+    for (const worker of [first, second]) worker.child.kill('SIGTERM');
+    await Promise.all([first.exited, second.exited]);
+    await link.cut();
+  }, 120_000);
 });

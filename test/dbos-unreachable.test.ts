@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import net from 'node:net';
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +8,7 @@ import { defineTool } from '../src/index.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
 import { deferred } from './support/harness.js';
 import { postgresUrl } from './support/postgres.js';
+import { relay } from './support/tcp-relay.js';
 
 // DBOS's PostgreSQL gone under a running turn and back: the worker reaches the database through a
 // TCP relay on loopback that the test cuts (every connection closed, new ones refused) and restores
@@ -28,40 +28,6 @@ const charge = defineTool({
     return `charged ${cents}`;
   },
 });
-
-/** A TCP relay to PostgreSQL that can be cut and restored on the same port. */
-async function relay(target: URL) {
-  const sockets = new Set<net.Socket>();
-  let server: net.Server | undefined;
-  let port = 0;
-  const open = async () => {
-    server = net.createServer((socket) => {
-      const upstream = net.connect(Number(target.port || 5432), target.hostname);
-      sockets.add(socket).add(upstream);
-      for (const s of [socket, upstream]) {
-        s.on('error', () => {});
-        s.on('close', () => {
-          socket.destroy();
-          upstream.destroy();
-          sockets.delete(s);
-        });
-      }
-      socket.pipe(upstream).pipe(socket);
-    });
-    await new Promise<void>((resolve) => server!.listen(port, '127.0.0.1', resolve));
-    port = (server.address() as net.AddressInfo).port;
-  };
-  await open();
-  return {
-    port: () => port,
-    async cut() {
-      const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
-      for (const s of sockets) s.destroy();
-      await closed;
-    },
-    restore: open,
-  };
-}
 
 const database = `dbos_gone_${randomBytes(5).toString('hex')}`;
 let pool: pg.Pool;

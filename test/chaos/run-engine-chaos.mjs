@@ -252,8 +252,8 @@ for (const id of ids) {
 // Every session that did not complete, named, where the last look saw it (read while the workers ran:
 // Restate's state handler needs an endpoint).
 result.stuck = [...pending].map((id) => ({ id, ...lastMove.views.get(id) }));
-// A stalled Restate run: the journals of the invocations not completed, for the reader (stderr).
-if (stalled && restate) process.stderr.write(`${JSON.stringify(await restateJournals())}\n`);
+// Restate sessions left unfinished: the journals of the invocations not completed, for the reader (stderr).
+if (pending.size > 0 && restate) process.stderr.write(`${JSON.stringify(await restateJournals())}\n`);
 process.stdout.write(`${JSON.stringify(result)}\n`);
 await client.close();
 await store.close();
