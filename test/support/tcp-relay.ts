@@ -5,8 +5,10 @@ export async function relay(target: URL) {
   const sockets = new Set<net.Socket>();
   let server: net.Server | undefined;
   let port = 0;
+  let accepted = 0;
   const open = async () => {
     server = net.createServer((socket) => {
+      accepted++;
       const upstream = net.connect(Number(target.port || 5432), target.hostname);
       sockets.add(socket).add(upstream);
       for (const s of [socket, upstream]) {
@@ -25,6 +27,8 @@ export async function relay(target: URL) {
   await open();
   return {
     port: () => port,
+    /** Connections accepted by the relay so far (open or closed). */
+    accepted: () => accepted,
     async cut() {
       const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
       for (const s of sockets) s.destroy();

@@ -10,6 +10,7 @@ const USAGE = `Usage: agentloop send --store <url-or-dir> --session <id> "<messa
        agentloop send --store <url-or-dir> --session <id> --approve <tool-call-id> [--always] [--wait]
        agentloop send --store <url-or-dir> --session <id> --reject <tool-call-id> [--reason <text>] [--wait]
        agentloop send --store <url-or-dir> --session <id> --interrupt [--wait]
+       agentloop send --store <url-or-dir> --session <id> --wait
   Posts an input to a session's inbox; a worker (agentloop worker) on the same store applies it. A
   message to an unknown id creates the session.
 ${STORE_USAGE}  --session <id>        the session
@@ -18,7 +19,8 @@ ${STORE_USAGE}  --session <id>        the session
   --reject <id>         decline a call that waits for approval; --reason <text> tells the model why
   --interrupt           stop the session's running turn
   --wait                wait until the session rests: its last reply on stdout; calls waiting for
-                        approval on stderr, one a line: <tool-call-id> <tool> <arguments>
+                        approval on stderr, one a line: <tool-call-id> <tool> <arguments>; alone (no
+                        input), waits for the running turn
   --timeout <s>         how long --wait waits (default 120)
 Exit codes: 0 posted (with --wait: the session rests), 1 not applied (the call was answered already
   or is not waiting; the turn ended in an error; the store failed), 2 bad flags,
@@ -66,7 +68,7 @@ export async function runSendCommand(args: string[], io: CommandIo): Promise<num
         return 1;
       }
     } else if (values.interrupt) await client.interrupt(id);
-    else await client.send(id, text);
+    else if (text.trim() !== '') await client.send(id, text);
     if (!values.wait) {
       io.stderr(`posted to session ${show(id)} in ${opened.description}\n`);
       return 0;

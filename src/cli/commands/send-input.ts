@@ -36,7 +36,8 @@ export interface SendInputValues {
 }
 
 /**
- * Checks that exactly one input is given (a message, `--approve`, `--reject` or `--interrupt`), that
+ * Checks that exactly one input is given (a message, `--approve`, `--reject` or `--interrupt`; none
+ * with `--wait`, which then waits for the session's running turn to rest), that
  * `--always` and `--reason` go with their answer, `--timeout` with `--wait`, and that a session is
  * named; returns the message text (empty for the other inputs) and the session.
  */
@@ -51,8 +52,11 @@ export function checkSendInput(
     values.reject !== undefined,
     values.interrupt === true,
   ];
-  if (inputs.filter(Boolean).length !== 1) {
-    throw new UsageError('give one of "<message>", --approve <id>, --reject <id> or --interrupt');
+  const given = inputs.filter(Boolean).length;
+  if (given > 1 || (given === 0 && !values.wait)) {
+    throw new UsageError(
+      'give one of "<message>", --approve <id>, --reject <id> or --interrupt (or --wait alone)',
+    );
   }
   if (values.always && values.approve === undefined) throw new UsageError('--always goes with --approve');
   if (values.reason !== undefined && values.reject === undefined)

@@ -28,6 +28,8 @@ export async function dbosClient(options: DbosClientOptions) {
   const { agent } = options;
   const client = await DBOSClient.create({ systemDatabaseUrl: options.systemDatabaseUrl });
   const pool = new pg.Pool({ connectionString: options.databaseUrl ?? options.systemDatabaseUrl, max: 2 });
+  // An idle connection the database drops: the next query says so (whenUnreachable), not a crash.
+  pool.on('error', () => {});
   const sessions = new DbosSessions(pool, options.schema);
   const interrupts = new DbosInterrupts(pool, options.schema);
   const queueName = options.queue ?? turnQueueName(agent);

@@ -7,6 +7,7 @@ import { checkSendInput, reportRest, SEND_EXIT, SEND_INPUT_OPTIONS } from '../se
 const USAGE = `Usage: agentloop send --engine restate --url <ingress-url> --agent <id> --session <id> "<message>" [--wait]
        agentloop send --engine dbos --database <postgres-url> --agent <id> --session <id> "<message>" [--wait]
        ... --approve <tool-call-id> [--always] | --reject <tool-call-id> [--reason <text>] | --interrupt
+       ... --wait (alone: waits for the session's running turn to rest; after the engine was away too)
   Posts an input to a session of an agent served by agentloop worker --engine (docs/engines.md).
   --url <url>           (restate) Restate's ingress, e.g. http://127.0.0.1:8080
   --database <url>      (dbos) DBOS's system database
@@ -80,7 +81,7 @@ export async function runEngineSendCommand(args: string[], io: CommandIo): Promi
         io.stderr(`agentloop send: no turn of session ${show(id)} runs (${engine}): nothing to interrupt\n`);
         return 1;
       }
-    } else await client.post(id, text);
+    } else if (text.trim() !== '') await client.post(id, text);
     if (!values.wait) {
       io.stderr(`posted to session ${show(id)} (${engine})\n`);
       return 0;
