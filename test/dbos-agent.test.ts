@@ -2,9 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { dbosAgent } from '../src/engines/dbos/index.js';
 import { forkSession } from '../src/evals/fork-session.js';
 import { Cassette, replaySession } from '../src/evals/index.js';
+import { defineTool } from '../src/index.js';
 import { PostgresSessionStore } from '../src/postgres/index.js';
 import { type Scenario, type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
 import { engineTestTools, eventually } from './support/engine-tests.js';
@@ -15,6 +17,18 @@ import { postgresUrl } from './support/postgres.js';
 
 const runs: string[] = [];
 const { lookup, refund } = engineTestTools(runs);
+/** Runs until its call is aborted (an interrupt), saying so. */
+const slow = defineTool({
+  name: 'slow',
+  description: 'runs until stopped',
+  parameters: z.object({}),
+  execute: async (_args, ctx) => {
+    runs.push('slow');
+    await new Promise((r) => ctx.signal.addEventListener('abort', r));
+    runs.push('slow stopped');
+    return 'slow stopped';
+  },
+});
 
 const scenarios = new Map<string, ScriptedServer>();
 const database = `dbos_${randomBytes(5).toString('hex')}`;
@@ -41,7 +55,7 @@ beforeAll(async () => {
         name: 'support',
         baseURL: model.url,
         apiKey: 'test-key',
-        tools: [lookup, refund],
+        tools: [lookup, refund, slow],
         limits: { maxIterations: sessionId.startsWith('limit') ? 2 : 50 },
       };
     },
@@ -163,7 +177,7 @@ describe('agentloop/dbos on PostgreSQL', () => {
       'assistant',
     ]);
     const replay = await replaySession(await Cassette.fromSession(store, 'kept-1'), {
-      agent: { tools: [lookup, refund] },
+      agent: { tools: [lookup, refund, slow] },
     });
     expect(replay.divergence).toBeUndefined();
     expect(replay.turns.map((t) => t.result.response)).toEqual(['found k', 'second turn']);
@@ -190,6 +204,40 @@ describe('agentloop/dbos on PostgreSQL', () => {
     expect(result).toMatchObject({ state: 'Interrupted', terminateReason: 'interrupted' });
     expect(runs).toEqual([]);
     expect((await agent.send('interrupt-1', 'go on')).response).toBe('next turn');
+  });
+
+  it('interrupts a turn while its tool runs: the tool is stopped, the turn ends Interrupted', async () => {
+    runs.length = 0;
+    await session('interrupt-2', {
+      turns: [{ toolCalls: [{ name: 'slow', arguments: {} }] }, { content: 'after the interrupt' }],
+    });
+    const id = await agent.post('interrupt-2', 'go slow');
+    await eventually(async () => (runs.includes('slow') ? true : undefined));
+    expect(await agent.interrupt('interrupt-2', 'stop it')).toBe(true);
+    const result = await DBOS.retrieveWorkflow<{ state: string; terminateReason: string }>(id).getResult();
+    expect(result).toMatchObject({ state: 'Interrupted', terminateReason: 'interrupted' });
+    expect(runs).toEqual(['slow', 'slow stopped']);
+    expect(await agent.interrupt('interrupt-2')).toBe(false);
+    expect((await agent.send('interrupt-2', 'go on')).response).toBe('after the interrupt');
+    // The store has the turn as it ended: the call answered, the next turn after it.
+    expect((await store.load('interrupt-2'))?.state).toBe('Completed');
+  });
+
+  it('interrupts a turn while its model call runs: the request is dropped, the turn ends Interrupted', async () => {
+    // The second request holds no assistant message either (the first got no answer): count them.
+    let calls = 0;
+    const model = await session('interrupt-3', {
+      turns: [
+        () => (++calls === 1 ? { content: 'never sent', fault: 'hang' } : { content: 'after the interrupt' }),
+      ],
+    });
+    const id = await agent.post('interrupt-3', 'think long');
+    await eventually(async () => (model.requests.length === 1 ? true : undefined));
+    expect(await agent.interrupt('interrupt-3')).toBe(true);
+    const result = await DBOS.retrieveWorkflow<{ state: string }>(id).getResult();
+    expect(result.state).toBe('Interrupted');
+    expect(model.requests).toHaveLength(1);
+    expect((await agent.send('interrupt-3', 'go on')).response).toBe('after the interrupt');
   });
 
   it('ends a turn at the iteration limit with a final answer', async () => {

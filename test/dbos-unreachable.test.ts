@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import net from 'node:net';
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,8 +6,12 @@ import { z } from 'zod';
 import { dbosAgent } from '../src/engines/dbos/index.js';
 import { defineTool } from '../src/index.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
+import { buildDist } from './support/build-dist.js';
+import { runCli } from './support/cli-process.js';
+import { eventually } from './support/engine-tests.js';
 import { deferred } from './support/harness.js';
 import { postgresUrl } from './support/postgres.js';
+import { relay } from './support/tcp-relay.js';
 
 // DBOS's PostgreSQL gone under a running turn and back: the worker reaches the database through a
 // TCP relay on loopback that the test cuts (every connection closed, new ones refused) and restores
@@ -29,57 +32,31 @@ const charge = defineTool({
   },
 });
 
-/** A TCP relay to PostgreSQL that can be cut and restored on the same port. */
-async function relay(target: URL) {
-  const sockets = new Set<net.Socket>();
-  let server: net.Server | undefined;
-  let port = 0;
-  const open = async () => {
-    server = net.createServer((socket) => {
-      const upstream = net.connect(Number(target.port || 5432), target.hostname);
-      sockets.add(socket).add(upstream);
-      for (const s of [socket, upstream]) {
-        s.on('error', () => {});
-        s.on('close', () => {
-          socket.destroy();
-          upstream.destroy();
-          sockets.delete(s);
-        });
-      }
-      socket.pipe(upstream).pipe(socket);
-    });
-    await new Promise<void>((resolve) => server!.listen(port, '127.0.0.1', resolve));
-    port = (server.address() as net.AddressInfo).port;
-  };
-  await open();
-  return {
-    port: () => port,
-    async cut() {
-      const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
-      for (const s of sockets) s.destroy();
-      await closed;
-    },
-    restore: open,
-  };
-}
-
 const database = `dbos_gone_${randomBytes(5).toString('hex')}`;
 let pool: pg.Pool;
 let model: ScriptedServer;
 let agent: ReturnType<typeof dbosAgent>;
 let link: Awaited<ReturnType<typeof relay>>;
+/** The CLI's own way to the database, cut with the worker's. */
+let cliLink: Awaited<ReturnType<typeof relay>>;
+let cliUrl: string;
 
 beforeAll(async () => {
+  await buildDist();
   const admin = new pg.Client(postgresUrl());
   await admin.connect();
   await admin.query(`CREATE DATABASE ${database}`);
   await admin.end();
   const direct = new URL(postgresUrl());
   link = await relay(direct);
+  cliLink = await relay(direct);
   const url = new URL(postgresUrl());
   url.pathname = `/${database}`;
   url.hostname = '127.0.0.1';
   url.port = String(link.port());
+  const viaCli = new URL(url.href);
+  viaCli.port = String(cliLink.port());
+  cliUrl = viaCli.href;
   pool = new pg.Pool({ connectionString: url.href, max: 4 });
   pool.on('error', () => {});
   model = await startScriptedServer({
@@ -94,7 +71,7 @@ beforeAll(async () => {
   DBOS.setConfig({ name: 'agentloop-dbos-gone', systemDatabaseUrl: url.href, logLevel: 'error' });
   await DBOS.launch();
   await agent.start();
-}, 60_000);
+}, 180_000);
 
 afterAll(async () => {
   release.resolve();
@@ -111,7 +88,27 @@ describe('agentloop/dbos when PostgreSQL goes away mid-turn', () => {
   it('the turn finishes once the database is back, with nothing run twice', async () => {
     const id = await agent.post('gone-1', 'charge 9 dollars');
     await charging.promise;
-    await link.cut();
+    // The CLI waiting for the same turn (agentloop send --wait, no input): cut once it reached the
+    // database (its reads of the session then fail; DBOS's client opens no connection for a wait).
+    const cliArgs = [
+      'send',
+      '--engine',
+      'dbos',
+      '--database',
+      cliUrl,
+      '--agent',
+      'pay',
+      '--session',
+      'gone-1',
+    ];
+    const watching = runCli([...cliArgs, '--wait', '--timeout', '60'], { timeoutMs: 90_000 });
+    let ended: unknown;
+    void watching.then((r) => {
+      ended = r;
+    });
+    await eventually(async () => (cliLink.accepted() >= 1 || ended ? true : undefined), 60_000);
+    expect(ended).toBeUndefined();
+    await Promise.all([link.cut(), cliLink.cut()]);
     // While it is down, a read of the session fails.
     const down = await agent.state('gone-1').then(
       () => undefined,
@@ -120,9 +117,14 @@ describe('agentloop/dbos when PostgreSQL goes away mid-turn', () => {
     expect(down?.message).toBe(
       `agentloop/dbos: cannot reach PostgreSQL at 127.0.0.1:${link.port()}/${database} (reading session "gone-1" of agent "pay"): Connection terminated unexpectedly`,
     );
+    const cut = await watching;
+    expect(cut.code).toBe(1);
+    expect(cut.stderr).toContain(
+      `agentloop send: agentloop/dbos: cannot reach PostgreSQL at 127.0.0.1:${cliLink.port()}/${database} (reading session "gone-1" of agent "pay")`,
+    );
     release.resolve();
     await new Promise((r) => setTimeout(r, 2000));
-    await link.restore();
+    await Promise.all([link.restore(), cliLink.restore()]);
     const result = await Promise.race([
       DBOS.retrieveWorkflow<{ state: string; response: string }>(id).getResult(),
       new Promise<{ state: string; response: string }>((r) =>
@@ -135,5 +137,8 @@ describe('agentloop/dbos when PostgreSQL goes away mid-turn', () => {
     const tools = model.requests.at(-1)!.messages.filter((m) => m.role === 'tool');
     expect(tools.map((m) => m.content)).toEqual(['charged 900']);
     expect(model.requests).toHaveLength(2);
-  }, 90_000);
+    // Once back, the CLI's wait sees the turn rest.
+    const after = await runCli([...cliArgs, '--wait', '--timeout', '60'], { timeoutMs: 90_000 });
+    expect(after).toMatchObject({ code: 0, stdout: 'done\n' });
+  }, 150_000);
 });

@@ -4,6 +4,8 @@ import { z } from 'zod';
 import { RestateClientError, restateAgent, restateClient } from '../src/engines/restate/index.js';
 import { defineTool } from '../src/index.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
+import { buildDist } from './support/build-dist.js';
+import { runCli } from './support/cli-process.js';
 import { eventually } from './support/engine-tests.js';
 import { deferred } from './support/harness.js';
 import {
@@ -41,6 +43,7 @@ describe.skipIf('missing' in binary)('agentloop/restate when the engine goes awa
   let model: ScriptedServer;
 
   beforeAll(async () => {
+    await buildDist();
     server = await startRestateServer();
     model = await startScriptedServer({
       scenario: {
@@ -50,7 +53,7 @@ describe.skipIf('missing' in binary)('agentloop/restate when the engine goes awa
     const agent = restateAgent('pay', () => ({ baseURL: model.url, apiKey: 'k', tools: [charge] }));
     endpoint = await serveEndpoint(restate.endpoint().bind(agent).http2Handler());
     await server.register(endpoint.url);
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     release.resolve();
     await server?.stop();
@@ -63,6 +66,19 @@ describe.skipIf('missing' in binary)('agentloop/restate when the engine goes awa
     const waiting = client.send('gone-1', 'charge 9 dollars');
     waiting.catch(() => {});
     await charging.promise;
+    // The CLI waiting for the same turn (agentloop send --wait, no input: it polls the session's state).
+    const cliArgs = [
+      'send',
+      '--engine',
+      'restate',
+      '--url',
+      server.ingress,
+      '--agent',
+      'pay',
+      '--session',
+      'gone-1',
+    ];
+    const watching = runCli([...cliArgs, '--wait', '--timeout', '60'], { timeoutMs: 90_000 });
     await server.halt();
 
     const lost = await waiting.then(
@@ -75,6 +91,13 @@ describe.skipIf('missing' in binary)('agentloop/restate when the engine goes awa
     );
     // While it is down: the same kind of error, naming the engine and the address.
     await expect(client.state('gone-1')).rejects.toThrow(`cannot reach Restate at ${server.ingress}`);
+    const cut = await watching;
+    expect(cut.code).toBe(1);
+    expect(cut.stderr).toMatch(
+      new RegExp(
+        `^agentloop send: agentloop/restate: (cannot reach|lost the connection to) Restate at ${server.ingress} `,
+      ),
+    );
     // The tool finishes in the attempt Restate lost: its result has nowhere to go.
     release.resolve();
 
@@ -87,5 +110,8 @@ describe.skipIf('missing' in binary)('agentloop/restate when the engine goes awa
     const tools = model.requests.at(-1)!.messages.filter((m) => m.role === 'tool');
     expect(String(tools[0]!.content)).toMatch(/^Outcome unknown: tool call "charge"/);
     expect(model.requests).toHaveLength(2);
-  }, 90_000);
+    // Once back, the CLI's wait sees the turn rest.
+    const after = await runCli([...cliArgs, '--wait', '--timeout', '60'], { timeoutMs: 90_000 });
+    expect(after).toMatchObject({ code: 0, stdout: 'done\n' });
+  }, 150_000);
 });

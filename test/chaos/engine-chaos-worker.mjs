@@ -2,40 +2,15 @@
 // Restate endpoint (on an OS-chosen port, printed as `ready <port>`) or run as a DBOS worker (with
 // the takeover of dead workers), its sessions kept in the PostgreSQL session store as well. The tools
 // count their own runs as the built-in workers' chaos worker does. Killed with SIGKILL at random.
-import { appendFileSync } from 'node:fs';
 import http2 from 'node:http2';
 import pg from 'pg';
-import { z } from 'zod';
-import { defineTool } from '../../dist/index.js';
 import { PostgresSessionStore } from '../../dist/postgres/index.js';
+import { chaosTools } from './chaos-load.mjs';
 
 const config = JSON.parse(process.argv[2]);
 const pool = new pg.Pool({ connectionString: config.url, max: 6 });
 const store = new PostgresSessionStore({ pool }, { schema: config.schema });
-const count = (tool, ctx, phase) =>
-  appendFileSync(
-    config.counter,
-    `${JSON.stringify({ tool, key: ctx.idempotencyKey, session: ctx.sessionId, phase, t: Date.now(), pid: process.pid })}\n`,
-  );
-const pause = (min, max) => new Promise((r) => setTimeout(r, min + Math.random() * (max - min)));
-const counted = (name, flags, result) =>
-  defineTool({
-    name,
-    description: name,
-    parameters: z.object({ item: z.string() }),
-    ...flags,
-    execute: async ({ item }, ctx) => {
-      count(name, ctx, 'start');
-      await pause(config.toolMinMs ?? 5, config.toolMaxMs ?? 40);
-      count(name, ctx, 'end');
-      return `${result} ${item}`;
-    },
-  });
-const tools = [
-  counted('lookup', { idempotent: true }, 'looked up'),
-  counted('write_note', {}, 'wrote'),
-  counted('charge', { needsApproval: true }, 'charged'),
-];
+const tools = chaosTools(config);
 const options = () => ({
   name: 'chaos',
   baseURL: config.baseURL,

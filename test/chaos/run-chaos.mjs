@@ -4,52 +4,24 @@
 // what the store holds; prints one JSON line of counts. Needs dist/ (npm run build).
 // node test/chaos/run-chaos.mjs --workers=4 --sessions=200 [--url=postgres://...]
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createSessionClient } from '../../dist/index.js';
 import { PostgresSessionStore } from '../../dist/postgres/index.js';
-import { startScriptedServer } from '../../dist/testing/index.js';
-import { startPostgresCluster } from '../support/postgres-cluster.mjs';
+import { readJsonLines, runsByCall, startChaosModel, startChaosRun } from './chaos-load.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')));
-const workers = Number(args.workers ?? 4);
-const sessions = Number(args.sessions ?? 200);
-const timeoutMs = Number(args.timeoutMs ?? 600_000);
-const killMinMs = Number(args.killMinMs ?? 700);
-const killMaxMs = Number(args.killMaxMs ?? 2_000);
-
-const started = Date.now();
-const cluster = args.url ? undefined : await startPostgresCluster({ durable: false });
-const url = args.url ?? cluster.url;
+const { started, cluster, url, workers, sessions, timeoutMs, killMinMs, killMaxMs } = await startChaosRun({
+  workers: 4,
+  sessions: 200,
+});
 const schema = `chaos_${process.pid}`;
 const work = await mkdtemp(path.join(tmpdir(), 'agentloop-chaos-'));
 const counter = path.join(work, 'tool-runs.jsonl');
 const approvals = path.join(work, 'approvals.jsonl');
-const server = await startScriptedServer({
-  latencyMs: 10,
-  record: false,
-  scenario: {
-    turns: [
-      {
-        toolCalls: [
-          { name: 'lookup', arguments: { item: 'order' } },
-          { name: 'write_note', arguments: { item: 'note' } },
-          { name: 'lookup', arguments: { item: 'customer' } },
-        ],
-      },
-      {
-        toolCalls: [
-          { name: 'charge', arguments: { item: 'card' } },
-          { name: 'write_note', arguments: { item: 'receipt' } },
-        ],
-      },
-      { content: 'All done.' },
-    ],
-  },
-});
+const server = await startChaosModel();
 const store = new PostgresSessionStore({ connectionString: url, max: 4 }, { schema });
 await store.migrate();
 const config = { url, schema, counter, approvals, baseURL: server.url, concurrency: 8, leaseMs: 1_000 };
@@ -102,14 +74,8 @@ for (const child of pool) child.kill('SIGKILL');
 await new Promise((r) => setTimeout(r, 300));
 
 // Count.
-const runs = (await readFile(counter, 'utf8').catch(() => ''))
-  .split('\n')
-  .filter(Boolean)
-  .map((l) => JSON.parse(l));
-const answers = (await readFile(approvals, 'utf8').catch(() => ''))
-  .split('\n')
-  .filter(Boolean)
-  .map((l) => JSON.parse(l));
+const runs = await readJsonLines(counter);
+const answers = await readJsonLines(approvals);
 const result = {
   workers,
   sessions,
@@ -132,17 +98,8 @@ const result = {
   duplicateSeqs: 0,
   unansweredCalls: 0,
 };
-const startsByKey = new Map();
-for (const r of runs.filter((r) => r.phase === 'start')) {
-  const list = startsByKey.get(r.key) ?? [];
-  list.push(r);
-  startsByKey.set(r.key, list);
-}
-for (const list of startsByKey.values()) {
-  if (list.length < 2) continue;
-  if (list[0].tool === 'lookup') result.idempotentReruns += list.length - 1;
-  else result.nonIdempotentRunTwice++;
-}
+const { starts: startsByKey, idempotentReruns, nonIdempotentRunTwice } = runsByCall(runs);
+Object.assign(result, { idempotentReruns, nonIdempotentRunTwice });
 const acceptedByCall = new Map();
 for (const a of answers.filter((a) => a.accepted)) {
   const key = `${a.session}:${a.toolCallId}`;

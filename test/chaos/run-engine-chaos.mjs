@@ -16,56 +16,37 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { PostgresSessionStore } from '../../dist/postgres/index.js';
-import { startScriptedServer } from '../../dist/testing/index.js';
-import { startPostgresCluster } from '../support/postgres-cluster.mjs';
 import { startRestateServer } from '../support/restate-server.mjs';
+import { readJsonLines, runsByCall, startChaosModel, startChaosRun } from './chaos-load.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')));
+const {
+  args,
+  started,
+  cluster,
+  url: baseUrl,
+  workers,
+  sessions,
+  timeoutMs,
+  killMinMs,
+  killMaxMs,
+} = await startChaosRun({ workers: 3, sessions: 100 });
 const engine = args.engine;
 if (engine !== 'restate' && engine !== 'dbos') {
   process.stderr.write('run-engine-chaos: --engine=restate or --engine=dbos\n');
+  await cluster?.stop();
   process.exit(2);
 }
-const workers = Number(args.workers ?? 3);
-const sessions = Number(args.sessions ?? 100);
 const maxKills = Number(args.kills ?? 10);
-const timeoutMs = Number(args.timeoutMs ?? 600_000);
-const killMinMs = Number(args.killMinMs ?? 700);
-const killMaxMs = Number(args.killMaxMs ?? 2_000);
 const stallMs = Number(args.stallMs ?? 120_000);
 
-const started = Date.now();
-const cluster = args.url ? undefined : await startPostgresCluster({ durable: false });
-const baseUrl = args.url ?? cluster.url;
 // DBOS keeps its system tables in the database: one of its own per run.
 const database = `chaos_${engine}_${process.pid}`;
 const url = await createDatabase(baseUrl, database);
 const schema = 'agentloop';
 const work = await mkdtemp(path.join(tmpdir(), `agentloop-chaos-${engine}-`));
 const counter = path.join(work, 'tool-runs.jsonl');
-const server = await startScriptedServer({
-  latencyMs: 10,
-  record: false,
-  scenario: {
-    turns: [
-      {
-        toolCalls: [
-          { name: 'lookup', arguments: { item: 'order' } },
-          { name: 'write_note', arguments: { item: 'note' } },
-          { name: 'lookup', arguments: { item: 'customer' } },
-        ],
-      },
-      {
-        toolCalls: [
-          { name: 'charge', arguments: { item: 'card' } },
-          { name: 'write_note', arguments: { item: 'receipt' } },
-        ],
-      },
-      { content: 'All done.' },
-    ],
-  },
-});
+const server = await startChaosModel();
 const store = new PostgresSessionStore({ connectionString: url, max: 4 }, { schema });
 await store.migrate();
 const config = {
@@ -131,10 +112,8 @@ const killed = new Set();
 let kills = 0;
 /** The workers running a tool now. */
 const runningTools = async () => {
-  const lines = (await readFile(counter, 'utf8').catch(() => '')).split('\n').filter(Boolean);
   const open = new Map();
-  for (const line of lines) {
-    const r = JSON.parse(line);
+  for (const r of await readJsonLines(counter)) {
     if (r.phase === 'start') open.set(`${r.key}:${r.pid}`, r.pid);
     else open.delete(`${r.key}:${r.pid}`);
   }
@@ -194,10 +173,7 @@ for (const child of pool) child.kill('SIGKILL');
 await Promise.all(pool.map((child) => child.ready));
 
 // Count.
-const runs = (await readFile(counter, 'utf8').catch(() => ''))
-  .split('\n')
-  .filter(Boolean)
-  .map((l) => JSON.parse(l));
+const runs = await readJsonLines(counter);
 const result = {
   engine,
   workers,
@@ -225,21 +201,9 @@ const result = {
   duplicateMessages: 0,
   unansweredCalls: 0,
 };
-const startsByKey = new Map();
-const endedKeys = new Set();
-for (const r of runs) {
-  if (r.phase === 'end') {
-    endedKeys.add(r.key);
-    continue;
-  }
-  const list = startsByKey.get(r.key) ?? [];
-  list.push(r);
-  startsByKey.set(r.key, list);
-}
+const { starts: startsByKey, ended: endedKeys, idempotentReruns, nonIdempotentRunTwice } = runsByCall(runs);
+Object.assign(result, { idempotentReruns, nonIdempotentRunTwice });
 for (const list of startsByKey.values()) {
-  if (list.length < 2) continue;
-  if (list[0].tool === 'lookup') result.idempotentReruns += list.length - 1;
-  else result.nonIdempotentRunTwice++;
   for (const earlier of list.slice(0, -1)) if (!killed.has(earlier.pid)) result.recordedThenRunAgain++;
 }
 for (const id of ids) {
@@ -288,6 +252,8 @@ for (const id of ids) {
 // Every session that did not complete, named, where the last look saw it (read while the workers ran:
 // Restate's state handler needs an endpoint).
 result.stuck = [...pending].map((id) => ({ id, ...lastMove.views.get(id) }));
+// Restate sessions left unfinished: the journals of the invocations not completed, for the reader (stderr).
+if (pending.size > 0 && restate) process.stderr.write(`${JSON.stringify(await restateJournals())}\n`);
 process.stdout.write(`${JSON.stringify(result)}\n`);
 await client.close();
 await store.close();
@@ -313,6 +279,29 @@ async function engineClient() {
   }
   const { dbosClient } = await import('../../dist/engines/dbos/index.js');
   return dbosClient({ systemDatabaseUrl: url, agent: 'chaos' });
+}
+
+/** Restate's invocations not completed, each with its journal (admin API's SQL introspection). */
+async function restateJournals() {
+  const query = async (sql) => {
+    const response = await fetch(`${restate.admin}/query`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ query: sql }),
+    });
+    return response.ok
+      ? (await response.json()).rows
+      : { status: response.status, body: await response.text() };
+  };
+  const invocations = await query(
+    "SELECT id, target, status, retry_count, last_failure, last_start_at, journal_size FROM sys_invocation WHERE status <> 'completed'",
+  );
+  if (!Array.isArray(invocations)) return { invocations };
+  const ids = invocations.map((i) => `'${i.id}'`).join(',') || "''";
+  const journal = await query(
+    `SELECT id, index, entry_type, name, completed FROM sys_journal WHERE id IN (${ids}) ORDER BY id, index`,
+  );
+  return { invocations, journal };
 }
 
 /** An HTTP/2 proxy sending each request to a live Restate endpoint: the workers' one address. */

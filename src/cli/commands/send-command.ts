@@ -1,17 +1,16 @@
 import { createRedactor } from '../../events/redact.js';
 import { createSessionClient, type SessionView } from '../../workers/session-client.js';
-import { parseFlags, positiveInteger, UsageError } from '../cli-args.js';
+import { parseFlags, positiveInteger } from '../cli-args.js';
 import type { CommandIo } from '../command-io.js';
 import { openCliStore, STORE_FLAG_OPTIONS, STORE_USAGE } from '../flags/store-flag.js';
 import { terminalSafe } from '../terminal/terminal-safe.js';
-
-/** Exit codes of `agentloop send` (besides 0, 1 and 2 for bad flags). */
-export const SEND_EXIT = { waitingApproval: 3, timeout: 4 } as const;
+import { checkSendInput, reportRest, SEND_EXIT, SEND_INPUT_OPTIONS } from './send-input.js';
 
 const USAGE = `Usage: agentloop send --store <url-or-dir> --session <id> "<message>" [--wait [--timeout <s>]]
        agentloop send --store <url-or-dir> --session <id> --approve <tool-call-id> [--always] [--wait]
        agentloop send --store <url-or-dir> --session <id> --reject <tool-call-id> [--reason <text>] [--wait]
        agentloop send --store <url-or-dir> --session <id> --interrupt [--wait]
+       agentloop send --store <url-or-dir> --session <id> --wait
   Posts an input to a session's inbox; a worker (agentloop worker) on the same store applies it. A
   message to an unknown id creates the session.
 ${STORE_USAGE}  --session <id>        the session
@@ -20,7 +19,8 @@ ${STORE_USAGE}  --session <id>        the session
   --reject <id>         decline a call that waits for approval; --reason <text> tells the model why
   --interrupt           stop the session's running turn
   --wait                wait until the session rests: its last reply on stdout; calls waiting for
-                        approval on stderr, one a line: <tool-call-id> <tool> <arguments>
+                        approval on stderr, one a line: <tool-call-id> <tool> <arguments>; alone (no
+                        input), waits for the running turn
   --timeout <s>         how long --wait waits (default 120)
 Exit codes: 0 posted (with --wait: the session rests), 1 not applied (the call was answered already
   or is not waiting; the turn ended in an error; the store failed), 2 bad flags,
@@ -36,41 +36,18 @@ export async function runSendCommand(args: string[], io: CommandIo): Promise<num
     allowPositionals: true,
     options: {
       ...STORE_FLAG_OPTIONS,
-      session: { type: 'string' },
-      approve: { type: 'string' },
-      always: { type: 'boolean', default: false },
-      reject: { type: 'string' },
-      reason: { type: 'string' },
-      interrupt: { type: 'boolean', default: false },
-      wait: { type: 'boolean', default: false },
-      timeout: { type: 'string' },
-      help: { type: 'boolean', short: 'h', default: false },
+      ...SEND_INPUT_OPTIONS,
     },
   });
   if (values.help) {
     io.stdout(USAGE);
     return 0;
   }
-  const text = positionals.join(' ');
-  const inputs = [
-    text.trim() !== '',
-    values.approve !== undefined,
-    values.reject !== undefined,
-    values.interrupt,
-  ];
-  if (inputs.filter(Boolean).length !== 1) {
-    throw new UsageError('give one of "<message>", --approve <id>, --reject <id> or --interrupt');
-  }
-  if (values.always && values.approve === undefined) throw new UsageError('--always goes with --approve');
-  if (values.reason !== undefined && values.reject === undefined)
-    throw new UsageError('--reason goes with --reject');
-  if (!values.session) throw new UsageError('missing --session <id>');
+  const { text, session: id } = checkSendInput(values, positionals);
   const timeoutMs = positiveInteger(values.timeout, '--timeout', 120) * 1000;
-  if (values.timeout !== undefined && !values.wait) throw new UsageError('--timeout goes with --wait');
   const opened = await openCliStore(values);
   try {
     const client = createSessionClient({ store: opened.store, pollMs: 100 });
-    const id = values.session;
     const show = (s: string) => terminalSafe(createRedactor().redact(s));
     const callId = values.approve ?? values.reject;
     if (callId !== undefined) {
@@ -91,7 +68,7 @@ export async function runSendCommand(args: string[], io: CommandIo): Promise<num
         return 1;
       }
     } else if (values.interrupt) await client.interrupt(id);
-    else await client.send(id, text);
+    else if (text.trim() !== '') await client.send(id, text);
     if (!values.wait) {
       io.stderr(`posted to session ${show(id)} in ${opened.description}\n`);
       return 0;
@@ -103,28 +80,9 @@ export async function runSendCommand(args: string[], io: CommandIo): Promise<num
       io.stderr(`agentloop send: ${show((error as Error).message)} (is a worker running on this store?)\n`);
       return SEND_EXIT.timeout;
     }
-    return report(view, io, show);
+    const { response, error } = view.lastResult;
+    return reportRest({ ...view, response, error: error ?? undefined }, io, show);
   } finally {
     await opened.close();
   }
-}
-
-/** Prints where a session rests: its reply on stdout, pending approvals or the error on stderr. */
-function report(view: SessionView, io: CommandIo, show: (s: string) => string): number {
-  if (view.state === 'WaitingApproval') {
-    io.stderr(`session ${show(view.id)} waits for approval:\n`);
-    for (const call of view.pendingApprovals) {
-      const args = JSON.stringify(createRedactor().redactValue(call.args)) ?? '';
-      io.stderr(`${show(call.toolCallId)} ${show(call.name)} ${terminalSafe(args)}\n`);
-    }
-    return SEND_EXIT.waitingApproval;
-  }
-  const { response, error } = view.lastResult;
-  if (view.state === 'Error') {
-    io.stderr(`session ${show(view.id)} ended in Error: ${show(error ?? 'unknown error')}\n`);
-    return 1;
-  }
-  if (view.state === 'Interrupted') io.stderr(`session ${show(view.id)} was interrupted\n`);
-  if (response) io.stdout(`${show(response)}\n`);
-  return 0;
 }

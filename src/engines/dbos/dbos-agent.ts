@@ -2,11 +2,12 @@ import { DBOS } from '@dbos-inc/dbos-sdk';
 import type pg from 'pg';
 import { type Agent, createAgent } from '../../agent/agent.js';
 import type { AgentOptions, ExecutionResult } from '../../agent/agent-options.js';
-import type { DurableSteps } from '../../machines/durable-effects.js';
 import type { SessionStore } from '../../session/session-store.js';
 import { type MirrorStep, SessionMirror } from '../session-mirror.js';
+import { DbosInterrupts, InterruptWatch } from './dbos-interrupts.js';
 import { INPUT_TOPIC, type TurnInput, turnQueueName, turnWorkflowName } from './dbos-names.js';
 import { DbosSessions, type DbosSessionView } from './dbos-sessions.js';
+import { DbosTurnSteps, quiesce } from './dbos-turn-steps.js';
 
 /** The agent options for a session (model, tools, instructions); the adapter sets the session and steps. */
 export type AgentOptionsFactory = (sessionId: string) => AgentOptions | Promise<AgentOptions>;
@@ -27,6 +28,11 @@ export interface DbosAgentOptions {
   queuePollMs?: number;
   /** How long a turn waits for an answer to an approval before it looks again (default a day). */
   approvalWaitSeconds?: number;
+  /**
+   * How often a worker running turns looks for interrupts asked of them (default 250 ms): an
+   * interrupt stops a running model call or tool this long after it was asked, at most.
+   */
+  interruptPollMs?: number;
   /** Hears each agent a turn workflow makes (one per turn and replay): listen to its events here. */
   onAgent?: (agent: Agent<unknown>, sessionId: string) => void;
   /**
@@ -56,6 +62,8 @@ export interface DbosTurnResult {
  */
 export function dbosAgent(name: string, agentOptions: AgentOptionsFactory, options: DbosAgentOptions) {
   const sessions = new DbosSessions(options.pool, options.schema);
+  const interrupts = new DbosInterrupts(options.pool, options.schema);
+  const watch = new InterruptWatch(interrupts, options.interruptPollMs ?? 250);
   const queue = options.queue ?? turnQueueName(name);
   const waitSeconds = options.approvalWaitSeconds ?? 86_400;
   const turn = DBOS.registerWorkflow(
@@ -65,6 +73,8 @@ export function dbosAgent(name: string, agentOptions: AgentOptionsFactory, optio
         sessionId,
         text,
         sessions,
+        interrupts,
+        watch,
         agentOptions,
         waitSeconds,
         onAgent: options.onAgent,
@@ -97,6 +107,7 @@ export function dbosAgent(name: string, agentOptions: AgentOptionsFactory, optio
     /** Creates the sessions table and registers the queue; call after `DBOS.launch()`, in every process. */
     async start(): Promise<void> {
       await sessions.migrate();
+      await interrupts.migrate();
       await DBOS.registerQueue(queue, {
         partitionConcurrency: 1,
         onConflict: 'always_update',
@@ -128,11 +139,16 @@ export function dbosAgent(name: string, agentOptions: AgentOptionsFactory, optio
       await DBOS.send(workflowId, input, INPUT_TOPIC);
       return true;
     },
-    /** Interrupts a turn that waits for approval (a running step is not interrupted yet: docs/engines.md). */
-    async interrupt(sessionId: string): Promise<boolean> {
+    /**
+     * Interrupts the session's running turn, wherever it stands (a model call, tools, an approval
+     * wait): it ends Interrupted. False when no turn runs.
+     */
+    async interrupt(sessionId: string, reason?: string): Promise<boolean> {
       const view = (await sessions.load(name, sessionId))?.view;
-      if (!view?.workflowId || view.state !== 'WaitingApproval') return false;
-      const input: TurnInput = { kind: 'interrupt' };
+      if (!view?.workflowId) return false;
+      await interrupts.ask(view.workflowId, reason, `interrupt on session "${sessionId}"`);
+      // A turn waiting for approval is in `DBOS.recv`: the message wakes it there.
+      const input: TurnInput = { kind: 'interrupt', ...(reason !== undefined ? { reason } : {}) };
       await DBOS.send(view.workflowId, input, INPUT_TOPIC);
       return true;
     },
@@ -160,43 +176,18 @@ interface TurnRun {
   sessionId: string;
   text: string;
   sessions: DbosSessions;
+  interrupts: DbosInterrupts;
+  watch: InterruptWatch;
   agentOptions: AgentOptionsFactory;
   waitSeconds: number;
   onAgent: DbosAgentOptions['onAgent'];
   store: SessionStore | undefined;
 }
 
-/** The effects' steps as DBOS steps named by their step keys. */
-/**
- * The effects' steps as DBOS steps named by their step keys, counted: DBOS numbers a workflow's steps
- * in the order they are called, so the turn's own steps (the copy to the store, the view) are called
- * only when no effect step runs (`settled`), in every attempt at the same place.
- */
-function countedSteps(): DurableSteps & { settled(): Promise<void> } {
-  let running = 0;
-  const waiters = new Set<() => void>();
-  return {
-    async step(key, run) {
-      running++;
-      try {
-        return await DBOS.runStep(run, { name: key });
-      } finally {
-        running--;
-        if (running === 0) for (const wake of waiters) wake();
-      }
-    },
-    async settled() {
-      for (;;) {
-        while (running > 0) await new Promise<void>((resolve) => waiters.add(resolve));
-        waiters.clear();
-        // A step that just ended may be followed at once by the next (a batch's marker, then its calls).
-        await quiesce();
-        if (running === 0) return;
-      }
-    },
-  };
-}
 const dbosStep: MirrorStep = (key, run) => DBOS.runStep(run, { name: key });
+
+/** The reason of an interrupt asked without one. */
+const INTERRUPTED = 'interrupted through DBOS';
 
 /** One turn: from the snapshot the last turn left to the next rest, through any approvals. */
 async function runTurn(run: TurnRun): Promise<DbosTurnResult> {
@@ -227,12 +218,14 @@ async function runTurn(run: TurnRun): Promise<DbosTurnResult> {
     workflowId,
   };
   await sessions.begin(name, sessionId, workflowId, started);
-  const steps = countedSteps();
+  const steps = new DbosTurnSteps();
+  const unwatch = await run.watch.watch(workflowId, (reason) => steps.hear(reason ?? INTERRUPTED));
   const agent = createAgent({
     ...rest,
     ...(mirror ? mirror.agentOptions() : { sessionId, ...(snapshot ? { snapshot } : {}) }),
     durableSteps: steps,
   }) as Agent<unknown>;
+  steps.attach((reason) => agent.interrupt(reason));
   run.onAgent?.(agent, sessionId);
   try {
     let ended: { result: ExecutionResult<unknown> } | { error: unknown } | undefined;
@@ -258,6 +251,9 @@ async function runTurn(run: TurnRun): Promise<DbosTurnResult> {
         told = ids;
         // Calls of the batch that need no approval run meanwhile: their steps go first.
         await steps.settled();
+        // An interrupt may have reached one of them.
+        await quiesce();
+        if (ended || agent.state !== 'WaitingApproval') continue;
         // The store first: a client that sees the wait in the view finds it there too.
         await mirror?.sync(agent, dbosStep);
         const waiting = view(agent, workflowId);
@@ -268,7 +264,7 @@ async function runTurn(run: TurnRun): Promise<DbosTurnResult> {
       const input = await DBOS.recv<TurnInput>(INPUT_TOPIC, { timeoutSeconds: run.waitSeconds });
       if (!input) continue;
       if (input.kind === 'interrupt') {
-        agent.interrupt(input.reason ?? 'interrupted through DBOS');
+        agent.interrupt(input.reason ?? INTERRUPTED);
         continue;
       }
       if (!agent.pendingApprovals.some((p) => p.toolCallId === input.toolCallId)) continue;
@@ -277,6 +273,8 @@ async function runTurn(run: TurnRun): Promise<DbosTurnResult> {
     }
     if ('error' in ended) throw ended.error;
     const result = ended.result;
+    // Steps an interrupt cut end (are recorded) before the turn's last steps are called.
+    await steps.settled();
     const outcome: DbosTurnResult = {
       success: result.success,
       response: result.response,
@@ -291,14 +289,17 @@ async function runTurn(run: TurnRun): Promise<DbosTurnResult> {
       response: outcome.response,
       terminateReason: outcome.terminateReason,
     };
-    // Not a step: run again by a replay it writes what the first execution wrote (docs/engines.md).
+    // Not a step: run again by a replay it writes what the first execution wrote (docs/engines.md);
+    // clearing the turn's interrupts again is a no-op.
     await sessions.end(name, sessionId, workflowId, {
       view: final,
       snapshot: agent.actor.getPersistedSnapshot(),
       result: outcome,
     });
+    await run.interrupts.clear(workflowId);
     return outcome;
   } finally {
+    unwatch();
     agent.stop();
   }
 }
@@ -327,9 +328,4 @@ function nextChange(agent: Agent<unknown>, ended: Promise<unknown>): Promise<voi
       resolve();
     }
   });
-}
-
-/** Lets the machine react to what was just settled: every promise reaction, then two turns of the event loop. */
-async function quiesce(): Promise<void> {
-  for (let i = 0; i < 2; i++) await new Promise<void>((resolve) => setImmediate(resolve));
 }

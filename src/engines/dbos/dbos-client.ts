@@ -2,6 +2,7 @@ import { DBOSClient } from '@dbos-inc/dbos-sdk';
 import pg from 'pg';
 import { whenUnreachable } from './database-unreachable.js';
 import type { DbosTurnResult } from './dbos-agent.js';
+import { DbosInterrupts } from './dbos-interrupts.js';
 import { INPUT_TOPIC, type TurnInput, turnQueueName, turnWorkflowName } from './dbos-names.js';
 import { DbosSessions, type DbosSessionView } from './dbos-sessions.js';
 
@@ -27,27 +28,24 @@ export async function dbosClient(options: DbosClientOptions) {
   const { agent } = options;
   const client = await DBOSClient.create({ systemDatabaseUrl: options.systemDatabaseUrl });
   const pool = new pg.Pool({ connectionString: options.databaseUrl ?? options.systemDatabaseUrl, max: 2 });
+  // An idle connection the database drops: the next query says so (whenUnreachable), not a crash.
+  pool.on('error', () => {});
   const sessions = new DbosSessions(pool, options.schema);
+  const interrupts = new DbosInterrupts(pool, options.schema);
   const queueName = options.queue ?? turnQueueName(agent);
-  const waitingTurn = async (sessionId: string, toolCallId: string | undefined, handler: string) => {
+  const tell = async (
+    sessionId: string,
+    input: Extract<TurnInput, { kind: 'approval' }>,
+    handler: string,
+  ) => {
     const view = (await sessions.load(agent, sessionId))?.view;
-    const waits = toolCallId === undefined || view?.pendingApprovals.some((p) => p.toolCallId === toolCallId);
+    const waits = view?.pendingApprovals.some((p) => p.toolCallId === input.toolCallId);
     if (!view?.workflowId || !waits || view.state !== 'WaitingApproval') {
       throw new Error(
-        toolCallId === undefined
-          ? `agentloop/dbos: ${handler}: no turn of session "${sessionId}" of agent "${agent}" waits for an answer`
-          : `agentloop/dbos: ${handler}: no call "${toolCallId}" waits for approval in session "${sessionId}" of agent "${agent}"`,
+        `agentloop/dbos: ${handler}: no call "${input.toolCallId}" waits for approval in session "${sessionId}" of agent "${agent}"`,
       );
     }
-    return view.workflowId;
-  };
-  const tell = async (sessionId: string, input: TurnInput, handler: string) => {
-    const id = await waitingTurn(
-      sessionId,
-      input.kind === 'approval' ? input.toolCallId : undefined,
-      handler,
-    );
-    await client.send(id, input, INPUT_TOPIC).catch((error: unknown) => {
+    await client.send(view.workflowId, input, INPUT_TOPIC).catch((error: unknown) => {
       throw whenUnreachable(error, options.systemDatabaseUrl, `${handler} on session "${sessionId}"`);
     });
     return true as const;
@@ -79,8 +77,22 @@ export async function dbosClient(options: DbosClientOptions) {
         { kind: 'approval', toolCallId, approved: false, ...(reason !== undefined ? { reason } : {}) },
         'reject',
       ),
-    /** Interrupts a turn that waits for approval (a running step is not interrupted yet). */
-    interrupt: (sessionId: string) => tell(sessionId, { kind: 'interrupt' }, 'interrupt'),
+    /**
+     * Interrupts the session's running turn, wherever it stands (a model call, tools, an approval
+     * wait): it ends Interrupted. False when no turn runs.
+     */
+    async interrupt(sessionId: string, reason?: string): Promise<boolean> {
+      const view = (await sessions.load(agent, sessionId))?.view;
+      if (!view?.workflowId) return false;
+      const what = `interrupt on session "${sessionId}"`;
+      await interrupts.ask(view.workflowId, reason, what);
+      // A turn waiting for approval is in `DBOS.recv`: the message wakes it there.
+      const input: TurnInput = { kind: 'interrupt', ...(reason !== undefined ? { reason } : {}) };
+      await client.send(view.workflowId, input, INPUT_TOPIC).catch((error: unknown) => {
+        throw whenUnreachable(error, options.systemDatabaseUrl, what);
+      });
+      return true;
+    },
     async state(sessionId: string): Promise<DbosSessionView> {
       return (
         (await sessions.load(agent, sessionId))?.view ?? {

@@ -1,4 +1,4 @@
-import type { ObjectContext, ObjectSharedContext } from '@restatedev/restate-sdk';
+import type { ObjectContext, ObjectOptions, ObjectSharedContext } from '@restatedev/restate-sdk';
 import * as restate from '@restatedev/restate-sdk';
 import { type Agent, createAgent } from '../../agent/agent.js';
 import type { AgentOptions, ExecutionResult } from '../../agent/agent-options.js';
@@ -21,6 +21,13 @@ export interface RestateAgentOptions {
    * `agentloop sessions`, replay and fork read them (docs/engines.md, "Sessions in a store").
    */
   store?: SessionStore;
+  /**
+   * The virtual object's options, as `restate.object({ options })` takes them: notably
+   * `inactivityTimeout` and `abortTimeout` (Restate's defaults: 1 and 10 minutes), which bound how
+   * long an attempt may run a step without progress before Restate aborts and retries it (a replay).
+   * Keep them above your longest model call or tool (docs/engines.md, "Restate").
+   */
+  objectOptions?: ObjectOptions;
 }
 
 /** What the `state` handler answers: where the session stands (saved at each rest and approval wait). */
@@ -76,6 +83,7 @@ export function restateAgent(
 ) {
   return restate.object({
     name,
+    ...(options.objectOptions ? { options: options.objectOptions } : {}),
     handlers: {
       send: async (ctx: ObjectContext, input: unknown): Promise<RestateTurnResult> => {
         const text = messageText(input, name, ctx.key);

@@ -2,11 +2,12 @@ import { createRedactor } from '../../../events/redact.js';
 import { parseFlags, positiveInteger, UsageError } from '../../cli-args.js';
 import type { CommandIo } from '../../command-io.js';
 import { terminalSafe } from '../../terminal/terminal-safe.js';
-import { SEND_EXIT } from '../send-command.js';
+import { checkSendInput, reportRest, SEND_EXIT, SEND_INPUT_OPTIONS } from '../send-input.js';
 
 const USAGE = `Usage: agentloop send --engine restate --url <ingress-url> --agent <id> --session <id> "<message>" [--wait]
        agentloop send --engine dbos --database <postgres-url> --agent <id> --session <id> "<message>" [--wait]
        ... --approve <tool-call-id> [--always] | --reject <tool-call-id> [--reason <text>] | --interrupt
+       ... --wait (alone: waits for the session's running turn to rest; after the engine was away too)
   Posts an input to a session of an agent served by agentloop worker --engine (docs/engines.md).
   --url <url>           (restate) Restate's ingress, e.g. http://127.0.0.1:8080
   --database <url>      (dbos) DBOS's system database
@@ -31,7 +32,7 @@ interface EngineClient {
   post(sessionId: string, text: string): Promise<unknown>;
   approve(sessionId: string, toolCallId: string, options: { always?: boolean }): Promise<unknown>;
   reject(sessionId: string, toolCallId: string, reason?: string): Promise<unknown>;
-  interrupt(sessionId: string): Promise<unknown>;
+  interrupt(sessionId: string): Promise<boolean>;
   state(sessionId: string): Promise<EngineView>;
   close(): Promise<void>;
 }
@@ -46,15 +47,7 @@ export async function runEngineSendCommand(args: string[], io: CommandIo): Promi
       url: { type: 'string' },
       database: { type: 'string' },
       agent: { type: 'string' },
-      session: { type: 'string' },
-      approve: { type: 'string' },
-      always: { type: 'boolean', default: false },
-      reject: { type: 'string' },
-      reason: { type: 'string' },
-      interrupt: { type: 'boolean', default: false },
-      wait: { type: 'boolean', default: false },
-      timeout: { type: 'string' },
-      help: { type: 'boolean', short: 'h', default: false },
+      ...SEND_INPUT_OPTIONS,
     },
   });
   if (values.help) {
@@ -67,20 +60,9 @@ export async function runEngineSendCommand(args: string[], io: CommandIo): Promi
   if (engine === 'dbos' && !values.database)
     throw new UsageError('--engine dbos needs --database <postgres-url>');
   if (!values.agent) throw new UsageError('missing --agent <id>');
-  if (!values.session) throw new UsageError('missing --session <id>');
-  const text = positionals.join(' ');
-  const inputs = [
-    text.trim() !== '',
-    values.approve !== undefined,
-    values.reject !== undefined,
-    values.interrupt,
-  ];
-  if (inputs.filter(Boolean).length !== 1) {
-    throw new UsageError('give one of "<message>", --approve <id>, --reject <id> or --interrupt');
-  }
+  const { text, session: id } = checkSendInput(values, positionals);
   const timeoutMs = positiveInteger(values.timeout, '--timeout', 120) * 1000;
   const show = (s: string) => terminalSafe(createRedactor().redact(s));
-  const id = values.session;
   let client: EngineClient;
   try {
     client = await openClient(engine, values.agent, values.url, values.database);
@@ -94,8 +76,12 @@ export async function runEngineSendCommand(args: string[], io: CommandIo): Promi
     if (values.approve !== undefined)
       await client.approve(id, values.approve, values.always ? { always: true } : {});
     else if (values.reject !== undefined) await client.reject(id, values.reject, values.reason);
-    else if (values.interrupt) await client.interrupt(id);
-    else await client.post(id, text);
+    else if (values.interrupt) {
+      if (!(await client.interrupt(id))) {
+        io.stderr(`agentloop send: no turn of session ${show(id)} runs (${engine}): nothing to interrupt\n`);
+        return 1;
+      }
+    } else if (text.trim() !== '') await client.post(id, text);
     if (!values.wait) {
       io.stderr(`posted to session ${show(id)} (${engine})\n`);
       return 0;
@@ -105,7 +91,7 @@ export async function runEngineSendCommand(args: string[], io: CommandIo): Promi
       const view = await client.state(id);
       const moved = text.trim() !== '' ? view.turn > before.turn : true;
       const answered = callId === undefined || !view.pendingApprovals.some((p) => p.toolCallId === callId);
-      if (moved && answered && view.state !== 'Thinking') return report(id, view, io, show);
+      if (moved && answered && view.state !== 'Thinking') return reportRest({ ...view, id }, io, show);
       if (Date.now() > end) {
         io.stderr(
           `agentloop send: session ${show(id)} did not rest in ${timeoutMs / 1000} s (is a worker running?)\n`,
@@ -139,25 +125,6 @@ async function openClient(
     engineMissing('@dbos-inc/dbos-sdk pg'),
   );
   return dbosClient({ systemDatabaseUrl: database!, agent });
-}
-
-/** Prints where a session rests: its reply on stdout, pending approvals or the error on stderr. */
-function report(id: string, view: EngineView, io: CommandIo, show: (s: string) => string): number {
-  if (view.state === 'WaitingApproval') {
-    io.stderr(`session ${show(id)} waits for approval:\n`);
-    for (const call of view.pendingApprovals) {
-      const args = JSON.stringify(createRedactor().redactValue(call.args)) ?? '';
-      io.stderr(`${show(call.toolCallId)} ${show(call.name)} ${terminalSafe(args)}\n`);
-    }
-    return SEND_EXIT.waitingApproval;
-  }
-  if (view.state === 'Error') {
-    io.stderr(`session ${show(id)} ended in Error: ${show(view.error ?? 'unknown error')}\n`);
-    return 1;
-  }
-  if (view.state === 'Interrupted') io.stderr(`session ${show(id)} was interrupted\n`);
-  if (view.response) io.stdout(`${show(view.response)}\n`);
-  return 0;
 }
 
 /** Runs `engine` for arguments with `--engine`, `plain` for the others (worker and send keep one name). */
