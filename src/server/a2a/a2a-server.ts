@@ -41,6 +41,11 @@ export interface A2aServerOptions {
   maxBodyBytes?: number;
   /** How often a subscriber reads the transcript of a task another process carries (default 200 ms). */
   pollMs?: number;
+  /**
+   * How long a task whose agent waits for an MCP server's sign-in rests `auth-required` in this
+   * process, its sign-in open, before it fails (default 10 minutes).
+   */
+  signInTimeoutMs?: number;
 }
 
 /**
@@ -77,6 +82,8 @@ export function createA2aServer(options: A2aServerOptions): A2aRequestHandler {
     source: options.agent,
     runtime: options.runtime ?? {},
     pollMs: options.pollMs ?? 200,
+    signInTimeoutMs: options.signInTimeoutMs ?? 10 * 60_000,
+    signInGraceMs: 3_000,
     ...(options.push ? { push: options.push } : {}),
   });
   const v1 = new JsonRpcTransportHandler(tasks);
@@ -202,6 +209,7 @@ export function createA2aServer(options: A2aServerOptions): A2aRequestHandler {
   };
   Object.defineProperty(handler, 'card', { value: card });
   handler.close = async () => {
+    for (const task of tasks.active.values()) task.abandon();
     await Promise.all([...tasks.active.values()].map((task) => task.done));
     await tasks.close();
   };

@@ -74,6 +74,10 @@ export interface TaskHandlerOptions {
   pollMs: number;
   /** Push notifications (off without it). */
   push?: PushOptions;
+  /** How long a task rests `auth-required` (an MCP server waits for sign-in) before it fails (ms). */
+  signInTimeoutMs: number;
+  /** How long the next message on such a task waits for a browser that just came back (ms). */
+  signInGraceMs: number;
 }
 
 /**
@@ -115,7 +119,7 @@ export class SessionTaskHandler implements A2ARequestHandler {
     const { taskId, contextId } = await this.#begin(params, context);
     const running = this.active.get(contextId);
     if (!params.configuration?.returnImmediately && running?.taskId === taskId) {
-      await running.done;
+      await running.untilRest();
       // The task's record here is whole: its earlier entries were read when the turn began, the rest
       // went through this process's feed.
       const record = running.record();
@@ -182,8 +186,7 @@ export class SessionTaskHandler implements A2ARequestHandler {
     }
     const running = this.active.get(contextId);
     if (running && running.taskId === params.id) {
-      running.cancelled = true;
-      running.agent.interrupt('canceled by the client');
+      running.cancel();
       await running.done;
     } else if (INTERRUPTED_STATES.has(state)) {
       const { store, source, runtime } = this.#options;
@@ -287,6 +290,18 @@ export class SessionTaskHandler implements A2ARequestHandler {
       throw new TaskNotFoundError(`task "${message.taskId}" is not a task of context "${contextId}"`);
     }
     const running = this.active.get(contextId);
+    if (running?.resume && message.taskId === running.taskId) {
+      // The task rests `auth-required` here, its sign-in open: the message goes on with it.
+      if (running.record()?.principal !== principal)
+        throw new TaskNotFoundError(`no task "${message.taskId}"`);
+      const stamped = Message.fromJSON({
+        ...(Message.toJSON(message) as object),
+        contextId,
+        taskId: running.taskId,
+      });
+      await running.resume(stamped, listener);
+      return { taskId: running.taskId, contextId, message: stamped };
+    }
     if (running) {
       throw new UnsupportedOperationError(
         `context "${contextId}" is running task "${running.taskId}"; wait for it, or cancel it`,
@@ -300,7 +315,7 @@ export class SessionTaskHandler implements A2ARequestHandler {
     const waiting = [...tasks.values()].find(
       (t) => t.task.status && INTERRUPTED_STATES.has(t.task.status.state),
     );
-    const text = messageText(message);
+    let text = messageText(message);
     const taskId = message.taskId || newTaskId(contextId, randomBytes(6).toString('hex'));
     const stamped = Message.fromJSON({ ...(Message.toJSON(message) as object), contextId, taskId });
     let turn: Pick<TaskTurn, 'kind' | 'replies'> = { kind: 'new' };
@@ -322,6 +337,12 @@ export class SessionTaskHandler implements A2ARequestHandler {
       const pending = pendingCalls(task);
       const replies = pending.length > 0 ? approvalReplies(message, pending) : undefined;
       turn = replies ? { kind: 'answers', replies } : { kind: 'reply' };
+      if (state === TaskState.TASK_STATE_AUTH_REQUIRED) {
+        // No process holds its sign-in: the task's first message is sent if every server is signed in now.
+        turn = { kind: 'signin' };
+        const asked = task.task.history[0];
+        text = asked ? messageText(asked) : '';
+      }
     }
     if (turn.kind !== 'answers' && text.trim() === '')
       throw new RequestMalformedError('message has no text part');
@@ -344,6 +365,8 @@ export class SessionTaskHandler implements A2ARequestHandler {
         ...(onKept ? { onKept } : {}),
         ...(push ? { push } : {}),
         inbox: { pollMs: this.#options.pollMs, wakeups: this.#wakeups },
+        signInTimeoutMs: this.#options.signInTimeoutMs,
+        signInGraceMs: this.#options.signInGraceMs,
       },
       this.active,
     );
