@@ -103,7 +103,7 @@ describe('A2A auth-required for an MCP server that needs sign-in', () => {
     expect((second as { status?: { state: TaskState } }).status?.state).toBe(
       TaskState.TASK_STATE_AUTH_REQUIRED,
     );
-    const canceled = await client.cancelTask({ tenant: '', id: secondId });
+    const canceled = await client.cancelTask({ tenant: '', id: secondId, metadata: undefined });
     expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
     expect(model.requests).toHaveLength(0);
   });

@@ -8,7 +8,6 @@ import { openThread, type ThreadContext } from '../thread-sessions.js';
 import { TranscriptFeed } from '../transcript-feed.js';
 import {
   applyEntry,
-  INTERRUPTED_STATES,
   TASK_ARTIFACT_ENTRY,
   TASK_ENTRY,
   TASK_MESSAGE_ENTRY,
@@ -19,7 +18,6 @@ import {
 } from './task-entries.js';
 import { type ApprovalReply, agentMessageJson, approvalPart, textPart } from './task-messages.js';
 import { notSignedInText, SignInWatch, signInParts } from './task-sign-in.js';
-import { endsStream } from './task-views.js';
 
 /** A task (a turn) this process is carrying. */
 export interface ActiveTask {
@@ -34,7 +32,7 @@ export interface ActiveTask {
   record(): TaskRecord | undefined;
   /** Hears the task's events as they happen (kept ones once durable, text chunks at once); `final` on the last. */
   listen(listener: TaskListener): () => void;
-  /** Resolves when the task rests (it ended, or waits for input or sign-in) or its turn is done. */
+  /** Resolves when the turn is done, or when the task rests `auth-required` here (its agent kept open). */
   untilRest(): Promise<void>;
   /** Cancels the task: its turn is interrupted (or its wait for sign-in ended), and it ends `canceled`. */
   cancel(): void;
@@ -118,10 +116,7 @@ export async function startTaskTurn(turn: TaskTurn, active: ActiveTasks): Promis
       return () => listeners.delete(listener);
     },
     untilRest() {
-      const state = tasks.get(taskId)?.task.status?.state;
-      if (state !== undefined && (TERMINAL_STATES.has(state) || INTERRUPTED_STATES.has(state))) {
-        return Promise.resolve();
-      }
+      if (task.resume) return Promise.resolve();
       return new Promise<void>((resolve) => {
         rests.add(resolve);
         void task.done.then(resolve);
@@ -142,10 +137,6 @@ export async function startTaskTurn(turn: TaskTurn, active: ActiveTasks): Promis
   };
   const emit = (event: StreamResponse, final: boolean) => {
     for (const listener of listeners) listener(event, final);
-    if (final || endsStream(event)) {
-      for (const resolve of rests) resolve();
-      rests.clear();
-    }
   };
   const signIns = new SignInWatch();
   active.set(contextId, task);
@@ -247,6 +238,8 @@ export async function startTaskTurn(turn: TaskTurn, active: ActiveTasks): Promis
         resolve(outcome);
       };
       endWait = finish;
+      for (const rested of rests) rested();
+      rests.clear();
       task.resume = async (message, listener) => {
         task.resume = undefined; // one message goes on; another meanwhile finds the context running
         if (listener) listeners.add(listener);

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { HttpError } from '../http-error.js';
+import { listenOn } from '../listen-on.js';
 import { type AuthOption, checkExposure, principalOf } from '../request-auth.js';
 import { readJsonBody } from '../request-body.js';
 import { MemorySessionStore } from '../session-imports.js';
@@ -118,23 +119,11 @@ export async function startMcpHttpServer(
   const host = options.host ?? '127.0.0.1';
   checkExposure(host, options.auth);
   const handler = createMcpHttpHandler(options);
-  const server = createServer(handler);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => resolve());
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : options.port;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}${options.path ?? '/mcp'}`;
+  const listening = await listenOn(handler, { host, port: options.port ?? 0 });
   return {
-    url,
-    server,
-    close: async () => {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      await handler.close();
-      server.closeAllConnections();
-      await closed;
-    },
+    url: `${listening.url}${options.path ?? '/mcp'}`,
+    server: listening.server,
+    close: () => listening.close(() => handler.close()),
   };
 }
 
