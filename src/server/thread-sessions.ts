@@ -101,8 +101,8 @@ export async function openThread(
     ...(extra.mcpAuth && options.mcpServers ? { mcpAuth: extra.mcpAuth(options.mcpAuth) } : {}),
     sessionInfo: { ...options.sessionInfo, meta },
   });
-  await agent.ready();
   try {
+    await agent.ready(); // rejects when another process holds the session's lease
     void agent.actor; // throws when the session could not be loaded
   } catch (error) {
     await agent.close().catch(() => {});
