@@ -300,6 +300,7 @@ export async function startTaskTurn(turn: TaskTurn, active: ActiveTasks): Promis
       const end = await ended;
       await agent.flush();
       const last = endEntries(end, agent, task.cancelled, scrub, status, taskId);
+      await feed.settled(); // the count is the store's (another process may have written meanwhile)
       finalSeq = feed.lastSeq + last.length;
       await feed.store.appendTranscript(contextId, last);
       await feed.settled();

@@ -229,6 +229,17 @@ export class FileSessionStore implements SessionStore, SessionOwnership, Session
     return batch.done;
   }
 
+  /**
+   * The `seq` of the transcript's last entry, after every write queued before this call: known
+   * without reading the file unless another process appended meanwhile (its size then differs).
+   * Lets a reader that counts its own appends check that nobody else wrote (TranscriptFeed).
+   */
+  async transcriptLastSeq(id: string): Promise<number> {
+    assertValidSessionId(id);
+    const lane = this.lane(id);
+    return this.enqueue(lane, () => lane.transcript.lastSeq());
+  }
+
   async readTranscript(id: string): Promise<TranscriptRead> {
     assertValidSessionId(id);
     await this.lanes.get(id)?.tail;
