@@ -31,6 +31,7 @@ import { InboxWakeups } from '../run-cancel-inbox.js';
 import type { SessionStore, TranscriptEntry } from '../session-imports.js';
 import { threadRecord } from '../thread-sessions.js';
 import { cancelThroughInbox } from './task-cancel.js';
+import { continuationOf } from './task-continuation.js';
 import {
   contextOfTask,
   INTERRUPTED_STATES,
@@ -42,20 +43,12 @@ import {
   withHistory,
 } from './task-entries.js';
 import { listTasks } from './task-list.js';
-import { approvalReplies, messageText } from './task-messages.js';
 import { checkPushUrl, type PushOptions, pushConfig, pushGiven, TaskPushNotifier } from './task-push.js';
 import { followTask } from './task-subscribe.js';
-import {
-  type ActiveTasks,
-  cancelRestingTask,
-  startTaskTurn,
-  type TaskListener,
-  type TaskTurn,
-} from './task-turn.js';
+import { type ActiveTasks, cancelRestingTask, startTaskTurn, type TaskListener } from './task-turn.js';
 import {
   endsStream,
   newContextId,
-  pendingCalls,
   principalOfContext,
   snapshotOf,
   stateName,
@@ -312,38 +305,9 @@ export class SessionTaskHandler implements A2ARequestHandler {
     const sessionRecord = named ? undefined : await this.#threadRecord(contextId, principal, message.taskId);
     const { entries } = named ? { entries: [] } : await this.#options.store.readTranscript(contextId);
     const tasks = tasksFromTranscript(contextId, entries);
-    const waiting = [...tasks.values()].find(
-      (t) => t.task.status && INTERRUPTED_STATES.has(t.task.status.state),
-    );
-    let text = messageText(message);
     const taskId = message.taskId || newTaskId(contextId, randomBytes(6).toString('hex'));
     const stamped = Message.fromJSON({ ...(Message.toJSON(message) as object), contextId, taskId });
-    let turn: Pick<TaskTurn, 'kind' | 'replies'> = { kind: 'new' };
-    if (!message.taskId) {
-      if (waiting) {
-        throw new UnsupportedOperationError(
-          `context "${contextId}" waits for input on task "${waiting.task.id}": send the answer with taskId "${waiting.task.id}"`,
-        );
-      }
-    } else {
-      const task = tasks.get(message.taskId);
-      if (!task || task.principal !== principal) throw new TaskNotFoundError(`no task "${message.taskId}"`);
-      const state = task.task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED;
-      if (!INTERRUPTED_STATES.has(state)) {
-        throw new UnsupportedOperationError(
-          `task "${message.taskId}" is ${stateName(state)}: it takes no message; start a new task (no taskId) in the context`,
-        );
-      }
-      const pending = pendingCalls(task);
-      const replies = pending.length > 0 ? approvalReplies(message, pending) : undefined;
-      turn = replies ? { kind: 'answers', replies } : { kind: 'reply' };
-      if (state === TaskState.TASK_STATE_AUTH_REQUIRED) {
-        // No process holds its sign-in: the task's first message is sent if every server is signed in now.
-        turn = { kind: 'signin' };
-        const asked = task.task.history[0];
-        text = asked ? messageText(asked) : '';
-      }
-    }
+    const { text, ...turn } = continuationOf(tasks, message, contextId, principal);
     if (turn.kind !== 'answers' && text.trim() === '')
       throw new RequestMalformedError('message has no text part');
     const traceParent = traceparentOf(context);

@@ -6,17 +6,16 @@ import { type InboxWakeups, watchCancels } from '../run-cancel-inbox.js';
 import type { SessionRecord } from '../session-imports.js';
 import { openThread, type ThreadContext } from '../thread-sessions.js';
 import { TranscriptFeed } from '../transcript-feed.js';
+import { endEntries } from './task-end-entries.js';
 import {
   applyEntry,
-  TASK_ARTIFACT_ENTRY,
   TASK_ENTRY,
   TASK_MESSAGE_ENTRY,
   TASK_PUSH_ENTRY,
   TASK_STATUS_ENTRY,
   type TaskRecord,
-  TERMINAL_STATES,
 } from './task-entries.js';
-import { type ApprovalReply, agentMessageJson, approvalPart, textPart } from './task-messages.js';
+import { type ApprovalReply, agentMessageJson, textPart } from './task-messages.js';
 import { notSignedInText, SignInWatch, signInParts } from './task-sign-in.js';
 
 /** A task (a turn) this process is carrying. */
@@ -216,6 +215,7 @@ export async function startTaskTurn(turn: TaskTurn, active: ActiveTasks): Promis
       : []),
     first,
   ]);
+  await feed.settled(); // its first events heard before the model's first streamed piece
   if (pending.length > 0 && !waitsSignIn) finalSeq = feed.lastSeq;
   const signedIn = waitsSignIn ? waitForSignIn() : Promise.resolve<SignInOutcome>({ kind: 'go' });
 
@@ -320,71 +320,6 @@ export async function startTaskTurn(turn: TaskTurn, active: ActiveTasks): Promis
   void run();
   await feed.settled();
   return task;
-}
-
-/** The entries that end a task's turn: the answer artifact (when completed) and the final status. */
-function endEntries(
-  end: { reason: TerminateReason | 'waiting'; response: string },
-  agent: Agent,
-  cancelled: boolean,
-  scrub: (text: string) => string,
-  status: (
-    state: string,
-    parts?: Record<string, unknown>[],
-  ) => {
-    kind: 'event';
-    event: string;
-    data: unknown;
-  },
-  taskId: string,
-): { kind: 'event'; event: string; data: unknown }[] {
-  if (end.reason === 'waiting') {
-    const pending = agent.pendingApprovals;
-    const names = pending.map((call) => call.name).join(', ');
-    return [
-      status('TASK_STATE_INPUT_REQUIRED', [
-        textPart(`approval needed for ${pending.length} tool call(s): ${names}`),
-        ...pending.map((call) => approvalPart({ ...call, args: scrubArgs(call.args, scrub) })),
-      ]),
-    ];
-  }
-  const text = scrub(end.response);
-  switch (end.reason) {
-    case 'completed':
-      return [
-        {
-          kind: 'event',
-          event: TASK_ARTIFACT_ENTRY,
-          data: {
-            taskId,
-            artifact: Artifact.toJSON(
-              Artifact.fromJSON({ artifactId: `${taskId}-answer`, name: 'answer', parts: [textPart(text)] }),
-            ),
-          },
-        },
-        status('TASK_STATE_COMPLETED', [textPart(text)]),
-      ];
-    case 'question':
-      return [status('TASK_STATE_INPUT_REQUIRED', [textPart(text)])];
-    case 'interrupted':
-      return [
-        status(cancelled ? 'TASK_STATE_CANCELED' : 'TASK_STATE_FAILED', [
-          textPart(cancelled ? 'canceled by the client' : 'interrupted'),
-        ]),
-      ];
-    default:
-      return [
-        status('TASK_STATE_FAILED', [textPart(`the turn ended: ${end.reason}${text ? ` (${text})` : ''}`)]),
-      ];
-  }
-}
-
-function scrubArgs(args: unknown, scrub: (text: string) => string): unknown {
-  try {
-    return JSON.parse(scrub(JSON.stringify(args ?? null)));
-  } catch {
-    return scrub(String(args));
-  }
 }
 
 /** A streamed piece of the answer: appended to the artifact `answer` (not kept; the whole answer is). */

@@ -229,11 +229,7 @@ export class FileSessionStore implements SessionStore, SessionOwnership, Session
     return batch.done;
   }
 
-  /**
-   * The `seq` of the transcript's last entry, after every write queued before this call: known
-   * without reading the file unless another process appended meanwhile (its size then differs).
-   * Lets a reader that counts its own appends check that nobody else wrote (TranscriptFeed).
-   */
+  /** The transcript's last `seq` after the writes queued before (read only if another process appended). */
   async transcriptLastSeq(id: string): Promise<number> {
     assertValidSessionId(id);
     const lane = this.lane(id);
