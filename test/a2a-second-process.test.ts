@@ -30,19 +30,25 @@ console.log(JSON.stringify({ url: server.url }));
 `,
 );
 
+/** A tool that says it started and waits until released. */
+function waitingTool() {
+  const started = deferred();
+  const release = deferred<string>();
+  const tool = defineTool({
+    name: 'wait_for_it',
+    description: 'waits',
+    parameters: z.object({}),
+    execute: async () => {
+      started.resolve();
+      return release.promise;
+    },
+  });
+  return { started, release, tool };
+}
+
 describe('two A2A server processes on one file store', () => {
   it('a task carried by the first is read and subscribed from the second, to its end', async () => {
-    const started = deferred();
-    const release = deferred<string>();
-    const tool = defineTool({
-      name: 'wait_for_it',
-      description: 'waits',
-      parameters: z.object({}),
-      execute: async () => {
-        started.resolve();
-        return release.promise;
-      },
-    });
+    const { started, release, tool } = waitingTool();
     const { url, dir, model } = await a2aServer(
       {
         turns: [
@@ -119,17 +125,7 @@ describe('two A2A server processes on one file store', () => {
   });
 
   it('a push config set in the second mid-turn gets the rest of the events the first sends; seqs stay the store ones', async () => {
-    const started = deferred();
-    const release = deferred<string>();
-    const tool = defineTool({
-      name: 'wait_for_it',
-      description: 'waits',
-      parameters: z.object({}),
-      execute: async () => {
-        started.resolve();
-        return release.promise;
-      },
-    });
+    const { started, release, tool } = waitingTool();
     const received: string[] = [];
     const completed = deferred();
     const hook = createServer((req, res) => {
