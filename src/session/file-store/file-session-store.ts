@@ -232,8 +232,7 @@ export class FileSessionStore implements SessionStore, SessionOwnership, Session
   /** The transcript's last `seq` after the writes queued before (read only if another process appended). */
   async transcriptLastSeq(id: string): Promise<number> {
     assertValidSessionId(id);
-    const lane = this.lane(id);
-    return this.enqueue(lane, () => lane.transcript.lastSeq());
+    return this.enqueue(this.lane(id), () => this.lane(id).transcript.lastSeq());
   }
 
   async readTranscript(id: string): Promise<TranscriptRead> {
