@@ -1,27 +1,34 @@
+import { createServer } from 'node:http';
 import { type StreamResponse, TaskState } from '@a2a-js/sdk';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool } from '../src/index.js';
+import { defineTool, FileSessionStore } from '../src/index.js';
 import { a2aServer, drain, kindOf, sdkClient, textMessage } from './support/a2a-server.js';
 import { deferred } from './support/harness.js';
 import { secondServerProcess } from './support/second-server-process.js';
 
 // A second A2A server on the same file store, in its own process.
-const second = secondServerProcess('a2a');
+const second = secondServerProcess('a2a', { push: { allowedHosts: ['127.0.0.1'] } });
+
+/** A tool that says it started and waits until released. */
+function waitingTool() {
+  const started = deferred();
+  const release = deferred<string>();
+  const tool = defineTool({
+    name: 'wait_for_it',
+    description: 'waits',
+    parameters: z.object({}),
+    execute: async () => {
+      started.resolve();
+      return release.promise;
+    },
+  });
+  return { started, release, tool };
+}
 
 describe('two A2A server processes on one file store', () => {
   it('a task carried by the first is read and subscribed from the second, to its end', async () => {
-    const started = deferred();
-    const release = deferred<string>();
-    const tool = defineTool({
-      name: 'wait_for_it',
-      description: 'waits',
-      parameters: z.object({}),
-      execute: async () => {
-        started.resolve();
-        return release.promise;
-      },
-    });
+    const { started, release, tool } = waitingTool();
     const { url, dir, model } = await a2aServer(
       {
         turns: [
@@ -93,5 +100,65 @@ describe('two A2A server processes on one file store', () => {
     expect((await client.getTask({ tenant: '', id: taskId })).status?.state).toBe(
       TaskState.TASK_STATE_CANCELED,
     );
+  });
+
+  it('a push config set in the second mid-turn gets the rest of the events the first sends; seqs stay the store ones', async () => {
+    const { started, release, tool } = waitingTool();
+    const received: string[] = [];
+    const completed = deferred();
+    const hook = createServer((req, res) => {
+      let body = '';
+      req.on('data', (d) => (body += d));
+      req.on('end', () => {
+        received.push(body);
+        if (/COMPLETED|"completed"/.test(body)) completed.resolve();
+        res.writeHead(200);
+        res.end();
+      });
+    });
+    await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
+    try {
+      const hookUrl = `http://127.0.0.1:${(hook.address() as { port: number }).port}/hook`;
+      const { url, dir, model } = await a2aServer(
+        {
+          turns: [
+            { content: 'Let me check.', toolCalls: [{ name: 'wait_for_it', arguments: {} }] },
+            { content: 'It is done.' },
+          ],
+        },
+        {
+          agent: () => ({ instructions: 'You help.', loopControlTools: false, tools: [tool] }),
+          push: { allowedHosts: ['127.0.0.1'] },
+        },
+      );
+      const otherUrl = await second.start(dir, model.url);
+      const first = await sdkClient(url, '1.0');
+      const stream = first.sendMessageStream(textMessage('go'));
+      const head = await stream.next();
+      const taskId = (head.value as { payload: { value: { id: string } } }).payload.value.id;
+      const contextId = (head.value as { payload: { value: { contextId: string } } }).payload.value.contextId;
+      const rest = drain(stream);
+      await started.promise;
+      const client = await sdkClient(otherUrl, '1.0');
+      await client.createTaskPushNotificationConfig({
+        tenant: '',
+        taskId,
+        id: '',
+        url: hookUrl,
+        token: 'tok-2',
+        authentication: undefined,
+      });
+      release.resolve('waited');
+      await rest;
+      await completed.promise;
+      // The answer artifact, kept before the final status, went to the config set elsewhere too.
+      expect(received.some((body) => body.includes('It is done.') && /artifact/i.test(body))).toBe(true);
+      // One writer's count did not hide the other's entry: every seq once, in order.
+      const { entries } = await new FileSessionStore({ dir }).readTranscript(contextId);
+      expect(entries.map((e) => e.seq)).toEqual(entries.map((_, i) => i + 1));
+      expect(entries.some((e) => e.kind === 'event' && e.event === 'a2a_push')).toBe(true);
+    } finally {
+      await new Promise<void>((resolve) => hook.close(() => resolve()));
+    }
   });
 });

@@ -246,6 +246,12 @@ describe('agentloop mcp serve over stdio', () => {
       '--agent',
       'intake-facilitator',
     ];
+    // No agent, no skills, no MCP server: nothing to serve.
+    const nothing = await run(['mcp', 'serve', '--store', path.join(dir, 'sessions')]);
+    expect(nothing.code).toBe(2);
+    expect(nothing.err).toContain(
+      'missing --agent <id> (with --bundle or --project), --skills <dir> or --mcp-config <file>',
+    );
     const stdioHost = await run(['mcp', 'serve', ...bundle, '--host', '0.0.0.0']);
     expect(stdioHost.code).toBe(2);
     expect(stdioHost.err).toContain('--host and --token are for --http <port>');

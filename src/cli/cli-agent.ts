@@ -1,15 +1,21 @@
 import path from 'node:path';
+import { type AgentOptions, toAgentOptions } from '../agent/agent-options.js';
 import { BMAD6_DIR } from '../bundle/bmad6/bmad-install.js';
 import { loadBundleAgent } from '../bundle/bundle-agent.js';
 import type { BundleAgent } from '../bundle/bundle-agent-types.js';
 import { createRedactor } from '../events/redact.js';
 import type { AgentDefinition } from '../prompt/agent-definition.js';
+import { FileSessionStore } from '../session/file-store/file-session-store.js';
+import { resolveSessionsDir } from '../sessions-dir.js';
 import { discoverSkills } from '../skills/skill-discovery.js';
 import { addSkillsToBundleAgent, loadSkillsAgent } from '../skills/skills-agent.js';
 import type { Tool } from '../tools/define-tool.js';
 import { bundlePaths } from './chat/chat-tool-lines.js';
 import { UsageError } from './cli-args.js';
 import type { CommandIo } from './command-io.js';
+import { mcpServersFlag } from './flags/mcp-config-flag.js';
+import { type CliStore, openCliStore } from './flags/store-flag.js';
+import { connectModel, type ModelConnection, modelFlags, modelOptions } from './model/model-connection.js';
 import { bundleScenario, type ScriptedModel } from './model/scripted-model.js';
 import { terminalSafe } from './terminal/terminal-safe.js';
 
@@ -164,4 +170,86 @@ export async function loadFlagAgent(values: AgentFlagValues, io: CommandIo): Pro
   const say = (text: string) => io.stderr(`${terminalSafe(createRedactor().redact(text))}\n`);
   for (const warning of cliAgent.warnings) say(warning);
   return { cliAgent, projectRoot, say };
+}
+
+/** The flags a serving command's agent is read from: the agent's, `--mcp-config`, `--store`, the model's. */
+export interface ServedAgentValues extends AgentFlagValues {
+  'mcp-config'?: string[] | undefined;
+  store?: string | undefined;
+  schema?: string | undefined;
+  'base-url'?: string | undefined;
+  model?: string | undefined;
+  'api-key'?: string | undefined;
+  scenario?: string | undefined;
+  api?: string | undefined;
+}
+
+/** The agent a serving command carries, with where its sessions are and its model. */
+export interface ServedFlagAgent extends FlagAgent {
+  /** The `createAgent` options of every session it serves (the bundle and its agent in `sessionInfo`). */
+  options: AgentOptions;
+  /** `--store`, or the sessions folder. */
+  store: CliStore;
+  connection: ModelConnection;
+  /** Closes the model connection, then the store. */
+  close(): Promise<void>;
+}
+
+/**
+ * Loads what `serve` and `mcp serve` carry: the agent from its flags (refused without `--agent`,
+ * `--skills` or an MCP server, from `--mcp-config` or the project's `.mcp.json`), the store
+ * (`--store`, else the sessions folder), the model connection, and the agent's `createAgent` options
+ * with `extra` (an approval policy) and the MCP servers.
+ */
+export async function loadServedAgent(
+  values: ServedAgentValues,
+  io: CommandIo,
+  extra: Partial<AgentOptions> = {},
+): Promise<ServedFlagAgent> {
+  const mcp = await mcpServersFlag(values['mcp-config'], projectFolder(values.project));
+  const hasMcp = Object.keys(mcp.servers).length > 0;
+  if (!values.agent && !values.skills?.length && !hasMcp) {
+    throw new UsageError(
+      'missing --agent <id> (with --bundle or --project), --skills <dir> or --mcp-config <file>',
+    );
+  }
+  const flagAgent = await loadFlagAgent(values, io);
+  const { cliAgent } = flagAgent;
+  const store: CliStore = values.store
+    ? await openCliStore(values)
+    : {
+        store: new FileSessionStore({ dir: resolveSessionsDir() }),
+        description: 'the sessions folder',
+        close: async () => {},
+      };
+  let connection: ModelConnection;
+  try {
+    connection = await connectModel(modelFlags(values), cliAgent.scripted);
+  } catch (error) {
+    await store.close().catch(() => {});
+    throw error;
+  }
+  const options = toAgentOptions(
+    cliAgent.definition,
+    {},
+    {
+      name: cliAgent.name,
+      ...modelOptions(connection),
+      ...extra,
+      ...(hasMcp ? { mcpServers: mcp.servers } : {}),
+      sessionInfo: cliAgent.bundle
+        ? { bundle: cliAgent.bundle.root, meta: { agent: cliAgent.bundle.agent } }
+        : {},
+    },
+  );
+  return {
+    ...flagAgent,
+    options,
+    store,
+    connection,
+    close: async () => {
+      await connection.close().catch(() => {});
+      await store.close().catch(() => {});
+    },
+  };
 }

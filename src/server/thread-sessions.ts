@@ -1,4 +1,5 @@
 import { type Agent, createAgent } from '../agent/agent.js';
+import type { McpAuthOptions } from '../mcp/mcp-auth.js';
 import type { Tool } from '../tools/define-tool.js';
 import { type AgentRuntimeOptions, type AgentSource, agentOptionsFor } from './agent-source.js';
 import { HttpError } from './http-error.js';
@@ -63,7 +64,13 @@ export async function openThread(
   context: ThreadContext,
   threadId: string,
   record: SessionRecord | undefined,
-  extra: { tools?: Tool[]; meta?: Record<string, unknown>; lease?: SessionLease } = {},
+  extra: {
+    tools?: Tool[];
+    meta?: Record<string, unknown>;
+    lease?: SessionLease;
+    /** Wraps the agent's `mcpAuth` (a protocol that reports sign-ins: A2A's `auth-required`). */
+    mcpAuth?: (own: McpAuthOptions | undefined) => McpAuthOptions;
+  } = {},
 ): Promise<Agent> {
   const options = await agentOptionsFor(context.source, threadId, context.runtime);
   const meta = {
@@ -91,10 +98,11 @@ export async function openThread(
     sessionRecord: record ?? null,
     ...(context.leaseMs !== undefined ? { leaseMs: context.leaseMs } : {}),
     ...(extra.lease ? { lease: extra.lease } : {}),
+    ...(extra.mcpAuth && options.mcpServers ? { mcpAuth: extra.mcpAuth(options.mcpAuth) } : {}),
     sessionInfo: { ...options.sessionInfo, meta },
   });
-  await agent.ready();
   try {
+    await agent.ready(); // rejects when another process holds the session's lease
     void agent.actor; // throws when the session could not be loaded
   } catch (error) {
     await agent.close().catch(() => {});

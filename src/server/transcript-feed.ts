@@ -2,6 +2,11 @@ import type { SessionStore, TranscriptEntry } from './session-imports.js';
 
 type Entries = Parameters<SessionStore['appendTranscript']>[1];
 
+/** A store that says the transcript's last seq without reading it (the file store). */
+interface LastSeqStore {
+  transcriptLastSeq(id: string): Promise<number>;
+}
+
 /** Entries waiting to go out with the session's next append through the view (see `hold`). */
 interface Held {
   entries: Entries;
@@ -15,11 +20,19 @@ interface Held {
  * the store that passes every call through and, for appends to `sessionId`, publishes the entries
  * once they are durable, stamped with their seqs, in order. The seqs are counted from `lastSeq`
  * (the transcript's last seq when the feed was made), which is exact while this view is the
- * session's only writer: the agent that holds its lease, and the server through this view.
+ * session's only writer: the agent that holds its lease, and the server through this view. On a store
+ * that says its last seq (the file store), each append is checked against it; once another process
+ * has written to the session (an A2A push config set elsewhere), the feed publishes the store's own
+ * entries, read back, from then on: theirs included, with the store's seqs.
  */
 export class TranscriptFeed {
   readonly store: SessionStore;
   #lastSeq: number;
+  /** The seq of the last entry published. */
+  #publishedSeq: number;
+  /** Another writer was seen: every append is published from the store's own entries. */
+  #fromStore = false;
+  readonly #checked: LastSeqStore | undefined;
   #published: Promise<void> = Promise.resolve();
   readonly #listeners = new Set<(entries: TranscriptEntry[]) => void>();
   #held: Held[] = [];
@@ -28,6 +41,11 @@ export class TranscriptFeed {
 
   constructor(inner: SessionStore, sessionId: string, lastSeq: number) {
     this.#lastSeq = lastSeq;
+    this.#publishedSeq = lastSeq;
+    this.#checked =
+      typeof (inner as Partial<LastSeqStore>).transcriptLastSeq === 'function'
+        ? (inner as unknown as LastSeqStore)
+        : undefined;
     this.#inner = inner;
     this.#sessionId = sessionId;
     const append = (
@@ -45,6 +63,11 @@ export class TranscriptFeed {
         return typeof value === 'function' ? value.bind(target) : value;
       },
     });
+  }
+
+  /** Whether another process was seen writing to the session (the feed publishes the store's entries since). */
+  get sharedWriter(): boolean {
+    return this.#fromStore;
   }
 
   /** The seq of the last entry written through the feed (or found when it was made). */
@@ -101,10 +124,28 @@ export class TranscriptFeed {
     }
     const at = new Date().toISOString();
     const stamped = entries.map((entry, i) => ({ at, ...entry, seq: first + i }) as TranscriptEntry);
-    this.#published = this.#published.then(
-      () => done.then(() => this.#publish(stamped)),
-      () => done.then(() => this.#publish(stamped)),
-    );
+    const publish = async () => {
+      await done;
+      if (this.#checked && !this.#fromStore) {
+        // Every append counted so far is queued before this question, so the store's answer is the
+        // count unless someone else wrote.
+        const expected = this.#lastSeq;
+        const last = await this.#checked.transcriptLastSeq(this.#sessionId);
+        if (last !== expected) {
+          this.#fromStore = true;
+          this.#lastSeq += last - expected;
+        }
+      }
+      if (!this.#fromStore) {
+        this.#publish(stamped);
+        return;
+      }
+      const { entries: all } = await this.#inner.readTranscript(this.#sessionId);
+      const last = all.at(-1)?.seq ?? 0;
+      if (last > this.#lastSeq) this.#lastSeq = last;
+      this.#publish(all);
+    };
+    this.#published = this.#published.then(publish, publish).catch(() => {});
     if (held.length > 0) {
       done.then(
         () => {
@@ -117,7 +158,11 @@ export class TranscriptFeed {
     return done;
   }
 
+  /** Publishes the entries past the last published one, in seq order. */
   #publish(entries: TranscriptEntry[]): void {
-    for (const listener of this.#listeners) listener(entries);
+    const fresh = entries.filter((entry) => entry.seq > this.#publishedSeq);
+    if (fresh.length === 0) return;
+    this.#publishedSeq = fresh.at(-1)!.seq;
+    for (const listener of this.#listeners) listener(fresh);
   }
 }

@@ -15,10 +15,10 @@ const servers = {
  * A second server process on the file store of the test's in-process server, as a deployment with
  * two replicas has: `node` on the built `dist/`, the agent "You help." with no tools, the model at the
  * URL given, polling the store every 20 ms. Call at the top of a test file (it registers the
- * file's beforeAll/afterAll: build dist/, kill the processes). `start` resolves to the process's URL
- * once it listens.
+ * file's beforeAll/afterAll: build dist/, kill the processes). `options` (JSON) go to the server's start
+ * too (for A2A, `push`). `start` resolves to the process's URL once it listens.
  */
-export function secondServerProcess(kind: keyof typeof servers) {
+export function secondServerProcess(kind: keyof typeof servers, options: Record<string, unknown> = {}) {
   const { module, start } = servers[kind];
   const children = scriptChildren(
     `${kind}-second-`,
@@ -31,6 +31,7 @@ const server = await ${start}({
   store: new FileSessionStore({ dir: config.dir }),
   runtime: { baseURL: config.model, apiKey: 'test-key' },
   pollMs: 20,
+  ...config.options,
 });
 console.log(JSON.stringify({ url: server.url }));
 `,
@@ -38,7 +39,7 @@ console.log(JSON.stringify({ url: server.url }));
   return {
     /** Starts a server process on the sessions folder `dir`, calling the model at `model`; its URL. */
     async start(dir: string, model: string): Promise<string> {
-      const child = children.run('serve', { dir, model }, (line) => typeof line.url === 'string');
+      const child = children.run('serve', { dir, model, options }, (line) => typeof line.url === 'string');
       return (await child.reached).at(-1)!.url as string;
     },
   };

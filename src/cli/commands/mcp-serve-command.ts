@@ -1,18 +1,15 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { toAgentOptions } from '../../agent/agent-options.js';
 import { askToolName, createMcpServer, startMcpHttpServer } from '../../server/mcp/index.js';
 import { RunningSessions } from '../../server/mcp/running-sessions.js';
-import { FileSessionStore } from '../../session/file-store/file-session-store.js';
-import { resolveSessionsDir } from '../../sessions-dir.js';
-import { AGENT_FLAG_OPTIONS, loadFlagAgent, projectFolder, SKILLS_USAGE } from '../cli-agent.js';
+import { AGENT_FLAG_OPTIONS, loadServedAgent, SKILLS_USAGE } from '../cli-agent.js';
 import { cliApprovalPolicy } from '../cli-approvals.js';
 import { parseFlags, positiveInteger, UsageError } from '../cli-args.js';
 import type { CommandIo } from '../command-io.js';
-import { MCP_CONFIG_FLAG, mcpServersFlag } from '../flags/mcp-config-flag.js';
-import { openCliStore, STORE_FLAG_OPTIONS } from '../flags/store-flag.js';
-import { connectModel, MODEL_FLAG_OPTIONS, modelFlags, modelOptions } from '../model/model-connection.js';
+import { MCP_CONFIG_FLAG } from '../flags/mcp-config-flag.js';
+import { STORE_FLAG_OPTIONS } from '../flags/store-flag.js';
+import { MODEL_FLAG_OPTIONS } from '../model/model-connection.js';
 import { packageRoot } from '../package-root.js';
 import { untilInterrupted } from '../until-interrupted.js';
 
@@ -77,38 +74,10 @@ export async function runMcpServeCommand(
   if (token !== undefined && token.trim() === '') throw new UsageError('--token must not be empty');
   const allow = values.allow ?? [];
   for (const name of allow) if (name.trim() === '') throw new UsageError('--allow needs a tool name');
-  const mcp = await mcpServersFlag(values['mcp-config'], projectFolder(values.project));
-  if (!values.agent && !values.skills && !mcp.servers) {
-    throw new UsageError(
-      'missing --agent <id> (with --bundle or --project), --skills <dir> or --mcp-config <file>',
-    );
-  }
-  const { cliAgent, say } = await loadFlagAgent(values, io);
-  const closers: (() => Promise<void>)[] = [];
+  const loaded = await loadServedAgent(values, io, { approval: cliApprovalPolicy(values.yes) });
+  const { cliAgent, say, options, connection, store: opened } = loaded;
+  const closers: (() => Promise<void>)[] = [() => loaded.close()];
   try {
-    const opened = values.store
-      ? await openCliStore(values)
-      : {
-          store: new FileSessionStore({ dir: resolveSessionsDir() }),
-          description: 'the sessions folder',
-          close: async () => {},
-        };
-    closers.push(() => opened.close());
-    const connection = await connectModel(modelFlags(values), cliAgent.scripted);
-    closers.push(() => connection.close());
-    const options = toAgentOptions(
-      cliAgent.definition,
-      {},
-      {
-        name: cliAgent.name,
-        ...modelOptions(connection),
-        approval: cliApprovalPolicy(values.yes),
-        ...(mcp.servers ? { mcpServers: mcp.servers } : {}),
-        sessionInfo: cliAgent.bundle
-          ? { bundle: cliAgent.bundle.root, meta: { agent: cliAgent.bundle.agent } }
-          : {},
-      },
-    );
     // The tool is named after --agent as given (its file name without .md), or `assistant`.
     const name = values.agent ? path.basename(values.agent).replace(/\.md$/, '') : cliAgent.name;
     const served = {

@@ -1,6 +1,6 @@
-import { createServer } from 'node:http';
 import { createA2aServer } from '../../server/a2a/index.js';
 import { type AgentServerOptions, createAgentServer, type StartedAgentServer } from '../../server/index.js';
+import { listenOn } from '../../server/listen-on.js';
 import { checkExposure } from '../../server/request-auth.js';
 
 /**
@@ -18,14 +18,11 @@ export async function startAgentAndA2aServer(
   checkExposure(options.host, options.auth);
   const agui = createAgentServer(options);
   let a2a: ReturnType<typeof createA2aServer> | undefined;
-  const server = createServer((req, res) => (a2a?.handles(req) ? a2a(req, res) : agui(req, res)));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => resolve());
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : options.port;
-  const url = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
+  const listening = await listenOn(
+    (req, res) => (a2a?.handles(req) ? a2a(req, res) : agui(req, res)),
+    options,
+  );
+  const url = listening.url;
   a2a = createA2aServer({
     agent: options.agent,
     store: options.store,
@@ -35,15 +32,10 @@ export async function startAgentAndA2aServer(
     card: { name: card.name, description: card.description },
     ...(card.pushHosts ? { push: { allowedHosts: card.pushHosts } } : {}),
   });
+  const served = a2a;
   return {
     url,
-    server,
-    close: async () => {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      await Promise.all([agui.close(), a2a?.close()]);
-      server.closeAllConnections();
-      await closed;
-    },
+    server: listening.server,
+    close: () => listening.close(async () => void (await Promise.all([agui.close(), served.close()]))),
   };
 }

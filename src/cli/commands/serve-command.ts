@@ -1,13 +1,10 @@
-import { toAgentOptions } from '../../agent/agent-options.js';
 import { startAgentServer } from '../../server/index.js';
-import { FileSessionStore } from '../../session/file-store/file-session-store.js';
-import { resolveSessionsDir } from '../../sessions-dir.js';
-import { AGENT_FLAG_OPTIONS, loadFlagAgent, projectFolder, SKILLS_USAGE } from '../cli-agent.js';
+import { AGENT_FLAG_OPTIONS, loadServedAgent, SKILLS_USAGE } from '../cli-agent.js';
 import { parseFlags, positiveInteger, UsageError } from '../cli-args.js';
 import type { CommandIo } from '../command-io.js';
-import { MCP_CONFIG_FLAG, mcpServersFlag } from '../flags/mcp-config-flag.js';
-import { openCliStore, STORE_FLAG_OPTIONS } from '../flags/store-flag.js';
-import { connectModel, MODEL_FLAG_OPTIONS, modelFlags, modelOptions } from '../model/model-connection.js';
+import { MCP_CONFIG_FLAG } from '../flags/mcp-config-flag.js';
+import { STORE_FLAG_OPTIONS } from '../flags/store-flag.js';
+import { MODEL_FLAG_OPTIONS } from '../model/model-connection.js';
 import { untilInterrupted } from '../until-interrupted.js';
 import { a2aSdkMissing } from './a2a-command.js';
 
@@ -60,37 +57,10 @@ export async function runServeCommand(args: string[], io: CommandIo, signal?: Ab
   const host = values.host ?? '127.0.0.1';
   const token = values.token ?? process.env.AGENTLOOP_SERVE_TOKEN;
   if (token !== undefined && token.trim() === '') throw new UsageError('--token must not be empty');
-  const mcp = await mcpServersFlag(values['mcp-config'], projectFolder(values.project));
-  if (!values.agent && !values.skills && !mcp.servers) {
-    throw new UsageError(
-      'missing --agent <id> (with --bundle or --project), --skills <dir> or --mcp-config <file>',
-    );
-  }
-  const { cliAgent, say } = await loadFlagAgent(values, io);
-  const closers: (() => Promise<void>)[] = [];
+  const served = await loadServedAgent(values, io);
+  const { cliAgent, say, options, connection, store: opened } = served;
+  const closers: (() => Promise<void>)[] = [() => served.close()];
   try {
-    const opened = values.store
-      ? await openCliStore(values)
-      : {
-          store: new FileSessionStore({ dir: resolveSessionsDir() }),
-          description: 'the sessions folder',
-          close: async () => {},
-        };
-    closers.push(() => opened.close());
-    const connection = await connectModel(modelFlags(values), cliAgent.scripted);
-    closers.push(() => connection.close());
-    const options = toAgentOptions(
-      cliAgent.definition,
-      {},
-      {
-        name: cliAgent.name,
-        ...modelOptions(connection),
-        ...(mcp.servers ? { mcpServers: mcp.servers } : {}),
-        sessionInfo: cliAgent.bundle
-          ? { bundle: cliAgent.bundle.root, meta: { agent: cliAgent.bundle.agent } }
-          : {},
-      },
-    );
     if (values['push-host'] && !values.a2a) throw new UsageError('--push-host needs --a2a');
     const serverOptions = {
       agent: () => options,

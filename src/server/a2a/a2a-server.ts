@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { A2A_VERSION_HEADER, AgentCard, formatSSEEvent, SSE_HEADERS } from '@a2a-js/sdk';
 import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
 import { A2A_ERROR_CODE } from '@a2a-js/sdk/errors';
@@ -10,6 +10,7 @@ import {
 import type { AgentRuntimeOptions, AgentSource } from '../agent-source.js';
 import { applyCors } from '../cors.js';
 import { HttpError } from '../http-error.js';
+import { listenOn } from '../listen-on.js';
 import { type AuthOption, checkExposure, principalOf } from '../request-auth.js';
 import { readJsonBody } from '../request-body.js';
 import type { SessionStore } from '../session-imports.js';
@@ -41,6 +42,11 @@ export interface A2aServerOptions {
   maxBodyBytes?: number;
   /** How often a subscriber reads the transcript of a task another process carries (default 200 ms). */
   pollMs?: number;
+  /**
+   * How long a task whose agent waits for an MCP server's sign-in rests `auth-required` in this
+   * process, its sign-in open, before it fails (default 10 minutes).
+   */
+  signInTimeoutMs?: number;
 }
 
 /**
@@ -77,6 +83,8 @@ export function createA2aServer(options: A2aServerOptions): A2aRequestHandler {
     source: options.agent,
     runtime: options.runtime ?? {},
     pollMs: options.pollMs ?? 200,
+    signInTimeoutMs: options.signInTimeoutMs ?? 10 * 60_000,
+    signInGraceMs: 3_000,
     ...(options.push ? { push: options.push } : {}),
   });
   const v1 = new JsonRpcTransportHandler(tasks);
@@ -202,6 +210,7 @@ export function createA2aServer(options: A2aServerOptions): A2aRequestHandler {
   };
   Object.defineProperty(handler, 'card', { value: card });
   handler.close = async () => {
+    for (const task of tasks.active.values()) task.abandon();
     await Promise.all([...tasks.active.values()].map((task) => task.done));
     await tasks.close();
   };
@@ -226,26 +235,15 @@ export async function startA2aServer(
   const host = options.host ?? '127.0.0.1';
   checkExposure(host, options.auth);
   let handler: A2aRequestHandler | undefined;
-  const server = createServer((req, res) => handler!(req, res));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => resolve());
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : options.port;
-  const url = options.url ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  handler = createA2aServer({ ...options, url });
+  const listening = await listenOn((req, res) => handler!(req, res), { host, port: options.port ?? 0 });
+  const url = options.url ?? listening.url;
+  const started = createA2aServer({ ...options, url });
+  handler = started;
   return {
     url,
-    server,
-    handler,
-    close: async () => {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      await handler!.close();
-      server.closeAllConnections();
-      await closed;
-    },
+    server: listening.server,
+    handler: started,
+    close: () => listening.close(() => started.close()),
   };
 }
 

@@ -31,6 +31,7 @@ import { InboxWakeups } from '../run-cancel-inbox.js';
 import type { SessionStore, TranscriptEntry } from '../session-imports.js';
 import { threadRecord } from '../thread-sessions.js';
 import { cancelThroughInbox } from './task-cancel.js';
+import { continuationOf } from './task-continuation.js';
 import {
   contextOfTask,
   INTERRUPTED_STATES,
@@ -42,20 +43,12 @@ import {
   withHistory,
 } from './task-entries.js';
 import { listTasks } from './task-list.js';
-import { approvalReplies, messageText } from './task-messages.js';
 import { checkPushUrl, type PushOptions, pushConfig, pushGiven, TaskPushNotifier } from './task-push.js';
 import { followTask } from './task-subscribe.js';
-import {
-  type ActiveTasks,
-  cancelRestingTask,
-  startTaskTurn,
-  type TaskListener,
-  type TaskTurn,
-} from './task-turn.js';
+import { type ActiveTasks, cancelRestingTask, startTaskTurn, type TaskListener } from './task-turn.js';
 import {
   endsStream,
   newContextId,
-  pendingCalls,
   principalOfContext,
   snapshotOf,
   stateName,
@@ -74,6 +67,10 @@ export interface TaskHandlerOptions {
   pollMs: number;
   /** Push notifications (off without it). */
   push?: PushOptions;
+  /** How long a task rests `auth-required` (an MCP server waits for sign-in) before it fails (ms). */
+  signInTimeoutMs: number;
+  /** How long the next message on such a task waits for a browser that just came back (ms). */
+  signInGraceMs: number;
 }
 
 /**
@@ -115,7 +112,7 @@ export class SessionTaskHandler implements A2ARequestHandler {
     const { taskId, contextId } = await this.#begin(params, context);
     const running = this.active.get(contextId);
     if (!params.configuration?.returnImmediately && running?.taskId === taskId) {
-      await running.done;
+      await running.untilRest();
       // The task's record here is whole: its earlier entries were read when the turn began, the rest
       // went through this process's feed.
       const record = running.record();
@@ -182,8 +179,7 @@ export class SessionTaskHandler implements A2ARequestHandler {
     }
     const running = this.active.get(contextId);
     if (running && running.taskId === params.id) {
-      running.cancelled = true;
-      running.agent.interrupt('canceled by the client');
+      running.cancel();
       await running.done;
     } else if (INTERRUPTED_STATES.has(state)) {
       const { store, source, runtime } = this.#options;
@@ -287,6 +283,18 @@ export class SessionTaskHandler implements A2ARequestHandler {
       throw new TaskNotFoundError(`task "${message.taskId}" is not a task of context "${contextId}"`);
     }
     const running = this.active.get(contextId);
+    if (running?.resume && message.taskId === running.taskId) {
+      // The task rests `auth-required` here, its sign-in open: the message goes on with it.
+      if (running.record()?.principal !== principal)
+        throw new TaskNotFoundError(`no task "${message.taskId}"`);
+      const stamped = Message.fromJSON({
+        ...(Message.toJSON(message) as object),
+        contextId,
+        taskId: running.taskId,
+      });
+      await running.resume(stamped, listener);
+      return { taskId: running.taskId, contextId, message: stamped };
+    }
     if (running) {
       throw new UnsupportedOperationError(
         `context "${contextId}" is running task "${running.taskId}"; wait for it, or cancel it`,
@@ -297,32 +305,9 @@ export class SessionTaskHandler implements A2ARequestHandler {
     const sessionRecord = named ? undefined : await this.#threadRecord(contextId, principal, message.taskId);
     const { entries } = named ? { entries: [] } : await this.#options.store.readTranscript(contextId);
     const tasks = tasksFromTranscript(contextId, entries);
-    const waiting = [...tasks.values()].find(
-      (t) => t.task.status && INTERRUPTED_STATES.has(t.task.status.state),
-    );
-    const text = messageText(message);
     const taskId = message.taskId || newTaskId(contextId, randomBytes(6).toString('hex'));
     const stamped = Message.fromJSON({ ...(Message.toJSON(message) as object), contextId, taskId });
-    let turn: Pick<TaskTurn, 'kind' | 'replies'> = { kind: 'new' };
-    if (!message.taskId) {
-      if (waiting) {
-        throw new UnsupportedOperationError(
-          `context "${contextId}" waits for input on task "${waiting.task.id}": send the answer with taskId "${waiting.task.id}"`,
-        );
-      }
-    } else {
-      const task = tasks.get(message.taskId);
-      if (!task || task.principal !== principal) throw new TaskNotFoundError(`no task "${message.taskId}"`);
-      const state = task.task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED;
-      if (!INTERRUPTED_STATES.has(state)) {
-        throw new UnsupportedOperationError(
-          `task "${message.taskId}" is ${stateName(state)}: it takes no message; start a new task (no taskId) in the context`,
-        );
-      }
-      const pending = pendingCalls(task);
-      const replies = pending.length > 0 ? approvalReplies(message, pending) : undefined;
-      turn = replies ? { kind: 'answers', replies } : { kind: 'reply' };
-    }
+    const { text, ...turn } = continuationOf(tasks, message, contextId, principal);
     if (turn.kind !== 'answers' && text.trim() === '')
       throw new RequestMalformedError('message has no text part');
     const traceParent = traceparentOf(context);
@@ -346,6 +331,8 @@ export class SessionTaskHandler implements A2ARequestHandler {
         startWithTurn: turn.kind === 'new' && !listener && !params.configuration?.returnImmediately,
         // A context the server just named: nobody could have posted to its inbox yet.
         inbox: { pollMs: this.#options.pollMs, wakeups: this.#wakeups, empty: named },
+        signInTimeoutMs: this.#options.signInTimeoutMs,
+        signInGraceMs: this.#options.signInGraceMs,
       },
       this.active,
     );

@@ -6,16 +6,17 @@ import { type InboxWakeups, watchCancels } from '../run-cancel-inbox.js';
 import type { SessionRecord, TranscriptEntryInput } from '../session-imports.js';
 import { openThread, type ThreadContext } from '../thread-sessions.js';
 import { TranscriptFeed } from '../transcript-feed.js';
+import { endEntries } from './task-end-entries.js';
 import {
   applyEntry,
-  TASK_ARTIFACT_ENTRY,
   TASK_ENTRY,
   TASK_MESSAGE_ENTRY,
   TASK_PUSH_ENTRY,
   TASK_STATUS_ENTRY,
   type TaskRecord,
 } from './task-entries.js';
-import { type ApprovalReply, agentMessageJson, approvalPart, textPart } from './task-messages.js';
+import { type ApprovalReply, agentMessageJson, textPart } from './task-messages.js';
+import { notSignedInText, SignInWatch, signInParts } from './task-sign-in.js';
 
 /** A task (a turn) this process is carrying. */
 export interface ActiveTask {
@@ -30,6 +31,18 @@ export interface ActiveTask {
   record(): TaskRecord | undefined;
   /** Hears the task's events as they happen (kept ones once durable, text chunks at once); `final` on the last. */
   listen(listener: TaskListener): () => void;
+  /** Resolves when the turn is done, or when the task rests `auth-required` here (its agent kept open). */
+  untilRest(): Promise<void>;
+  /** Cancels the task: its turn is interrupted (or its wait for sign-in ended), and it ends `canceled`. */
+  cancel(): void;
+  /**
+   * While the task rests `auth-required` in this process (its agent open, holding the sign-in's
+   * loopback listener): goes on with the next message on the task. Resolves once the task is
+   * `working` again (or `failed`: a server still not signed in).
+   */
+  resume?: (message: Message, listener?: TaskListener) => Promise<void>;
+  /** Ends a wait for sign-in (the server closes): the task fails saying so. */
+  abandon(): void;
 }
 
 export type TaskListener = (event: StreamResponse, final: boolean) => void;
@@ -47,8 +60,12 @@ export interface TaskTurn {
   lastSeq: number;
   /** The client's message, with its context and task ids set. */
   message: Message;
-  /** `new`: a new task; `answers`: approval replies; `reply`: a reply to the question the task asked. */
-  kind: 'new' | 'answers' | 'reply';
+  /**
+   * `new`: a new task; `answers`: approval replies; `reply`: a reply to the question the task asked;
+   * `signin`: the next message on a task resting `auth-required` that no process holds (`text` is
+   * then the task's first message, which is sent once every MCP server is signed in).
+   */
+  kind: 'new' | 'answers' | 'reply' | 'signin';
   text: string;
   replies?: ApprovalReply[];
   traceParent?: string;
@@ -58,14 +75,21 @@ export interface TaskTurn {
   listener?: TaskListener;
   /** Called for every kept event of the task (push notifications). */
   onKept?: (event: StreamResponse, record: TaskRecord) => void;
+  /** Hears cancels posted to the session's inbox by other processes (none: cancels reach only this one). */
   /**
    * Write a new task's start with the agent's first append instead of before the turn: for a send that
    * waits for the end (no one else knows the task's id before it is durable).
    */
   startWithTurn?: boolean;
-  /** Hears cancels posted to the session's inbox by other processes (none: cancels reach only this one). */
   inbox?: { pollMs: number; wakeups: InboxWakeups; empty?: boolean };
+  /** How long a task rests `auth-required` in this process before it fails (ms). */
+  signInTimeoutMs: number;
+  /** How long the next message waits for a sign-in whose browser just came back (ms). */
+  signInGraceMs: number;
 }
+
+/** How a task resting `auth-required` goes on. */
+type SignInOutcome = { kind: 'go' } | { kind: 'end'; state: string; text: string };
 
 /**
  * Starts (or continues) a task's turn in this process: the session opened with its lease, the task's
@@ -81,6 +105,9 @@ export async function startTaskTurn(turn: TaskTurn, active: ActiveTasks): Promis
   const listeners = new Set<TaskListener>(turn.listener ? [turn.listener] : []);
   const tasks = new Map<string, TaskRecord>();
   let release!: () => void;
+  /** Set while the task rests `auth-required` here: ends the wait. */
+  let endWait: ((outcome: SignInOutcome) => void) | undefined;
+  const rests = new Set<() => void>();
   const task: ActiveTask = {
     taskId,
     contextId,
@@ -93,14 +120,36 @@ export async function startTaskTurn(turn: TaskTurn, active: ActiveTasks): Promis
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
+    untilRest() {
+      if (task.resume) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        rests.add(resolve);
+        void task.done.then(resolve);
+      });
+    },
+    cancel() {
+      task.cancelled = true;
+      if (endWait) endWait({ kind: 'end', state: 'TASK_STATE_CANCELED', text: 'canceled by the client' });
+      else task.agent.interrupt('canceled by the client');
+    },
+    abandon() {
+      endWait?.({
+        kind: 'end',
+        state: 'TASK_STATE_FAILED',
+        text: 'the server closed while the task waited for sign-in',
+      });
+    },
   };
   const emit = (event: StreamResponse, final: boolean) => {
     for (const listener of listeners) listener(event, final);
   };
+  const signIns = new SignInWatch();
   active.set(contextId, task);
   let agent: Agent;
   try {
-    agent = await openThread({ ...context, store: feed.store }, contextId, turn.record);
+    agent = await openThread({ ...context, store: feed.store }, contextId, turn.record, {
+      mcpAuth: (own) => signIns.hooks(own),
+    });
   } catch (error) {
     active.delete(contextId);
     release();
@@ -109,16 +158,7 @@ export async function startTaskTurn(turn: TaskTurn, active: ActiveTasks): Promis
   task.agent = agent;
   // A cancel sent to another process sharing the store reaches this one through the session's inbox.
   const stopCancels = turn.inbox
-    ? watchCancels(
-        context.store,
-        contextId,
-        taskId,
-        () => {
-          task.cancelled = true;
-          agent.interrupt('canceled by the client');
-        },
-        turn.inbox,
-      )
+    ? watchCancels(context.store, contextId, taskId, () => task.cancel(), turn.inbox)
     : () => {};
   if (turn.kind !== 'new') {
     // The task's earlier entries, so that its record (history, push configs) is whole here.
@@ -152,33 +192,99 @@ export async function startTaskTurn(turn: TaskTurn, active: ActiveTasks): Promis
       },
     },
   });
-  const messageJson = Message.toJSON(turn.message);
+  const messageEntry = (message: Message) => ({
+    kind: 'event' as const,
+    event: TASK_MESSAGE_ENTRY,
+    data: { taskId, message: Message.toJSON(message) },
+  });
+  // A remote MCP server that waits for sign-in: a new turn rests `auth-required` (the message is sent
+  // once the user has signed in and goes on); a task that went on in a process that does not hold
+  // the sign-in fails naming the server (approval answers go on without its tools, as before).
+  const pending = turn.kind === 'answers' ? [] : signIns.pending;
+  const waitsSignIn = pending.length > 0 && turn.kind !== 'signin';
+  const first =
+    pending.length === 0
+      ? status('TASK_STATE_WORKING')
+      : waitsSignIn
+        ? status('TASK_STATE_AUTH_REQUIRED', signInParts(pending))
+        : status('TASK_STATE_FAILED', [textPart(notSignedInText(pending))]);
   const startEntries: TranscriptEntryInput[] = [
     turn.kind === 'new'
       ? {
           kind: 'event',
           event: TASK_ENTRY,
-          data: { taskId, principal: context.principal, message: messageJson },
+          data: { taskId, principal: context.principal, message: Message.toJSON(turn.message) },
         }
-      : { kind: 'event', event: TASK_MESSAGE_ENTRY, data: { taskId, message: messageJson } },
+      : messageEntry(turn.message),
     ...(turn.push
       ? [{ kind: 'event' as const, event: TASK_PUSH_ENTRY, data: { taskId, ...turn.push } }]
       : []),
-    status('TASK_STATE_WORKING'),
+    first,
   ];
   // A caller that waits for the whole turn gets the task's start in the agent's first append (one
-  // durable write fewer); a stream or a send that returns at once gets it on its own, durable first.
-  if (turn.startWithTurn) void feed.hold(startEntries);
-  else await feed.store.appendTranscript(contextId, startEntries);
+  // durable write fewer); a stream, a send that returns at once or a task waiting for sign-in gets it
+  // on its own, durable first (its first events heard before the model's first streamed piece).
+  if (turn.startWithTurn && pending.length === 0) void feed.hold(startEntries);
+  else {
+    await feed.store.appendTranscript(contextId, startEntries);
+    await feed.settled();
+  }
+  if (pending.length > 0 && !waitsSignIn) finalSeq = feed.lastSeq;
+  const signedIn = waitsSignIn ? waitForSignIn() : Promise.resolve<SignInOutcome>({ kind: 'go' });
+
+  /** Rests the task `auth-required` until the next message on it, a cancel, the server's close or the time limit. */
+  function waitForSignIn(): Promise<SignInOutcome> {
+    return new Promise<SignInOutcome>((resolve) => {
+      const timer = setTimeout(
+        () =>
+          finish({
+            kind: 'end',
+            state: 'TASK_STATE_FAILED',
+            text: `${notSignedInText(signIns.pending)} (no message came on the task in ${Math.round(turn.signInTimeoutMs / 1000)} s)`,
+          }),
+        turn.signInTimeoutMs,
+      );
+      const finish = (outcome: SignInOutcome) => {
+        clearTimeout(timer);
+        endWait = undefined;
+        task.resume = undefined;
+        resolve(outcome);
+      };
+      endWait = finish;
+      for (const rested of rests) rested();
+      rests.clear();
+      task.resume = async (message, listener) => {
+        task.resume = undefined; // one message goes on; another meanwhile finds the context running
+        if (listener) listeners.add(listener);
+        await signIns.settled(turn.signInGraceMs);
+        const still = signIns.pending;
+        const entry = still.length === 0 ? status('TASK_STATE_WORKING') : undefined;
+        if (entry) {
+          await feed.store.appendTranscript(contextId, [messageEntry(message), entry]);
+          await feed.settled();
+          finish({ kind: 'go' });
+        } else {
+          await feed.store.appendTranscript(contextId, [messageEntry(message)]);
+          await feed.settled();
+          finish({ kind: 'end', state: 'TASK_STATE_FAILED', text: notSignedInText(still) });
+        }
+      };
+    });
+  }
 
   // The turn's end is held as it happens, to go out after the entries the agent writes at its rest
-  // point, in the same durable write (or on its own after them: `writeHeld` below).
+  // point, in the same durable write (or on its own after them: `writeHeld` below). Once another
+  // process has written to the session, the end is appended on its own after the count is the store's.
   let endTurn!: (end: TurnEnd) => void;
-  const ended = new Promise<void>((resolve) => {
+  let endWritten = false;
+  const ended = new Promise<TurnEnd>((resolve) => {
     endTurn = (end) => {
-      const last = endEntries(end, agent, task.cancelled, scrub, status, taskId);
-      void feed.hold(last, { after: true, stamped: (seq) => (finalSeq = seq) });
-      resolve();
+      if (!feed.sharedWriter) {
+        endWritten = true;
+        const last = endEntries(end, agent, task.cancelled, scrub, status, taskId);
+        void feed.hold(last, { after: true, stamped: (seq) => (finalSeq = seq) });
+      }
+      resolve(end);
     };
     const off = agent.on('*', (event: AgentEvent) => {
       if (event.type === 'content_chunk') {
@@ -194,6 +300,15 @@ export async function startTaskTurn(turn: TaskTurn, active: ActiveTasks): Promis
   });
   const run = async () => {
     try {
+      if (pending.length > 0 && !waitsSignIn) return; // failed above: nothing is sent
+      const outcome = await signedIn;
+      if (outcome.kind === 'end') {
+        const last = [status(outcome.state, [textPart(outcome.text)])];
+        finalSeq = feed.lastSeq + last.length;
+        await feed.store.appendTranscript(contextId, last);
+        await feed.settled();
+        return;
+      }
       if (turn.kind === 'answers') {
         for (const reply of turn.replies ?? []) {
           if (reply.approved) agent.approve(reply.toolCallId);
@@ -206,9 +321,15 @@ export async function startTaskTurn(turn: TaskTurn, active: ActiveTasks): Promis
           .send(turn.text, turn.traceParent ? { traceParent: turn.traceParent } : {})
           .catch((error: unknown) => agent.interrupt(String(error)));
       }
-      await ended;
+      const end = await ended;
       await agent.flush();
       await feed.writeHeld();
+      if (!endWritten) {
+        const last = endEntries(end, agent, task.cancelled, scrub, status, taskId);
+        await feed.settled(); // the count is the store's (another process wrote meanwhile)
+        finalSeq = feed.lastSeq + last.length;
+        await feed.store.appendTranscript(contextId, last);
+      }
       await feed.settled();
     } finally {
       stopCancels();
@@ -231,71 +352,6 @@ export async function startTaskTurn(turn: TaskTurn, active: ActiveTasks): Promis
 
 /** How a task's turn ended: the agent's reason (or waiting for approval) and its answer. */
 type TurnEnd = { reason: TerminateReason | 'waiting'; response: string };
-
-/** The entries that end a task's turn: the answer artifact (when completed) and the final status. */
-function endEntries(
-  end: TurnEnd,
-  agent: Agent,
-  cancelled: boolean,
-  scrub: (text: string) => string,
-  status: (
-    state: string,
-    parts?: Record<string, unknown>[],
-  ) => {
-    kind: 'event';
-    event: string;
-    data: unknown;
-  },
-  taskId: string,
-): { kind: 'event'; event: string; data: unknown }[] {
-  if (end.reason === 'waiting') {
-    const pending = agent.pendingApprovals;
-    const names = pending.map((call) => call.name).join(', ');
-    return [
-      status('TASK_STATE_INPUT_REQUIRED', [
-        textPart(`approval needed for ${pending.length} tool call(s): ${names}`),
-        ...pending.map((call) => approvalPart({ ...call, args: scrubArgs(call.args, scrub) })),
-      ]),
-    ];
-  }
-  const text = scrub(end.response);
-  switch (end.reason) {
-    case 'completed':
-      return [
-        {
-          kind: 'event',
-          event: TASK_ARTIFACT_ENTRY,
-          data: {
-            taskId,
-            artifact: Artifact.toJSON(
-              Artifact.fromJSON({ artifactId: `${taskId}-answer`, name: 'answer', parts: [textPart(text)] }),
-            ),
-          },
-        },
-        status('TASK_STATE_COMPLETED', [textPart(text)]),
-      ];
-    case 'question':
-      return [status('TASK_STATE_INPUT_REQUIRED', [textPart(text)])];
-    case 'interrupted':
-      return [
-        status(cancelled ? 'TASK_STATE_CANCELED' : 'TASK_STATE_FAILED', [
-          textPart(cancelled ? 'canceled by the client' : 'interrupted'),
-        ]),
-      ];
-    default:
-      return [
-        status('TASK_STATE_FAILED', [textPart(`the turn ended: ${end.reason}${text ? ` (${text})` : ''}`)]),
-      ];
-  }
-}
-
-function scrubArgs(args: unknown, scrub: (text: string) => string): unknown {
-  try {
-    return JSON.parse(scrub(JSON.stringify(args ?? null)));
-  } catch {
-    return scrub(String(args));
-  }
-}
 
 /** A streamed piece of the answer: appended to the artifact `answer` (not kept; the whole answer is). */
 function chunkEvent(taskId: string, contextId: string, delta: string): StreamResponse {

@@ -1,8 +1,9 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AgentRuntimeOptions, AgentSource } from '../agent-source.js';
 import { isChatPagePath, serveChatPage } from '../chat-page.js';
 import { applyCors } from '../cors.js';
 import { HttpError, sendError } from '../http-error.js';
+import { listenOn } from '../listen-on.js';
 import { type AuthOption, checkExposure, principalOf } from '../request-auth.js';
 import { readJsonBody } from '../request-body.js';
 import { InboxWakeups } from '../run-cancel-inbox.js';
@@ -170,25 +171,17 @@ export async function startAgentServer(
   const host = options.host ?? '127.0.0.1';
   checkExposure(host, options.auth);
   const handler = createAgentServer(options);
-  const server = createServer(handler);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => resolve());
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : options.port;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const listening = await listenOn(handler, { host, port: options.port ?? 0 });
   return {
-    url,
-    server,
-    close: async () => {
-      // Streams are cut at once (their clients reconnect, here or to another server); the runs go on
-      // to rest. Waiting for `server.close` first would wait for every open stream to end.
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
-      await closed;
-      await handler.close();
-    },
+    url: listening.url,
+    server: listening.server,
+    // Streams are cut at once (their clients reconnect, here or to another server); the runs go on
+    // to rest. Waiting for the streams to end would wait for every open one.
+    close: () =>
+      listening.close(async () => {
+        listening.server.closeAllConnections();
+        await handler.close();
+      }),
   };
 }
 

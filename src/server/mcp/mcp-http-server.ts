@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { HttpError } from '../http-error.js';
+import { listenOn } from '../listen-on.js';
 import { type AuthOption, checkExposure, principalOf } from '../request-auth.js';
 import { readJsonBody } from '../request-body.js';
 import { MemorySessionStore } from '../session-imports.js';
@@ -18,6 +19,16 @@ export interface McpHttpServerOptions extends Omit<McpAgentServerOptions, 'princ
   maxBodyBytes?: number;
   /** The path the MCP endpoint answers on (default `/mcp`). */
   path?: string;
+  /**
+   * An MCP session with no request for this long (and none under way) is closed (default 30 min);
+   * its id then gets 404, as the MCP spec has it for an ended session, and the client initializes again.
+   */
+  sessionIdleMs?: number;
+  /**
+   * The most MCP sessions open at once (default 100): an `initialize` beyond it closes the session
+   * idle the longest, or is refused (503) when every one has a request under way.
+   */
+  maxSessions?: number;
 }
 
 /** A Node request handler serving agents over MCP's Streamable HTTP; `close()` ends its MCP sessions. */
@@ -25,6 +36,8 @@ export interface McpRequestHandler {
   (req: IncomingMessage, res: ServerResponse): void;
   /** Closes every MCP session (their turns run on to rest and are saved), then resolves. */
   close(): Promise<void>;
+  /** How many MCP sessions are open. */
+  readonly openSessions: number;
 }
 
 /** One client's MCP session: its transport, its server, and the principal that opened it. */
@@ -32,7 +45,14 @@ interface ClientSession {
   transport: StreamableHTTPServerTransport;
   server: McpServer;
   principal: string;
+  /** POSTs under way (a running call keeps its session open however long its turn takes). */
+  busy: number;
+  /** When its last POST started or ended (ms). */
+  lastUsed: number;
 }
+
+const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
+const DEFAULT_MAX_SESSIONS = 100;
 
 /**
  * Serves agents over MCP's Streamable HTTP (docs/mcp-server.md) at `/mcp`: a client's `initialize`
@@ -47,6 +67,37 @@ export function createMcpHttpHandler(options: McpHttpServerOptions): McpRequestH
   const endpoint = options.path ?? '/mcp';
   // One store for every client session (the default is in memory: created once, not per client).
   const shared = { ...options, store: options.store ?? new MemorySessionStore() };
+  const idleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
+  const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
+  const end = (id: string, session: ClientSession) => {
+    if (sessions.get(id) === session) sessions.delete(id);
+    void session.server.close().catch(() => {});
+  };
+  const sweep = () => {
+    const now = Date.now();
+    for (const [id, session] of sessions) {
+      if (session.busy === 0 && now - session.lastUsed >= idleMs) end(id, session);
+    }
+  };
+  const sweeper = setInterval(sweep, Math.max(10, Math.min(idleMs / 2, 60_000)));
+  sweeper.unref();
+  /** Room for one more session: the one idle the longest is closed, or 503 when all are busy. */
+  const makeRoom = () => {
+    sweep();
+    if (sessions.size < maxSessions) return;
+    let oldest: [string, ClientSession] | undefined;
+    for (const entry of sessions) {
+      if (entry[1].busy === 0 && (!oldest || entry[1].lastUsed < oldest[1].lastUsed)) oldest = entry;
+    }
+    if (!oldest) {
+      throw new HttpError(
+        503,
+        'too_many_sessions',
+        `${sessions.size} MCP sessions are open and busy (the limit is ${maxSessions}); try again later`,
+      );
+    }
+    end(...oldest);
+  };
 
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://agentloop.invalid');
@@ -64,6 +115,15 @@ export function createMcpHttpHandler(options: McpHttpServerOptions): McpRequestH
       if (session.principal !== principal) {
         throw new HttpError(403, 'session_forbidden', `MCP session "${id}" belongs to another caller`);
       }
+      session.lastUsed = Date.now();
+      if (req.method === 'POST') {
+        // Busy until the answer (or its stream) is over: a long turn does not make its session idle.
+        session.busy++;
+        res.once('close', () => {
+          session.busy--;
+          session.lastUsed = Date.now();
+        });
+      }
       await session.transport.handleRequest(req, res, body);
       return;
     }
@@ -74,11 +134,12 @@ export function createMcpHttpHandler(options: McpHttpServerOptions): McpRequestH
         'no Mcp-Session-Id header: a client starts with an initialize request',
       );
     }
+    makeRoom();
     const server = createMcpServer({ ...shared, principal }, running);
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (sessionId) => {
-        sessions.set(sessionId, { transport, server, principal });
+        sessions.set(sessionId, { transport, server, principal, busy: 0, lastUsed: Date.now() });
       },
     });
     transport.onclose = () => {
@@ -91,7 +152,9 @@ export function createMcpHttpHandler(options: McpHttpServerOptions): McpRequestH
   const handler = ((req: IncomingMessage, res: ServerResponse) => {
     route(req, res).catch((error: unknown) => sendJsonRpcError(res, error));
   }) as McpRequestHandler;
+  Object.defineProperty(handler, 'openSessions', { get: () => sessions.size });
   handler.close = async () => {
+    clearInterval(sweeper);
     const open = [...sessions.values()];
     sessions.clear();
     await Promise.all(open.map((s) => s.server.close().catch(() => {})));
@@ -118,23 +181,11 @@ export async function startMcpHttpServer(
   const host = options.host ?? '127.0.0.1';
   checkExposure(host, options.auth);
   const handler = createMcpHttpHandler(options);
-  const server = createServer(handler);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => resolve());
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : options.port;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}${options.path ?? '/mcp'}`;
+  const listening = await listenOn(handler, { host, port: options.port ?? 0 });
   return {
-    url,
-    server,
-    close: async () => {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      await handler.close();
-      server.closeAllConnections();
-      await closed;
-    },
+    url: `${listening.url}${options.path ?? '/mcp'}`,
+    server: listening.server,
+    close: () => listening.close(() => handler.close()),
   };
 }
 
@@ -144,6 +195,7 @@ const JSON_RPC_CODES: Record<string, number> = {
   body_too_large: -32600,
   no_session: -32600,
   session_not_found: -32001,
+  too_many_sessions: -32000,
 };
 
 /** Writes a refusal as a JSON-RPC error (`id: null`) with the HTTP status; anything unknown is a bare 500. */

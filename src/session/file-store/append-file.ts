@@ -33,6 +33,8 @@ export class AppendFile {
   readonly file: string;
   readonly #fsync: boolean;
   #opened: Opened | undefined;
+  /** The file's size after this object's last write (or at its open); undefined when not known. */
+  #size: number | undefined;
   /** The open descriptor, for {@link dropped}. */
   readonly #box: { fd: number | undefined } = { fd: undefined };
 
@@ -42,13 +44,18 @@ export class AppendFile {
     dropped.register(this, this.#box);
   }
 
-  /** Whether the path no longer names the file open here (removed or replaced); false when none is open. */
+  /**
+   * Whether the file changed under this object since its last write: the path names another file
+   * (removed or replaced), or the file's size is not the one it left (another process appended).
+   * The same `stat` as before, its size compared too. False when nothing is known yet.
+   */
   replaced(): boolean {
     const opened = this.#opened;
-    if (!opened) return false;
+    if (!opened && this.#size === undefined) return false;
     const now = lstatSync(this.file, { throwIfNoEntry: false });
-    if (now && sameFile(now, opened)) return false;
+    if (now && (!opened || sameFile(now, opened)) && now.size === this.#size) return false;
     this.close();
+    this.#size = undefined;
     return true;
   }
 
@@ -57,12 +64,14 @@ export class AppendFile {
     const opened = this.#opened ?? (await this.#open());
     try {
       await writeAll(opened.fd, text);
+      this.#size = (this.#size ?? 0) + Buffer.byteLength(text);
       if (this.#fsync && DSYNC_WRITES === 0) await fdatasyncFd(opened.fd);
       if (this.#fsync && opened.created) await fsyncDir(path.dirname(this.file));
       opened.created = false;
     } catch (error) {
       // The file may end in part of `text`; the next append opens it again after its owner reread it.
       this.close();
+      this.#size = undefined;
       throw error;
     }
   }
@@ -90,7 +99,8 @@ export class AppendFile {
     const fd = await openFd(this.file, flags).catch((error: unknown) => {
       throw linkRefusal(error, this.file);
     });
-    const { dev, ino } = fstatSync(fd);
+    const { dev, ino, size } = fstatSync(fd);
+    this.#size = size;
     this.#opened = { fd, dev, ino, created: !existed };
     this.#box.fd = fd;
     return this.#opened;
