@@ -192,8 +192,13 @@ describe('FileSessionStore', () => {
       expect((await restarted.load('good-1'))?.id).toBe('good-1');
     });
 
+    it('takes an empty snapshot.json (a first save that wrote nothing yet) for no record, not a corrupt one', async () => {
+      await mkdir(path.join(store.dir, 's1'), { recursive: true });
+      await writeFile(snapshotFile('s1'), '');
+      expect(await store.load('s1')).toBeUndefined();
+    });
+
     it.each([
-      ['an empty file', '', 'empty'],
       ['a JSON array', '[]', 'not a JSON object'],
       ['no format version', '{"id":"s1"}', 'formatVersion'],
       [

@@ -90,16 +90,28 @@ describe('record slots', () => {
     expect((await restarted.load('s1'))?.state).toBe('state-4');
   });
 
-  it('a first save cut short leaves no record, and says which file is broken once it holds bytes', async () => {
+  it('a first save cut short leaves no record: an empty slot loads as none, a slot holding bytes is named broken', async () => {
     await store.save(record(1));
     const bytes = await readFile(slotFile(0));
     await writeFile(slotFile(0), bytes.subarray(0, 150));
     const error = await new FileSessionStore({ dir }).load('s1').catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'corrupt', file: slotFile(0) });
     expect((error as Error).message).toMatch(/does not match its seal/);
-    // An empty slot (created, nothing written yet) is no record either, and the list says so.
+    // An empty slot (created, nothing written yet: a process killed right after its agent was ready)
+    // is no record: the session loads as new and is not listed, and its next save goes on from there.
     await writeFile(slotFile(0), '');
-    expect((await new FileSessionStore({ dir }).list())[0]).toMatchObject({ id: 's1', code: 'corrupt' });
+    const reopened = new FileSessionStore({ dir });
+    expect(await reopened.load('s1')).toBeUndefined();
+    expect(await reopened.list()).toEqual([]);
+    await reopened.save(record(2));
+    expect((await new FileSessionStore({ dir }).load('s1'))?.state).toBe('state-2');
+    // Blanks beside a broken slot are not taken for a first save: the broken one is named.
+    await writeFile(slotFile(1), bytes.subarray(0, 150));
+    await writeFile(slotFile(0), '');
+    expect(await new FileSessionStore({ dir }).load('s1').catch((e: unknown) => e)).toMatchObject({
+      code: 'corrupt',
+      file: slotFile(1),
+    });
   });
 
   it('ignores what a longer record left after the line break when cutting the file to size did not reach the disk', async () => {

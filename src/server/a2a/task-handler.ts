@@ -30,7 +30,7 @@ import { HttpError } from '../http-error.js';
 import { InboxWakeups } from '../run-cancel-inbox.js';
 import type { SessionStore, TranscriptEntry } from '../session-imports.js';
 import { threadRecord } from '../thread-sessions.js';
-import { cancelThroughInbox } from './task-cancel.js';
+import { cancelRestingTask, cancelThroughInbox } from './task-cancel.js';
 import { continuationOf } from './task-continuation.js';
 import {
   contextOfTask,
@@ -45,7 +45,7 @@ import {
 import { listTasks } from './task-list.js';
 import { checkPushUrl, type PushOptions, pushConfig, pushGiven, TaskPushNotifier } from './task-push.js';
 import { followTask } from './task-subscribe.js';
-import { type ActiveTasks, cancelRestingTask, startTaskTurn, type TaskListener } from './task-turn.js';
+import { type ActiveTasks, startTaskTurn, type TaskListener } from './task-turn.js';
 import {
   endsStream,
   newContextId,

@@ -1,4 +1,4 @@
-import { Artifact, Message, type StreamResponse, TaskStatus } from '@a2a-js/sdk';
+import { Artifact, Message, type StreamResponse } from '@a2a-js/sdk';
 import type { Agent } from '../../agent/agent.js';
 import type { AgentEvent, TerminateReason } from '../../machines/emitted-events.js';
 import { scrubForClient } from '../client-text.js';
@@ -372,46 +372,4 @@ function chunkEvent(taskId: string, contextId: string, delta: string): StreamRes
       },
     },
   };
-}
-
-/** The status of a task as JSON for its entries (used by cancel of a resting task). */
-export function statusJson(state: string, message?: Record<string, unknown>): unknown {
-  return TaskStatus.toJSON(
-    TaskStatus.fromJSON({ state, timestamp: new Date().toISOString(), ...(message ? { message } : {}) }),
-  );
-}
-
-/**
- * Cancels a task resting in `input-required` (no process carries it): a session waiting for approval
- * is opened and interrupted (its pending calls answered `interrupted`), and the task ends `canceled`.
- */
-export async function cancelRestingTask(
-  context: ThreadContext,
-  taskId: string,
-  contextId: string,
-  record: SessionRecord | undefined,
-): Promise<void> {
-  const entry = {
-    kind: 'event' as const,
-    event: TASK_STATUS_ENTRY,
-    data: {
-      taskId,
-      status: statusJson(
-        'TASK_STATE_CANCELED',
-        agentMessageJson(contextId, taskId, [textPart('canceled by the client')]),
-      ),
-    },
-  };
-  if (record?.state !== 'WaitingApproval') {
-    await context.store.appendTranscript(contextId, [entry]);
-    return;
-  }
-  const agent = await openThread(context, contextId, record);
-  try {
-    agent.interrupt('canceled by the client');
-    await agent.flush();
-    await context.store.appendTranscript(contextId, [entry]);
-  } finally {
-    await agent.close().catch(() => {});
-  }
 }

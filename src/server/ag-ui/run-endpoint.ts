@@ -8,6 +8,7 @@ import type { TranscriptEntry } from '../session-imports.js';
 import { openThread, type ThreadContext, threadRecord } from '../thread-sessions.js';
 import { TranscriptFeed } from '../transcript-feed.js';
 import type { ActiveRun, ActiveRuns } from './active-runs.js';
+import { ActivityGate } from './activity-gate.js';
 import { HistoryConflict, type HistoryDelta, historyDelta } from './client-history.js';
 import { EventStream } from './event-stream.js';
 import { frontendTools } from './frontend-tools.js';
@@ -96,6 +97,10 @@ export async function handleRun(
     const scrub = (text: string) => scrubForClient(text, agent!.redactor.redact);
     const mapping = new TranscriptMapping(threadId, scrub);
     mapping.learn(entries);
+    const gate = new ActivityGate(
+      (id) => mapping.knowsCall(id),
+      (event) => out.send(event),
+    );
     const mapper = new RunEventMapper(
       agent,
       {
@@ -107,7 +112,7 @@ export async function handleRun(
         frontend,
         open: mapping.open,
       },
-      (event) => out.send(event),
+      (event) => gate.send(event),
     );
     mapper.start({ timestamp: Date.now(), ...(parentRunId ? { parentRunId } : {}) });
     const answered = new Set(answers.map((a) => a.toolCallId));
@@ -133,6 +138,7 @@ export async function handleRun(
         }
         if (events.length > 0) out.sendGroup(events, entry.seq);
       }
+      gate.release();
     });
     await feed.store.appendTranscript(threadId, [
       {

@@ -78,6 +78,11 @@ export class TranscriptMapping {
     return events;
   }
 
+  /** Whether the call's assistant message was seen (its `TOOL_CALL_START` went out, now or before). */
+  knowsCall(toolCallId: string): boolean {
+    return this.#results.has(toolCallId);
+  }
+
   /** Takes in entries written before the stream starts (their events are not sent). */
   learn(entries: readonly TranscriptEntry[]): void {
     for (const entry of entries) this.events(entry);

@@ -25,6 +25,9 @@ const SLOT_BLOCK = 4096;
 const SEAL = /^\{"save":\{"seq":(\d{1,15}),"sha256":"([0-9a-f]{64})"\},/;
 const SEAL_START = '{"save":';
 
+/** Why a slot file that holds nothing but blanks is broken (a first save that wrote nothing yet). */
+export const EMPTY_SLOT_REASON = 'the file is empty';
+
 /** What one slot file holds. */
 export type SlotRead =
   | { kind: 'missing' }
@@ -56,7 +59,7 @@ export function unsealSlot(text: string | undefined, legacy: boolean): SlotRead 
   if (text === undefined) return { kind: 'missing' };
   const seal = SEAL.exec(text);
   if (!seal) {
-    if (text.trim() === '') return { kind: 'broken', reason: 'the file is empty' };
+    if (text.trim() === '') return { kind: 'broken', reason: EMPTY_SLOT_REASON };
     if (legacy && !text.startsWith(SEAL_START)) return { kind: 'record', seq: 0, text };
     return {
       kind: 'broken',

@@ -12,11 +12,13 @@ import {
 } from '../session-store.js';
 import { SessionStoreError } from '../session-store-error.js';
 import {
+  EMPTY_SLOT_REASON,
   moveSlotAside,
   onlyBroken,
   RECORD_SLOT_FILES,
   readSlots,
   type SlotIndex,
+  type SlotRead,
   sealRecord,
   writeSlot,
 } from './record-slots.js';
@@ -96,9 +98,12 @@ export async function readRecord(dir: string, id: string): Promise<RecordRead | 
   // Neither slot whole: another process's saves may have been writing both while this read them.
   if (onlyBroken(read)) read = await readSlots(dir);
   if (read.newest === undefined) {
+    // Only empty slots: a first save under way, or cut before its first byte reached the file (a slot is
+    // written in place from its start, so a slot that once held a record never reads empty): no record.
+    if (read.slots.every((slot) => slot.kind === 'missing' || isEmptySlot(slot))) return undefined;
     for (const index of [0, 1] as const) {
       const slot = read.slots[index];
-      if (slot.kind === 'broken')
+      if (slot.kind === 'broken' && !isEmptySlot(slot))
         throw corruptFileError(id, path.join(dir, RECORD_SLOT_FILES[index]), slot.reason);
     }
     return undefined;
@@ -184,4 +189,8 @@ export async function writeNextSlot(
     await mkdirDurable(dir, fsync);
     return writeFrom({ ...state, exists: [false, false], legacy: false });
   });
+}
+
+function isEmptySlot(slot: SlotRead): boolean {
+  return slot.kind === 'broken' && slot.reason === EMPTY_SLOT_REASON;
 }
