@@ -118,7 +118,7 @@ for (const id of ids) {
       recordedAt.set(e.toolCallId, Date.parse(e.at));
       if (e.result.startsWith('Outcome unknown')) result.outcomeUnknown++;
       if (/^Tool call "[^"]+" was not run:/.test(e.result)) result.notRun++;
-      else if (!/^(looked up|wrote|charged|Outcome unknown) /.test(e.result))
+      else if (!/^(looked up|wrote|charged) |^Outcome unknown/.test(e.result))
         result.otherResults.push(e.result.slice(0, 160));
       else if (/^(looked up|wrote|charged) /.test(e.result) && !startsByKey.has(`${id}:${e.toolCallId}`))
         result.resultsWithoutRun.push({ session: id, call: e.toolCallId, seq: e.seq, result: e.result });
