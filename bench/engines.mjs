@@ -22,13 +22,7 @@
 // All modes share one PostgreSQL cluster (fsync on) and the model servers, in this process.
 // npm run build && node bench/engines.mjs [--sessions=10] [--repeat=3] [--dbos-poll-ms=50]
 //   [--only=in-process,in-process-pg,seam,pg-workers,restate,restate-bare,dbos,dbos-bare]
-import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
 import http2 from 'node:http2';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import { createAgent, createSessionClient, defineTool, startWorker } from '../dist/index.js';
 import { PostgresSessionStore } from '../dist/postgres/index.js';
@@ -208,7 +202,8 @@ try {
   if (only.has('restate') || only.has('restate-bare')) {
     const { restateAgent, restateClient } = await import('../dist/engines/restate/index.js');
     const sdk = await import('@restatedev/restate-sdk');
-    const server = await startRestate();
+    const { startRestateServer } = await import('../test/support/restate-server.mjs');
+    const server = await startRestateServer();
     cpuPids.restate = server.pid;
     closers.push(server.stop);
     // The engine alone: as many `ctx.run` steps as the agent's turn, each returning 1 KB.
@@ -357,67 +352,3 @@ for (const [mode, shapes] of Object.entries(cpu)) {
   console.log(`  ${mode.padEnd(12)} ${cells.join(', ')}`);
 }
 console.log(JSON.stringify({ results, cpu }));
-
-/** restate-server from the dev dependency, on loopback ports read from its JSON log, data in a temp dir. */
-async function startRestate() {
-  const require = createRequire(import.meta.url);
-  const dir = path.dirname(
-    require.resolve(`@restatedev/restate-server-${process.platform}-${process.arch}/package.json`),
-  );
-  const data = await mkdtemp(path.join(tmpdir(), 'bench-restate-'));
-  const child = spawn(
-    path.join(dir, 'bin', 'restate-server'),
-    [
-      '--no-logo',
-      '--use-random-ports',
-      'true',
-      '--bind-ip',
-      '127.0.0.1',
-      '--listen-mode',
-      'tcp',
-      '--base-dir',
-      data,
-    ],
-    { env: { ...process.env, RESTATE_LOG_FORMAT: 'json' }, stdio: ['ignore', 'pipe', 'ignore'] },
-  );
-  const ports = {};
-  await new Promise((resolve, reject) => {
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      try {
-        const span = JSON.parse(line).span;
-        if (span?.server_name) ports[span.server_name] = span['server.port'];
-      } catch {}
-      if (ports['http-ingress-server'] && ports['admin-api-server']) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`restate-server exited (${code})`)));
-  });
-  const admin = `http://127.0.0.1:${ports['admin-api-server']}`;
-  for (let i = 0; i < 200; i++) {
-    if (
-      await fetch(`${admin}/health`).then(
-        (r) => r.ok,
-        () => false,
-      )
-    )
-      break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return {
-    pid: child.pid,
-    ingress: `http://127.0.0.1:${ports['http-ingress-server']}`,
-    async register(uri) {
-      const response = await fetch(`${admin}/deployments`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ uri, force: true }),
-      });
-      if (!response.ok) throw new Error(`register: ${response.status} ${await response.text()}`);
-    },
-    async stop() {
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await exited;
-      await rm(data, { recursive: true, force: true });
-    },
-  };
-}

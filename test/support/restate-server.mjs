@@ -52,6 +52,10 @@ export async function startRestateServer() {
   return {
     ingress,
     admin,
+    /** The running process's pid (a new one after `resume()`). */
+    get pid() {
+      return running.child.pid;
+    },
     async register(uri) {
       const response = await fetch(`${admin}/deployments`, {
         method: 'POST',
