@@ -23,6 +23,7 @@ export const isolatedFiles: Record<string, string> = {
   'test/restate-unreachable.test.ts': 'sets process.env.RESTATE_LOGGING',
   'test/restate-crash.test.ts': 'sets process.env.RESTATE_LOGGING, replaces console.info and console.debug',
   'test/restate-turn-work.test.ts': 'sets process.env.RESTATE_LOGGING',
+  'test/restate-behind-proxy.test.ts': 'sets process.env.RESTATE_LOGGING',
   'test/dbos-agent.test.ts': 'DBOS is one per process (DBOS.launch)',
   'test/dbos-unreachable.test.ts': 'DBOS is one per process (DBOS.launch)',
   'test/dbos-crash.test.ts': 'DBOS in the test process and its children',

@@ -9,13 +9,14 @@
 // never): no tool started or ended and no session changed state; `stalled` and `stuck` say which.
 // node test/chaos/run-engine-chaos.mjs --engine=restate|dbos --workers=3 --sessions=100 --kills=10
 import { spawn } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import http2 from 'node:http2';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { PostgresSessionStore } from '../../dist/postgres/index.js';
+import { startH2Proxy } from '../support/h2-proxy.mjs';
 import { startRestateServer } from '../support/restate-server.mjs';
 import { readJsonLines, runsByCall, startChaosModel, startChaosRun } from './chaos-load.mjs';
 
@@ -73,6 +74,12 @@ const spawnWorker = () => {
   child.stderr.on('data', (d) => {
     if (process.env.CHAOS_DEBUG) process.stderr.write(d);
   });
+  // CHAOS_LOG_DIR: each worker's output (the engine SDK's log, e.g. RESTATE_LOGGING=DEBUG) in a file of its own.
+  if (process.env.CHAOS_LOG_DIR) {
+    const log = createWriteStream(path.join(process.env.CHAOS_LOG_DIR, `worker-${child.pid}.log`));
+    child.stdout.pipe(log);
+    child.stderr.pipe(log);
+  }
   child.ready = new Promise((resolve) => {
     createInterface({ input: child.stdout }).on('line', (line) => {
       const port = /^ready (\d+)$/.exec(line)?.[1];
@@ -80,7 +87,8 @@ const spawnWorker = () => {
       if (line.startsWith('ready')) resolve();
     });
     child.once('exit', () => {
-      backends.get(child)?.session?.destroy();
+      const backend = backends.get(child);
+      if (backend) proxy?.drop(backend.port);
       backends.delete(child);
       resolve();
     });
@@ -92,7 +100,16 @@ let restate;
 let proxy;
 if (engine === 'restate') {
   restate = await startRestateServer();
-  proxy = await startProxy();
+  const proxyLog = process.env.CHAOS_LOG_DIR
+    ? createWriteStream(path.join(process.env.CHAOS_LOG_DIR, 'proxy.log'))
+    : undefined;
+  proxy = await startH2Proxy({
+    pick: () => {
+      const live = [...backends.values()];
+      return live.length === 0 ? undefined : live[Math.floor(Math.random() * live.length)].port;
+    },
+    ...(proxyLog ? { log: (line) => proxyLog.write(`${Date.now()} ${line}\n`) } : {}),
+  });
 }
 const pool = Array.from({ length: workers }, spawnWorker);
 await Promise.all(pool.map((child) => child.ready));
@@ -302,49 +319,6 @@ async function restateJournals() {
     `SELECT id, index, entry_type, name, completed FROM sys_journal WHERE id IN (${ids}) ORDER BY id, index`,
   );
   return { invocations, journal };
-}
-
-/** An HTTP/2 proxy sending each request to a live Restate endpoint: the workers' one address. */
-async function startProxy() {
-  const h2 = http2.createServer();
-  h2.on('stream', (stream, headers) => {
-    const live = [...backends.values()];
-    if (live.length === 0) {
-      stream.respond({ ':status': 503 });
-      stream.end();
-      return;
-    }
-    const backend = live[Math.floor(Math.random() * live.length)];
-    if (!backend.session || backend.session.destroyed || backend.session.closed) {
-      backend.session = http2.connect(`http://127.0.0.1:${backend.port}`);
-      backend.session.on('error', () => {});
-    }
-    const forwarded = {};
-    for (const [name, value] of Object.entries(headers)) if (name !== ':authority') forwarded[name] = value;
-    const request = backend.session.request(forwarded);
-    stream.pipe(request);
-    request.on('response', (answer) => {
-      if (stream.destroyed) return;
-      stream.respond(answer);
-      request.pipe(stream);
-    });
-    request.on('error', () => stream.destroy());
-    stream.on('error', () => request.destroy());
-    stream.on('close', () => request.destroy());
-  });
-  const sessionsOpen = new Set();
-  h2.on('session', (s) => {
-    sessionsOpen.add(s);
-    s.once('close', () => sessionsOpen.delete(s));
-  });
-  await new Promise((resolve) => h2.listen(0, '127.0.0.1', resolve));
-  return {
-    port: h2.address().port,
-    close() {
-      h2.close();
-      for (const s of sessionsOpen) s.destroy();
-    },
-  };
 }
 
 async function createDatabase(base, name) {
