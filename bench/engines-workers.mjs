@@ -11,7 +11,6 @@
 // the counts alternated round by round so that the machine's load falls on both alike).
 import { spawn } from 'node:child_process';
 import http2 from 'node:http2';
-import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
