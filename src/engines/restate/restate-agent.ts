@@ -64,8 +64,21 @@ export interface ApprovalInput {
 
 const SNAPSHOT = 'snapshot';
 const VIEW = 'view';
+/** The last turn's outcome as sessions kept it before it moved into the view (read, never written). */
 const RESULT = 'result';
 const TURN = 'turn';
+
+/**
+ * The view as the object keeps it: which turn wrote it, and the last turn's outcome beside it (one
+ * state entry, not two: docs/engines.md, "What a turn costs"). A running turn writes no view until it
+ * waits for approval: while `turn` names another invocation than the view's, the session is `Thinking`.
+ */
+interface StoredView extends RestateSessionView {
+  /** The turn that wrote it, and whether it wrote it at its end. */
+  turnId?: string;
+  ended?: boolean;
+  result?: RestateTurnResult;
+}
 const approvalKey = (toolCallId: string) => `approval:${toolCallId}`;
 
 /**
@@ -98,23 +111,24 @@ export function restateAgent(
           answer(ctx, name, approvalInput(input, name, ctx.key, 'reject'), false),
       ),
       interrupt: restate.handlers.object.shared(async (ctx: ObjectSharedContext): Promise<boolean> => {
-        const turn = await ctx.get<string>(TURN);
+        const turn = await runningTurn(ctx);
         if (!turn) return false;
         ctx.cancel(restate.InvocationIdParser.fromString(turn));
         return true;
       }),
-      state: restate.handlers.object.shared(
-        async (ctx: ObjectSharedContext): Promise<RestateSessionView> =>
-          (await ctx.get<RestateSessionView>(VIEW)) ?? {
-            sessionId: ctx.key,
-            state: 'AwaitingInput',
-            turn: 0,
-            pendingApprovals: [],
-          },
-      ),
+      state: restate.handlers.object.shared(async (ctx: ObjectSharedContext): Promise<RestateSessionView> => {
+        const stored = await ctx.get<StoredView>(VIEW);
+        const turn = await ctx.get<string>(TURN);
+        if (turn && stored?.turnId !== turn) {
+          return { sessionId: ctx.key, state: 'Thinking', turn: 0, pendingApprovals: [] };
+        }
+        if (!stored) return { sessionId: ctx.key, state: 'AwaitingInput', turn: 0, pendingApprovals: [] };
+        const { turnId: _turn, ended: _ended, result: _result, ...view } = stored;
+        return view;
+      }),
       result: restate.handlers.object.shared(
         async (ctx: ObjectSharedContext): Promise<RestateTurnResult | null> =>
-          (await ctx.get<RestateTurnResult>(RESULT)) ?? null,
+          (await ctx.get<StoredView>(VIEW))?.result ?? (await ctx.get<RestateTurnResult>(RESULT)) ?? null,
       ),
     },
   });
@@ -151,14 +165,11 @@ async function runTurn(
     durableSteps: driver,
   }) as Agent<unknown>;
   options.onAgent?.(agent, sessionId);
+  const turnId = ctx.request().id;
+  /** The last turn's outcome, carried in the views this turn writes (read once, at an approval wait). */
+  let previous: { result?: RestateTurnResult } | undefined;
   try {
-    ctx.set(TURN, ctx.request().id);
-    ctx.set(VIEW, {
-      sessionId,
-      state: 'Thinking',
-      turn: 0,
-      pendingApprovals: [],
-    } satisfies RestateSessionView);
+    ctx.set(TURN, turnId);
     let ended: { result: ExecutionResult<unknown> } | { error: unknown } | undefined;
     agent.send(text).then(
       (result) => {
@@ -189,7 +200,8 @@ async function runTurn(
         });
       }
       if (fresh.length > 0) {
-        ctx.set(VIEW, view(agent, agent.state));
+        previous ??= { ...(await lastResult(ctx)) };
+        ctx.set(VIEW, { ...view(agent, agent.state), turnId, ...previous } satisfies StoredView);
         if (mirror) void (await mirror.prepare(agent))((key, run) => driver.step(key, run));
       }
       if (driver.idle)
@@ -212,13 +224,32 @@ async function runTurn(
       ...(result.error !== undefined ? { error: result.error } : {}),
     };
     ctx.set(SNAPSHOT, agent.actor.getPersistedSnapshot());
-    ctx.set(RESULT, turnResult);
-    ctx.set(VIEW, view(agent, agent.state, turnResult));
-    ctx.clear(TURN);
+    // The turn's end: `turn` stays, naming the turn this view says ended (nothing runs).
+    const final: StoredView = {
+      ...view(agent, agent.state, turnResult),
+      turnId,
+      ended: true,
+      result: turnResult,
+    };
+    ctx.set(VIEW, final);
     return turnResult;
   } finally {
     agent.stop();
   }
+}
+
+/** The invocation id of the turn running now, or undefined when none runs. */
+async function runningTurn(ctx: ObjectSharedContext): Promise<string | undefined> {
+  const turn = await ctx.get<string>(TURN);
+  if (!turn) return undefined;
+  const stored = await ctx.get<StoredView>(VIEW);
+  return stored?.turnId === turn && stored.ended ? undefined : turn;
+}
+
+/** The last turn's outcome as the object keeps it (in the view, or in its own entry before). */
+async function lastResult(ctx: ObjectContext): Promise<{ result?: RestateTurnResult }> {
+  const result = (await ctx.get<StoredView>(VIEW))?.result ?? (await ctx.get<RestateTurnResult>(RESULT));
+  return result ? { result } : {};
 }
 
 /** What an awakeable of an approval is resolved with. */
