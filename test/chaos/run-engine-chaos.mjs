@@ -152,6 +152,20 @@ const killLoop = (async () => {
   }
 })();
 
+/**
+ * A `state` call of the loop, bounded (30 s): one that hangs (an engine attempt held, a proxy that
+ * lost its endpoint) would stop the loop, its answers to approvals and its stall check with it.
+ */
+let stateCallsTimedOut = 0;
+const bounded = (call) =>
+  new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      stateCallsTimedOut++;
+      reject(new Error('state call timed out'));
+    }, 30_000);
+    call.then(resolve, reject).finally(() => clearTimeout(timer));
+  });
+
 const pending = new Set(ids);
 /** Where each session and the tools stood when something last moved, and when that was. */
 let lastMove = { at: Date.now(), toolLines: 0, views: new Map() };
@@ -159,7 +173,7 @@ let stalled = false;
 while (pending.size > 0 && Date.now() - started < timeoutMs) {
   const views = new Map();
   for (const id of [...pending]) {
-    const view = await client.state(id).catch(() => undefined);
+    const view = await bounded(client.state(id)).catch(() => undefined);
     views.set(id, { state: view?.state, turn: view?.turn, pending: view?.pendingApprovals?.length });
     if (view?.state === 'Completed') pending.delete(id);
     for (const call of view?.state === 'WaitingApproval' ? view.pendingApprovals : []) {
@@ -197,6 +211,7 @@ const result = {
   sessions,
   completed: sessions - pending.size,
   kills,
+  stateCallsTimedOut,
   seconds: Math.round((Date.now() - started) / 100) / 10,
   // Nothing moved for `stallMs` before every session completed: the run stopped there.
   stalled,
