@@ -22,11 +22,19 @@
 // All modes share one PostgreSQL cluster (fsync on) and the model servers, in this process.
 // npm run build && node bench/engines.mjs [--sessions=10] [--repeat=3] [--dbos-poll-ms=50]
 //   [--only=in-process,in-process-pg,seam,pg-workers,restate,restate-bare,dbos,dbos-bare]
-import http2 from 'node:http2';
-import { z } from 'zod';
-import { createAgent, createSessionClient, defineTool, startWorker } from '../dist/index.js';
+import { createAgent, createSessionClient, startWorker } from '../dist/index.js';
 import { PostgresSessionStore } from '../dist/postgres/index.js';
-import { startScriptedServer } from '../dist/testing/index.js';
+import {
+  bareRestateObject,
+  closeShapes,
+  FINAL,
+  registerBareDbosWorkflow,
+  sendBareRestate,
+  serveRestateEndpoint,
+  shapeOf,
+  shapeOptions,
+  startShapes,
+} from './lib/engine-shapes.mjs';
 import { clusterCpuMs, cpuMsOf } from './lib/process-cpu.mjs';
 
 process.env.RESTATE_LOGGING ??= 'ERROR';
@@ -39,43 +47,10 @@ const only = new Set(
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const round = (x) => Math.round(x * 100) / 100;
 
-const lookup = defineTool({
-  name: 'lookup',
-  description: 'reads a value',
-  parameters: z.object({ key: z.string() }),
-  idempotent: true,
-  execute: async ({ key }) => `value of ${key} `.repeat(40),
-});
-const call = (i) => ({ name: 'lookup', arguments: { key: `k${i}` } });
-const FINAL = 'All values looked up.';
-/** The shapes: their scenario, model calls, tool calls, and the steps the adapter's turn takes. */
-const SHAPES = {
-  text: { turns: [{ content: FINAL }], model: 1, tools: 0 },
-  batch: {
-    turns: [{ toolCalls: [0, 1, 2, 3, 4].map(call) }, { content: FINAL }],
-    model: 2,
-    tools: 5,
-  },
-  chain: {
-    turns: [...[0, 1, 2, 3, 4].map((i) => ({ toolCalls: [call(i)] })), { content: FINAL }],
-    model: 6,
-    tools: 5,
-  },
-};
-const batches = { text: 0, batch: 1, chain: 5 };
-for (const [name, shape] of Object.entries(SHAPES)) {
-  shape.server = await startScriptedServer({ scenario: { turns: shape.turns } });
-  // initialize, each model call, a marker per batch, each tool call.
-  shape.steps = 1 + shape.model + batches[name] + shape.tools;
-}
-const agentOptions = (shape) => () => ({
-  baseURL: SHAPES[shape].server.url,
-  apiKey: 'bench',
-  tools: [lookup],
-  contextWindow: false,
-});
-const shapeOf = (id) => id.split(/[~.]/)[0];
-const routedOptions = (id) => agentOptions(shapeOf(id))();
+/** The shapes (bench/lib/engine-shapes.mjs): their model servers, model calls, tool calls, steps. */
+const SHAPES = await startShapes();
+const agentOptions = (shape) => () => shapeOptions(SHAPES, shape);
+const routedOptions = (id) => shapeOptions(SHAPES, shapeOf(id));
 
 /** CPU ms used so far by this process, restate-server and the PostgreSQL cluster (once started). */
 const cpuPids = { restate: undefined, cluster: undefined };
@@ -207,43 +182,19 @@ try {
     cpuPids.restate = server.pid;
     closers.push(server.stop);
     // The engine alone: as many `ctx.run` steps as the agent's turn, each returning 1 KB.
-    const bare = sdk.object({
-      name: 'bare',
-      handlers: {
-        send: async (ctx, input) => {
-          for (let i = 0; i < input.steps; i++) await ctx.run(`step-${i}`, async () => 'x'.repeat(1024));
-          return { response: FINAL };
-        },
-      },
-    });
-    const endpoint = http2.createServer(
-      sdk
-        .endpoint()
-        .bind(restateAgent('bench', (id) => routedOptions(id)))
-        .bind(bare)
-        .http2Handler(),
-    );
-    const open = new Set();
-    endpoint.on('session', (s) => open.add(s));
-    await new Promise((r) => endpoint.listen(0, '127.0.0.1', r));
-    closers.push(async () => {
-      for (const s of open) s.destroy();
-      await new Promise((r) => endpoint.close(r));
-    });
-    await server.register(`http://127.0.0.1:${endpoint.address().port}`);
+    const endpoint = await serveRestateEndpoint(sdk, server, [
+      restateAgent('bench', (id) => routedOptions(id)),
+      bareRestateObject(sdk),
+    ]);
+    closers.push(endpoint.close);
     if (only.has('restate')) {
       const client = restateClient({ url: server.ingress, agent: 'bench' });
       results.restate = await measureShapes('restate', async (id) => check(await client.send(id, 'go')));
     }
     if (only.has('restate-bare')) {
-      results['restate-bare'] = await measureShapes('bare', async (id) => {
-        const response = await fetch(`${server.ingress}/bare/${encodeURIComponent(id)}/send`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ steps: SHAPES[shapeOf(id)].steps }),
-        });
-        check(await response.json());
-      });
+      results['restate-bare'] = await measureShapes('bare', async (id) =>
+        check(await sendBareRestate(server.ingress, id, SHAPES[shapeOf(id)].steps)),
+      );
     }
   }
   if (only.has('dbos') || only.has('dbos-bare')) {
@@ -255,14 +206,7 @@ try {
     const pollMs = Number(args['dbos-poll-ms'] ?? 50);
     const agent = dbosAgent('bench', (id) => routedOptions(id), { pool, queuePollMs: pollMs });
     // The engine alone: a workflow on a queue doing as many steps as the agent's turn, 1 KB each.
-    const bare = DBOS.registerWorkflow(
-      async (steps) => {
-        for (let i = 0; i < steps; i++)
-          await DBOS.runStep(async () => 'x'.repeat(1024), { name: `step-${i}` });
-        return { response: FINAL };
-      },
-      { name: 'bench.bare' },
-    );
+    const bare = registerBareDbosWorkflow(DBOS);
     DBOS.setConfig({ name: 'agentloop-bench', systemDatabaseUrl: url, logLevel: 'error' });
     await DBOS.launch();
     closers.push(() => DBOS.shutdown());
@@ -303,7 +247,7 @@ try {
   }
 } finally {
   for (const close of closers.reverse()) await close().catch(() => {});
-  for (const shape of Object.values(SHAPES)) await shape.server.close();
+  await closeShapes(SHAPES);
 }
 
 /** Per mode: fixed ms per session, ms per model call, ms per tool step (from the three shapes). */
