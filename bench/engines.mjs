@@ -16,12 +16,17 @@
 //   restate      restateAgent on restate-server 1.7 (the endpoint in this process, send through the
 //                ingress, which waits)
 //   dbos         dbosAgent on DBOS 5 (queue and result polled every `dbos-poll-ms`, default 50)
+//   dbos-b       with `--dbos-b=<dist>`: the dbosAgent of another build, same DBOS (before/after)
 //   restate-bare / dbos-bare   the engine alone: a handler / workflow doing as many steps as the
 //                adapter's turn does (`ctx.run` / `DBOS.runStep`, each returning 1 KB), no agent. The
 //                engine's own round trips: what is left of (engine - in-process - bare) is the adapter's.
 // All modes share one PostgreSQL cluster (fsync on) and the model servers, in this process.
-// npm run build && node bench/engines.mjs [--sessions=10] [--repeat=3] [--dbos-poll-ms=50]
+// Modes run one after another by default; `--interleave` runs one session of each mode in turn
+// (pg-workers apart), so that a shared machine's changing load weighs on each mode alike.
+// npm run build && node bench/engines.mjs [--sessions=10] [--repeat=3] [--dbos-poll-ms=50] [--interleave]
+//   [--dbos-b=<another build's dist>]
 //   [--only=in-process,in-process-pg,seam,pg-workers,restate,restate-bare,dbos,dbos-bare]
+import path from 'node:path';
 import { createAgent, createSessionClient, startWorker } from '../dist/index.js';
 import { PostgresSessionStore } from '../dist/postgres/index.js';
 import {
@@ -86,6 +91,54 @@ async function measureShapes(name, runSession) {
   for (const shape of Object.keys(SHAPES)) out[shape] = await measure(name, shape, runSession);
   return out;
 }
+/**
+ * `--interleave`: the modes' sessions in turns (one session of each mode, in a rotating order), so that
+ * the machine's load, which moves by 2x over minutes when it is shared, weighs on every mode alike;
+ * per mode and shape the median over `repeat` rounds of the mean ms per session, and CPU as above
+ * (read around each session). pg-workers is measured on its own either way (a worker per shape).
+ */
+async function measureInterleaved(modes) {
+  if (modes.length === 0) return;
+  for (const shape of Object.keys(SHAPES)) {
+    let n = 0;
+    for (let i = 0; i < 3; i++) for (const m of modes) await m.runSession(`${shape}~${m.tag}-warm-${n++}`);
+    const runs = new Map(modes.map((m) => [m, []]));
+    const spent = new Map(modes.map((m) => [m, { node: 0, restate: 0, postgres: 0 }]));
+    for (let r = 0; r < repeat; r++) {
+      const total = new Map(modes.map((m) => [m, 0]));
+      for (let i = 0; i < sessions; i++) {
+        for (let k = 0; k < modes.length; k++) {
+          const m = modes[(i + k) % modes.length];
+          const before = cpuNow();
+          const start = performance.now();
+          await m.runSession(`${shape}~${m.tag}-${r}-${n++}`);
+          total.set(m, total.get(m) + performance.now() - start);
+          const after = cpuNow();
+          for (const key of Object.keys(after)) spent.get(m)[key] += after[key] - before[key];
+        }
+      }
+      for (const m of modes) runs.get(m).push(total.get(m) / sessions);
+    }
+    for (const m of modes) {
+      results[m.mode] ??= {};
+      results[m.mode][shape] = round(median(runs.get(m)));
+      cpu[m.tag] ??= {};
+      cpu[m.tag][shape] = Object.fromEntries(
+        Object.entries(spent.get(m)).map(([k, v]) => [k, round(v / (sessions * repeat))]),
+      );
+    }
+  }
+}
+const interleave = args.interleave !== undefined;
+/** Modes set up and waiting to be measured together (`--interleave`). */
+const deferred = [];
+/** What runs once every mode was measured (DBOS's dequeue-to-end times). */
+const measured = [];
+/** Measures a mode now, or, with `--interleave`, with the others once all are set up. */
+async function use(mode, tag, runSession) {
+  if (interleave) deferred.push({ mode, tag, runSession });
+  else results[mode] = await measureShapes(tag, runSession);
+}
 const check = (result) => {
   if (result.response !== FINAL) throw new Error(`unexpected ${result.response}`);
 };
@@ -116,7 +169,7 @@ const createDatabase = async (name) => {
 };
 try {
   if (only.has('in-process')) {
-    results['in-process'] = await measureShapes('inproc', async (id) => {
+    await use('in-process', 'inproc', async (id) => {
       const agent = createAgent({ ...routedOptions(id), sessionId: storeId(id) });
       check(await agent.send('look the values up'));
       agent.stop();
@@ -129,7 +182,7 @@ try {
     );
     await store.migrate();
     closers.push(() => store.close());
-    results['in-process-pg'] = await measureShapes('inpg', async (id) => {
+    await use('in-process-pg', 'inpg', async (id) => {
       const agent = createAgent({ ...routedOptions(id), store, session: storeId(id) });
       check(await agent.send('look the values up'));
       await agent.flush();
@@ -137,7 +190,7 @@ try {
     });
   }
   if (only.has('seam')) {
-    results.seam = await measureShapes('seam', async (id) => {
+    await use('seam', 'seam', async (id) => {
       const recorded = new Map();
       const steps = {
         step: async (key, run) => {
@@ -189,10 +242,10 @@ try {
     closers.push(endpoint.close);
     if (only.has('restate')) {
       const client = restateClient({ url: server.ingress, agent: 'bench' });
-      results.restate = await measureShapes('restate', async (id) => check(await client.send(id, 'go')));
+      await use('restate', 'restate', async (id) => check(await client.send(id, 'go')));
     }
     if (only.has('restate-bare')) {
-      results['restate-bare'] = await measureShapes('bare', async (id) =>
+      await use('restate-bare', 'bare', async (id) =>
         check(await sendBareRestate(server.ingress, id, SHAPES[shapeOf(id)].steps)),
       );
     }
@@ -205,46 +258,69 @@ try {
     closers.push(() => pool.end());
     const pollMs = Number(args['dbos-poll-ms'] ?? 50);
     const agent = dbosAgent('bench', (id) => routedOptions(id), { pool, queuePollMs: pollMs });
+    // `--dbos-b=<dist>`: the DBOS adapter of another build too (mode `dbos-b`, its own agent name and
+    // queue, the same DBOS): before/after in one process. That build must resolve this
+    // `@dbos-inc/dbos-sdk` (link its node_modules/@dbos-inc here).
+    const agentB = args['dbos-b']
+      ? (await import(path.resolve(args['dbos-b'], 'engines/dbos/index.js'))).dbosAgent(
+          'benchb',
+          (id) => routedOptions(id),
+          { pool, queuePollMs: pollMs },
+        )
+      : undefined;
     // The engine alone: a workflow on a queue doing as many steps as the agent's turn, 1 KB each.
     const bare = registerBareDbosWorkflow(DBOS);
     DBOS.setConfig({ name: 'agentloop-bench', systemDatabaseUrl: url, logLevel: 'error' });
     await DBOS.launch();
     closers.push(() => DBOS.shutdown());
     await agent.start();
+    await agentB?.start();
     await DBOS.registerQueue('bench_bare', { minPollingIntervalMs: pollMs });
     // Each turn's workflow id, to read from DBOS's records how long it ran once dequeued: the engine's
     // time without the queue's and the result's polling, which round a session up to `pollMs`.
-    const workflows = { dbos: [], 'dbos-bare': [] };
+    const workflows = { dbos: [], 'dbos-b': [], 'dbos-bare': [] };
     if (only.has('dbos')) {
-      results.dbos = await measureShapes('dbos', async (id) => {
+      await use('dbos', 'dbos', async (id) => {
         const workflowId = await agent.post(id, 'go');
         workflows.dbos.push({ id, workflowId });
         check(await DBOS.retrieveWorkflow(workflowId).getResult({ pollingIntervalMs: pollMs }));
       });
     }
+    if (agentB) {
+      await use('dbos-b', 'dbosb', async (id) => {
+        const workflowId = await agentB.post(id, 'go');
+        workflows['dbos-b'].push({ id, workflowId });
+        check(await DBOS.retrieveWorkflow(workflowId).getResult({ pollingIntervalMs: pollMs }));
+      });
+    }
     if (only.has('dbos-bare')) {
-      results['dbos-bare'] = await measureShapes('dbosbare', async (id) => {
+      await use('dbos-bare', 'dbosbare', async (id) => {
         const handle = await DBOS.startWorkflow(bare, { queueName: 'bench_bare' })(SHAPES[shapeOf(id)].steps);
         workflows['dbos-bare'].push({ id, workflowId: handle.workflowID });
         check(await handle.getResult({ pollingIntervalMs: pollMs }));
       });
     }
-    for (const [mode, runs] of Object.entries(workflows)) {
-      if (runs.length === 0) continue;
-      const { rows } = await pool.query(
-        'SELECT workflow_uuid AS id, updated_at - started_at_epoch_ms AS ms FROM dbos.workflow_status WHERE workflow_uuid = ANY($1)',
-        [runs.map((r) => r.workflowId)],
-      );
-      const ms = new Map(rows.map((r) => [r.id, Number(r.ms)]));
-      results[`${mode}-run`] = {};
-      for (const shape of Object.keys(SHAPES)) {
-        const times = runs
-          .filter((r) => shapeOf(r.id) === shape && !r.id.includes('-warm-'))
-          .map((r) => ms.get(r.workflowId));
-        results[`${mode}-run`][shape] = round(median(times));
+    // Once measured (interleaved: after every mode's sessions ran).
+    measured.push(async () => {
+      for (const [mode, runs] of Object.entries(workflows)) {
+        if (runs.length === 0) continue;
+        const { rows } = await pool.query(
+          'SELECT workflow_uuid AS id, updated_at - started_at_epoch_ms AS ms FROM dbos.workflow_status WHERE workflow_uuid = ANY($1)',
+          [runs.map((r) => r.workflowId)],
+        );
+        const ms = new Map(rows.map((r) => [r.id, Number(r.ms)]));
+        results[`${mode}-run`] = {};
+        for (const shape of Object.keys(SHAPES)) {
+          const times = runs
+            .filter((r) => shapeOf(r.id) === shape && !r.id.includes('-warm-'))
+            .map((r) => ms.get(r.workflowId));
+          results[`${mode}-run`][shape] = round(median(times));
+        }
       }
-    }
+    });
   }
+  if (interleave) await measureInterleaved(deferred);
+  for (const done of measured) await done();
 } finally {
   for (const close of closers.reverse()) await close().catch(() => {});
   await closeShapes(SHAPES);
@@ -271,11 +347,15 @@ for (const [mode, shapes] of Object.entries(results)) {
 }
 // The adapter's part: what the engine mode costs beyond the agent in process and the engine alone;
 // against the agent with no store, and against the agent persisting its session on PostgreSQL.
-// `dbos-run`: the same from DBOS's records, dequeue to end (no polling).
+// `dbos-run`: the same from DBOS's records, dequeue to end (no polling). Printed as a share of the
+// engine mode's time (the issue's "agentloop's part over it", read against the whole session) and
+// against the bare engine's time alone (the stricter reading).
 for (const [engine, full, bare] of [
   ['restate', results.restate, results['restate-bare']],
   ['dbos', results.dbos, results['dbos-bare']],
   ['dbos-run', results['dbos-run'], results['dbos-bare-run']],
+  ['dbos-b', results['dbos-b'], results['dbos-bare']],
+  ['dbos-b-run', results['dbos-b-run'], results['dbos-bare-run']],
 ]) {
   if (!full || !bare) continue;
   for (const base of ['in-process', 'in-process-pg']) {
@@ -284,7 +364,7 @@ for (const [engine, full, bare] of [
     for (const shape of Object.keys(SHAPES)) {
       const adapter = full[shape] - inproc[shape] - bare[shape];
       console.log(
-        `  ${engine} ${shape} (over ${base}): adapter's part ${round(adapter)} ms of ${full[shape]} ms (${round((adapter / full[shape]) * 100)}%)`,
+        `  ${engine} ${shape} (over ${base}): adapter's part ${round(adapter)} ms of ${full[shape]} ms (${round((adapter / full[shape]) * 100)}%; ${round((adapter / bare[shape]) * 100)}% of the bare engine's ${bare[shape]} ms)`,
       );
     }
   }
