@@ -3,41 +3,25 @@
 // WAL flushes per turn (from `pg_stat_database` / `pg_stat_wal`), for the adapter and for the bare
 // engine doing the adapter's number of effect steps. Counts, not times: they do not move with the load.
 // npm run build && node bench/engines-count.mjs [--only=restate,dbos]
-import http2 from 'node:http2';
-import { z } from 'zod';
-import { defineTool } from '../dist/index.js';
-import { startScriptedServer } from '../dist/testing/index.js';
+
 import { countingPool } from './lib/counting-pool.mjs';
+import {
+  bareRestateObject,
+  closeShapes,
+  registerBareDbosWorkflow,
+  sendBareRestate,
+  serveRestateEndpoint,
+  shapeOf,
+  shapeOptions,
+  startShapes,
+} from './lib/engine-shapes.mjs';
 
 process.env.RESTATE_LOGGING ??= 'ERROR';
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')));
 const only = new Set((args.only ?? 'restate,dbos').split(','));
-const lookup = defineTool({
-  name: 'lookup',
-  description: 'reads a value',
-  parameters: z.object({ key: z.string() }),
-  idempotent: true,
-  execute: async ({ key }) => `value of ${key} `.repeat(40),
-});
-const call = (i) => ({ name: 'lookup', arguments: { key: `k${i}` } });
-const FINAL = 'All values looked up.';
-const SHAPES = {
-  text: { turns: [{ content: FINAL }], steps: 2 },
-  batch: { turns: [{ toolCalls: [0, 1, 2, 3, 4].map(call) }, { content: FINAL }], steps: 9 },
-  chain: {
-    turns: [...[0, 1, 2, 3, 4].map((i) => ({ toolCalls: [call(i)] })), { content: FINAL }],
-    steps: 17,
-  },
-};
-for (const shape of Object.values(SHAPES))
-  shape.server = await startScriptedServer({ scenario: { turns: shape.turns } });
-const shapeOf = (id) => id.split('.')[0];
-const options = (id) => ({
-  baseURL: SHAPES[shapeOf(id)].server.url,
-  apiKey: 'bench',
-  tools: [lookup],
-  contextWindow: false,
-});
+/** The shapes (bench/lib/engine-shapes.mjs), as bench/engines.mjs runs them. */
+const SHAPES = await startShapes();
+const options = (id) => shapeOptions(SHAPES, shapeOf(id));
 const closers = [];
 const out = {};
 try {
@@ -57,37 +41,18 @@ try {
     };
     const query = async (sql) => (await adminCall('/query', 'POST', { query: sql })).rows;
     closers.push(server.stop);
-    const bare = sdk.object({
-      name: 'bare',
-      handlers: {
-        send: async (ctx, input) => {
-          for (let i = 0; i < input.steps; i++) await ctx.run(`step-${i}`, async () => 'x'.repeat(1024));
-          return { response: FINAL };
-        },
-      },
-    });
-    const endpoint = http2.createServer(
-      sdk.endpoint().bind(restateAgent('bench', options)).bind(bare).http2Handler(),
-    );
-    const open = new Set();
-    endpoint.on('session', (s) => open.add(s));
-    await new Promise((r) => endpoint.listen(0, '127.0.0.1', r));
-    closers.push(async () => {
-      for (const s of open) s.destroy();
-      await new Promise((r) => endpoint.close(r));
-    });
-    await server.register(`http://127.0.0.1:${endpoint.address().port}`);
+    const endpoint = await serveRestateEndpoint(sdk, server, [
+      restateAgent('bench', options),
+      bareRestateObject(sdk),
+    ]);
+    closers.push(endpoint.close);
     for (const svc of ['bench', 'bare'])
       await adminCall(`/services/${svc}`, 'PATCH', { journal_retention: '1h' });
     const client = restateClient({ url: server.ingress, agent: 'bench' });
     for (const shape of Object.keys(SHAPES)) {
       const id = `${shape}.count`;
       await client.send(id, 'go');
-      await fetch(`${server.ingress}/bare/${id}/send`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ steps: SHAPES[shape].steps }),
-      });
+      await sendBareRestate(server.ingress, id, SHAPES[shape].steps);
       for (const svc of ['bench', 'bare']) {
         const rows = await query(
           `SELECT j.entry_type AS kind, count(*) AS n FROM sys_journal j JOIN sys_invocation i ON j.id = i.id WHERE i.target_service_name = '${svc}' AND i.target_service_key = '${id}' GROUP BY j.entry_type ORDER BY j.entry_type`,
@@ -120,14 +85,7 @@ try {
     const { dbosAgent } = await import('../dist/engines/dbos/index.js');
     // Polls far apart, so that a turn's window holds its own statements and few of the pollers'.
     const agent = dbosAgent('bench', options, { pool, queuePollMs: 1000 });
-    const bareWf = DBOS.registerWorkflow(
-      async (steps) => {
-        for (let i = 0; i < steps; i++)
-          await DBOS.runStep(async () => 'x'.repeat(1024), { name: `step-${i}` });
-        return { response: FINAL };
-      },
-      { name: 'bench.bare' },
-    );
+    const bareWf = registerBareDbosWorkflow(DBOS);
     DBOS.setConfig({ name: 'agentloop-bench', systemDatabasePool: sysPool, logLevel: 'error' });
     await DBOS.launch();
     closers.push(() => DBOS.shutdown());
@@ -169,6 +127,6 @@ try {
   }
 } finally {
   for (const close of closers.reverse()) await close().catch((e) => console.error(e));
-  for (const shape of Object.values(SHAPES)) await shape.server.close();
+  await closeShapes(SHAPES);
 }
 console.log(JSON.stringify(out, null, 1));

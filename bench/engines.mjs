@@ -16,17 +16,30 @@
 //   restate      restateAgent on restate-server 1.7 (the endpoint in this process, send through the
 //                ingress, which waits)
 //   dbos         dbosAgent on DBOS 5 (queue and result polled every `dbos-poll-ms`, default 50)
+//   dbos-b       with `--dbos-b=<dist>`: the dbosAgent of another build, same DBOS (before/after)
 //   restate-bare / dbos-bare   the engine alone: a handler / workflow doing as many steps as the
 //                adapter's turn does (`ctx.run` / `DBOS.runStep`, each returning 1 KB), no agent. The
 //                engine's own round trips: what is left of (engine - in-process - bare) is the adapter's.
 // All modes share one PostgreSQL cluster (fsync on) and the model servers, in this process.
-// npm run build && node bench/engines.mjs [--sessions=10] [--repeat=3] [--dbos-poll-ms=50]
+// Modes run one after another by default; `--interleave` runs one session of each mode in turn
+// (pg-workers apart), so that a shared machine's changing load weighs on each mode alike.
+// npm run build && node bench/engines.mjs [--sessions=10] [--repeat=3] [--dbos-poll-ms=50] [--interleave]
+//   [--dbos-b=<another build's dist>]
 //   [--only=in-process,in-process-pg,seam,pg-workers,restate,restate-bare,dbos,dbos-bare]
-import http2 from 'node:http2';
-import { z } from 'zod';
-import { createAgent, createSessionClient, defineTool, startWorker } from '../dist/index.js';
+import path from 'node:path';
+import { createAgent, createSessionClient, startWorker } from '../dist/index.js';
 import { PostgresSessionStore } from '../dist/postgres/index.js';
-import { startScriptedServer } from '../dist/testing/index.js';
+import {
+  bareRestateObject,
+  closeShapes,
+  FINAL,
+  registerBareDbosWorkflow,
+  sendBareRestate,
+  serveRestateEndpoint,
+  shapeOf,
+  shapeOptions,
+  startShapes,
+} from './lib/engine-shapes.mjs';
 import { clusterCpuMs, cpuMsOf } from './lib/process-cpu.mjs';
 
 process.env.RESTATE_LOGGING ??= 'ERROR';
@@ -39,43 +52,10 @@ const only = new Set(
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const round = (x) => Math.round(x * 100) / 100;
 
-const lookup = defineTool({
-  name: 'lookup',
-  description: 'reads a value',
-  parameters: z.object({ key: z.string() }),
-  idempotent: true,
-  execute: async ({ key }) => `value of ${key} `.repeat(40),
-});
-const call = (i) => ({ name: 'lookup', arguments: { key: `k${i}` } });
-const FINAL = 'All values looked up.';
-/** The shapes: their scenario, model calls, tool calls, and the steps the adapter's turn takes. */
-const SHAPES = {
-  text: { turns: [{ content: FINAL }], model: 1, tools: 0 },
-  batch: {
-    turns: [{ toolCalls: [0, 1, 2, 3, 4].map(call) }, { content: FINAL }],
-    model: 2,
-    tools: 5,
-  },
-  chain: {
-    turns: [...[0, 1, 2, 3, 4].map((i) => ({ toolCalls: [call(i)] })), { content: FINAL }],
-    model: 6,
-    tools: 5,
-  },
-};
-const batches = { text: 0, batch: 1, chain: 5 };
-for (const [name, shape] of Object.entries(SHAPES)) {
-  shape.server = await startScriptedServer({ scenario: { turns: shape.turns } });
-  // initialize, each model call, a marker per batch, each tool call.
-  shape.steps = 1 + shape.model + batches[name] + shape.tools;
-}
-const agentOptions = (shape) => () => ({
-  baseURL: SHAPES[shape].server.url,
-  apiKey: 'bench',
-  tools: [lookup],
-  contextWindow: false,
-});
-const shapeOf = (id) => id.split(/[~.]/)[0];
-const routedOptions = (id) => agentOptions(shapeOf(id))();
+/** The shapes (bench/lib/engine-shapes.mjs): their model servers, model calls, tool calls, steps. */
+const SHAPES = await startShapes();
+const agentOptions = (shape) => () => shapeOptions(SHAPES, shape);
+const routedOptions = (id) => shapeOptions(SHAPES, shapeOf(id));
 
 /** CPU ms used so far by this process, restate-server and the PostgreSQL cluster (once started). */
 const cpuPids = { restate: undefined, cluster: undefined };
@@ -111,6 +91,54 @@ async function measureShapes(name, runSession) {
   for (const shape of Object.keys(SHAPES)) out[shape] = await measure(name, shape, runSession);
   return out;
 }
+/**
+ * `--interleave`: the modes' sessions in turns (one session of each mode, in a rotating order), so that
+ * the machine's load, which moves by 2x over minutes when it is shared, weighs on every mode alike;
+ * per mode and shape the median over `repeat` rounds of the mean ms per session, and CPU as above
+ * (read around each session). pg-workers is measured on its own either way (a worker per shape).
+ */
+async function measureInterleaved(modes) {
+  if (modes.length === 0) return;
+  for (const shape of Object.keys(SHAPES)) {
+    let n = 0;
+    for (let i = 0; i < 3; i++) for (const m of modes) await m.runSession(`${shape}~${m.tag}-warm-${n++}`);
+    const runs = new Map(modes.map((m) => [m, []]));
+    const spent = new Map(modes.map((m) => [m, { node: 0, restate: 0, postgres: 0 }]));
+    for (let r = 0; r < repeat; r++) {
+      const total = new Map(modes.map((m) => [m, 0]));
+      for (let i = 0; i < sessions; i++) {
+        for (let k = 0; k < modes.length; k++) {
+          const m = modes[(i + k) % modes.length];
+          const before = cpuNow();
+          const start = performance.now();
+          await m.runSession(`${shape}~${m.tag}-${r}-${n++}`);
+          total.set(m, total.get(m) + performance.now() - start);
+          const after = cpuNow();
+          for (const key of Object.keys(after)) spent.get(m)[key] += after[key] - before[key];
+        }
+      }
+      for (const m of modes) runs.get(m).push(total.get(m) / sessions);
+    }
+    for (const m of modes) {
+      results[m.mode] ??= {};
+      results[m.mode][shape] = round(median(runs.get(m)));
+      cpu[m.tag] ??= {};
+      cpu[m.tag][shape] = Object.fromEntries(
+        Object.entries(spent.get(m)).map(([k, v]) => [k, round(v / (sessions * repeat))]),
+      );
+    }
+  }
+}
+const interleave = args.interleave !== undefined;
+/** Modes set up and waiting to be measured together (`--interleave`). */
+const deferred = [];
+/** What runs once every mode was measured (DBOS's dequeue-to-end times). */
+const measured = [];
+/** Measures a mode now, or, with `--interleave`, with the others once all are set up. */
+async function use(mode, tag, runSession) {
+  if (interleave) deferred.push({ mode, tag, runSession });
+  else results[mode] = await measureShapes(tag, runSession);
+}
 const check = (result) => {
   if (result.response !== FINAL) throw new Error(`unexpected ${result.response}`);
 };
@@ -141,7 +169,7 @@ const createDatabase = async (name) => {
 };
 try {
   if (only.has('in-process')) {
-    results['in-process'] = await measureShapes('inproc', async (id) => {
+    await use('in-process', 'inproc', async (id) => {
       const agent = createAgent({ ...routedOptions(id), sessionId: storeId(id) });
       check(await agent.send('look the values up'));
       agent.stop();
@@ -154,7 +182,7 @@ try {
     );
     await store.migrate();
     closers.push(() => store.close());
-    results['in-process-pg'] = await measureShapes('inpg', async (id) => {
+    await use('in-process-pg', 'inpg', async (id) => {
       const agent = createAgent({ ...routedOptions(id), store, session: storeId(id) });
       check(await agent.send('look the values up'));
       await agent.flush();
@@ -162,7 +190,7 @@ try {
     });
   }
   if (only.has('seam')) {
-    results.seam = await measureShapes('seam', async (id) => {
+    await use('seam', 'seam', async (id) => {
       const recorded = new Map();
       const steps = {
         step: async (key, run) => {
@@ -207,43 +235,19 @@ try {
     cpuPids.restate = server.pid;
     closers.push(server.stop);
     // The engine alone: as many `ctx.run` steps as the agent's turn, each returning 1 KB.
-    const bare = sdk.object({
-      name: 'bare',
-      handlers: {
-        send: async (ctx, input) => {
-          for (let i = 0; i < input.steps; i++) await ctx.run(`step-${i}`, async () => 'x'.repeat(1024));
-          return { response: FINAL };
-        },
-      },
-    });
-    const endpoint = http2.createServer(
-      sdk
-        .endpoint()
-        .bind(restateAgent('bench', (id) => routedOptions(id)))
-        .bind(bare)
-        .http2Handler(),
-    );
-    const open = new Set();
-    endpoint.on('session', (s) => open.add(s));
-    await new Promise((r) => endpoint.listen(0, '127.0.0.1', r));
-    closers.push(async () => {
-      for (const s of open) s.destroy();
-      await new Promise((r) => endpoint.close(r));
-    });
-    await server.register(`http://127.0.0.1:${endpoint.address().port}`);
+    const endpoint = await serveRestateEndpoint(sdk, server, [
+      restateAgent('bench', (id) => routedOptions(id)),
+      bareRestateObject(sdk),
+    ]);
+    closers.push(endpoint.close);
     if (only.has('restate')) {
       const client = restateClient({ url: server.ingress, agent: 'bench' });
-      results.restate = await measureShapes('restate', async (id) => check(await client.send(id, 'go')));
+      await use('restate', 'restate', async (id) => check(await client.send(id, 'go')));
     }
     if (only.has('restate-bare')) {
-      results['restate-bare'] = await measureShapes('bare', async (id) => {
-        const response = await fetch(`${server.ingress}/bare/${encodeURIComponent(id)}/send`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ steps: SHAPES[shapeOf(id)].steps }),
-        });
-        check(await response.json());
-      });
+      await use('restate-bare', 'bare', async (id) =>
+        check(await sendBareRestate(server.ingress, id, SHAPES[shapeOf(id)].steps)),
+      );
     }
   }
   if (only.has('dbos') || only.has('dbos-bare')) {
@@ -254,56 +258,72 @@ try {
     closers.push(() => pool.end());
     const pollMs = Number(args['dbos-poll-ms'] ?? 50);
     const agent = dbosAgent('bench', (id) => routedOptions(id), { pool, queuePollMs: pollMs });
+    // `--dbos-b=<dist>`: the DBOS adapter of another build too (mode `dbos-b`, its own agent name and
+    // queue, the same DBOS): before/after in one process. That build must resolve this
+    // `@dbos-inc/dbos-sdk` (link its node_modules/@dbos-inc here).
+    const agentB = args['dbos-b']
+      ? (await import(path.resolve(args['dbos-b'], 'engines/dbos/index.js'))).dbosAgent(
+          'benchb',
+          (id) => routedOptions(id),
+          { pool, queuePollMs: pollMs },
+        )
+      : undefined;
     // The engine alone: a workflow on a queue doing as many steps as the agent's turn, 1 KB each.
-    const bare = DBOS.registerWorkflow(
-      async (steps) => {
-        for (let i = 0; i < steps; i++)
-          await DBOS.runStep(async () => 'x'.repeat(1024), { name: `step-${i}` });
-        return { response: FINAL };
-      },
-      { name: 'bench.bare' },
-    );
+    const bare = registerBareDbosWorkflow(DBOS);
     DBOS.setConfig({ name: 'agentloop-bench', systemDatabaseUrl: url, logLevel: 'error' });
     await DBOS.launch();
     closers.push(() => DBOS.shutdown());
     await agent.start();
+    await agentB?.start();
     await DBOS.registerQueue('bench_bare', { minPollingIntervalMs: pollMs });
     // Each turn's workflow id, to read from DBOS's records how long it ran once dequeued: the engine's
     // time without the queue's and the result's polling, which round a session up to `pollMs`.
-    const workflows = { dbos: [], 'dbos-bare': [] };
+    const workflows = { dbos: [], 'dbos-b': [], 'dbos-bare': [] };
     if (only.has('dbos')) {
-      results.dbos = await measureShapes('dbos', async (id) => {
+      await use('dbos', 'dbos', async (id) => {
         const workflowId = await agent.post(id, 'go');
         workflows.dbos.push({ id, workflowId });
         check(await DBOS.retrieveWorkflow(workflowId).getResult({ pollingIntervalMs: pollMs }));
       });
     }
+    if (agentB) {
+      await use('dbos-b', 'dbosb', async (id) => {
+        const workflowId = await agentB.post(id, 'go');
+        workflows['dbos-b'].push({ id, workflowId });
+        check(await DBOS.retrieveWorkflow(workflowId).getResult({ pollingIntervalMs: pollMs }));
+      });
+    }
     if (only.has('dbos-bare')) {
-      results['dbos-bare'] = await measureShapes('dbosbare', async (id) => {
+      await use('dbos-bare', 'dbosbare', async (id) => {
         const handle = await DBOS.startWorkflow(bare, { queueName: 'bench_bare' })(SHAPES[shapeOf(id)].steps);
         workflows['dbos-bare'].push({ id, workflowId: handle.workflowID });
         check(await handle.getResult({ pollingIntervalMs: pollMs }));
       });
     }
-    for (const [mode, runs] of Object.entries(workflows)) {
-      if (runs.length === 0) continue;
-      const { rows } = await pool.query(
-        'SELECT workflow_uuid AS id, updated_at - started_at_epoch_ms AS ms FROM dbos.workflow_status WHERE workflow_uuid = ANY($1)',
-        [runs.map((r) => r.workflowId)],
-      );
-      const ms = new Map(rows.map((r) => [r.id, Number(r.ms)]));
-      results[`${mode}-run`] = {};
-      for (const shape of Object.keys(SHAPES)) {
-        const times = runs
-          .filter((r) => shapeOf(r.id) === shape && !r.id.includes('-warm-'))
-          .map((r) => ms.get(r.workflowId));
-        results[`${mode}-run`][shape] = round(median(times));
+    // Once measured (interleaved: after every mode's sessions ran).
+    measured.push(async () => {
+      for (const [mode, runs] of Object.entries(workflows)) {
+        if (runs.length === 0) continue;
+        const { rows } = await pool.query(
+          'SELECT workflow_uuid AS id, updated_at - started_at_epoch_ms AS ms FROM dbos.workflow_status WHERE workflow_uuid = ANY($1)',
+          [runs.map((r) => r.workflowId)],
+        );
+        const ms = new Map(rows.map((r) => [r.id, Number(r.ms)]));
+        results[`${mode}-run`] = {};
+        for (const shape of Object.keys(SHAPES)) {
+          const times = runs
+            .filter((r) => shapeOf(r.id) === shape && !r.id.includes('-warm-'))
+            .map((r) => ms.get(r.workflowId));
+          results[`${mode}-run`][shape] = round(median(times));
+        }
       }
-    }
+    });
   }
+  if (interleave) await measureInterleaved(deferred);
+  for (const done of measured) await done();
 } finally {
   for (const close of closers.reverse()) await close().catch(() => {});
-  for (const shape of Object.values(SHAPES)) await shape.server.close();
+  await closeShapes(SHAPES);
 }
 
 /** Per mode: fixed ms per session, ms per model call, ms per tool step (from the three shapes). */
@@ -327,11 +347,15 @@ for (const [mode, shapes] of Object.entries(results)) {
 }
 // The adapter's part: what the engine mode costs beyond the agent in process and the engine alone;
 // against the agent with no store, and against the agent persisting its session on PostgreSQL.
-// `dbos-run`: the same from DBOS's records, dequeue to end (no polling).
+// `dbos-run`: the same from DBOS's records, dequeue to end (no polling). Printed as a share of the
+// engine mode's time (the issue's "agentloop's part over it", read against the whole session) and
+// against the bare engine's time alone (the stricter reading).
 for (const [engine, full, bare] of [
   ['restate', results.restate, results['restate-bare']],
   ['dbos', results.dbos, results['dbos-bare']],
   ['dbos-run', results['dbos-run'], results['dbos-bare-run']],
+  ['dbos-b', results['dbos-b'], results['dbos-bare']],
+  ['dbos-b-run', results['dbos-b-run'], results['dbos-bare-run']],
 ]) {
   if (!full || !bare) continue;
   for (const base of ['in-process', 'in-process-pg']) {
@@ -340,7 +364,7 @@ for (const [engine, full, bare] of [
     for (const shape of Object.keys(SHAPES)) {
       const adapter = full[shape] - inproc[shape] - bare[shape];
       console.log(
-        `  ${engine} ${shape} (over ${base}): adapter's part ${round(adapter)} ms of ${full[shape]} ms (${round((adapter / full[shape]) * 100)}%)`,
+        `  ${engine} ${shape} (over ${base}): adapter's part ${round(adapter)} ms of ${full[shape]} ms (${round((adapter / full[shape]) * 100)}%; ${round((adapter / bare[shape]) * 100)}% of the bare engine's ${bare[shape]} ms)`,
       );
     }
   }

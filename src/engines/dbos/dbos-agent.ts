@@ -73,7 +73,6 @@ export function dbosAgent(name: string, agentOptions: AgentOptionsFactory, optio
         sessionId,
         text,
         sessions,
-        interrupts,
         watch,
         agentOptions,
         waitSeconds,
@@ -176,7 +175,6 @@ interface TurnRun {
   sessionId: string;
   text: string;
   sessions: DbosSessions;
-  interrupts: DbosInterrupts;
   watch: InterruptWatch;
   agentOptions: AgentOptionsFactory;
   waitSeconds: number;
@@ -193,13 +191,20 @@ const INTERRUPTED = 'interrupted through DBOS';
 async function runTurn(run: TurnRun): Promise<DbosTurnResult> {
   const { name, sessionId, sessions } = run;
   const workflowId = DBOS.workflowID ?? '';
-  // Not steps (each would add a committed record): the same snapshot in every attempt, and the view
-  // set in the first only (docs/engines.md, "What a turn costs").
-  const snapshot = (await sessions.snapshotFor(name, sessionId, workflowId)) as
-    | NonNullable<AgentOptions['snapshot']>
-    | undefined;
   const base = await run.agentOptions(sessionId);
   const { store: _store, session: _session, ...rest } = base as AgentOptions & { session?: unknown };
+  // Not a step (it would add a committed record): one statement that reads the same snapshot in
+  // every attempt, sets the view in the first only, and reads an interrupt asked already
+  // (docs/engines.md, "What a turn costs").
+  const started: DbosSessionView = {
+    sessionId,
+    state: 'Thinking',
+    turn: 0,
+    pendingApprovals: [],
+    workflowId,
+  };
+  const start = await sessions.start(name, sessionId, workflowId, started);
+  const snapshot = start.snapshot as NonNullable<AgentOptions['snapshot']> | undefined;
   const mirror = run.store
     ? await SessionMirror.open({
         store: run.store,
@@ -210,16 +215,8 @@ async function runTurn(run: TurnRun): Promise<DbosTurnResult> {
         step: dbosStep,
       })
     : undefined;
-  const started: DbosSessionView = {
-    sessionId,
-    state: 'Thinking',
-    turn: 0,
-    pendingApprovals: [],
-    workflowId,
-  };
-  await sessions.begin(name, sessionId, workflowId, started);
   const steps = new DbosTurnSteps();
-  const unwatch = await run.watch.watch(workflowId, (reason) => steps.hear(reason ?? INTERRUPTED));
+  const unwatch = run.watch.watch(workflowId, (reason) => steps.hear(reason ?? INTERRUPTED), start.interrupt);
   const agent = createAgent({
     ...rest,
     ...(mirror ? mirror.agentOptions() : { sessionId, ...(snapshot ? { snapshot } : {}) }),
@@ -289,14 +286,13 @@ async function runTurn(run: TurnRun): Promise<DbosTurnResult> {
       response: outcome.response,
       terminateReason: outcome.terminateReason,
     };
-    // Not a step: run again by a replay it writes what the first execution wrote (docs/engines.md);
-    // clearing the turn's interrupts again is a no-op.
+    // Not a step: run again by a replay it writes what the first execution wrote (docs/engines.md),
+    // and clears the turn's interrupt (again a no-op).
     await sessions.end(name, sessionId, workflowId, {
       view: final,
       snapshot: agent.actor.getPersistedSnapshot(),
       result: outcome,
     });
-    await run.interrupts.clear(workflowId);
     return outcome;
   } finally {
     unwatch();

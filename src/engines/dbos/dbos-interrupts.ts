@@ -52,18 +52,13 @@ export class DbosInterrupts {
     );
     return new Map(rows.map((row) => [row.workflow_id, row.reason ?? undefined]));
   }
-
-  /** Forgets the interrupt of a turn that ended. */
-  async clear(workflowId: string): Promise<void> {
-    await this.#pool.query(`DELETE FROM ${this.#table} WHERE workflow_id = $1`, [workflowId]);
-  }
 }
 
 /**
  * Tells the turns running in this process of the interrupts asked of them: each turn registers when
- * it starts (one read then, so a turn resumed after a crash hears an interrupt asked meanwhile), and
+ * it starts (with what the start read, so a turn resumed after a crash hears an interrupt asked meanwhile), and
  * while any runs the table is read every `pollMs`. A read that fails (the database away) is tried
- * again at the next poll.
+ * again at the next poll. A turn's interrupt is cleared when it ends (`DbosSessions.end`).
  */
 export class InterruptWatch {
   readonly #interrupts: DbosInterrupts;
@@ -77,8 +72,17 @@ export class InterruptWatch {
     this.#pollMs = pollMs;
   }
 
-  /** Registers a running turn; `heard` is called (once) when an interrupt was asked of it. Returns the unregister. */
-  async watch(workflowId: string, heard: (reason: string | undefined) => void): Promise<() => void> {
+  /**
+   * Registers a running turn; `heard` is called (once) when an interrupt was asked of it. `asked` is
+   * the interrupt asked of it before it started (a turn resumed after a crash), read with the
+   * session's start (`DbosSessions.start`): one asked after that read is in the table when the next
+   * poll reads it. Returns the unregister.
+   */
+  watch(
+    workflowId: string,
+    heard: (reason: string | undefined) => void,
+    asked: { reason: string | undefined } | undefined,
+  ): () => void {
     let told = false;
     const once = (reason: string | undefined) => {
       if (told) return;
@@ -88,8 +92,7 @@ export class InterruptWatch {
     };
     this.#turns.set(workflowId, once);
     this.#timer ??= setInterval(() => void this.#poll(), this.#pollMs).unref();
-    const asked = await this.#interrupts.asked([workflowId]).catch(() => new Map<string, string>());
-    if (asked.has(workflowId)) once(asked.get(workflowId));
+    if (asked) once(asked.reason);
     return () => {
       this.#turns.delete(workflowId);
       if (this.#turns.size === 0 && this.#timer) {

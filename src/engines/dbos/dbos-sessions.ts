@@ -22,6 +22,12 @@ export interface DbosSessionRow {
   result: unknown;
 }
 
+/** What a turn starts from: the session's snapshot (none before its first turn), and an interrupt asked of it already. */
+export interface DbosTurnStart {
+  snapshot: unknown;
+  interrupt: { reason: string | undefined } | undefined;
+}
+
 /**
  * The sessions of `dbosAgent`s in a table of their own (`<schema>.sessions`, keyed by agent and
  * session id) beside DBOS's system tables: DBOS keeps workflows and steps, not per-session state.
@@ -36,6 +42,8 @@ export class DbosSessions {
   readonly #pool: pg.Pool;
   readonly #table: string;
   readonly #schema: string;
+  /** The interrupts table (`DbosInterrupts`): a turn's start reads it, its end clears it. */
+  readonly #interrupts: string;
 
   constructor(pool: pg.Pool, schema = 'agentloop_dbos') {
     if (!/^[a-z_][a-z0-9_]*$/.test(schema)) {
@@ -44,6 +52,7 @@ export class DbosSessions {
     this.#pool = pool;
     this.#schema = schema;
     this.#table = `"${schema}".sessions`;
+    this.#interrupts = `"${schema}".interrupts`;
   }
 
   /** Creates the table (idempotent). */
@@ -92,39 +101,57 @@ export class DbosSessions {
   }
 
   /**
-   * The snapshot turn `workflowId` starts from (a read): the session's, or, once the turn's own
-   * {@link end} ran (a replay after it), the one kept from before it. The same in every attempt.
+   * Turn `workflowId` begins (one statement, safe to run again in a replay): reads the snapshot it
+   * starts from (the session's, or, once the turn's own {@link end} ran, the one kept from before
+   * it: the same in every attempt), whether an interrupt was asked of it already (a resumed turn),
+   * and sets the session's view to `view`, unless this turn wrote the view already (a replay leaves
+   * the view its first execution wrote, an approval wait's).
+   *
+   * Committed without waiting for the WAL flush (`synchronous_commit = off` for this statement
+   * only): the view it writes is visible at once, and a PostgreSQL crash can lose it only, which a
+   * replay writes again and the turn's next writes (upserts) do not need (docs/engines.md, "What a
+   * turn costs").
    */
-  async snapshotFor(agent: string, sessionId: string, workflowId: string): Promise<unknown> {
+  async start(
+    agent: string,
+    sessionId: string,
+    workflowId: string,
+    view: DbosSessionView,
+  ): Promise<DbosTurnStart> {
     const { rows } = await this.#pool
-      .query<{ snapshot: unknown }>(
-        `SELECT CASE WHEN saved_by = $3 THEN prev_snapshot ELSE snapshot END AS snapshot
-           FROM ${this.#table} WHERE agent = $1 AND session_id = $2`,
-        [agent, sessionId, workflowId],
+      .query<{ snapshot: unknown; interrupted: boolean; reason: string | null }>(
+        `WITH prior AS (
+           SELECT CASE WHEN saved_by = $4 THEN prev_snapshot ELSE snapshot END AS snapshot
+             FROM ${this.#table} WHERE agent = $1 AND session_id = $2),
+         began AS (
+           INSERT INTO ${this.#table} AS s (agent, session_id, view) VALUES ($1, $2, $3)
+           ON CONFLICT (agent, session_id) DO UPDATE SET view = EXCLUDED.view, updated_at = now()
+             WHERE s.saved_by IS DISTINCT FROM $4 AND s.view->>'workflowId' IS DISTINCT FROM $4)
+         SELECT (SELECT snapshot FROM prior) AS snapshot, i.workflow_id IS NOT NULL AS interrupted,
+                i.reason, set_config('synchronous_commit', 'off', true) AS commit
+           FROM (SELECT 1) AS one LEFT JOIN ${this.#interrupts} i ON i.workflow_id = $4`,
+        [agent, sessionId, JSON.stringify(view), workflowId],
       )
       .catch((error: unknown) => {
-        throw whenUnreachable(error, this.#pool, `reading session "${sessionId}" of agent "${agent}"`);
+        throw whenUnreachable(
+          error,
+          this.#pool,
+          `starting a turn of session "${sessionId}" of agent "${agent}"`,
+        );
       });
-    return rows[0]?.snapshot ?? undefined;
-  }
-
-  /**
-   * Turn `workflowId` begins: the session's view says so. Only in the turn's first attempt, as a
-   * recorded step would: a replay leaves the view its first execution wrote (an approval wait's).
-   */
-  async begin(agent: string, sessionId: string, workflowId: string, view: DbosSessionView): Promise<void> {
-    await this.#pool.query(
-      `INSERT INTO ${this.#table} AS s (agent, session_id, view) VALUES ($1, $2, $3)
-       ON CONFLICT (agent, session_id) DO UPDATE SET view = EXCLUDED.view, updated_at = now()
-         WHERE s.saved_by IS DISTINCT FROM $4 AND s.view->>'workflowId' IS DISTINCT FROM $4`,
-      [agent, sessionId, JSON.stringify(view), workflowId],
-    );
+    const row = rows[0];
+    return {
+      snapshot: row?.snapshot ?? undefined,
+      interrupt: row?.interrupted ? { reason: row.reason ?? undefined } : undefined,
+    };
   }
 
   /** Writes the view of a turn that waits (for approval). */
   async write(agent: string, sessionId: string, fields: { view: DbosSessionView }): Promise<void> {
+    // An upsert: the row {@link start} inserted may be lost with a PostgreSQL crash.
     await this.#pool.query(
-      `UPDATE ${this.#table} SET view = $3, updated_at = now() WHERE agent = $1 AND session_id = $2`,
+      `INSERT INTO ${this.#table} (agent, session_id, view) VALUES ($1, $2, $3)
+       ON CONFLICT (agent, session_id) DO UPDATE SET view = EXCLUDED.view, updated_at = now()`,
       [agent, sessionId, JSON.stringify(fields.view)],
     );
   }
@@ -132,6 +159,8 @@ export class DbosSessions {
   /**
    * A turn ends (one statement): its view, outcome and snapshot, saved as written by `workflowId`;
    * the snapshot it started from is kept as `prev_snapshot` for a replay (run again, it keeps it).
+   * The turn's interrupt, if one was asked, is cleared in the same statement. An upsert: the row
+   * {@link start} inserted may be lost with a PostgreSQL crash (then the turn started from none).
    */
   async end(
     agent: string,
@@ -140,9 +169,12 @@ export class DbosSessions {
     fields: { view: DbosSessionView; snapshot: unknown; result: unknown },
   ): Promise<void> {
     await this.#pool.query(
-      `UPDATE ${this.#table} SET view = $3, snapshot = $4, result = $5, saved_by = $6,
-         prev_snapshot = CASE WHEN saved_by = $6 THEN prev_snapshot ELSE snapshot END, updated_at = now()
-       WHERE agent = $1 AND session_id = $2`,
+      `WITH cleared AS (DELETE FROM ${this.#interrupts} WHERE workflow_id = $6)
+       INSERT INTO ${this.#table} AS s (agent, session_id, view, snapshot, result, saved_by)
+         VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (agent, session_id) DO UPDATE SET view = EXCLUDED.view, snapshot = EXCLUDED.snapshot,
+         result = EXCLUDED.result, saved_by = EXCLUDED.saved_by,
+         prev_snapshot = CASE WHEN s.saved_by = $6 THEN s.prev_snapshot ELSE s.snapshot END, updated_at = now()`,
       [
         agent,
         sessionId,

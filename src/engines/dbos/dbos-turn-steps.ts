@@ -53,20 +53,23 @@ export class DbosTurnSteps implements DurableSteps {
     this.#running++;
     let outcome: StepOutcome<T>;
     try {
-      outcome = await DBOS.runStep(
-        async (): Promise<StepOutcome<T>> => {
-          if (this.#held !== undefined) return { skipped: this.#held };
+      const recorded = await DBOS.runStep(
+        async (): Promise<string> => {
+          if (this.#held !== undefined) return JSON.stringify({ skipped: this.#held });
           const entry: { interrupt?: string } = {};
           this.#live.add(entry);
           try {
             const value = await run();
-            return entry.interrupt !== undefined ? { value, interrupt: entry.interrupt } : { value };
+            return JSON.stringify(
+              entry.interrupt !== undefined ? { value, interrupt: entry.interrupt } : { value },
+            );
           } finally {
             this.#live.delete(entry);
           }
         },
         { name: key },
       );
+      outcome = fromRecord<T>(recorded);
     } finally {
       this.#running--;
       if (this.#running === 0) for (const wake of this.#waiters) wake();
@@ -90,6 +93,16 @@ export class DbosTurnSteps implements DurableSteps {
       if (this.#running === 0) return;
     }
   }
+}
+
+/**
+ * A step's outcome from its record. The step returns it as JSON text, which DBOS stores as a string:
+ * DBOS serializes every step's output with SuperJSON, which walks the value (and reads it back) at
+ * several times the cost of `JSON.stringify` for a model call's record (docs/engines.md, "What a
+ * turn costs"), and the records are JSON data. A record written before that change holds the object.
+ */
+function fromRecord<T>(recorded: string | StepOutcome<T>): StepOutcome<T> {
+  return typeof recorded === 'string' ? (JSON.parse(recorded) as StepOutcome<T>) : recorded;
 }
 
 /** A promise that never settles: the effect was stopped by an interrupt, the machine left it. */
