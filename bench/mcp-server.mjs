@@ -4,12 +4,20 @@
 //   mcp     the MCP SDK's own client calling `ask_bench` over stdio: a child process running
 //           `createMcpServer` (dist/) with the same agent options and a MemorySessionStore, a new
 //           session a call (what `agentloop mcp serve` does, without the bundle and the file store)
+//   rtt     (only with --variants=...,rtt) an MCP call of a tool that does nothing: the stdio round
+//           trip and both sides' SDK work alone
 // interleaved round by round in one run. The scripted model (one text answer, no latency) runs in its
 // own child process, so its CPU never counts. Target: mcp <= 1.3x direct (wall per turn, medians).
+// CPU is per process (this one, plus the MCP server's for mcp) and per main thread (Linux schedstat:
+// V8's compiler and GC threads, whose work swings by a millisecond a turn between rounds, left out).
 //
-//   npm run build && node bench/mcp-server.mjs [--turns=100] [--rounds=7] [--warmup=30]
+//   npm run build && node bench/mcp-server.mjs [--turns=100] [--rounds=7] [--warmup=30] [--variants=direct,bare,mcp]
+//   BENCH_PROF=<dir>          a V8 CPU profile of the MCP server process (node bench/lib/profile-summary.mjs)
+//   BENCH_MARKS=1             each round's CLOCK_MONOTONIC window on stderr, to cut a `perf record -k mono` to it
+//   BENCH_NODE_FLAGS=<flags>  node flags for the MCP server process (`--perf-basic-prof` for perf's JS names)
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -28,6 +36,14 @@ const args = Object.fromEntries(
   }),
 );
 const QUESTION = 'Summarise the ten documents in one sentence.';
+
+/** This process's main thread's CPU µs (Linux's schedstat; elsewhere the whole process's). */
+const schedstat = `/proc/self/task/${process.pid}/schedstat`;
+function mainThreadCpu() {
+  if (existsSync(schedstat)) return Number(readFileSync(schedstat, 'utf8').split(' ')[0]) / 1e3;
+  const { user, system } = process.cpuUsage();
+  return user + system;
+}
 
 /** The agent options of every variant (the MCP child builds the same from the URL it is given). */
 function agentOptions(baseURL) {
@@ -65,7 +81,7 @@ if (args.role === 'model') {
   // The bench's own probe: this process's CPU time so far (not part of what is measured).
   server.registerTool('bench_cpu', { description: 'CPU microseconds used' }, () => {
     const { user, system } = process.cpuUsage();
-    return { content: [{ type: 'text', text: String(user + system) }] };
+    return { content: [{ type: 'text', text: `${user + system} ${mainThreadCpu()}` }] };
   });
   await server.connect(new StdioServerTransport());
 } else {
@@ -110,8 +126,11 @@ async function main() {
     new StdioClientTransport({
       command: process.execPath,
       // BENCH_PROF=<dir>: a CPU profile of the MCP server process (node --cpu-prof).
+      // BENCH_NODE_FLAGS: more node flags for it (`--perf-basic-prof` for `perf record`; the SDK's
+      // transport passes the child no NODE_OPTIONS).
       args: [
         ...(process.env.BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`] : []),
+        ...(process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(' ') : []),
         fileURLToPath(import.meta.url),
         '--role=mcp',
         `--base-url=${baseURL}`,
@@ -126,32 +145,57 @@ async function main() {
     }
   };
 
+  /** The MCP server process's CPU µs so far: the whole process's, and its main thread's. */
   const childCpu = async () => {
     const result = await client.callTool({ name: 'bench_cpu', arguments: {} });
-    return Number(result.content[0].text);
+    const [all, main] = result.content[0].text.split(' ').map(Number);
+    return { all, main };
   };
   const ownCpu = () => {
     const { user, system } = process.cpuUsage();
-    return user + system;
+    return { all: user + system, main: mainThreadCpu() };
   };
 
-  const variants = { direct, bare, mcp };
+  // --variants=direct,mcp: only those (for a profile of one path; the ratios want all three).
+  // rtt (only when asked for): an MCP call of the probe tool, no turn: the transport's and the SDK's
+  // round trip alone.
+  const rtt = async () => {
+    await childCpu();
+  };
+  const all = { direct, bare, mcp, rtt };
+  const picked = args.variants ? args.variants.split(',') : ['direct', 'bare', 'mcp'];
+  const unknown = picked.filter((k) => !(k in all));
+  if (unknown.length > 0)
+    throw new Error(`--variants: no variant ${unknown.join(', ')} (${Object.keys(all).join(', ')})`);
+  const variants = Object.fromEntries(picked.map((k) => [k, all[k]]));
   const perTurn = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
   // CPU ms a turn: this process's, plus the MCP server's for mcp (the model server's never counts).
   const cpuPerTurn = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
   const serverCpuPerTurn = [];
+  // The main thread's CPU ms a turn (V8's compiler and GC threads left out: their work swings by a
+  // millisecond a turn between rounds): this process's, plus the server's for mcp.
+  const mainCpuPerTurn = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
+  const serverMainCpuPerTurn = [];
   for (const run of Object.values(variants)) for (let i = 0; i < WARMUP; i++) await run();
   for (let round = 0; round < ROUNDS; round++) {
     for (const [name, run] of Object.entries(variants)) {
-      const child0 = name === 'mcp' ? await childCpu() : 0;
+      const child0 = name === 'mcp' ? await childCpu() : { all: 0, main: 0 };
       const cpu0 = ownCpu();
       const start = process.hrtime.bigint();
       for (let i = 0; i < TURNS; i++) await run();
-      perTurn[name].push(Number(process.hrtime.bigint() - start) / 1e6 / TURNS);
-      const own = ownCpu() - cpu0;
-      const child = name === 'mcp' ? (await childCpu()) - child0 : 0;
-      cpuPerTurn[name].push((own + child) / 1e3 / TURNS);
-      if (name === 'mcp') serverCpuPerTurn.push(child / 1e3 / TURNS);
+      const end = process.hrtime.bigint();
+      perTurn[name].push(Number(end - start) / 1e6 / TURNS);
+      // BENCH_MARKS=1: each round's CLOCK_MONOTONIC window on stderr (to cut a `perf record -k mono` to it).
+      if (process.env.BENCH_MARKS) process.stderr.write(`mark ${name} ${start} ${end}\n`);
+      const cpu1 = ownCpu();
+      const child1 = name === 'mcp' ? await childCpu() : child0;
+      const child = child1.all - child0.all;
+      cpuPerTurn[name].push((cpu1.all - cpu0.all + child) / 1e3 / TURNS);
+      mainCpuPerTurn[name].push((cpu1.main - cpu0.main + child1.main - child0.main) / 1e3 / TURNS);
+      if (name === 'mcp') {
+        serverCpuPerTurn.push(child / 1e3 / TURNS);
+        serverMainCpuPerTurn.push((child1.main - child0.main) / 1e3 / TURNS);
+      }
     }
   }
   await client.close();
@@ -165,23 +209,32 @@ async function main() {
   const ms = (x) => x.toFixed(2);
   const lines = [
     `MCP server bench: ${TURNS} text turns a round, ${ROUNDS} rounds, ${WARMUP} warm-up turns a variant; node ${process.version}, ${cpus().length} cores`,
-    '| variant | wall ms per turn (median) | min-max over rounds | CPU ms per turn (median) | min-max |',
-    '|---|---|---|---|---|',
+    "| variant | wall ms per turn (median) | min-max over rounds | CPU ms per turn (median) | min-max | main threads' CPU ms (median) |",
+    '|---|---|---|---|---|---|',
   ];
   for (const name of Object.keys(variants)) {
     const xs = perTurn[name];
     const cs = cpuPerTurn[name];
     lines.push(
-      `| ${name} | ${ms(median(xs))} | ${ms(Math.min(...xs))}-${ms(Math.max(...xs))} | ${ms(median(cs))} | ${ms(Math.min(...cs))}-${ms(Math.max(...cs))} |`,
+      `| ${name} | ${ms(median(xs))} | ${ms(Math.min(...xs))}-${ms(Math.max(...xs))} | ${ms(median(cs))} | ${ms(Math.min(...cs))}-${ms(Math.max(...cs))} | ${ms(median(mainCpuPerTurn[name]))} |`,
     );
   }
-  const ratio = median(perTurn.mcp) / median(perTurn.direct);
-  const paired = perTurn.mcp.map((x, i) => x / perTurn.direct[i]);
-  lines.push(
-    '',
-    `mcp / direct: ${ratio.toFixed(2)}x (paired rounds ${Math.min(...paired).toFixed(2)}-${Math.max(...paired).toFixed(2)}); target <= 1.3x: ${ratio <= 1.3 ? 'met' : 'missed'}`,
-    `mcp / bare: ${(median(perTurn.mcp) / median(perTurn.bare)).toFixed(2)}x`,
-    `CPU, mcp (client + server processes) / direct: ${(median(cpuPerTurn.mcp) / median(cpuPerTurn.direct)).toFixed(2)}x; of mcp's, the server process ${ms(median(serverCpuPerTurn))} ms a turn`,
-  );
+  lines.push('');
+  if (variants.mcp && variants.direct) {
+    const ratio = median(perTurn.mcp) / median(perTurn.direct);
+    const paired = perTurn.mcp.map((x, i) => x / perTurn.direct[i]);
+    lines.push(
+      `mcp / direct: ${ratio.toFixed(2)}x (paired rounds ${Math.min(...paired).toFixed(2)}-${Math.max(...paired).toFixed(2)}); target <= 1.3x: ${ratio <= 1.3 ? 'met' : 'missed'}`,
+    );
+  }
+  if (variants.mcp && variants.bare) {
+    lines.push(`mcp / bare: ${(median(perTurn.mcp) / median(perTurn.bare)).toFixed(2)}x`);
+  }
+  if (variants.mcp && variants.direct) {
+    lines.push(
+      `CPU, mcp (client + server processes) / direct: ${(median(cpuPerTurn.mcp) / median(cpuPerTurn.direct)).toFixed(2)}x; of mcp's, the server process ${ms(median(serverCpuPerTurn))} ms a turn`,
+      `Main threads' CPU, mcp / direct: ${(median(mainCpuPerTurn.mcp) / median(mainCpuPerTurn.direct)).toFixed(2)}x; the server's main thread ${ms(median(serverMainCpuPerTurn))} ms a turn against direct's ${ms(median(mainCpuPerTurn.direct))}`,
+    );
+  }
   process.stdout.write(`${lines.join('\n')}\n`);
 }

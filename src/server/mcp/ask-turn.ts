@@ -119,25 +119,31 @@ async function turn(
   const approvals = new ApprovalAsker(target, agent, call, (text) => {
     refusal ??= text;
   });
+  const progress = call.progress;
   const stop = [
-    agent.on('iteration', (e) => call.progress?.(`thinking (model call ${e.iteration})`)),
-    agent.on('tool_call_start', (e) => call.progress?.(`running ${e.name}`)),
-    agent.on('tool_progress', (e) => {
-      const text = progressText(e);
-      if (text) call.progress?.(forClient(`${e.name}: ${text}`));
-    }),
     agent.on('tool_call_end', (e) => {
       if (outcomes.get(e.toolCallId) !== 'declined') outcomes.set(e.toolCallId, e.error ? 'error' : 'ok');
-      call.progress?.(`${e.name} ${e.error ? 'failed' : 'done'}`);
+      progress?.(`${e.name} ${e.error ? 'failed' : 'done'}`);
     }),
     agent.on('approval_resolved', (e) => {
       if (!e.approved) outcomes.set(e.toolCallId, 'declined');
     }),
     agent.on('approval_requested', (e) => {
-      call.progress?.(`waiting for approval of ${e.pending.map((p) => p.name).join(', ')}`);
+      progress?.(`waiting for approval of ${e.pending.map((p) => p.name).join(', ')}`);
       approvals.ask(e.pending);
     }),
   ];
+  // Events only progress reads: a client that sent no progressToken has the machine build none of them.
+  if (progress) {
+    stop.push(
+      agent.on('iteration', (e) => progress(`thinking (model call ${e.iteration})`)),
+      agent.on('tool_call_start', (e) => progress(`running ${e.name}`)),
+      agent.on('tool_progress', (e) => {
+        const text = progressText(e);
+        if (text) progress(forClient(`${e.name}: ${text}`));
+      }),
+    );
+  }
   const onCancel = () => {
     claimed.cancelled();
     agent.interrupt('cancelled by the MCP client');
