@@ -40,6 +40,7 @@ export const isolatedFiles: Record<string, string> = {
   'test/session-snapshot-validation.test.ts':
     "process 'unhandledRejection' listeners (watchCrashes): another file's leftovers would count",
   'test/model-call-work.test.ts': "process-wide work counters: another file's leftover work would count",
+  'test/mcp-ask-work.test.ts': "process-wide work counters: another file's leftover work would count",
 };
 
 const isolated = Object.keys(isolatedFiles);
