@@ -26,6 +26,7 @@ import {
 } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import type { AgentRuntimeOptions, AgentSource } from '../agent-source.js';
+import { appendAsWriter } from '../entry-for-writer.js';
 import { HttpError } from '../http-error.js';
 import { InboxWakeups } from '../run-cancel-inbox.js';
 import type { SessionStore, TranscriptEntry } from '../session-imports.js';
@@ -56,6 +57,9 @@ import {
 } from './task-views.js';
 
 export type { PushOptions } from './task-push.js';
+
+/** How long a push config set for a task another process carries waits for that process to write it (ms). */
+const PUSH_WAIT_MS = 10_000;
 
 /** What the task handler serves from. */
 export interface TaskHandlerOptions {
@@ -89,7 +93,7 @@ export class SessionTaskHandler implements A2ARequestHandler {
   constructor(options: TaskHandlerOptions) {
     this.#options = options;
     this.#wakeups = new InboxWakeups(options.store);
-    if (options.push) this.#notifier = new TaskPushNotifier(options.store);
+    if (options.push) this.#notifier = new TaskPushNotifier();
   }
 
   /** Stops watching the store's inbox (after the tasks carried here have ended). */
@@ -377,10 +381,32 @@ export class SessionTaskHandler implements A2ARequestHandler {
     return (await this.#record(taskId, context)).record.task;
   }
 
-  /** Appends a push entry: through the running turn's feed when this process carries the context. */
+  /**
+   * Writes a push entry by the session's one writer: through the running turn's feed when this process
+   * carries the context; else here under the session's lease when nobody carries it, or through the
+   * session's inbox by the process that does (entry-for-writer.ts).
+   */
   async #append(contextId: string, data: Record<string, unknown>): Promise<void> {
     const running = this.active.get(contextId);
-    const store = running ? running.feed.store : this.#options.store;
-    await store.appendTranscript(contextId, [{ kind: 'event', event: TASK_PUSH_ENTRY, data }]);
+    if (running) {
+      await running.feed.append([{ kind: 'event', event: TASK_PUSH_ENTRY, data }]);
+      return;
+    }
+    const outcome = await appendAsWriter(
+      this.#options.store,
+      contextId,
+      { event: TASK_PUSH_ENTRY, data },
+      { pollMs: this.#options.pollMs, waitMs: PUSH_WAIT_MS },
+    );
+    if (outcome === 'no-inbox') {
+      throw new UnsupportedOperationError(
+        `context "${contextId}" is running in another process, and this store has no inbox to reach it through`,
+      );
+    }
+    if (outcome === 'not-taken') {
+      throw new UnsupportedOperationError(
+        `the process carrying context "${contextId}" did not take the push config in ${PUSH_WAIT_MS / 1000} s; nothing was changed`,
+      );
+    }
   }
 }

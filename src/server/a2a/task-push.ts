@@ -9,8 +9,7 @@ import type {
   ServerCallContext,
   StoredPushNotificationConfig,
 } from '@a2a-js/sdk/server';
-import type { SessionStore } from '../session-imports.js';
-import { type TaskRecord, tasksFromTranscript } from './task-entries.js';
+import type { TaskRecord } from './task-entries.js';
 import { endsStream } from './task-views.js';
 
 /** Where push notifications may go. */
@@ -77,19 +76,14 @@ export function pushGiven(
 }
 
 /**
- * Sends a turn's kept events to the task's push configs: those known when each event is kept, and
- * at the task's end those read again from the store (a config set in another process meanwhile).
+ * Sends a turn's kept events to the task's push configs known when each event is kept (a config set
+ * in another process comes through the session's inbox and is written by the carrier, so its record
+ * has it from then on).
  */
 export class TaskPushNotifier {
-  readonly #store: SessionStore;
   /** The records of the tasks being notified, for the sender's config lookups. */
   readonly #records = new Map<string, TaskRecord>();
-  readonly #sender: PushNotificationSender;
-
-  constructor(store: SessionStore) {
-    this.#store = store;
-    this.#sender = pushSender(this.#records);
-  }
+  readonly #sender: PushNotificationSender = pushSender(this.#records);
 
   /** The `onKept` of one turn (the call context: the protocol version the sender answers in). */
   forTurn(context: ServerCallContext): (event: StreamResponse, record: TaskRecord) => void {
@@ -98,11 +92,6 @@ export class TaskPushNotifier {
       const last = endsStream(event);
       this.#records.set(taskId, record);
       const send = async () => {
-        if (last) {
-          const { entries } = await this.#store.readTranscript(record.task.contextId);
-          const fresh = tasksFromTranscript(record.task.contextId, entries).get(taskId);
-          if (fresh) this.#records.set(taskId, { ...record, push: fresh.push });
-        }
         if ((this.#records.get(taskId)?.push.size ?? 0) > 0)
           await this.#sender.send(event, context, record.task);
       };
