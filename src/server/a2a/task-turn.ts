@@ -16,6 +16,7 @@ import {
   type TaskRecord,
 } from './task-entries.js';
 import { type ApprovalReply, agentMessageJson, textPart } from './task-messages.js';
+import { progressEvent } from './task-progress.js';
 import { notSignedInText, SignInWatch, signInParts } from './task-sign-in.js';
 
 /** A task (a turn) this process is carrying. */
@@ -289,6 +290,9 @@ export async function startTaskTurn(turn: TaskTurn, active: ActiveTasks): Promis
     const off = agent.on('*', (event: AgentEvent) => {
       if (event.type === 'content_chunk') {
         emit(chunkEvent(taskId, contextId, scrub(event.delta)), false);
+      } else if (event.type === 'tool_progress') {
+        // Live only, to the task's streaming callers (nothing is built when none listens).
+        if (listeners.size > 0) emit(progressEvent(taskId, contextId, event, scrub), false);
       } else if (event.type === 'state_change' && event.state === 'WaitingApproval') {
         off();
         endTurn({ reason: 'waiting', response: '' });
