@@ -26,7 +26,6 @@ import {
 } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import type { AgentRuntimeOptions, AgentSource } from '../agent-source.js';
-import { appendAsWriter } from '../entry-for-writer.js';
 import { HttpError } from '../http-error.js';
 import { InboxWakeups } from '../run-cancel-inbox.js';
 import type { SessionStore, TranscriptEntry } from '../session-imports.js';
@@ -37,14 +36,20 @@ import {
   contextOfTask,
   INTERRUPTED_STATES,
   newTaskId,
-  TASK_PUSH_ENTRY,
   type TaskRecord,
   TERMINAL_STATES,
   tasksFromTranscript,
   withHistory,
 } from './task-entries.js';
 import { listTasks } from './task-list.js';
-import { checkPushUrl, type PushOptions, pushConfig, pushGiven, TaskPushNotifier } from './task-push.js';
+import {
+  checkPushUrl,
+  type PushOptions,
+  pushConfig,
+  pushGiven,
+  TaskPushNotifier,
+  writePushEntry,
+} from './task-push.js';
 import { followTask } from './task-subscribe.js';
 import { type ActiveTasks, startTaskTurn, type TaskListener } from './task-turn.js';
 import {
@@ -57,9 +62,6 @@ import {
 } from './task-views.js';
 
 export type { PushOptions } from './task-push.js';
-
-/** How long a push config set for a task another process carries waits for that process to write it (ms). */
-const PUSH_WAIT_MS = 10_000;
 
 /** What the task handler serves from. */
 export interface TaskHandlerOptions {
@@ -381,32 +383,9 @@ export class SessionTaskHandler implements A2ARequestHandler {
     return (await this.#record(taskId, context)).record.task;
   }
 
-  /**
-   * Writes a push entry by the session's one writer: through the running turn's feed when this process
-   * carries the context; else here under the session's lease when nobody carries it, or through the
-   * session's inbox by the process that does (entry-for-writer.ts).
-   */
+  /** Writes a push entry by the session's one writer (task-push.ts). */
   async #append(contextId: string, data: Record<string, unknown>): Promise<void> {
-    const running = this.active.get(contextId);
-    if (running) {
-      await running.feed.append([{ kind: 'event', event: TASK_PUSH_ENTRY, data }]);
-      return;
-    }
-    const outcome = await appendAsWriter(
-      this.#options.store,
-      contextId,
-      { event: TASK_PUSH_ENTRY, data },
-      { pollMs: this.#options.pollMs, waitMs: PUSH_WAIT_MS },
-    );
-    if (outcome === 'no-inbox') {
-      throw new UnsupportedOperationError(
-        `context "${contextId}" is running in another process, and this store has no inbox to reach it through`,
-      );
-    }
-    if (outcome === 'not-taken') {
-      throw new UnsupportedOperationError(
-        `the process carrying context "${contextId}" did not take the push config in ${PUSH_WAIT_MS / 1000} s; nothing was changed`,
-      );
-    }
+    const { store, pollMs } = this.#options;
+    await writePushEntry(store, this.active.get(contextId)?.feed, contextId, data, pollMs);
   }
 }
