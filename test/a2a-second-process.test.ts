@@ -1,43 +1,21 @@
 import { createServer } from 'node:http';
 import { type StreamResponse, TaskState } from '@a2a-js/sdk';
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { defineTool, FileSessionStore } from '../src/index.js';
+import { FileSessionStore } from '../src/index.js';
 import { a2aServer, drain, kindOf, sdkClient, textMessage } from './support/a2a-server.js';
 import { deferred } from './support/harness.js';
 import { secondServerProcess } from './support/second-server-process.js';
+import { gateScenario, gateTool } from './support/waiting-tool.js';
 
 // A second A2A server on the same file store, in its own process.
 const second = secondServerProcess('a2a', { push: { allowedHosts: ['127.0.0.1'] } });
 
-/** A tool that says it started and waits until released. */
-function waitingTool() {
-  const started = deferred();
-  const release = deferred<string>();
-  const tool = defineTool({
-    name: 'wait_for_it',
-    description: 'waits',
-    parameters: z.object({}),
-    execute: async () => {
-      started.resolve();
-      return release.promise;
-    },
-  });
-  return { started, release, tool };
-}
-
 describe('two A2A server processes on one file store', () => {
   it('a task carried by the first is read and subscribed from the second, to its end', async () => {
-    const { started, release, tool } = waitingTool();
-    const { url, dir, model } = await a2aServer(
-      {
-        turns: [
-          { content: 'Let me check.', toolCalls: [{ name: 'wait_for_it', arguments: {} }] },
-          { content: 'It is done.' },
-        ],
-      },
-      { agent: () => ({ instructions: 'You help.', loopControlTools: false, tools: [tool] }) },
-    );
+    const { started, release, tool } = gateTool();
+    const { url, dir, model } = await a2aServer(gateScenario, {
+      agent: () => ({ instructions: 'You help.', loopControlTools: false, tools: [tool] }),
+    });
     const otherUrl = await second.start(dir, model.url);
     {
       const first = await sdkClient(url, '1.0');
@@ -66,21 +44,7 @@ describe('two A2A server processes on one file store', () => {
   });
 
   it('a cancel sent to the second reaches the task the first carries, through the session inbox', async () => {
-    const started = deferred();
-    const aborted = deferred();
-    const tool = defineTool({
-      name: 'wait_for_it',
-      description: 'waits until cancelled',
-      parameters: z.object({}),
-      execute: (_args, ctx) =>
-        new Promise<string>((_resolve, reject) => {
-          started.resolve();
-          ctx.signal.addEventListener('abort', () => {
-            aborted.resolve();
-            reject(new Error('cancelled'));
-          });
-        }),
-    });
+    const { tool, started, aborted } = gateTool();
     const { url, dir, model } = await a2aServer(
       { turns: [{ toolCalls: [{ name: 'wait_for_it', arguments: {} }] }, { content: 'never' }] },
       { agent: () => ({ instructions: 'You help.', loopControlTools: false, tools: [tool] }) },
@@ -103,7 +67,7 @@ describe('two A2A server processes on one file store', () => {
   });
 
   it('a push config set in the second mid-turn gets the rest of the events the first sends; seqs stay the store ones', async () => {
-    const { started, release, tool } = waitingTool();
+    const { started, release, tool } = gateTool();
     const received: string[] = [];
     const completed = deferred();
     const hook = createServer((req, res) => {
@@ -119,18 +83,10 @@ describe('two A2A server processes on one file store', () => {
     await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
     try {
       const hookUrl = `http://127.0.0.1:${(hook.address() as { port: number }).port}/hook`;
-      const { url, dir, model } = await a2aServer(
-        {
-          turns: [
-            { content: 'Let me check.', toolCalls: [{ name: 'wait_for_it', arguments: {} }] },
-            { content: 'It is done.' },
-          ],
-        },
-        {
-          agent: () => ({ instructions: 'You help.', loopControlTools: false, tools: [tool] }),
-          push: { allowedHosts: ['127.0.0.1'] },
-        },
-      );
+      const { url, dir, model } = await a2aServer(gateScenario, {
+        agent: () => ({ instructions: 'You help.', loopControlTools: false, tools: [tool] }),
+        push: { allowedHosts: ['127.0.0.1'] },
+      });
       const otherUrl = await second.start(dir, model.url);
       const first = await sdkClient(url, '1.0');
       const stream = first.sendMessageStream(textMessage('go'));

@@ -5,31 +5,9 @@ import { z } from 'zod';
 import { defineTool } from '../src/index.js';
 import { a2aServer, drain, kindOf, sdkClient, textMessage, type Version } from './support/a2a-server.js';
 import { deferred } from './support/harness.js';
+import { gateScenario, gateTool } from './support/waiting-tool.js';
 
 const S = TaskState;
-
-/** A tool that waits until the test lets it finish (or the turn is interrupted). */
-function gate() {
-  const started = deferred();
-  const release = deferred<string>();
-  const aborted = deferred();
-  const tool = defineTool({
-    name: 'wait_for_it',
-    description: 'waits',
-    parameters: z.object({}),
-    execute: async (_args, ctx) => {
-      started.resolve();
-      ctx.signal.addEventListener('abort', () => aborted.resolve());
-      return await Promise.race([
-        release.promise,
-        new Promise<string>((_, reject) =>
-          ctx.signal.addEventListener('abort', () => reject(new Error('aborted'))),
-        ),
-      ]);
-    },
-  });
-  return { tool, started, release, aborted };
-}
 
 function chargeTool(runs: string[]) {
   return defineTool({
@@ -43,13 +21,6 @@ function chargeTool(runs: string[]) {
     },
   });
 }
-
-const waitScenario = {
-  turns: [
-    { content: 'Let me check.', toolCalls: [{ name: 'wait_for_it', arguments: {} }] },
-    { content: 'It is done.' },
-  ],
-};
 
 const textOf = (message: { parts: { content?: { $case: string; value: unknown } }[] } | undefined) =>
   (message?.parts ?? [])
@@ -144,8 +115,8 @@ describe.each(['1.0', '0.3'] as Version[])('A2A %s through the SDK client', (ver
   });
 
   it('cancel interrupts the turn: the tool stops, the task is canceled', async () => {
-    const { tool, started, aborted } = gate();
-    const { url, store } = await a2aServer(waitScenario, {
+    const { tool, started, aborted } = gateTool();
+    const { url, store } = await a2aServer(gateScenario, {
       agent: () => ({ instructions: 'You help.', loopControlTools: false, tools: [tool] }),
     });
     const client = await sdkClient(url, version);
@@ -170,8 +141,8 @@ describe.each(['1.0', '0.3'] as Version[])('A2A %s through the SDK client', (ver
   });
 
   it('subscribe after the connection dropped: the task replayed from the transcript, then live to the end', async () => {
-    const { tool, started, release } = gate();
-    const { url } = await a2aServer(waitScenario, {
+    const { tool, started, release } = gateTool();
+    const { url } = await a2aServer(gateScenario, {
       agent: () => ({ instructions: 'You help.', loopControlTools: false, tools: [tool] }),
     });
     const client = await sdkClient(url, version);

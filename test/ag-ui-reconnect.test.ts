@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { defineTool } from '../src/index.js';
 import { AgentloopHttpAgent } from '../src/server/client.js';
 import { type AnyEvent, agUiServer } from './support/ag-ui-server.js';
 import { deferred } from './support/harness.js';
 import { secondServerProcess } from './support/second-server-process.js';
+import { gateScenario, gateTool } from './support/waiting-tool.js';
 
 /** An SSE response read event by event: each event with the id it carried (if any). */
 async function* sse(res: Response): AsyncGenerator<{ id?: number; event: AnyEvent }> {
@@ -54,33 +53,10 @@ async function runUntilToolCall(runs: string, threadId: string, started: Promise
   return { before, last: before.filter((b) => b.id !== undefined).at(-1)!.id! };
 }
 
-/** A tool that waits until the test lets it finish. */
-function gate() {
-  const started = deferred();
-  const release = deferred<string>();
-  const tool = defineTool({
-    name: 'wait_for_it',
-    description: 'waits',
-    parameters: z.object({}),
-    execute: () => {
-      started.resolve();
-      return release.promise;
-    },
-  });
-  return { tool, started, release };
-}
-
-const scenario = {
-  turns: [
-    { content: 'Let me check.', toolCalls: [{ name: 'wait_for_it', arguments: {} }] },
-    { content: 'It is done.' },
-  ],
-};
-
 describe('runs outlive connections', () => {
   it('a connection killed mid-run reconnects with Last-Event-ID and gets the rest: no gap, no duplicate', async () => {
-    const { tool, started, release } = gate();
-    const { url, runs } = await agUiServer(scenario, {
+    const { tool, started, release } = gateTool();
+    const { url, runs } = await agUiServer(gateScenario, {
       agent: () => ({ instructions: 'You help.', loopControlTools: false, tools: [tool] }),
     });
     const { before, last } = await runUntilToolCall(runs, 't-r', started.promise);
@@ -110,8 +86,8 @@ describe('runs outlive connections', () => {
   });
 
   it('AgentloopHttpAgent reconnects with connectAgent() and ends with the server conversation', async () => {
-    const { tool, started, release } = gate();
-    const { runs } = await agUiServer(scenario, {
+    const { tool, started, release } = gateTool();
+    const { runs } = await agUiServer(gateScenario, {
       agent: () => ({ instructions: 'You help.', loopControlTools: false, tools: [tool] }),
     });
     const client = new AgentloopHttpAgent({ url: runs, threadId: 't-a' });
@@ -141,8 +117,8 @@ const second = secondServerProcess('ag-ui');
 
 describe('two server processes on one file store', () => {
   it('the second process serves the reconnect of a run the first carries', async () => {
-    const { tool, started, release } = gate();
-    const { runs, dir, model } = await agUiServer(scenario, {
+    const { tool, started, release } = gateTool();
+    const { runs, dir, model } = await agUiServer(gateScenario, {
       agent: () => ({ instructions: 'You help.', loopControlTools: false, tools: [tool] }),
     });
     const otherUrl = await second.start(dir, model.url);

@@ -64,6 +64,23 @@ process.stdout.write(JSON.stringify({ ready: DBOS.executorID }) + '\\n');
 `;
 
 const children = scriptChildren<'worker'>('dbos-crash-', CHILD);
+
+/**
+ * A session as the PostgreSQL session store at `url` kept it: its state and its messages' roles,
+ * once its transcript was checked to hold every seq once, in order (though the turn ran twice).
+ */
+async function keptSession(url: string, id: string): Promise<{ state: string | undefined; roles: string[] }> {
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  try {
+    const store = new PostgresSessionStore({ pool });
+    const state = (await store.load(id))?.state;
+    const { entries } = await store.readTranscript(id);
+    expect(entries.map((e) => e.seq)).toEqual(entries.map((_, i) => i + 1));
+    return { state, roles: entries.flatMap((e) => (e.kind === 'message' ? [e.message.role] : [])) };
+  } finally {
+    await pool.end();
+  }
+}
 const database = `dbos_crash_${randomBytes(5).toString('hex')}`;
 
 describe('agentloop/dbos after a crash of the process running the turn', () => {
@@ -136,19 +153,10 @@ describe('agentloop/dbos after a crash of the process running the turn', () => {
     expect(tools[1]!.content).toBe('value of order');
     expect(model.requests).toHaveLength(2);
     // The session store has the turn once, in order, though it ran twice.
-    const pool = new pg.Pool({ connectionString: url, max: 1 });
-    const store = new PostgresSessionStore({ pool });
-    expect((await store.load('crash-1'))?.state).toBe('Completed');
-    const { entries } = await store.readTranscript('crash-1');
-    await pool.end();
-    expect(entries.map((e) => e.seq)).toEqual(entries.map((_, i) => i + 1));
-    expect(entries.flatMap((e) => (e.kind === 'message' ? [e.message.role] : []))).toEqual([
-      'user',
-      'assistant',
-      'tool',
-      'tool',
-      'assistant',
-    ]);
+    expect(await keptSession(url, 'crash-1')).toEqual({
+      state: 'Completed',
+      roles: ['user', 'assistant', 'tool', 'tool', 'assistant'],
+    });
     second.child.kill('SIGTERM');
     await second.exited;
   }, 120_000);
@@ -247,12 +255,7 @@ describe('agentloop/dbos after a crash of the process running the turn', () => {
       expect(model.requests).toHaveLength(1);
       const lines = (await readFile(log, 'utf8').catch(() => '')).trim().split('\n');
       expect(lines.filter((l) => l.startsWith('charge'))).toHaveLength(cut === 'tool' ? 1 : 0);
-      const pool = new pg.Pool({ connectionString: url, max: 1 });
-      const store = new PostgresSessionStore({ pool });
-      expect((await store.load(id))?.state).toBe('Interrupted');
-      const { entries } = await store.readTranscript(id);
-      await pool.end();
-      expect(entries.map((e) => e.seq)).toEqual(entries.map((_, i) => i + 1));
+      expect((await keptSession(url, id)).state).toBe('Interrupted');
       second.child.kill('SIGTERM');
       await second.exited;
     },
@@ -314,12 +317,7 @@ describe('agentloop/dbos after a crash of the process running the turn', () => {
     expect(model.requests).toHaveLength(3);
     const tools = model.requests[1]!.messages.filter((m) => m.role === 'tool');
     expect(String(tools[0]!.content)).toMatch(/^Outcome unknown: tool call "charge"/);
-    const pool = new pg.Pool({ connectionString: url, max: 1 });
-    const store = new PostgresSessionStore({ pool });
-    const { entries } = await store.readTranscript('outage-1');
-    await pool.end();
-    expect(entries.map((e) => e.seq)).toEqual(entries.map((_, i) => i + 1));
-    expect(entries.flatMap((e) => (e.kind === 'message' ? [e.message.role] : []))).toEqual([
+    expect((await keptSession(url, 'outage-1')).roles).toEqual([
       'user',
       'assistant',
       'tool',

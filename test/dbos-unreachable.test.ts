@@ -2,14 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { dbosAgent } from '../src/engines/dbos/index.js';
-import { defineTool } from '../src/index.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
 import { buildDist } from './support/build-dist.js';
-import { runCli } from './support/cli-process.js';
+import { cliWait, heldCharge } from './support/engine-outage.js';
 import { eventually } from './support/engine-tests.js';
-import { deferred } from './support/harness.js';
 import { postgresUrl } from './support/postgres.js';
 import { relay } from './support/tcp-relay.js';
 
@@ -17,20 +14,7 @@ import { relay } from './support/tcp-relay.js';
 // TCP relay on loopback that the test cuts (every connection closed, new ones refused) and restores
 // on the same port, as a database restart looks from the worker.
 
-const runs: string[] = [];
-const charging = deferred();
-const release = deferred();
-const charge = defineTool({
-  name: 'charge',
-  description: 'charges a card (not idempotent; waits for the test)',
-  parameters: z.object({ cents: z.number() }),
-  execute: async ({ cents }) => {
-    runs.push(`charge ${cents}`);
-    charging.resolve();
-    await release.promise;
-    return `charged ${cents}`;
-  },
-});
+const { tool: charge, runs, charging, release } = heldCharge();
 
 const database = `dbos_gone_${randomBytes(5).toString('hex')}`;
 let pool: pg.Pool;
@@ -90,18 +74,8 @@ describe('agentloop/dbos when PostgreSQL goes away mid-turn', () => {
     await charging.promise;
     // The CLI waiting for the same turn (agentloop send --wait, no input): cut once it reached the
     // database (its reads of the session then fail; DBOS's client opens no connection for a wait).
-    const cliArgs = [
-      'send',
-      '--engine',
-      'dbos',
-      '--database',
-      cliUrl,
-      '--agent',
-      'pay',
-      '--session',
-      'gone-1',
-    ];
-    const watching = runCli([...cliArgs, '--wait', '--timeout', '60'], { timeoutMs: 90_000 });
+    const cliWaits = cliWait('dbos', ['--database', cliUrl]);
+    const watching = cliWaits();
     let ended: unknown;
     void watching.then((r) => {
       ended = r;
@@ -138,7 +112,7 @@ describe('agentloop/dbos when PostgreSQL goes away mid-turn', () => {
     expect(tools.map((m) => m.content)).toEqual(['charged 900']);
     expect(model.requests).toHaveLength(2);
     // Once back, the CLI's wait sees the turn rest.
-    const after = await runCli([...cliArgs, '--wait', '--timeout', '60'], { timeoutMs: 90_000 });
+    const after = await cliWaits();
     expect(after).toMatchObject({ code: 0, stdout: 'done\n' });
   }, 150_000);
 });

@@ -1,13 +1,10 @@
 import * as restate from '@restatedev/restate-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { RestateClientError, restateAgent, restateClient } from '../src/engines/restate/index.js';
-import { defineTool } from '../src/index.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
 import { buildDist } from './support/build-dist.js';
-import { runCli } from './support/cli-process.js';
+import { cliWait, heldCharge } from './support/engine-outage.js';
 import { eventually } from './support/engine-tests.js';
-import { deferred } from './support/harness.js';
 import {
   type RestateServer,
   restateServerBinary,
@@ -22,20 +19,7 @@ process.env.RESTATE_LOGGING ??= 'ERROR';
 const binary = restateServerBinary();
 if ('missing' in binary) console.warn(`restate tests skipped: ${binary.missing}`);
 
-const runs: string[] = [];
-const charging = deferred();
-const release = deferred();
-const charge = defineTool({
-  name: 'charge',
-  description: 'charges a card (not idempotent; waits for the test)',
-  parameters: z.object({ cents: z.number() }),
-  execute: async ({ cents }) => {
-    runs.push(`charge ${cents}`);
-    charging.resolve();
-    await release.promise;
-    return `charged ${cents}`;
-  },
-});
+const { tool: charge, runs, charging, release } = heldCharge();
 
 describe.skipIf('missing' in binary)('agentloop/restate when the engine goes away mid-turn', () => {
   let server: RestateServer;
@@ -67,18 +51,8 @@ describe.skipIf('missing' in binary)('agentloop/restate when the engine goes awa
     waiting.catch(() => {});
     await charging.promise;
     // The CLI waiting for the same turn (agentloop send --wait, no input: it polls the session's state).
-    const cliArgs = [
-      'send',
-      '--engine',
-      'restate',
-      '--url',
-      server.ingress,
-      '--agent',
-      'pay',
-      '--session',
-      'gone-1',
-    ];
-    const watching = runCli([...cliArgs, '--wait', '--timeout', '60'], { timeoutMs: 90_000 });
+    const cliWaits = cliWait('restate', ['--url', server.ingress]);
+    const watching = cliWaits();
     await server.halt();
 
     const lost = await waiting.then(
@@ -111,7 +85,7 @@ describe.skipIf('missing' in binary)('agentloop/restate when the engine goes awa
     expect(String(tools[0]!.content)).toMatch(/^Outcome unknown: tool call "charge"/);
     expect(model.requests).toHaveLength(2);
     // Once back, the CLI's wait sees the turn rest.
-    const after = await runCli([...cliArgs, '--wait', '--timeout', '60'], { timeoutMs: 90_000 });
+    const after = await cliWaits();
     expect(after).toMatchObject({ code: 0, stdout: 'done\n' });
   }, 150_000);
 });

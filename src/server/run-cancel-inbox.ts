@@ -74,14 +74,24 @@ export class InboxWakeups {
  * Interrupts already waiting when the watch starts that do not name this run, and any naming another
  * run, are left over from runs that ended: they are completed without effect. Returns the function
  * that stops the watch. Nothing happens on a store without inboxes. With `empty` (a session made just
- * now, whose inbox nobody could have posted to yet) there is no first look.
+ * now, whose inbox nobody could have posted to yet) there is no first look. With `onEvents`, the
+ * entries other processes posted for the session's writer are written by it as they come.
  */
 export function watchCancels(
   store: SessionStore,
   threadId: string,
   runId: string,
   onCancel: (reason: string) => void,
-  options: { pollMs: number; wakeups: InboxWakeups; empty?: boolean },
+  options: {
+    pollMs: number;
+    wakeups: InboxWakeups;
+    empty?: boolean;
+    /**
+     * Writes entries posted for the session's writer (`event` items: an A2A push config set in another
+     * process); they are completed once it resolves. Without it they are left for the carrier that writes them.
+     */
+    onEvents?: (items: (InboxItem & { kind: 'event' })[]) => Promise<void>;
+  },
 ): () => void {
   if (!hasInbox(store)) return () => {};
   let stopped = false;
@@ -96,9 +106,18 @@ export function watchCancels(
     }
     looking = true;
     try {
-      const interrupts = (await store.readInbox(threadId)).filter(
+      const items = await store.readInbox(threadId);
+      const interrupts = items.filter(
         (item): item is InboxItem & { kind: 'interrupt' } => item.kind === 'interrupt',
       );
+      const events = options.onEvents
+        ? items.filter((item): item is InboxItem & { kind: 'event' } => item.kind === 'event')
+        : [];
+      let written: typeof events = [];
+      if (events.length > 0 && !stopped) {
+        await options.onEvents?.(events);
+        written = events;
+      }
       const mine = interrupts.filter((item) => {
         const named = runNamed(item.reason);
         return named === runId || (named === undefined && !first);
@@ -109,7 +128,7 @@ export function watchCancels(
         cancelled = true;
         onCancel(mine[0]!.reason ?? 'interrupted through the session inbox');
       }
-      const done = [...mine, ...stale].map((item) => item.seq);
+      const done = [...mine, ...stale, ...written].map((item) => item.seq);
       if (done.length > 0) await store.completeInbox(threadId, done);
     } catch {
       // the store failed this time: the next look tries again

@@ -2,11 +2,6 @@ import type { SessionStore, TranscriptEntry } from './session-imports.js';
 
 type Entries = Parameters<SessionStore['appendTranscript']>[1];
 
-/** A store that says the transcript's last seq without reading it (the file store). */
-interface LastSeqStore {
-  transcriptLastSeq(id: string): Promise<number>;
-}
-
 /** Entries waiting to go out with the session's next append through the view (see `hold`). */
 interface Held {
   entries: Entries;
@@ -19,20 +14,16 @@ interface Held {
  * Hears one session's transcript as it is written, with the seq numbers the store gives: a view of
  * the store that passes every call through and, for appends to `sessionId`, publishes the entries
  * once they are durable, stamped with their seqs, in order. The seqs are counted from `lastSeq`
- * (the transcript's last seq when the feed was made), which is exact while this view is the
- * session's only writer: the agent that holds its lease, and the server through this view. On a store
- * that says its last seq (the file store), each append is checked against it; once another process
- * has written to the session (an A2A push config set elsewhere), the feed publishes the store's own
- * entries, read back, from then on: theirs included, with the store's seqs.
+ * (the transcript's last seq when the feed was made), which is exact because this view is the
+ * session's only writer: the agent that holds its lease, and the server through this view (an entry
+ * another process has for the session comes through the session's inbox and is written here:
+ * run-cancel-inbox.ts).
  */
 export class TranscriptFeed {
   readonly store: SessionStore;
   #lastSeq: number;
   /** The seq of the last entry published. */
   #publishedSeq: number;
-  /** Another writer was seen: every append is published from the store's own entries. */
-  #fromStore = false;
-  readonly #checked: LastSeqStore | undefined;
   #published: Promise<void> = Promise.resolve();
   readonly #listeners = new Set<(entries: TranscriptEntry[]) => void>();
   #held: Held[] = [];
@@ -42,10 +33,6 @@ export class TranscriptFeed {
   constructor(inner: SessionStore, sessionId: string, lastSeq: number) {
     this.#lastSeq = lastSeq;
     this.#publishedSeq = lastSeq;
-    this.#checked =
-      typeof (inner as Partial<LastSeqStore>).transcriptLastSeq === 'function'
-        ? (inner as unknown as LastSeqStore)
-        : undefined;
     this.#inner = inner;
     this.#sessionId = sessionId;
     const append = (
@@ -63,11 +50,6 @@ export class TranscriptFeed {
         return typeof value === 'function' ? value.bind(target) : value;
       },
     });
-  }
-
-  /** Whether another process was seen writing to the session (the feed publishes the store's entries since). */
-  get sharedWriter(): boolean {
-    return this.#fromStore;
   }
 
   /** The seq of the last entry written through the feed (or found when it was made). */
@@ -97,6 +79,15 @@ export class TranscriptFeed {
     await this.#append([], undefined);
   }
 
+  /**
+   * Appends entries of the server's own (not the agent's) now: entries held to go before go out with
+   * them, those held `after` wait for the agent's next append (the turn's end is never durable before
+   * the rest point it is held behind).
+   */
+  append(entries: Entries): Promise<void> {
+    return this.#append(entries, undefined, false);
+  }
+
   /** Hears entries as they become durable; returns the function that stops listening. */
   listen(listener: (entries: TranscriptEntry[]) => void): () => void {
     this.#listeners.add(listener);
@@ -108,9 +99,14 @@ export class TranscriptFeed {
     await this.#published.catch(() => {});
   }
 
-  /** One append to the session, carrying the held entries; stamps and publishes them all once durable. */
-  #append(own: Entries, options: Parameters<SessionStore['appendTranscript']>[2]): Promise<void> {
-    const held = this.#held.splice(0);
+  /** One append to the session, carrying the held entries (without `after`: those before only); stamps and publishes them all once durable. */
+  #append(
+    own: Entries,
+    options: Parameters<SessionStore['appendTranscript']>[2],
+    withAfter = true,
+  ): Promise<void> {
+    const held = withAfter ? this.#held.splice(0) : this.#held.filter((h) => !h.after);
+    if (!withAfter) this.#held = this.#held.filter((h) => h.after);
     const before = held.filter((h) => !h.after);
     const after = held.filter((h) => h.after);
     const entries = [...before.flatMap((h) => h.entries), ...own, ...after.flatMap((h) => h.entries)];
@@ -126,24 +122,7 @@ export class TranscriptFeed {
     const stamped = entries.map((entry, i) => ({ at, ...entry, seq: first + i }) as TranscriptEntry);
     const publish = async () => {
       await done;
-      if (this.#checked && !this.#fromStore) {
-        // Every append counted so far is queued before this question, so the store's answer is the
-        // count unless someone else wrote.
-        const expected = this.#lastSeq;
-        const last = await this.#checked.transcriptLastSeq(this.#sessionId);
-        if (last !== expected) {
-          this.#fromStore = true;
-          this.#lastSeq += last - expected;
-        }
-      }
-      if (!this.#fromStore) {
-        this.#publish(stamped);
-        return;
-      }
-      const { entries: all } = await this.#inner.readTranscript(this.#sessionId);
-      const last = all.at(-1)?.seq ?? 0;
-      if (last > this.#lastSeq) this.#lastSeq = last;
-      this.#publish(all);
+      this.#publish(stamped);
     };
     this.#published = this.#published.then(publish, publish).catch(() => {});
     if (held.length > 0) {

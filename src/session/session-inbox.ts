@@ -13,7 +13,12 @@ export type InboxInput =
   /** The answer to a pending approval; a second answer to the same call is refused at the post. */
   | { kind: 'approval'; toolCallId: string; approved: boolean; always?: boolean; reason?: string }
   /** Stop the running turn. */
-  | { kind: 'interrupt'; reason?: string };
+  | { kind: 'interrupt'; reason?: string }
+  /**
+   * An event entry for the session's transcript, written by whichever process carries the session, so
+   * that a session has one writer (an A2A push config set in a process that does not run the turn).
+   */
+  | { kind: 'event'; event: string; data?: unknown };
 
 /** An input as the inbox keeps it: numbered per session in post order. */
 export type InboxItem = InboxInput & {

@@ -64,7 +64,13 @@ export async function carrySession(options: CarryOptions): Promise<string> {
       if (items.length === 0) break;
       const done: number[] = [];
       for (const [index, item] of items.entries()) {
-        if (!applied.has(item.seq)) {
+        if (item.kind === 'event') {
+          // An entry for the session's writer, which this worker is now (written again after a crash
+          // before its completion: such entries say the same twice).
+          await store.appendTranscript(id, [{ kind: 'event', event: item.event, data: item.data }], {
+            lease,
+          });
+        } else if (!applied.has(item.seq)) {
           apply(agent, item);
           applied.add(item.seq);
           // An interrupt posted after this item (and read with it) stops the turn the item starts.
@@ -174,7 +180,7 @@ class InboxWatch {
 }
 
 /** Applies one inbox item to a settled agent (what does not apply, such as an answer to a call no longer pending, is a no-op). */
-function apply(agent: Agent<unknown>, item: InboxItem): void {
+function apply(agent: Agent<unknown>, item: Exclude<InboxItem, { kind: 'event' }>): void {
   if (item.kind === 'message') {
     // A message while approvals wait ends that turn first, as typing a new message in the chat does.
     if (agent.state === 'WaitingApproval') agent.interrupt('a new message arrived');

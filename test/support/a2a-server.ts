@@ -1,6 +1,3 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { type AgentCard, SendMessageRequest, type StreamResponse } from '@a2a-js/sdk';
 import {
   type Client,
@@ -8,22 +5,11 @@ import {
   DefaultAgentCardResolver,
   JsonRpcTransportFactory,
 } from '@a2a-js/sdk/client';
-import { afterEach } from 'vitest';
-import { FileSessionStore } from '../../src/index.js';
+import type { FileSessionStore } from '../../src/index.js';
 import { type A2aServerOptions, type StartedA2aServer, startA2aServer } from '../../src/server/a2a/index.js';
-import { type Scenario, type ScriptedServer, startScriptedServer } from '../../src/testing/index.js';
-
-const open: { servers: StartedA2aServer[]; models: ScriptedServer[]; dirs: string[] } = {
-  servers: [],
-  models: [],
-  dirs: [],
-};
-
-afterEach(async () => {
-  await Promise.all(open.servers.splice(0).map((s) => s.close()));
-  await Promise.all(open.models.splice(0).map((s) => s.close()));
-  await Promise.all(open.dirs.splice(0).map((d) => rm(d, { recursive: true, force: true, maxRetries: 5 })));
-});
+import type { Scenario, ScriptedServer } from '../../src/testing/index.js';
+import { testDir } from './harness.js';
+import { closedAfterTest, serverBase } from './server-fixture.js';
 
 /** A scripted model, a file store in a temp folder and an A2A server on 127.0.0.1; all closed after the test. */
 export async function a2aServer(
@@ -36,26 +22,15 @@ export async function a2aServer(
   store: FileSessionStore;
   dir: string;
 }> {
-  const model = await startScriptedServer({ scenario });
-  open.models.push(model);
-  const dir = options.dir ?? (await mkdtemp(path.join(tmpdir(), 'a2a-')));
-  if (!options.dir) open.dirs.push(dir);
-  const store = new FileSessionStore({ dir });
-  const server = await startA2aServer({
-    agent: () => ({ instructions: 'You help.', loopControlTools: false }),
-    store,
-    runtime: { baseURL: model.url, apiKey: 'test-key' },
-    ...options,
-  });
-  open.servers.push(server);
+  const base = await serverBase(scenario, 'a2a-', options.dir);
+  const { model, store, dir } = base;
+  const server = closedAfterTest(await startA2aServer({ ...base.options, ...options }));
   return { url: server.url, server, model, store, dir };
 }
 
 /** A temp folder removed after the test. */
-export async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'a2a-'));
-  open.dirs.push(dir);
-  return dir;
+export function tempDir(): Promise<string> {
+  return testDir('a2a-');
 }
 
 export type Version = '1.0' | '0.3';

@@ -1,28 +1,15 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { HttpAgent, type Message } from '@ag-ui/client';
-import { afterEach, expect } from 'vitest';
-import { FileSessionStore } from '../../src/index.js';
+import { expect } from 'vitest';
+import type { FileSessionStore } from '../../src/index.js';
 import {
   type AgentServerOptions,
   type StartedAgentServer,
   startAgentServer,
 } from '../../src/server/index.js';
-import { type Scenario, type ScriptedServer, startScriptedServer } from '../../src/testing/index.js';
-
-const open: { servers: StartedAgentServer[]; models: ScriptedServer[]; dirs: string[] } = {
-  servers: [],
-  models: [],
-  dirs: [],
-};
-
-afterEach(async () => {
-  await Promise.all(open.servers.splice(0).map((s) => s.close()));
-  await Promise.all(open.models.splice(0).map((s) => s.close()));
-  await Promise.all(open.dirs.splice(0).map((d) => rm(d, { recursive: true, force: true, maxRetries: 5 })));
-});
+import type { Scenario, ScriptedServer } from '../../src/testing/index.js';
+import { closedAfterTest, serverBase } from './server-fixture.js';
 
 /** A scripted model, a file store in a temp folder and an AG-UI server on 127.0.0.1; all closed after the test. */
 export async function agUiServer(
@@ -36,18 +23,9 @@ export async function agUiServer(
   store: FileSessionStore;
   dir: string;
 }> {
-  const model = await startScriptedServer({ scenario });
-  open.models.push(model);
-  const dir = await mkdtemp(path.join(tmpdir(), 'agui-'));
-  open.dirs.push(dir);
-  const store = new FileSessionStore({ dir });
-  const server = await startAgentServer({
-    agent: () => ({ instructions: 'You help.', loopControlTools: false }),
-    store,
-    runtime: { baseURL: model.url, apiKey: 'test-key' },
-    ...options,
-  });
-  open.servers.push(server);
+  const base = await serverBase(scenario, 'agui-');
+  const { model, store, dir } = base;
+  const server = closedAfterTest(await startAgentServer({ ...base.options, ...options }));
   return { url: server.url, runs: `${server.url}/agents/default/runs`, server, model, store, dir };
 }
 

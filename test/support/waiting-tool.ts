@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { type ScriptedServer, startScriptedServer } from '../../src/testing/index.js';
 import { defineTool, type Tool } from '../../src/tools/define-tool.js';
+import { deferred } from './harness.js';
 
 /**
  * A scripted model that calls `wait_long` once, and that tool: it runs until its call is stopped
@@ -34,3 +35,38 @@ export async function waitingTurn(): Promise<{
   });
   return { server, tool, started: () => started, stoppedAt: () => stoppedAt };
 }
+
+/**
+ * The tool `wait_for_it`: it notes that it started and runs until the test releases it with its
+ * result (`release`), or until its call is stopped (`aborted`, and the call fails). For tests that act
+ * while a turn is in a tool call.
+ */
+export function gateTool() {
+  const started = deferred();
+  const release = deferred<string>();
+  const aborted = deferred();
+  const tool = defineTool({
+    name: 'wait_for_it',
+    description: 'waits',
+    parameters: z.object({}),
+    execute: async (_args, ctx) => {
+      started.resolve();
+      ctx.signal.addEventListener('abort', () => aborted.resolve());
+      return await Promise.race([
+        release.promise,
+        new Promise<string>((_, reject) =>
+          ctx.signal.addEventListener('abort', () => reject(new Error('aborted'))),
+        ),
+      ]);
+    },
+  });
+  return { tool, started, release, aborted };
+}
+
+/** A model that says it will check, calls `wait_for_it` (the {@link gateTool}), then answers "It is done.". */
+export const gateScenario = {
+  turns: [
+    { content: 'Let me check.', toolCalls: [{ name: 'wait_for_it', arguments: {} }] },
+    { content: 'It is done.' },
+  ],
+};

@@ -8,6 +8,7 @@ import {
 import { z } from 'zod';
 import { traceCarrierOf } from '../../telemetry/trace-parent.js';
 import { defineTool, type Tool } from '../../tools/define-tool.js';
+import { stateName } from './task-views.js';
 
 /** What `a2aAgentTool` takes. */
 export interface A2aAgentToolOptions {
@@ -135,7 +136,9 @@ export async function a2aAgentTool(options: A2aAgentToolOptions): Promise<Tool> 
             } else answer = text;
           } else if (payload?.$case === 'statusUpdate') {
             const state = stateName(payload.value.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED);
-            ctx.progress({ message: `${card.name}: ${state}`, data: { taskId, state } });
+            // A `working` update that says something: the remote agent's own tool's progress, passed on.
+            const said = state === 'working' ? partsText(payload.value.status?.message?.parts ?? []) : '';
+            ctx.progress({ message: `${card.name}: ${said || state}`, data: { taskId, state } });
           }
         }
       } finally {
@@ -176,8 +179,4 @@ function messageRequest(parts: Record<string, unknown>[], ids: { contextId?: str
 
 function partsText(parts: { content?: { $case: string; value: unknown } | undefined }[]): string {
   return parts.flatMap((p) => (p.content?.$case === 'text' ? [String(p.content.value)] : [])).join('');
-}
-
-function stateName(state: TaskState): string {
-  return (TaskState[state] ?? 'unknown').replace('TASK_STATE_', '').toLowerCase().replace('_', '-');
 }

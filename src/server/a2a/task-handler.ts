@@ -36,14 +36,20 @@ import {
   contextOfTask,
   INTERRUPTED_STATES,
   newTaskId,
-  TASK_PUSH_ENTRY,
   type TaskRecord,
   TERMINAL_STATES,
   tasksFromTranscript,
   withHistory,
 } from './task-entries.js';
 import { listTasks } from './task-list.js';
-import { checkPushUrl, type PushOptions, pushConfig, pushGiven, TaskPushNotifier } from './task-push.js';
+import {
+  checkPushUrl,
+  type PushOptions,
+  pushConfig,
+  pushGiven,
+  TaskPushNotifier,
+  writePushEntry,
+} from './task-push.js';
 import { followTask } from './task-subscribe.js';
 import { type ActiveTasks, startTaskTurn, type TaskListener } from './task-turn.js';
 import {
@@ -89,7 +95,7 @@ export class SessionTaskHandler implements A2ARequestHandler {
   constructor(options: TaskHandlerOptions) {
     this.#options = options;
     this.#wakeups = new InboxWakeups(options.store);
-    if (options.push) this.#notifier = new TaskPushNotifier(options.store);
+    if (options.push) this.#notifier = new TaskPushNotifier();
   }
 
   /** Stops watching the store's inbox (after the tasks carried here have ended). */
@@ -377,10 +383,9 @@ export class SessionTaskHandler implements A2ARequestHandler {
     return (await this.#record(taskId, context)).record.task;
   }
 
-  /** Appends a push entry: through the running turn's feed when this process carries the context. */
+  /** Writes a push entry by the session's one writer (task-push.ts). */
   async #append(contextId: string, data: Record<string, unknown>): Promise<void> {
-    const running = this.active.get(contextId);
-    const store = running ? running.feed.store : this.#options.store;
-    await store.appendTranscript(contextId, [{ kind: 'event', event: TASK_PUSH_ENTRY, data }]);
+    const { store, pollMs } = this.#options;
+    await writePushEntry(store, this.active.get(contextId)?.feed, contextId, data, pollMs);
   }
 }

@@ -2,15 +2,21 @@ import { randomUUID } from 'node:crypto';
 import type { StreamResponse } from '@a2a-js/sdk';
 import { type SendMessageRequest, TaskPushNotificationConfig } from '@a2a-js/sdk';
 import { createLegacyAwarePushNotificationSender } from '@a2a-js/sdk/compat/v0_3/server';
-import { PushNotificationNotSupportedError, RequestMalformedError } from '@a2a-js/sdk/errors';
+import {
+  PushNotificationNotSupportedError,
+  RequestMalformedError,
+  UnsupportedOperationError,
+} from '@a2a-js/sdk/errors';
 import type {
   PushNotificationSender,
   PushNotificationStore,
   ServerCallContext,
   StoredPushNotificationConfig,
 } from '@a2a-js/sdk/server';
+import { appendAsWriter } from '../entry-for-writer.js';
 import type { SessionStore } from '../session-imports.js';
-import { type TaskRecord, tasksFromTranscript } from './task-entries.js';
+import type { TranscriptFeed } from '../transcript-feed.js';
+import { TASK_PUSH_ENTRY, type TaskRecord } from './task-entries.js';
 import { endsStream } from './task-views.js';
 
 /** Where push notifications may go. */
@@ -77,19 +83,14 @@ export function pushGiven(
 }
 
 /**
- * Sends a turn's kept events to the task's push configs: those known when each event is kept, and
- * at the task's end those read again from the store (a config set in another process meanwhile).
+ * Sends a turn's kept events to the task's push configs known when each event is kept (a config set
+ * in another process comes through the session's inbox and is written by the carrier, so its record
+ * has it from then on).
  */
 export class TaskPushNotifier {
-  readonly #store: SessionStore;
   /** The records of the tasks being notified, for the sender's config lookups. */
   readonly #records = new Map<string, TaskRecord>();
-  readonly #sender: PushNotificationSender;
-
-  constructor(store: SessionStore) {
-    this.#store = store;
-    this.#sender = pushSender(this.#records);
-  }
+  readonly #sender: PushNotificationSender = pushSender(this.#records);
 
   /** The `onKept` of one turn (the call context: the protocol version the sender answers in). */
   forTurn(context: ServerCallContext): (event: StreamResponse, record: TaskRecord) => void {
@@ -98,11 +99,6 @@ export class TaskPushNotifier {
       const last = endsStream(event);
       this.#records.set(taskId, record);
       const send = async () => {
-        if (last) {
-          const { entries } = await this.#store.readTranscript(record.task.contextId);
-          const fresh = tasksFromTranscript(record.task.contextId, entries).get(taskId);
-          if (fresh) this.#records.set(taskId, { ...record, push: fresh.push });
-        }
         if ((this.#records.get(taskId)?.push.size ?? 0) > 0)
           await this.#sender.send(event, context, record.task);
       };
@@ -112,5 +108,38 @@ export class TaskPushNotifier {
           if (last) this.#records.delete(taskId);
         });
     };
+  }
+}
+
+/** How long a push config set for a task another process carries waits for that process to write it (ms). */
+const PUSH_WAIT_MS = 10_000;
+
+/**
+ * Writes a push entry (a config set, or deleted) by the session's one writer: through `feed`, the
+ * running turn's, when this process carries the context; else here under the session's lease when
+ * nobody carries it, or through the session's inbox by the process that does (entry-for-writer.ts).
+ */
+export async function writePushEntry(
+  store: SessionStore,
+  feed: TranscriptFeed | undefined,
+  contextId: string,
+  data: Record<string, unknown>,
+  pollMs: number,
+): Promise<void> {
+  if (feed) {
+    await feed.append([{ kind: 'event', event: TASK_PUSH_ENTRY, data }]);
+    return;
+  }
+  const entry = { event: TASK_PUSH_ENTRY, data };
+  const outcome = await appendAsWriter(store, contextId, entry, { pollMs, waitMs: PUSH_WAIT_MS });
+  if (outcome === 'no-inbox') {
+    throw new UnsupportedOperationError(
+      `context "${contextId}" is running in another process, and this store has no inbox to reach it through`,
+    );
+  }
+  if (outcome === 'not-taken') {
+    throw new UnsupportedOperationError(
+      `the process carrying context "${contextId}" did not take the push config in ${PUSH_WAIT_MS / 1000} s; nothing was changed`,
+    );
   }
 }

@@ -16,6 +16,7 @@ import {
   type TaskRecord,
 } from './task-entries.js';
 import { type ApprovalReply, agentMessageJson, textPart } from './task-messages.js';
+import { progressEvent } from './task-progress.js';
 import { notSignedInText, SignInWatch, signInParts } from './task-sign-in.js';
 
 /** A task (a turn) this process is carrying. */
@@ -156,9 +157,14 @@ export async function startTaskTurn(turn: TaskTurn, active: ActiveTasks): Promis
     throw error;
   }
   task.agent = agent;
-  // A cancel sent to another process sharing the store reaches this one through the session's inbox.
+  // A cancel sent to another process sharing the store reaches this one through the session's inbox,
+  // and so does a push config set there: this process writes it, the session's one writer.
   const stopCancels = turn.inbox
-    ? watchCancels(context.store, contextId, taskId, () => task.cancel(), turn.inbox)
+    ? watchCancels(context.store, contextId, taskId, () => task.cancel(), {
+        ...turn.inbox,
+        onEvents: (items) =>
+          feed.append(items.map((item) => ({ kind: 'event', event: item.event, data: item.data }))),
+      })
     : () => {};
   if (turn.kind !== 'new') {
     // The task's earlier entries, so that its record (history, push configs) is whole here.
@@ -273,22 +279,20 @@ export async function startTaskTurn(turn: TaskTurn, active: ActiveTasks): Promis
   }
 
   // The turn's end is held as it happens, to go out after the entries the agent writes at its rest
-  // point, in the same durable write (or on its own after them: `writeHeld` below). Once another
-  // process has written to the session, the end is appended on its own after the count is the store's.
+  // point, in the same durable write (or on its own after them: `writeHeld` below).
   let endTurn!: (end: TurnEnd) => void;
-  let endWritten = false;
   const ended = new Promise<TurnEnd>((resolve) => {
     endTurn = (end) => {
-      if (!feed.sharedWriter) {
-        endWritten = true;
-        const last = endEntries(end, agent, task.cancelled, scrub, status, taskId);
-        void feed.hold(last, { after: true, stamped: (seq) => (finalSeq = seq) });
-      }
+      const last = endEntries(end, agent, task.cancelled, scrub, status, taskId);
+      void feed.hold(last, { after: true, stamped: (seq) => (finalSeq = seq) });
       resolve(end);
     };
     const off = agent.on('*', (event: AgentEvent) => {
       if (event.type === 'content_chunk') {
         emit(chunkEvent(taskId, contextId, scrub(event.delta)), false);
+      } else if (event.type === 'tool_progress') {
+        // Live only, to the task's streaming callers (nothing is built when none listens).
+        if (listeners.size > 0) emit(progressEvent(taskId, contextId, event, scrub), false);
       } else if (event.type === 'state_change' && event.state === 'WaitingApproval') {
         off();
         endTurn({ reason: 'waiting', response: '' });
@@ -321,15 +325,9 @@ export async function startTaskTurn(turn: TaskTurn, active: ActiveTasks): Promis
           .send(turn.text, turn.traceParent ? { traceParent: turn.traceParent } : {})
           .catch((error: unknown) => agent.interrupt(String(error)));
       }
-      const end = await ended;
+      await ended;
       await agent.flush();
       await feed.writeHeld();
-      if (!endWritten) {
-        const last = endEntries(end, agent, task.cancelled, scrub, status, taskId);
-        await feed.settled(); // the count is the store's (another process wrote meanwhile)
-        finalSeq = feed.lastSeq + last.length;
-        await feed.store.appendTranscript(contextId, last);
-      }
       await feed.settled();
     } finally {
       stopCancels();

@@ -254,7 +254,9 @@ function inputProblem(value: unknown): string | undefined {
       return optionalString('reason') ? undefined : '"reason" is not a string';
     case 'interrupt':
       return optionalString('reason') ? undefined : '"reason" is not a string';
+    case 'event':
+      return typeof v.event === 'string' ? undefined : '"event" is not a string';
     default:
-      return `"kind" is ${JSON.stringify(v.kind) ?? 'missing'} (message, approval or interrupt)`;
+      return `"kind" is ${JSON.stringify(v.kind) ?? 'missing'} (message, approval, interrupt or event)`;
   }
 }

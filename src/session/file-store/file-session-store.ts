@@ -229,12 +229,6 @@ export class FileSessionStore implements SessionStore, SessionOwnership, Session
     return batch.done;
   }
 
-  /** The transcript's last `seq` after the writes queued before (read only if another process appended). */
-  async transcriptLastSeq(id: string): Promise<number> {
-    assertValidSessionId(id);
-    return this.enqueue(this.lane(id), () => this.lane(id).transcript.lastSeq());
-  }
-
   async readTranscript(id: string): Promise<TranscriptRead> {
     assertValidSessionId(id);
     await this.lanes.get(id)?.tail;
