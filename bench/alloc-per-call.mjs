@@ -75,7 +75,10 @@ try {
   const calls = await run(sessions);
   const { profile } = await session.post('HeapProfiler.stopSampling');
   session.disconnect();
-  if (calls !== sessions * CALLS_PER_SESSION) throw new Error(`expected ${sessions * CALLS_PER_SESSION} calls, made ${calls}`);
+  if (process.env.ALLOC_PROFILE_OUT)
+    (await import('node:fs')).writeFileSync(process.env.ALLOC_PROFILE_OUT, JSON.stringify(profile));
+  if (calls !== sessions * CALLS_PER_SESSION)
+    throw new Error(`expected ${sessions * CALLS_PER_SESSION} calls, made ${calls}`);
 
   const byFunction = new Map();
   const byFile = new Map();
@@ -88,7 +91,12 @@ try {
     if (size > 0) {
       total += size;
       const f = native ? parent.callFrame : node.callFrame;
-      const file = f.url ? f.url.replace(/^file:\/\//, '').replace(/^.*\/node_modules\//, 'node_modules/').replace(/^.*\/(dist|bench)\//, '$1/') : '(native)';
+      const file = f.url
+        ? f.url
+            .replace(/^file:\/\//, '')
+            .replace(/^.*\/node_modules\//, 'node_modules/')
+            .replace(/^.*\/(dist|bench)\//, '$1/')
+        : '(native)';
       const key = `${f.functionName || '(anonymous)'} ${file}:${f.lineNumber + 1}`;
       byFunction.set(key, (byFunction.get(key) ?? 0) + size);
       byFile.set(file, (byFile.get(file) ?? 0) + size);
@@ -98,18 +106,24 @@ try {
   walk(profile.head, undefined);
   if (values.json) {
     const perCall = (m) => Object.fromEntries([...m].map(([k, v]) => [k, v / calls / 1024]));
-    process.stdout.write(`${JSON.stringify({ harness: harnessName, calls, kibPerCall: total / calls / 1024, byFile: perCall(byFile), byFunction: perCall(byFunction) })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ harness: harnessName, calls, kibPerCall: total / calls / 1024, byFile: perCall(byFile), byFunction: perCall(byFunction) })}\n`,
+    );
     stopServer();
     process.exit(0);
   }
   const kib = (b) => (b / calls / 1024).toFixed(2);
   const mode = `${values.concurrent ? 'concurrent' : 'serial'}, ${values.stream ? 'streaming' : 'non-streaming'}`;
-  console.log(`${harnessName} (${mode}): ${calls} calls, ${kib(total)} KiB allocated per call (sampled, interval ${values.interval} B)`);
+  console.log(
+    `${harnessName} (${mode}): ${calls} calls, ${kib(total)} KiB allocated per call (sampled, interval ${values.interval} B)`,
+  );
   const top = Number(values.top);
   console.log('\nby file (KiB per call):');
-  for (const [k, v] of [...byFile].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`  ${kib(v).padStart(8)}  ${k}`);
+  for (const [k, v] of [...byFile].sort((a, b) => b[1] - a[1]).slice(0, top))
+    console.log(`  ${kib(v).padStart(8)}  ${k}`);
   console.log('\nby function (KiB per call):');
-  for (const [k, v] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`  ${kib(v).padStart(8)}  ${k}`);
+  for (const [k, v] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, top))
+    console.log(`  ${kib(v).padStart(8)}  ${k}`);
 } finally {
   stopServer();
 }

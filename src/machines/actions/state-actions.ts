@@ -2,6 +2,7 @@ import { type AnyActorRef, enqueueActions } from 'xstate';
 import type { AgentContext } from '../agent-context.js';
 import type { AgentStateName } from '../agent-states.js';
 import type { AgentEvent } from '../emitted-events.js';
+import { workCounts } from '../../work-counters.js';
 import { machineSetup } from '../machine-setup.js';
 import { event, hears } from '../turn-messages.js';
 
@@ -32,6 +33,7 @@ export const enterState = machineSetup.createAction(
   enqueueActions(({ enqueue, context, self }, params: unknown) => {
     const { state } = params as { state: AgentStateName };
     if (context.lastState === state) return;
+    workCounts.contextUpdates++;
     enqueue.assign(enteredState(enqueue as never, self, context, state));
   }),
 );
