@@ -1,8 +1,8 @@
 import { enqueueActions } from 'xstate';
 import type { CompactionRecord } from '../../prompt/compaction.js';
+import { workCounts } from '../../work-counters.js';
 import { CompactionFailedError, type CompactOutput } from '../actors/compact-conversation.js';
 import type { AgentContext } from '../agent-context.js';
-import { workCounts } from '../../work-counters.js';
 import { machineSetup } from '../machine-setup.js';
 import { usageAfter } from '../turn-limits.js';
 import { event } from '../turn-messages.js';

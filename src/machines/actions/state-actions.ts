@@ -1,8 +1,8 @@
 import { type AnyActorRef, enqueueActions } from 'xstate';
+import { workCounts } from '../../work-counters.js';
 import type { AgentContext } from '../agent-context.js';
 import type { AgentStateName } from '../agent-states.js';
 import type { AgentEvent } from '../emitted-events.js';
-import { workCounts } from '../../work-counters.js';
 import { machineSetup } from '../machine-setup.js';
 import { event, hears } from '../turn-messages.js';
 
