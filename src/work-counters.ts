@@ -13,10 +13,21 @@ export interface WorkCounts {
   events: number;
   /** Copies of a conversation's message array (an append in an assign, a request view made of it). */
   messageCopies: number;
+  /**
+   * Context updates the machine's per-call actions queue (`machines/actions/`: an assign, each a new
+   * context and a new snapshot of the machine, the largest per-step cost under many sessions at once).
+   */
+  contextUpdates: number;
 }
 
 /** The running counts (never reset by agentloop itself). */
-export const workCounts: WorkCounts = { serializations: 0, hashes: 0, events: 0, messageCopies: 0 };
+export const workCounts: WorkCounts = {
+  serializations: 0,
+  hashes: 0,
+  events: 0,
+  messageCopies: 0,
+  contextUpdates: 0,
+};
 
 /** The counts so far, as a copy (take one before and one after the work measured). */
 export function workSnapshot(): WorkCounts {

@@ -41,6 +41,7 @@ async function counted(work: () => Promise<void>): Promise<WorkCounts> {
     hashes: after.hashes - before.hashes,
     events: after.events - before.events,
     messageCopies: after.messageCopies - before.messageCopies,
+    contextUpdates: after.contextUpdates - before.contextUpdates,
   };
 }
 
@@ -74,6 +75,20 @@ async function turnWork(
 const APPENDS = 6;
 
 /**
+ * The context updates (XState assigns, each a new context and a new machine snapshot: under 1,000
+ * sessions at once what a call allocates is promoted, so each costs wall time, bench/README.md issue
+ * 37) the turn's actions make: the user message with the turn's fields (1), entering Thinking for the
+ * first call (1), each reply with tool calls, its runner spawned in the same update (2), each closed
+ * batch, entering Thinking for the next call in the same update (2), the answer (1), the turn's end
+ * (1) and entering Completed (1): 9. Before issue 37's cut, 11 (Thinking's entry updated the context
+ * again after each closed batch) and two more snapshots for the runners' `spawnChild`. A streamed call
+ * adds one per text delta (`streamDelta`): the answer's one delta here.
+ */
+function contextUpdates(stream: boolean): number {
+  return 9 + (stream ? 1 : 0);
+}
+
+/**
  * What hashing the 3 requests of the turn costs (src/llm/request-hash.ts), when something reads the
  * hash. Serializations: the body without its conversation, once per request (3); the tools array,
  * once per tools array (1); each message once (1 user message, then 2 new messages before each later
@@ -91,6 +106,7 @@ describe('the work of a model call, counted', () => {
         // `turn_end`: the agent settles `send()` on it. Nothing else is built.
         events: 1,
         messageCopies: APPENDS,
+        contextUpdates: contextUpdates(stream),
       });
     },
   );
@@ -120,6 +136,7 @@ describe('the work of a model call, counted', () => {
         // request's settings (tool schemas and all).
         events: seen.length + modelCalls,
         messageCopies: APPENDS,
+        contextUpdates: contextUpdates(stream),
       });
     },
   );
@@ -138,6 +155,7 @@ describe('the work of a model call, counted', () => {
         // The 3 `model_call` events the transcript records, and `turn_end`.
         events: 3 + 1,
         messageCopies: APPENDS,
+        contextUpdates: contextUpdates(stream),
       });
       const entries = (await store.readTranscript('work')).entries;
       const recorded = entries.filter((e) => e.kind === 'event' && e.event === 'model_call');

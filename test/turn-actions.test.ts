@@ -382,8 +382,14 @@ describe('timeoutFinalCall', () => {
       partial: '',
     });
     expect(next.batch.calls).toEqual([]);
+    // Thinking is entered again in the same update: the final call is counted and told why.
+    expect(next.iteration).toBe(context.iteration + 1);
+    expect(next.messages[3]).toMatchObject({ role: 'system', content: expect.stringMatching(/time limit/) });
+    expect(next.messages).toHaveLength(4);
     expect(probe.emitted).toEqual([
       expect.objectContaining({ type: 'limit_warning', limit: 'timeout', used: 4_000, max: 4_000 }),
+      expect.objectContaining({ type: 'state_change', state: 'Thinking', previous: 'Thinking' }),
+      expect.objectContaining({ type: 'iteration', iteration: context.iteration + 1 }),
     ]);
     // The warning says what happened: a UI shows it as it is.
     expect(probe.emitted[0]!.message).toMatch(/deadline/);
@@ -394,6 +400,7 @@ describe('timeoutFinalCall', () => {
     const next = probe.send({ type: 'GO' });
     expect(next.deadline).toBeNull();
     expect(probe.emitted[0]).toMatchObject({ used: 0, max: 0 });
-    expect(next.messages).toEqual([]);
+    // Nothing cut short: only the final call's note.
+    expect(next.messages).toEqual([expect.objectContaining({ role: 'system' })]);
   });
 });

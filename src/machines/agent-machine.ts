@@ -123,10 +123,12 @@ export const agentMachine = machineSetup
       },
       AwaitingInput: {
         entry: { type: 'enterState', params: { state: 'AwaitingInput' } },
-        on: { USER_MESSAGE: { target: 'Thinking', actions: 'startTurn' } },
+        on: { USER_MESSAGE: { target: 'Thinking', actions: ['startTurn', 'enterThinking'] } },
       },
+      // No entry action: every transition into Thinking enters it in its own actions (`enterThinking`
+      // last, or merged into the transition's one context update: `closeBatchWithRunner`,
+      // `timeoutFinalCall`), so the step before each model call makes one context update, not two.
       Thinking: {
-        entry: 'enterThinking',
         invoke: {
           id: 'callLlm',
           src: 'callLlm',
@@ -189,8 +191,9 @@ export const agentMachine = machineSetup
           WRITE_FAILED: { target: 'Error', actions: ['stopRunners', 'recordWriteFailure'] },
         },
       },
+      // No entry action either: the reply's update records entering it (`receiveReply` with `enters`),
+      // and the way in from WaitingApproval says so in its own actions.
       ExecutingTool: {
-        entry: { type: 'enterState', params: { state: 'ExecutingTool' } },
         on: {
           // The common end of a batch: the runner's done event answers its last call; recording it and
           // appending the results is one step. Every other way a batch completes goes through `always`.
@@ -204,12 +207,16 @@ export const agentMachine = machineSetup
         },
         always: [
           { guard: 'batchEndsTurn', target: 'Completed', actions: 'finishWithBreaker' },
-          { guard: 'batchComplete', target: 'Thinking', actions: 'appendResults' },
+          { guard: 'batchComplete', target: 'Thinking', actions: ['appendResults', 'enterThinking'] },
         ],
       },
       WaitingApproval: {
         entry: 'requestApproval',
-        always: { guard: 'noPending', target: 'ExecutingTool' },
+        always: {
+          guard: 'noPending',
+          target: 'ExecutingTool',
+          actions: { type: 'enterState', params: { state: 'ExecutingTool' } },
+        },
         on: {
           APPROVE: { guard: 'isPending', actions: 'approveCall' },
           REJECT: { guard: 'isPending', actions: 'rejectCall' },
@@ -220,11 +227,11 @@ export const agentMachine = machineSetup
       Completed: {
         entry: [{ type: 'enterState', params: { state: 'Completed' } }, 'emitTurnEnd'],
         on: {
-          USER_MESSAGE: { target: 'Thinking', actions: 'startTurn' },
+          USER_MESSAGE: { target: 'Thinking', actions: ['startTurn', 'enterThinking'] },
           EXTEND_LIMIT: {
             guard: 'endedAtIterationLimit',
             target: 'Thinking',
-            actions: ['extendLimit', 'continueTurn'],
+            actions: ['extendLimit', 'continueTurn', 'enterThinking'],
           },
           // The turn's last writes failed after it came to rest: it is not done, it failed.
           WRITE_FAILED: { target: 'Error', actions: 'recordWriteFailure' },
@@ -235,8 +242,12 @@ export const agentMachine = machineSetup
       Interrupted: {
         entry: [{ type: 'enterState', params: { state: 'Interrupted' } }, 'emitTurnEnd'],
         on: {
-          USER_MESSAGE: { target: 'Thinking', actions: 'startTurn' },
-          RESUME: { guard: 'canContinueTurn', target: 'Thinking', actions: 'continueTurn' },
+          USER_MESSAGE: { target: 'Thinking', actions: ['startTurn', 'enterThinking'] },
+          RESUME: {
+            guard: 'canContinueTurn',
+            target: 'Thinking',
+            actions: ['continueTurn', 'enterThinking'],
+          },
           WRITE_FAILED: { target: 'Error', actions: 'recordWriteFailure' },
           // A compaction asked for after the turn (agent.compact()) came back.
           COMPACTED: { actions: 'applyCompaction' },
@@ -245,8 +256,16 @@ export const agentMachine = machineSetup
       Error: {
         entry: [{ type: 'enterState', params: { state: 'Error' } }, 'emitError', 'emitTurnEnd'],
         on: {
-          USER_MESSAGE: { guard: 'isInitialized', target: 'Thinking', actions: 'startTurn' },
-          RESUME: { guard: 'canContinueTurn', target: 'Thinking', actions: 'continueTurn' },
+          USER_MESSAGE: {
+            guard: 'isInitialized',
+            target: 'Thinking',
+            actions: ['startTurn', 'enterThinking'],
+          },
+          RESUME: {
+            guard: 'canContinueTurn',
+            target: 'Thinking',
+            actions: ['continueTurn', 'enterThinking'],
+          },
           COMPACTED: { actions: 'applyCompaction' },
         },
       },
@@ -264,8 +283,8 @@ export const agentMachine = machineSetup
             compaction: context.compaction,
             instructions: null,
           }),
-          onDone: { target: 'Thinking', actions: 'finishCompaction' },
-          onError: { target: 'Thinking', actions: 'finishCompaction' },
+          onDone: { target: 'Thinking', actions: ['finishCompaction', 'enterThinking'] },
+          onError: { target: 'Thinking', actions: ['finishCompaction', 'enterThinking'] },
         },
         on: {
           // Nothing of the compaction is kept: the conversation is exactly as before.

@@ -69,8 +69,9 @@ export function checkLimitsAfterTools(context: AgentContext, results: ToolResult
 /** The iteration warning to give before an LLM call, once per turn, when the limit is near. */
 export function iterationWarning(
   context: AgentContext,
+  finalReason: AgentContext['finalReason'] = context.finalReason,
 ): { message: string; used: number; max: number } | null {
-  if (context.warned || context.finalReason) return null;
+  if (context.warned || finalReason) return null;
   const threshold = Math.ceil(context.maxIterations * context.limits.iterationWarningShare);
   const used = context.iteration; // calls made before this one
   if (used < threshold || used >= context.maxIterations) return null;

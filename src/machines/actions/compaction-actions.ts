@@ -1,5 +1,6 @@
 import { enqueueActions } from 'xstate';
 import type { CompactionRecord } from '../../prompt/compaction.js';
+import { workCounts } from '../../work-counters.js';
 import { CompactionFailedError, type CompactOutput } from '../actors/compact-conversation.js';
 import type { AgentContext } from '../agent-context.js';
 import { machineSetup } from '../machine-setup.js';
@@ -36,12 +37,14 @@ export const finishCompaction = machineSetup.createAction(
     const done = { compactedCall: context.iteration, ...(counted ? usageAfter(context, usage ?? null) : {}) };
     if (output) {
       const { record } = output;
+      workCounts.contextUpdates++;
       enqueue.assign({ ...done, compaction: record });
       enqueue.emit(compactedEvent(context, record));
       return;
     }
     // The message, not `reason`: the effect's wrapper redacts it (a server's error may echo a key).
     const reason = error instanceof Error ? error.message : String(error);
+    workCounts.contextUpdates++;
     enqueue.assign(done);
     enqueue.emit(
       event(context, 'limit_warning', {
@@ -61,10 +64,12 @@ export const applyCompaction = machineSetup.createAction(
     const usage = ev.record || ev.usage ? usageAfter(context, ev.usage ?? null) : {};
     const { record } = ev;
     if (record) {
+      workCounts.contextUpdates++;
       enqueue.assign({ ...usage, compaction: record });
       enqueue.emit(compactedEvent(context, record));
       return;
     }
+    workCounts.contextUpdates++;
     enqueue.assign(usage);
     enqueue.emit(
       event(context, 'limit_warning', {

@@ -1,4 +1,5 @@
 import { type AnyActorRef, enqueueActions } from 'xstate';
+import { workCounts } from '../../work-counters.js';
 import type { AgentContext } from '../agent-context.js';
 import type { AgentStateName } from '../agent-states.js';
 import type { AgentEvent } from '../emitted-events.js';
@@ -32,6 +33,7 @@ export const enterState = machineSetup.createAction(
   enqueueActions(({ enqueue, context, self }, params: unknown) => {
     const { state } = params as { state: AgentStateName };
     if (context.lastState === state) return;
+    workCounts.contextUpdates++;
     enqueue.assign(enteredState(enqueue as never, self, context, state));
   }),
 );

@@ -24,6 +24,7 @@ import { enteredState } from './state-actions.js';
 export const streamDelta = machineSetup.createAction(
   enqueueActions(({ enqueue, context, event: ev, self }) => {
     if (ev.type !== 'LLM.DELTA') return;
+    workCounts.contextUpdates++;
     enqueue.assign({ partial: context.partial + ev.delta });
     if (hears(self, 'content_chunk')) enqueue.emit(event(context, 'content_chunk', { delta: ev.delta }));
   }),
@@ -34,6 +35,7 @@ export const streamReset = machineSetup.createAction(
     if (ev.type !== 'LLM.RESET') return;
     // Calls started early from a discarded stream are stopped; the retried stream decides anew.
     for (const id of runnerIds(context.batch)) enqueue.stopChild(id);
+    workCounts.contextUpdates++;
     enqueue.assign({ partial: '', batch: EMPTY_BATCH });
     enqueue.emit(event(context, 'stream_reset', { reason: ev.reason, attempt: ev.attempt }));
   }),
@@ -72,6 +74,7 @@ export const startEarly = machineSetup.createAction(
     const runner = runnerIdFor([call]);
     enqueue.spawnChild('runTools', { id: runner, input: runInput(context, [call]) });
     // Kept in the batch so an interrupt before the stream ends still records and answers it.
+    workCounts.contextUpdates++;
     enqueue.assign({ batch: startRun(context.batch, [call], runner) });
     for (const start of startEvents(self, context, [call])) enqueue.emit(start);
   }),
@@ -129,14 +132,16 @@ export const recordAssistant = machineSetup.createAction(
   enqueueActions(({ enqueue, context, event: ev, self }) => {
     const output = (ev as unknown as { output: LlmCallOutput }).output;
     const next = replyFields(context, output);
-    enqueue.assign(next);
+    workCounts.contextUpdates++;
+    enqueue.assign(() => next);
     for (const e of replyEvents(self, context, output, next)) enqueue.emit(e);
   }),
 );
 
 /**
  * A reply with tool calls: recorded as by `recordAssistant`, and its calls that need no approval (and
- * did not start early) handed to one runner, in the same step and the same context update. With
+ * did not start early) handed to one runner, in the same step and the same context update (the runner
+ * is spawned by that update, not by a `spawnChild` of its own: each is a new snapshot). With
  * `{ enters }`, that update also records entering the target state (whose entry then has nothing to do).
  */
 export const receiveReply = machineSetup.createAction(
@@ -149,12 +154,19 @@ export const receiveReply = machineSetup.createAction(
       ...(enters ? enteredState(enqueue as never, self, context, enters) : {}),
     };
     const ready = readyCalls(next.batch);
-    if (ready.length > 0) {
+    if (ready.length === 0) {
+      workCounts.contextUpdates++;
+      enqueue.assign(() => next);
+    } else {
       const runner = runnerIdFor(ready);
-      enqueue.spawnChild('runTools', { id: runner, input: runInput(context, ready) });
+      const input = runInput(context, ready);
       next.batch = startRun(next.batch, ready, runner);
+      workCounts.contextUpdates++;
+      enqueue.assign(({ spawn }) => {
+        spawn('runTools', { id: runner, input });
+        return next;
+      });
     }
-    enqueue.assign(next);
     for (const e of replyEvents(self, context, output, next)) enqueue.emit(e);
     for (const start of startEvents(self, context, ready)) enqueue.emit(start);
   }),

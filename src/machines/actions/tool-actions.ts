@@ -24,6 +24,7 @@ import {
 import { checkLimitsAfterTools } from '../turn-limits.js';
 import { event, hears, runInput, startEvents } from '../turn-messages.js';
 import { enteredState } from './state-actions.js';
+import { enteredThinking } from './turn-actions.js';
 
 // Actions for tool calls: dispatching batches, approvals, results as they arrive, appending them.
 
@@ -31,6 +32,7 @@ import { enteredState } from './state-actions.js';
 export const requestApproval = machineSetup.createAction(
   enqueueActions(({ enqueue, context, event: ev, self }) => {
     const at = (ev as { output?: { at?: number } }).output?.at ?? null;
+    workCounts.contextUpdates++;
     enqueue.assign({ pausedAt: at, ...enteredState(enqueue as never, self, context, 'WaitingApproval') });
     enqueue.emit(event(context, 'approval_requested', { pending: pendingApprovals(context.batch) }));
   }),
@@ -59,6 +61,7 @@ export const approveCall = machineSetup.createAction(
     const runner = runnerIdFor(approved);
     batch = startRun(batch, approved, runner);
     enqueue.spawnChild('runTools', { id: runner, input: runInput(context, approved) });
+    workCounts.contextUpdates++;
     enqueue.assign({
       batch,
       ...(ev.always && !context.alwaysAllowed.includes(first.name)
@@ -87,6 +90,7 @@ export const rejectCall = machineSetup.createAction(
       durationMs: 0,
     };
     const batch = answerApproval(context.batch, call.id, result);
+    workCounts.contextUpdates++;
     enqueue.assign({ batch, ...resumedClock(context, batch, ev.at) });
     enqueue.emit(
       event(context, 'approval_resolved', {
@@ -124,6 +128,7 @@ export const toolFinished = machineSetup.createAction(
     const { batch, accepted } = acceptResults(context.batch, [ev.result]);
     if (accepted.length === 0) return;
     const plan = planChange(context, accepted);
+    workCounts.contextUpdates++;
     enqueue.assign({ batch, ...plan.fields });
     for (const end of endEvents(self, context, accepted)) enqueue.emit(end);
     if (plan.updated) enqueue.emit(event(context, 'plan_updated', { plan: plan.updated }));
@@ -161,6 +166,7 @@ export const runnerDone = machineSetup.createAction(
     // A finished child stays in the snapshot's children (and every saved snapshot) until stopped.
     enqueue.stopChild(runner);
     const plan = planChange(context, accepted);
+    workCounts.contextUpdates++;
     enqueue.assign({ batch, ...plan.fields });
     for (const end of endEvents(self, context, accepted)) enqueue.emit(end);
     if (plan.updated) enqueue.emit(event(context, 'plan_updated', { plan: plan.updated }));
@@ -192,12 +198,16 @@ function closedBatch(context: AgentContext, batch: ToolBatch) {
 export const appendResults = machineSetup.createAction(
   enqueueActions(({ enqueue, context }) => {
     const { fields, notes } = closedBatch(context, context.batch);
+    workCounts.contextUpdates++;
     enqueue.assign(fields);
     for (const note of notes) enqueue.emit(event(context, 'limit_warning', note));
   }),
 );
 
-/** `runnerDone` and `appendResults` in one context update, when the runner's results complete the batch. */
+/**
+ * `runnerDone` and `appendResults` in one context update, when the runner's results complete the
+ * batch; the update also enters Thinking (`enteredThinking`, whose entry then has nothing to do).
+ */
 export const closeBatchWithRunner = machineSetup.createAction(
   enqueueActions(({ enqueue, context, event: ev, self }) => {
     const { runner, results } = runnerResults(context.batch, ev);
@@ -205,10 +215,14 @@ export const closeBatchWithRunner = machineSetup.createAction(
     const { fields, notes } = closedBatch(context, batch);
     const plan = planChange(context, accepted);
     enqueue.stopChild(runner);
-    enqueue.assign({ ...fields, ...plan.fields });
+    const closed = { ...fields, ...plan.fields };
     for (const end of endEvents(self, context, accepted)) enqueue.emit(end);
     if (plan.updated) enqueue.emit(event(context, 'plan_updated', { plan: plan.updated }));
     for (const note of notes) enqueue.emit(event(context, 'limit_warning', note));
+    // Entering Thinking: its events come after the batch's, as they did from its entry action.
+    const next = { ...closed, ...enteredThinking(enqueue as never, self, context, closed) };
+    workCounts.contextUpdates++;
+    enqueue.assign(() => next);
   }),
 );
 

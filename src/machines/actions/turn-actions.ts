@@ -1,10 +1,10 @@
-import { assign, emit, enqueueActions } from 'xstate';
+import { type AnyActorRef, assign, emit, enqueueActions } from 'xstate';
 import { DEFAULTS } from '../../defaults.js';
 import type { Message } from '../../llm/message.js';
 import { workCounts } from '../../work-counters.js';
 import type { LlmCallOutput } from '../actors/call-llm.js';
 import { type AgentContext, deadlineFrom, endedTurnFields, newTurnFields } from '../agent-context.js';
-import type { TerminateReason } from '../emitted-events.js';
+import type { AgentEvent, TerminateReason } from '../emitted-events.js';
 import { machineSetup } from '../machine-setup.js';
 import {
   answerAll,
@@ -28,7 +28,8 @@ export const startTurn = machineSetup.createAction(
       messages: context.messages.concat([{ role: 'user', content: ev.text }]),
       ...newTurnFields(context, context.turn + 1, ev.at),
     };
-    enqueue.assign(next);
+    workCounts.contextUpdates++;
+    enqueue.assign(() => next);
     if (hears(self, 'turn_start'))
       enqueue.emit(
         event({ ...context, turn: next.turn, iteration: next.iteration }, 'turn_start', { input: ev.text }),
@@ -48,37 +49,56 @@ export const continueTurn = machineSetup.createAction(
 
 /**
  * Entering Thinking, before each model call: the iteration is counted, the model is warned when the
- * limit is near, and told why tools are off when this is the final call. One context update.
+ * limit is near, and told why tools are off when this is the final call. Returns the fields for the
+ * context update of the step that enters (its events are queued on `enqueue`): a transition into
+ * Thinking that updates the context anyway (`closeBatchWithRunner`, `timeoutFinalCall`) merges them
+ * into its own update; the others end with `enterThinking`. Every context update is a new snapshot
+ * (bench/README.md, issue 37). `messages` and `finalReason` are the values after the transition's own
+ * update (the other fields it reads are not changed by one).
+ */
+export function enteredThinking(
+  enqueue: { emit(event: AgentEvent): void },
+  self: AnyActorRef,
+  context: AgentContext,
+  current: Pick<AgentContext, 'messages' | 'finalReason'> = context,
+): Partial<AgentContext> {
+  const entered = enteredState(enqueue, self, context, 'Thinking');
+  // Back from compacting for this model call: it was counted (and warned about) on the way in.
+  if (context.lastState === 'Compacting') return { ...entered, partial: '' };
+  const { finalReason } = current;
+  const warning = iterationWarning(context, finalReason);
+  const notes: Message[] = [];
+  if (warning) {
+    notes.push({ role: 'system', content: warning.message });
+    enqueue.emit(event(context, 'limit_warning', { limit: 'max_iterations', ...warning }));
+  }
+  if (finalReason) notes.push(finalCallNote(finalReason));
+  // Usually no note: the context keeps its array, and a note costs one copy, not one per note.
+  if (notes.length > 0) workCounts.messageCopies++;
+  const messages = notes.length > 0 ? current.messages.concat(notes) : current.messages;
+  const iteration = context.iteration + 1;
+  if (hears(self, 'iteration')) {
+    enqueue.emit(event({ ...context, iteration }, 'iteration', { maxIterations: context.maxIterations }));
+  }
+  return {
+    ...entered,
+    messages,
+    iteration,
+    warned: context.warned || warning !== null,
+    partial: '',
+  };
+}
+
+/**
+ * Entering Thinking, as the last action of a transition into it that has no context update to merge
+ * `enteredThinking` into (Thinking has no entry action: the step before each model call, which closes a
+ * tool batch, would pay for two context updates).
  */
 export const enterThinking = machineSetup.createAction(
   enqueueActions(({ enqueue, context, self }) => {
-    const entered = enteredState(enqueue as never, self, context, 'Thinking');
-    // Back from compacting for this model call: it was counted (and warned about) on the way in.
-    if (context.lastState === 'Compacting') {
-      enqueue.assign({ ...entered, partial: '' });
-      return;
-    }
-    const warning = iterationWarning(context);
-    const notes: Message[] = [];
-    if (warning) {
-      notes.push({ role: 'system', content: warning.message });
-      enqueue.emit(event(context, 'limit_warning', { limit: 'max_iterations', ...warning }));
-    }
-    if (context.finalReason) notes.push(finalCallNote(context.finalReason));
-    // Usually no note: the context keeps its array, and a note costs one copy, not one per note.
-    if (notes.length > 0) workCounts.messageCopies++;
-    const messages = notes.length > 0 ? context.messages.concat(notes) : context.messages;
-    const iteration = context.iteration + 1;
-    enqueue.assign({
-      ...entered,
-      messages,
-      iteration,
-      warned: context.warned || warning !== null,
-      partial: '',
-    });
-    if (hears(self, 'iteration')) {
-      enqueue.emit(event({ ...context, iteration }, 'iteration', { maxIterations: context.maxIterations }));
-    }
+    const fields = enteredThinking(enqueue as never, self, context);
+    workCounts.contextUpdates++;
+    enqueue.assign(() => fields);
   }),
 );
 
@@ -96,9 +116,10 @@ export const finishWithBreaker = machineSetup.createAction(
 );
 
 export const finishWithAnswer = machineSetup.createAction(
-  assign(({ context }) => ({
-    terminateReason: context.finalReason ?? ('completed' as TerminateReason),
-  })),
+  assign(({ context }) => {
+    workCounts.contextUpdates++;
+    return { terminateReason: context.finalReason ?? ('completed' as TerminateReason) };
+  }),
 );
 
 /**
@@ -189,6 +210,7 @@ export const extendLimit = machineSetup.createAction(
   enqueueActions(({ enqueue, context, event: ev }) => {
     if (ev.type !== 'EXTEND_LIMIT') return;
     const by = Math.max(1, Math.floor(ev.by ?? DEFAULTS.extendIterationsBy));
+    workCounts.contextUpdates++;
     enqueue.assign({ maxIterations: context.maxIterations + by, warned: false });
   }),
 );
@@ -198,19 +220,19 @@ export const extendLimit = machineSetup.createAction(
  * answered, and the model gets one final call without tools, with a grace period past the deadline.
  */
 export const timeoutFinalCall = machineSetup.createAction(
-  enqueueActions(({ enqueue, context }) => {
+  enqueueActions(({ enqueue, context, self }) => {
     for (const id of runnerIds(context.batch)) enqueue.stopChild(id);
-    enqueue.assign({
+    const fields = {
       messages: endTurnEarly(
         context,
         '[cut short by the deadline]',
         "Error: stopped: the turn's deadline passed.",
       ),
-      finalReason: 'timeout',
+      finalReason: 'timeout' as TerminateReason,
       deadline: context.deadline === null ? null : context.deadline + DEFAULTS.finalAnswerGraceMs,
       batch: EMPTY_BATCH,
       partial: '',
-    });
+    };
     enqueue.emit(
       event(context, 'limit_warning', {
         limit: 'timeout',
@@ -219,5 +241,9 @@ export const timeoutFinalCall = machineSetup.createAction(
         max: context.limits.timeoutMs ?? 0,
       }),
     );
+    // Thinking is entered again, in this update.
+    const next = { ...fields, ...enteredThinking(enqueue, self, context, fields) };
+    workCounts.contextUpdates++;
+    enqueue.assign(() => next);
   }),
 );
