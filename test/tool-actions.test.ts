@@ -442,6 +442,9 @@ describe('a complete batch', () => {
       ['tool_call_end', 'p'],
       ['plan_updated', undefined],
       ['limit_warning', 'consecutive_errors'],
+      // The same update enters Thinking (no entry action of its own: one context copy fewer a call).
+      ['state_change', undefined],
+      ['iteration', undefined],
     ]);
     expect(probe.emitted[2]!.plan).toEqual(plan);
   });
@@ -458,7 +461,8 @@ describe('a complete batch', () => {
     });
     expect(next.messages).toEqual([{ role: 'tool', tool_call_id: 'a', content: 'a ok' }]);
     expect(next.plan).toBeNull();
-    expect(probe.emitted.map((e) => e.type)).toEqual(['tool_call_end']);
+    expect(probe.emitted.map((e) => e.type)).toEqual(['tool_call_end', 'state_change', 'iteration']);
+    expect(probe.emitted[1]!.state).toBe('Thinking');
   });
 });
 
