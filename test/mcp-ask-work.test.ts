@@ -8,31 +8,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { createAgent, defineTool, MemorySessionStore } from '../src/index.js';
+import { createAgent, MemorySessionStore } from '../src/index.js';
 import { createMcpServer } from '../src/server/mcp/index.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
 import { workSnapshot } from '../src/work-counters.js';
-
-// It reports progress as it runs (a `tool_progress` event for whoever listens).
-const echo = defineTool({
-  name: 'echo',
-  description: 'echoes',
-  parameters: z.object({ text: z.string() }),
-  execute: ({ text }, ctx) => {
-    ctx.progress({ message: `echoing ${text}`, progress: 1, total: 1 });
-    return `echo: ${text}`;
-  },
-});
-
-/** Two model calls that each ask for one echo call, then the answer: 3 model calls, 2 tool calls. */
-const scenario = {
-  turns: [
-    { toolCalls: [{ name: 'echo', arguments: { text: 'a' } }] },
-    { toolCalls: [{ name: 'echo', arguments: { text: 'b' } }] },
-    { content: 'done' },
-  ],
-};
+import { echoTwiceScenario, progressEcho } from './support/progress-echo.js';
 
 const open: { models: ScriptedServer[]; clients: Client[] } = { models: [], clients: [] };
 afterEach(async () => {
@@ -42,11 +22,16 @@ afterEach(async () => {
 
 /** One `ask_echoer` call on a new session; the events built while it ran, and what progress it got. */
 async function askWork(withProgress: boolean): Promise<{ events: number; progress: string[] }> {
-  const model = await startScriptedServer({ scenario });
+  const model = await startScriptedServer({ scenario: echoTwiceScenario });
   open.models.push(model);
   const server = createMcpServer({
     name: 'echoer',
-    agent: () => ({ instructions: 'You echo.', tools: [echo], baseURL: model.url, apiKey: 'test-key' }),
+    agent: () => ({
+      instructions: 'You echo.',
+      tools: [progressEcho],
+      baseURL: model.url,
+      apiKey: 'test-key',
+    }),
     store: new MemorySessionStore(),
   });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
@@ -69,12 +54,12 @@ async function askWork(withProgress: boolean): Promise<{ events: number; progres
 
 /** The same turn through `agent.send()` on a new agent and session of a store: the events built. */
 async function directWork(): Promise<number> {
-  const model = await startScriptedServer({ scenario });
+  const model = await startScriptedServer({ scenario: echoTwiceScenario });
   open.models.push(model);
   const before = workSnapshot().events;
   const agent = createAgent({
     instructions: 'You echo.',
-    tools: [echo],
+    tools: [progressEcho],
     baseURL: model.url,
     apiKey: 'test-key',
     store: new MemorySessionStore(),

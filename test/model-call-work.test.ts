@@ -6,30 +6,10 @@
  * with the reason next to them (issue 37; timed figures are in bench/README.md).
  */
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { defineTool, MemorySessionStore } from '../src/index.js';
+import { MemorySessionStore } from '../src/index.js';
 import { type WorkCounts, workSnapshot } from '../src/work-counters.js';
 import { agentAt, serve } from './support/harness.js';
-
-// It reports progress as it runs: a `tool_progress` event for a listener, nothing built for nobody.
-const echo = defineTool({
-  name: 'echo',
-  description: 'echoes',
-  parameters: z.object({ text: z.string() }),
-  execute: ({ text }, ctx) => {
-    ctx.progress({ message: `echoing ${text}`, progress: 1, total: 1 });
-    return `echo: ${text}`;
-  },
-});
-
-/** One turn: two model calls that each ask for one tool call, then the answer (3 model calls). */
-const scenario = {
-  turns: [
-    { toolCalls: [{ name: 'echo', arguments: { text: 'a' } }] },
-    { toolCalls: [{ name: 'echo', arguments: { text: 'b' } }] },
-    { content: 'done' },
-  ],
-};
+import { echoTwiceScenario, progressEcho } from './support/progress-echo.js';
 
 /** What the counters moved by while `work` ran. */
 async function counted(work: () => Promise<void>): Promise<WorkCounts> {
@@ -52,8 +32,8 @@ async function turnWork(
   listen?: (agent: ReturnType<typeof agentAt>) => void,
   onStart?: () => void,
 ): Promise<WorkCounts> {
-  const server = await serve(scenario);
-  const agent = agentAt(server, { tools: [echo], stream, ...options });
+  const server = await serve(echoTwiceScenario);
+  const agent = agentAt(server, { tools: [progressEcho], stream, ...options });
   listen?.(agent);
   await agent.ready();
   let result: Awaited<ReturnType<typeof agent.send>> | undefined;
