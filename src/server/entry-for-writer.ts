@@ -63,7 +63,7 @@ export async function appendAsWriter(
   if (await holding((lease) => store.appendTranscript(sessionId, [input], { lease }))) return 'written';
   if (!hasInbox(store)) return 'no-inbox';
   const from = (await store.readTranscript(sessionId)).entries.at(-1)?.seq ?? 0;
-  const item = await store.postInbox(sessionId, { kind: 'event', event: entry.event, data: entry.data });
+  const item = await store.postInbox(sessionId, input);
   if (!item) return 'not-taken';
   const written = async () =>
     (await store.readTranscript(sessionId)).entries.some(
