@@ -1,24 +1,9 @@
-// Where an `ask_<agent>` turn's MCP-only work goes (issue 35), layer by layer, in one process (no
-// pipes, no other process to wait for, so the CPU figures hold up on a loaded machine):
-//   direct    `agent.send()` on a new agent and a new session of a MemorySessionStore (as in mcp-server.mjs)
-//   runAsk    the tool's own code without the MCP SDK: `runAsk` (session, agent, turn, result building)
-//   handler   the server's `tools/call` handler as the SDK's Protocol calls it (the request schema
-//             checks, the tool's input and output checks, the result check), without a transport
-//   inmemory  the SDK's `Client` calling `ask_bench` over its `InMemoryTransport` (both sides' message
-//             checks; no JSON, no pipe)
-//   stdio-json  handler + what the stdio transports add on both sides per call: the request and the
-//             response each JSON.stringify'd, JSON.parse'd and checked by `JSONRPCMessageSchema`
-// and, after the rounds, each SDK check on the real messages of one call (µs a call, medians).
-// Variants interleave round by round; CPU is this process's main thread's (the scripted model runs
-// in a child).
-//
-//   npm run build && node bench/mcp-server-layers.mjs [--turns=200] [--rounds=7] [--warmup=50]
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { OpenAI } from './lib/root-deps.mjs';
+import { serveScriptedModel, spawnScriptedModel } from './lib/scripted-model-child.mjs';
 import { FINAL_ANSWER, MODEL, SYSTEM_PROMPT } from './lib/task.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -35,18 +20,7 @@ const args = Object.fromEntries(
 const QUESTION = 'Summarise the ten documents in one sentence.';
 
 if (args.role === 'model') {
-  const { startScriptedServer } = await import(pathToFileURL(path.join(dist, 'testing', 'index.js')).href);
-  const server = await startScriptedServer({
-    respond: () => ({ content: FINAL_ANSWER }),
-    record: false,
-    keepAliveTimeoutMs: 120_000,
-  });
-  process.stdout.write(`${server.url}\n`);
-  process.stdin.on('end', async () => {
-    await server.close();
-    process.exit(0);
-  });
-  process.stdin.resume();
+  await serveScriptedModel();
 } else {
   await main();
 }
@@ -65,16 +39,8 @@ async function main() {
   const { InMemoryTransport } = await import(sdk('inMemory.js'));
   const types = await import(sdk('types.js'));
 
-  const model = spawn(process.execPath, [fileURLToPath(import.meta.url), '--role=model'], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  const baseURL = await new Promise((resolve) => {
-    let buffer = '';
-    model.stdout.on('data', (d) => {
-      buffer += d;
-      if (buffer.includes('\n')) resolve(buffer.slice(0, buffer.indexOf('\n')));
-    });
-  });
+  const model = await spawnScriptedModel(fileURLToPath(import.meta.url));
+  const baseURL = model.baseURL;
   const options = {
     client: new OpenAI({ baseURL, apiKey: 'bench', maxRetries: 0 }),
     model: MODEL,
@@ -200,7 +166,7 @@ async function main() {
   }
   await client.close();
   await inMemoryServer.close();
-  model.stdin.end();
+  model.stop();
 
   // Each SDK check of one call on its real messages, µs a call (median of 15 batches of 200).
   const response = JSON.parse(lastResponseLine);

@@ -1,27 +1,10 @@
-// What serving an agent over MCP costs a text turn (issue 35): the same one-model-call turn through
-//   direct  `agent.send()` in this process: a new agent a turn, on a MemorySessionStore (new session)
-//   bare    `agent.send()` in this process without a store (no session handling at all)
-//   mcp     the MCP SDK's own client calling `ask_bench` over stdio: a child process running
-//           `createMcpServer` (dist/) with the same agent options and a MemorySessionStore, a new
-//           session a call (what `agentloop mcp serve` does, without the bundle and the file store)
-//   rtt     (only with --variants=...,rtt) an MCP call of a tool that does nothing: the stdio round
-//           trip and both sides' SDK work alone
-// interleaved round by round in one run. The scripted model (one text answer, no latency) runs in its
-// own child process, so its CPU never counts. Target: mcp <= 1.3x direct (wall per turn, medians).
-// CPU is per process (this one, plus the MCP server's for mcp) and per main thread (Linux schedstat:
-// V8's compiler and GC threads, whose work swings by a millisecond a turn between rounds, left out).
-//
-//   npm run build && node bench/mcp-server.mjs [--turns=100] [--rounds=7] [--warmup=30] [--variants=direct,bare,mcp]
-//   BENCH_PROF=<dir>          a V8 CPU profile of the MCP server process (node bench/lib/profile-summary.mjs)
-//   BENCH_MARKS=1             each round's CLOCK_MONOTONIC window on stderr, to cut a `perf record -k mono` to it
-//   BENCH_NODE_FLAGS=<flags>  node flags for the MCP server process (`--perf-basic-prof` for perf's JS names)
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { OpenAI } from './lib/root-deps.mjs';
+import { serveScriptedModel, spawnScriptedModel } from './lib/scripted-model-child.mjs';
 import { FINAL_ANSWER, MODEL, SYSTEM_PROMPT } from './lib/task.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -58,19 +41,7 @@ function agentOptions(baseURL) {
 }
 
 if (args.role === 'model') {
-  // Child: the scripted model, one text answer to anything.
-  const { startScriptedServer } = await import(pathToFileURL(path.join(dist, 'testing', 'index.js')).href);
-  const server = await startScriptedServer({
-    respond: () => ({ content: FINAL_ANSWER }),
-    record: false,
-    keepAliveTimeoutMs: 120_000,
-  });
-  process.stdout.write(`${server.url}\n`);
-  process.stdin.on('end', async () => {
-    await server.close();
-    process.exit(0);
-  });
-  process.stdin.resume();
+  await serveScriptedModel();
 } else if (args.role === 'mcp') {
   // Child: the agent as an MCP server over stdio.
   const { createMcpServer } = await import(pathToFileURL(path.join(dist, 'server', 'mcp', 'index.js')).href);
@@ -96,16 +67,8 @@ async function main() {
   const { Client } = await import(sdk('client/index.js'));
   const { StdioClientTransport } = await import(sdk('client/stdio.js'));
 
-  const model = spawn(process.execPath, [fileURLToPath(import.meta.url), '--role=model'], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  const baseURL = await new Promise((resolve) => {
-    let buffer = '';
-    model.stdout.on('data', (d) => {
-      buffer += d;
-      if (buffer.includes('\n')) resolve(buffer.slice(0, buffer.indexOf('\n')));
-    });
-  });
+  const model = await spawnScriptedModel(fileURLToPath(import.meta.url));
+  const baseURL = model.baseURL;
 
   const options = agentOptions(baseURL);
   const store = new MemorySessionStore();
@@ -199,7 +162,7 @@ async function main() {
     }
   }
   await client.close();
-  model.stdin.end();
+  model.stop();
 
   const median = (xs) => {
     const s = [...xs].sort((a, b) => a - b);
