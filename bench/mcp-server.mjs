@@ -46,6 +46,9 @@ if (args.role === 'model') {
   // Child: the agent as an MCP server over stdio.
   const { createMcpServer } = await import(pathToFileURL(path.join(dist, 'server', 'mcp', 'index.js')).href);
   const { MemorySessionStore } = await import(pathToFileURL(path.join(dist, 'index.js')).href);
+  const { McpStdioServerTransport } = await import(
+    pathToFileURL(path.join(dist, 'server', 'mcp', 'index.js')).href
+  );
   const { StdioServerTransport } = await import(sdk('server/stdio.js'));
   const options = agentOptions(args['base-url']);
   const server = createMcpServer({ name: 'bench', agent: () => options, store: new MemorySessionStore() });
@@ -54,7 +57,8 @@ if (args.role === 'model') {
     const { user, system } = process.cpuUsage();
     return { content: [{ type: 'text', text: `${user + system} ${mainThreadCpu()}` }] };
   });
-  await server.connect(new StdioServerTransport());
+  // --transport=sdk: the SDK's StdioServerTransport (the `mcpsdk` variant); else agentloop's, as `agentloop mcp serve` runs.
+  await server.connect(args.transport === 'sdk' ? new StdioServerTransport() : new McpStdioServerTransport());
 } else {
   await main();
 }
@@ -84,35 +88,39 @@ async function main() {
     agent.stop();
     if (!result.success) throw new Error(`bare turn failed: ${result.error ?? result.terminateReason}`);
   };
-  const client = new Client({ name: 'bench', version: '1' });
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      // BENCH_PROF=<dir>: a CPU profile of the MCP server process (node --cpu-prof).
-      // BENCH_NODE_FLAGS: more node flags for it (`--perf-basic-prof` for `perf record`; the SDK's
-      // transport passes the child no NODE_OPTIONS).
-      args: [
-        ...(process.env.BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`] : []),
-        ...(process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(' ') : []),
-        fileURLToPath(import.meta.url),
-        '--role=mcp',
-        `--base-url=${baseURL}`,
-      ],
-      stderr: 'inherit',
-    }),
-  );
-  const mcp = async () => {
-    const result = await client.callTool({ name: 'ask_bench', arguments: { message: QUESTION } });
-    if (result.isError || result.structuredContent?.response !== FINAL_ANSWER) {
-      throw new Error(`mcp turn failed: ${JSON.stringify(result.content)}`);
-    }
-  };
-
-  /** The MCP server process's CPU µs so far: the whole process's, and its main thread's. */
-  const childCpu = async () => {
-    const result = await client.callTool({ name: 'bench_cpu', arguments: {} });
-    const [all, main] = result.content[0].text.split(' ').map(Number);
-    return { all, main };
+  /** An MCP server child over stdio (`transport`: agentloop's or the SDK's) and the SDK's client of it. */
+  const startServer = async (transport) => {
+    const client = new Client({ name: 'bench', version: '1' });
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        // BENCH_PROF=<dir>: a CPU profile of the MCP server process (node --cpu-prof).
+        // BENCH_NODE_FLAGS: more node flags for it (`--perf-basic-prof` for `perf record`; the SDK's
+        // transport passes the child no NODE_OPTIONS).
+        args: [
+          ...(process.env.BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`] : []),
+          ...(process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(' ') : []),
+          fileURLToPath(import.meta.url),
+          '--role=mcp',
+          `--base-url=${baseURL}`,
+          `--transport=${transport}`,
+        ],
+        stderr: 'inherit',
+      }),
+    );
+    const turn = async () => {
+      const result = await client.callTool({ name: 'ask_bench', arguments: { message: QUESTION } });
+      if (result.isError || result.structuredContent?.response !== FINAL_ANSWER) {
+        throw new Error(`mcp turn failed: ${JSON.stringify(result.content)}`);
+      }
+    };
+    /** The MCP server process's CPU µs so far: the whole process's, and its main thread's. */
+    const cpu = async () => {
+      const result = await client.callTool({ name: 'bench_cpu', arguments: {} });
+      const [all, main] = result.content[0].text.split(' ').map(Number);
+      return { all, main };
+    };
+    return { client, turn, cpu };
   };
   const ownCpu = () => {
     const { user, system } = process.cpuUsage();
@@ -120,29 +128,41 @@ async function main() {
   };
 
   // --variants=direct,mcp: only those (for a profile of one path; the ratios want all three).
+  // mcp: agentloop's stdio transport (what `agentloop mcp serve` runs); mcpsdk (only when asked for): a
+  // second server child on the SDK's StdioServerTransport, for the two in one run.
   // rtt (only when asked for): an MCP call of the probe tool, no turn: the transport's and the SDK's
   // round trip alone.
-  const rtt = async () => {
-    await childCpu();
-  };
-  const all = { direct, bare, mcp, rtt };
+  const names = ['direct', 'bare', 'mcp', 'mcpsdk', 'rtt'];
   const picked = args.variants ? args.variants.split(',') : ['direct', 'bare', 'mcp'];
-  const unknown = picked.filter((k) => !(k in all));
+  const unknown = picked.filter((k) => !names.includes(k));
   if (unknown.length > 0)
-    throw new Error(`--variants: no variant ${unknown.join(', ')} (${Object.keys(all).join(', ')})`);
+    throw new Error(`--variants: no variant ${unknown.join(', ')} (${names.join(', ')})`);
+  const servers = {};
+  if (picked.includes('mcp') || picked.includes('rtt')) servers.mcp = await startServer('agentloop');
+  if (picked.includes('mcpsdk')) servers.mcpsdk = await startServer('sdk');
+  const all = {
+    direct,
+    bare,
+    mcp: servers.mcp?.turn,
+    mcpsdk: servers.mcpsdk?.turn,
+    rtt: async () => {
+      await servers.mcp.cpu();
+    },
+  };
   const variants = Object.fromEntries(picked.map((k) => [k, all[k]]));
   const perTurn = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
   // CPU ms a turn: this process's, plus the MCP server's for mcp (the model server's never counts).
   const cpuPerTurn = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
-  const serverCpuPerTurn = [];
+  const serverCpuPerTurn = { mcp: [], mcpsdk: [] };
   // The main thread's CPU ms a turn (V8's compiler and GC threads left out: their work swings by a
   // millisecond a turn between rounds): this process's, plus the server's for mcp.
   const mainCpuPerTurn = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
-  const serverMainCpuPerTurn = [];
+  const serverMainCpuPerTurn = { mcp: [], mcpsdk: [] };
   for (const run of Object.values(variants)) for (let i = 0; i < WARMUP; i++) await run();
   for (let round = 0; round < ROUNDS; round++) {
     for (const [name, run] of Object.entries(variants)) {
-      const child0 = name === 'mcp' ? await childCpu() : { all: 0, main: 0 };
+      const server = name === 'mcp' || name === 'mcpsdk' ? servers[name] : undefined;
+      const child0 = server ? await server.cpu() : { all: 0, main: 0 };
       const cpu0 = ownCpu();
       const start = process.hrtime.bigint();
       for (let i = 0; i < TURNS; i++) await run();
@@ -151,17 +171,17 @@ async function main() {
       // BENCH_MARKS=1: each round's CLOCK_MONOTONIC window on stderr (to cut a `perf record -k mono` to it).
       if (process.env.BENCH_MARKS) process.stderr.write(`mark ${name} ${start} ${end}\n`);
       const cpu1 = ownCpu();
-      const child1 = name === 'mcp' ? await childCpu() : child0;
+      const child1 = server ? await server.cpu() : child0;
       const child = child1.all - child0.all;
       cpuPerTurn[name].push((cpu1.all - cpu0.all + child) / 1e3 / TURNS);
       mainCpuPerTurn[name].push((cpu1.main - cpu0.main + child1.main - child0.main) / 1e3 / TURNS);
-      if (name === 'mcp') {
-        serverCpuPerTurn.push(child / 1e3 / TURNS);
-        serverMainCpuPerTurn.push((child1.main - child0.main) / 1e3 / TURNS);
+      if (server) {
+        serverCpuPerTurn[name].push(child / 1e3 / TURNS);
+        serverMainCpuPerTurn[name].push((child1.main - child0.main) / 1e3 / TURNS);
       }
     }
   }
-  await client.close();
+  for (const server of Object.values(servers)) await server.client.close();
   model.stop();
 
   const median = (xs) => {
@@ -183,20 +203,24 @@ async function main() {
     );
   }
   lines.push('');
-  if (variants.mcp && variants.direct) {
-    const ratio = median(perTurn.mcp) / median(perTurn.direct);
-    const paired = perTurn.mcp.map((x, i) => x / perTurn.direct[i]);
+  for (const name of ['mcp', 'mcpsdk']) {
+    if (!variants[name] || !variants.direct) continue;
+    const ratio = median(perTurn[name]) / median(perTurn.direct);
+    const paired = perTurn[name].map((x, i) => x / perTurn.direct[i]);
     lines.push(
-      `mcp / direct: ${ratio.toFixed(2)}x (paired rounds ${Math.min(...paired).toFixed(2)}-${Math.max(...paired).toFixed(2)}); target <= 1.3x: ${ratio <= 1.3 ? 'met' : 'missed'}`,
+      `${name} / direct: ${ratio.toFixed(2)}x (paired rounds ${Math.min(...paired).toFixed(2)}-${Math.max(...paired).toFixed(2)}); target <= 1.3x: ${ratio <= 1.3 ? 'met' : 'missed'}`,
+    );
+    if (variants.bare)
+      lines.push(`${name} / bare: ${(median(perTurn[name]) / median(perTurn.bare)).toFixed(2)}x`);
+    lines.push(
+      `CPU, ${name} (client + server processes) / direct: ${(median(cpuPerTurn[name]) / median(cpuPerTurn.direct)).toFixed(2)}x; of ${name}'s, the server process ${ms(median(serverCpuPerTurn[name]))} ms a turn`,
+      `Main threads' CPU, ${name} / direct: ${(median(mainCpuPerTurn[name]) / median(mainCpuPerTurn.direct)).toFixed(2)}x; the server's main thread ${ms(median(serverMainCpuPerTurn[name]))} ms a turn against direct's ${ms(median(mainCpuPerTurn.direct))}`,
     );
   }
-  if (variants.mcp && variants.bare) {
-    lines.push(`mcp / bare: ${(median(perTurn.mcp) / median(perTurn.bare)).toFixed(2)}x`);
-  }
-  if (variants.mcp && variants.direct) {
+  if (variants.mcp && variants.mcpsdk) {
+    const paired = perTurn.mcp.map((x, i) => x / perTurn.mcpsdk[i]);
     lines.push(
-      `CPU, mcp (client + server processes) / direct: ${(median(cpuPerTurn.mcp) / median(cpuPerTurn.direct)).toFixed(2)}x; of mcp's, the server process ${ms(median(serverCpuPerTurn))} ms a turn`,
-      `Main threads' CPU, mcp / direct: ${(median(mainCpuPerTurn.mcp) / median(mainCpuPerTurn.direct)).toFixed(2)}x; the server's main thread ${ms(median(serverMainCpuPerTurn))} ms a turn against direct's ${ms(median(mainCpuPerTurn.direct))}`,
+      `mcp / mcpsdk (agentloop's stdio transport against the SDK's): ${(median(perTurn.mcp) / median(perTurn.mcpsdk)).toFixed(3)}x wall (paired ${Math.min(...paired).toFixed(2)}-${Math.max(...paired).toFixed(2)}); server main thread ${ms(median(serverMainCpuPerTurn.mcp))} against ${ms(median(serverMainCpuPerTurn.mcpsdk))} ms a turn`,
     );
   }
   process.stdout.write(`${lines.join('\n')}\n`);

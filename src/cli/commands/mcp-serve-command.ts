@@ -1,7 +1,11 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { askToolName, createMcpServer, startMcpHttpServer } from '../../server/mcp/index.js';
+import {
+  askToolName,
+  createMcpServer,
+  McpStdioServerTransport,
+  startMcpHttpServer,
+} from '../../server/mcp/index.js';
 import { RunningSessions } from '../../server/mcp/running-sessions.js';
 import { AGENT_FLAG_OPTIONS, loadServedAgent, SKILLS_USAGE } from '../cli-agent.js';
 import { cliApprovalPolicy } from '../cli-approvals.js';
@@ -111,7 +115,7 @@ export async function runMcpServeCommand(
     }
     const running = new RunningSessions();
     const server = createMcpServer(served, running);
-    const transport = new StdioServerTransport();
+    const transport = new McpStdioServerTransport();
     const closed = new Promise<void>((resolve) => {
       transport.onclose = () => resolve();
       process.stdin.once('end', () => resolve());

@@ -9,3 +9,7 @@ export {
   type StartedMcpHttpServer,
   startMcpHttpServer,
 } from './mcp-http-server.js';
+export {
+  McpStdioServerTransport,
+  type McpStdioServerTransportOptions,
+} from './stdio-transport.js';
