@@ -45,17 +45,27 @@ if (args.role === 'model') {
 } else if (args.role === 'mcp') {
   // Child: the agent as an MCP server over stdio.
   const { createMcpServer } = await import(pathToFileURL(path.join(dist, 'server', 'mcp', 'index.js')).href);
-  const { MemorySessionStore } = await import(pathToFileURL(path.join(dist, 'index.js')).href);
+  const { createAgent, MemorySessionStore } = await import(pathToFileURL(path.join(dist, 'index.js')).href);
   const { McpStdioServerTransport } = await import(
     pathToFileURL(path.join(dist, 'server', 'mcp', 'index.js')).href
   );
   const { StdioServerTransport } = await import(sdk('server/stdio.js'));
   const options = agentOptions(args['base-url']);
-  const server = createMcpServer({ name: 'bench', agent: () => options, store: new MemorySessionStore() });
+  const store = new MemorySessionStore();
+  const server = createMcpServer({ name: 'bench', agent: () => options, store });
   // The bench's own probe: this process's CPU time so far (not part of what is measured).
   server.registerTool('bench_cpu', { description: 'CPU microseconds used' }, () => {
     const { user, system } = process.cpuUsage();
     return { content: [{ type: 'text', text: `${user + system} ${mainThreadCpu()}` }] };
+  });
+  // The `sdirect` variant's probe: the `direct` turn (createAgent, send, close), run in this process
+  // through a call of a tool with no schemas: the turn in the server process, with the MCP round trip
+  // of `rtt` around it but none of ask_'s own work.
+  server.registerTool('bench_direct', { description: 'one direct turn' }, async () => {
+    const agent = createAgent({ ...options, store, session: randomUUID() });
+    const result = await agent.send(QUESTION);
+    await agent.close();
+    return { content: [{ type: 'text', text: result.success ? 'ok' : 'failed' }] };
   });
   // --transport=sdk: the SDK's StdioServerTransport (the `mcpsdk` variant); else agentloop's, as `agentloop mcp serve` runs.
   await server.connect(args.transport === 'sdk' ? new StdioServerTransport() : new McpStdioServerTransport());
@@ -132,13 +142,16 @@ async function main() {
   // second server child on the SDK's StdioServerTransport, for the two in one run.
   // rtt (only when asked for): an MCP call of the probe tool, no turn: the transport's and the SDK's
   // round trip alone.
-  const names = ['direct', 'bare', 'mcp', 'mcpsdk', 'rtt'];
+  // sdirect (only when asked for): `direct`'s turn run inside the MCP server process through a probe
+  // tool (mcp - sdirect is ask_'s own work; sdirect - rtt the turn in that process).
+  const names = ['direct', 'bare', 'mcp', 'mcpsdk', 'rtt', 'sdirect'];
   const picked = args.variants ? args.variants.split(',') : ['direct', 'bare', 'mcp'];
   const unknown = picked.filter((k) => !names.includes(k));
   if (unknown.length > 0)
     throw new Error(`--variants: no variant ${unknown.join(', ')} (${names.join(', ')})`);
   const servers = {};
-  if (picked.includes('mcp') || picked.includes('rtt')) servers.mcp = await startServer('agentloop');
+  if (picked.includes('mcp') || picked.includes('rtt') || picked.includes('sdirect'))
+    servers.mcp = await startServer('agentloop');
   if (picked.includes('mcpsdk')) servers.mcpsdk = await startServer('sdk');
   const all = {
     direct,
@@ -148,20 +161,25 @@ async function main() {
     rtt: async () => {
       await servers.mcp.cpu();
     },
+    sdirect: async () => {
+      const result = await servers.mcp.client.callTool({ name: 'bench_direct', arguments: {} });
+      if (result.content[0].text !== 'ok') throw new Error('sdirect turn failed');
+    },
   };
   const variants = Object.fromEntries(picked.map((k) => [k, all[k]]));
   const perTurn = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
   // CPU ms a turn: this process's, plus the MCP server's for mcp (the model server's never counts).
   const cpuPerTurn = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
-  const serverCpuPerTurn = { mcp: [], mcpsdk: [] };
+  const serverCpuPerTurn = { mcp: [], mcpsdk: [], sdirect: [] };
   // The main thread's CPU ms a turn (V8's compiler and GC threads left out: their work swings by a
   // millisecond a turn between rounds): this process's, plus the server's for mcp.
   const mainCpuPerTurn = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
-  const serverMainCpuPerTurn = { mcp: [], mcpsdk: [] };
+  const serverMainCpuPerTurn = { mcp: [], mcpsdk: [], sdirect: [] };
   for (const run of Object.values(variants)) for (let i = 0; i < WARMUP; i++) await run();
   for (let round = 0; round < ROUNDS; round++) {
     for (const [name, run] of Object.entries(variants)) {
-      const server = name === 'mcp' || name === 'mcpsdk' ? servers[name] : undefined;
+      const server =
+        name === 'mcp' || name === 'mcpsdk' ? servers[name] : name === 'sdirect' ? servers.mcp : undefined;
       const child0 = server ? await server.cpu() : { all: 0, main: 0 };
       const cpu0 = ownCpu();
       const start = process.hrtime.bigint();
@@ -203,7 +221,7 @@ async function main() {
     );
   }
   lines.push('');
-  for (const name of ['mcp', 'mcpsdk']) {
+  for (const name of ['mcp', 'mcpsdk', 'sdirect']) {
     if (!variants[name] || !variants.direct) continue;
     const ratio = median(perTurn[name]) / median(perTurn.direct);
     const paired = perTurn[name].map((x, i) => x / perTurn.direct[i]);

@@ -85,10 +85,14 @@ export async function runAsk(target: AskTarget, args: AskArgs, call: AskCall): P
       );
     }
     if (call.signal.aborted) return refuse('the call was cancelled before the turn started');
-    const source = withAllowList(target.source, target.runtime, target.allow);
+    // Without an allow list the source goes as it is (one options layer and one closure fewer a call).
+    const thread =
+      target.allow.size === 0
+        ? { source: target.source, runtime: target.runtime }
+        : { source: withAllowList(target.source, target.runtime, target.allow), runtime: {} };
     try {
       agent = await openThread(
-        { store: target.store, source, runtime: {}, principal: call.principal },
+        { store: target.store, ...thread, principal: call.principal },
         sessionId,
         record,
       );
@@ -249,7 +253,6 @@ function withAllowList(
 ): AgentSource {
   return async (sessionId) => {
     const options = await agentOptionsFor(source, sessionId, runtime);
-    if (allow.size === 0) return options;
     const own = options.approval;
     const approval: ApprovalPolicy = (request) => {
       if (allow.has(request.name)) return false;
