@@ -179,7 +179,8 @@ describe('agentloop as an MCP server: the remaining cases', () => {
   });
 
   it('closes an MCP session idle past sessionIdleMs: its id then gets 404 with the MCP error', async () => {
-    const { url, handler } = await serve({ sessionIdleMs: 100 });
+    // Long enough that a loaded machine's gap between initialize and the first call does not close it.
+    const { url, handler } = await serve({ sessionIdleMs: 1000 });
     const { client, transport } = await connect(url);
     await ask(client, 'ask_helper', { message: 'hello' });
     const id = transport.sessionId!;
