@@ -67,6 +67,28 @@ if (args.role === 'model') {
     await agent.close();
     return { content: [{ type: 'text', text: result.success ? 'ok' : 'failed' }] };
   });
+  // The `mcpnocheck` variant's probe (measurement only): ask_'s own work (runAsk, the same code
+  // ask_bench runs) registered without input and output schemas, so that McpServer checks neither; the
+  // Server's own CallToolRequest / CallToolResult parses still run. mcp - mcpnocheck is what
+  // McpServer's checks of ask_'s schemas cost a call.
+  const { runAsk } = await import(pathToFileURL(path.join(dist, 'server', 'mcp', 'ask-turn.js')).href);
+  const { RunningSessions } = await import(
+    pathToFileURL(path.join(dist, 'server', 'mcp', 'running-sessions.js')).href
+  );
+  const target = {
+    name: 'bench',
+    toolName: 'bench_ask_unchecked',
+    source: () => options,
+    store,
+    runtime: {},
+    allow: new Set(),
+    maxMessageChars: 200_000,
+    approvalTimeoutMs: 600_000,
+    running: new RunningSessions(),
+  };
+  server.registerTool('bench_ask_unchecked', { description: 'ask_bench without schemas' }, (extra) =>
+    runAsk(target, { message: QUESTION }, { principal: 'local', signal: extra.signal }),
+  );
   // --transport=sdk: the SDK's StdioServerTransport (the `mcpsdk` variant); else agentloop's, as `agentloop mcp serve` runs.
   await server.connect(args.transport === 'sdk' ? new StdioServerTransport() : new McpStdioServerTransport());
 } else {
@@ -144,7 +166,8 @@ async function main() {
   // round trip alone.
   // sdirect (only when asked for): `direct`'s turn run inside the MCP server process through a probe
   // tool (mcp - sdirect is ask_'s own work; sdirect - rtt the turn in that process).
-  const names = ['direct', 'bare', 'mcp', 'mcpsdk', 'rtt', 'sdirect'];
+  // mcpnocheck (only when asked for): ask_'s work without McpServer's schema checks (measurement only).
+  const names = ['direct', 'bare', 'mcp', 'mcpsdk', 'rtt', 'sdirect', 'mcpnocheck'];
   const picked = args.variants ? args.variants.split(',') : ['direct', 'bare', 'mcp'];
   const unknown = picked.filter((k) => !names.includes(k));
   if (unknown.length > 0)
@@ -161,6 +184,12 @@ async function main() {
     rtt: async () => {
       await servers.mcp.cpu();
     },
+    mcpnocheck: async () => {
+      const result = await servers.mcp.client.callTool({ name: 'bench_ask_unchecked', arguments: {} });
+      if (result.isError || result.structuredContent?.response !== FINAL_ANSWER) {
+        throw new Error(`mcpnocheck turn failed: ${JSON.stringify(result.content)}`);
+      }
+    },
     sdirect: async () => {
       const result = await servers.mcp.client.callTool({ name: 'bench_direct', arguments: {} });
       if (result.content[0].text !== 'ok') throw new Error('sdirect turn failed');
@@ -170,16 +199,20 @@ async function main() {
   const perTurn = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
   // CPU ms a turn: this process's, plus the MCP server's for mcp (the model server's never counts).
   const cpuPerTurn = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
-  const serverCpuPerTurn = { mcp: [], mcpsdk: [], sdirect: [] };
+  const serverCpuPerTurn = { mcp: [], mcpsdk: [], sdirect: [], mcpnocheck: [] };
   // The main thread's CPU ms a turn (V8's compiler and GC threads left out: their work swings by a
   // millisecond a turn between rounds): this process's, plus the server's for mcp.
   const mainCpuPerTurn = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
-  const serverMainCpuPerTurn = { mcp: [], mcpsdk: [], sdirect: [] };
+  const serverMainCpuPerTurn = { mcp: [], mcpsdk: [], sdirect: [], mcpnocheck: [] };
   for (const run of Object.values(variants)) for (let i = 0; i < WARMUP; i++) await run();
   for (let round = 0; round < ROUNDS; round++) {
     for (const [name, run] of Object.entries(variants)) {
       const server =
-        name === 'mcp' || name === 'mcpsdk' ? servers[name] : name === 'sdirect' ? servers.mcp : undefined;
+        name === 'mcp' || name === 'mcpsdk'
+          ? servers[name]
+          : name === 'sdirect' || name === 'mcpnocheck'
+            ? servers.mcp
+            : undefined;
       const child0 = server ? await server.cpu() : { all: 0, main: 0 };
       const cpu0 = ownCpu();
       const start = process.hrtime.bigint();
@@ -221,7 +254,7 @@ async function main() {
     );
   }
   lines.push('');
-  for (const name of ['mcp', 'mcpsdk', 'sdirect']) {
+  for (const name of ['mcp', 'mcpsdk', 'sdirect', 'mcpnocheck']) {
     if (!variants[name] || !variants.direct) continue;
     const ratio = median(perTurn[name]) / median(perTurn.direct);
     const paired = perTurn[name].map((x, i) => x / perTurn.direct[i]);
