@@ -247,8 +247,16 @@ describe('agentloop mcp serve over real stdio, on this transport', () => {
     await until(4);
     expect(answers.slice(0, 4)).toEqual([
       { jsonrpc: '2.0', id: null, error: { code: -32700, message: expect.stringMatching(/^Parse error/) } },
-      { jsonrpc: '2.0', id: 2, error: { code: -32600, message: 'Invalid Request: `params` must be an object' } },
-      { jsonrpc: '2.0', id: 3, error: { code: -32600, message: 'Invalid Request: unknown member "session"' } },
+      {
+        jsonrpc: '2.0',
+        id: 2,
+        error: { code: -32600, message: 'Invalid Request: `params` must be an object' },
+      },
+      {
+        jsonrpc: '2.0',
+        id: 3,
+        error: { code: -32600, message: 'Invalid Request: unknown member "session"' },
+      },
       { jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringContaining('JSON object') } },
     ]);
     child.stdin.write(
@@ -260,7 +268,11 @@ describe('agentloop mcp serve over real stdio, on this transport', () => {
       })}\n`,
     );
     await until(5);
-    expect(answers[4]).toMatchObject({ jsonrpc: '2.0', id: 5, result: { serverInfo: { name: 'agentloop' } } });
+    expect(answers[4]).toMatchObject({
+      jsonrpc: '2.0',
+      id: 5,
+      result: { serverInfo: { name: 'agentloop' } },
+    });
     expect(child.exitCode).toBeNull();
   }, 120_000);
 
@@ -275,6 +287,10 @@ describe('agentloop mcp serve over real stdio, on this transport', () => {
       arguments: { message: 'hi' },
     })) as CallToolResult;
     expect(result.isError).toBeUndefined();
-    expect(result.structuredContent).toMatchObject({ response: 'hello back', success: true, state: 'Completed' });
+    expect(result.structuredContent).toMatchObject({
+      response: 'hello back',
+      success: true,
+      state: 'Completed',
+    });
   }, 120_000);
 });
