@@ -4,9 +4,11 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { type CallToolResult, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool, FileSessionStore, type SessionStore } from '../src/index.js';
+import { defineTool, FileSessionStore, MemorySessionStore, type SessionStore } from '../src/index.js';
 import { startMcpHttpServer } from '../src/server/mcp/index.js';
+import { watchInbox } from '../src/server/run-cancel-inbox.js';
 import { hasInbox } from '../src/session/session-inbox.js';
+import type { TranscriptEntryInput } from '../src/session/transcript.js';
 import type { Scenario, ScriptedTurn } from '../src/testing/index.js';
 import { config, push, storePairs } from './support/a2a-push.js';
 import { a2aServer, sdkClient, tempDir, textMessage } from './support/a2a-server.js';
@@ -161,3 +163,28 @@ describe.each(storePairs)(
     });
   },
 );
+
+describe('watchInbox', () => {
+  it('without `cancel` writes the event items and leaves interrupts for the carrier that hears them; its stop waits for the write under way', async () => {
+    const store = new MemorySessionStore();
+    await store.postInbox('s', { kind: 'interrupt', reason: 'stop' });
+    await store.postInbox('s', { kind: 'event', event: 'a2a_push', data: { taskId: 't' } });
+    const writing = deferred();
+    const wrote = deferred();
+    const written: TranscriptEntryInput[] = [];
+    const stop = watchInbox(store, 's', {
+      pollMs: 10,
+      write: async (entries) => {
+        writing.resolve();
+        await wrote.promise;
+        written.push(...entries);
+      },
+    });
+    await writing.promise;
+    const stopped = stop();
+    wrote.resolve();
+    await stopped;
+    expect(written).toEqual([{ kind: 'event', event: 'a2a_push', data: { taskId: 't' } }]);
+    expect((await store.readInbox('s')).map((item) => item.kind)).toEqual(['interrupt']);
+  });
+});
