@@ -1,106 +1,15 @@
-import { createServer, type Server } from 'node:http';
 import { TaskState } from '@a2a-js/sdk';
-import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { FileSessionStore, MemorySessionStore, type SessionStore } from '../src/index.js';
-import { PostgresSessionStore } from '../src/postgres/postgres-session-store.js';
+import { describe, expect, it } from 'vitest';
+import { FileSessionStore, MemorySessionStore } from '../src/index.js';
 import { TranscriptFeed } from '../src/server/transcript-feed.js';
 import { hasInbox } from '../src/session/session-inbox.js';
+import { config, hook, NotingStore, push, storePairs, until } from './support/a2a-push.js';
 import { a2aServer, drain, sdkClient, tempDir, textMessage } from './support/a2a-server.js';
-import { dropSchema, freshSchema, postgresStore, postgresUrl } from './support/postgres.js';
 import { gateScenario, gateTool } from './support/waiting-tool.js';
 
 // A session has one writer: a push config set on a server that does not carry the task travels
 // through the session's inbox and is written by the carrier (or, when nobody carries the session,
 // under a lease of the setter's own), so the task's end always goes out with the agent's last append.
-
-/** A file store that notes the sessions it appends to and the leases it takes. */
-class NotingStore extends FileSessionStore {
-  readonly appendedTo: string[] = [];
-  readonly leased: string[] = [];
-  override appendTranscript(...args: Parameters<FileSessionStore['appendTranscript']>) {
-    this.appendedTo.push(args[0]);
-    return super.appendTranscript(...args);
-  }
-  override acquireLease(...args: Parameters<FileSessionStore['acquireLease']>) {
-    this.leased.push(args[0]);
-    return super.acquireLease(...args);
-  }
-}
-
-const hooks: Server[] = [];
-afterEach(async () => {
-  await Promise.all(hooks.splice(0).map((h) => new Promise((resolve) => h.close(resolve))));
-});
-
-/** A listener on 127.0.0.1 noting the bodies posted to it; its URL. */
-async function hook(): Promise<{ url: string; bodies: string[] }> {
-  const bodies: string[] = [];
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (d) => (body += d));
-    req.on('end', () => {
-      bodies.push(body);
-      res.end();
-    });
-  });
-  hooks.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`, bodies };
-}
-
-/** Waits (on the condition, up to 15 s) until `ok` holds. */
-const until = (ok: () => boolean | Promise<boolean>) =>
-  vi.waitFor(
-    async () => {
-      if (!(await ok())) throw new Error('not yet');
-    },
-    { timeout: 15_000, interval: 20 },
-  );
-
-const push = { allowedHosts: ['127.0.0.1'] };
-const config = (taskId: string, url: string) => ({
-  tenant: '',
-  taskId,
-  id: '',
-  url,
-  token: 'tok',
-  authentication: undefined,
-});
-
-/** A PostgreSQL store that notes the sessions it appends to. */
-class NotingPostgresStore extends PostgresSessionStore {
-  readonly appendedTo: string[] = [];
-  override appendTranscript(...args: Parameters<PostgresSessionStore['appendTranscript']>) {
-    this.appendedTo.push(args[0]);
-    return super.appendTranscript(...args);
-  }
-}
-
-const cleanups: (() => Promise<void>)[] = [];
-afterAll(async () => {
-  for (const step of cleanups) await step();
-});
-
-/** Two stores on one place: the carrier's, and the setter's (noting its appends). */
-const storePairs: [
-  string,
-  (dir: string) => { carrier?: SessionStore; setter: SessionStore & { appendedTo: string[] } },
-][] = [
-  ['a file store', (dir) => ({ setter: new NotingStore({ dir }) })],
-  [
-    'PostgreSQL',
-    () => {
-      const schema = freshSchema('a2a_push');
-      const carrier = postgresStore(schema);
-      const setter = new NotingPostgresStore({ connectionString: postgresUrl(), max: 4 }, { schema });
-      cleanups.push(async () => {
-        await Promise.all([carrier.close(), setter.close()]);
-        await dropSchema(schema);
-      });
-      return { carrier, setter };
-    },
-  ],
-];
 
 describe.each(storePairs)(
   'push configs set on a server that does not carry the task, on %s',

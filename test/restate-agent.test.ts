@@ -1,7 +1,6 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import * as restate from '@restatedev/restate-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { restateAgent, restateClient } from '../src/engines/restate/index.js';
@@ -13,18 +12,16 @@ import { engineTestTools, eventually } from './support/engine-tests.js';
 import { deferred } from './support/harness.js';
 import {
   type RestateServer,
-  restateServerBinary,
-  serveEndpoint,
+  registeredEndpoint,
+  restateBinaryFor,
   startRestateServer,
 } from './support/restate-server.js';
 
 // The agent served by a real restate-server (from the npm package) on loopback ports, the model by the
 // scripted server through the real SDK. Each test uses its own session ids.
 
-// The SDK logs each invocation at INFO; the tests want its warnings only.
-process.env.RESTATE_LOGGING ??= 'WARN';
-const binary = restateServerBinary();
-if ('missing' in binary) console.warn(`restate tests skipped: ${binary.missing}`);
+// The tests want the SDK's warnings only.
+const binary = restateBinaryFor('WARN');
 
 const runs: string[] = [];
 let gate = deferred();
@@ -79,8 +76,7 @@ describe.skipIf('missing' in binary)('agentloop/restate on a real restate-server
       (sessionId) => ({ name: 'other', baseURL: scenarios.get(sessionId)!.url, apiKey: 'test-key' }),
       { store: kept },
     );
-    endpoint = await serveEndpoint(restate.endpoint().bind(agent).bind(keeping).bind(other).http2Handler());
-    await server.register(endpoint.url);
+    endpoint = await registeredEndpoint(server, agent, keeping, other);
     client = restateClient({ url: server.ingress, agent: 'support' });
   }, 60_000);
 

@@ -8,7 +8,7 @@ import { engineTestTools, eventually } from './support/engine-tests.js';
 import { type H2Proxy, startH2Proxy } from './support/h2-proxy.mjs';
 import {
   type RestateServer,
-  restateServerBinary,
+  restateBinaryFor,
   serveEndpoint,
   startRestateServer,
 } from './support/restate-server.js';
@@ -21,8 +21,7 @@ import {
  * the live endpoint; a proxy that left Restate's stream open held the attempt until Restate's abort
  * timeout (10 minutes: the stalled sessions of the chaos runs, docs/engines.md "Chaos").
  */
-process.env.RESTATE_LOGGING ??= 'ERROR';
-const binary = restateServerBinary();
+const binary = restateBinaryFor('ERROR');
 
 describe.skipIf('missing' in binary)(
   'agentloop/restate behind one address, an endpoint dying mid-request',

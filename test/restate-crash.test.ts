@@ -1,11 +1,10 @@
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { restateClient } from '../src/engines/restate/index.js';
 import { FileSessionStore } from '../src/index.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
-import { CRASH_TOOLS, distModule, eventually } from './support/engine-tests.js';
-import { type RestateServer, restateServerBinary, startRestateServer } from './support/restate-server.js';
+import { CRASH_TOOLS, crashTurn, distModule, eventually } from './support/engine-tests.js';
+import { type RestateServer, restateBinaryFor, startRestateServer } from './support/restate-server.js';
 import { scriptChildren } from './support/script-child.js';
 
 /**
@@ -35,9 +34,8 @@ server.listen(config.port, '127.0.0.1', () => {
 });
 `;
 
-// The children inherit it: the SDK logs invocations on stdout, where they report JSON lines.
-process.env.RESTATE_LOGGING ??= 'ERROR';
-const binary = restateServerBinary();
+// The children inherit the logging level: the SDK logs invocations on stdout, where they report JSON lines.
+const binary = restateBinaryFor('ERROR');
 const children = scriptChildren<'endpoint'>('restate-crash-', CHILD);
 
 describe.skipIf('missing' in binary)(
@@ -55,19 +53,7 @@ describe.skipIf('missing' in binary)(
     });
 
     it('answers the cut non-idempotent call "outcome unknown", runs the idempotent one again, and finishes the turn', async () => {
-      model = await startScriptedServer({
-        scenario: {
-          turns: [
-            {
-              toolCalls: [
-                { name: 'charge', arguments: { cents: 500 } },
-                { name: 'lookup', arguments: { key: 'order' } },
-              ],
-            },
-            { content: 'checked: the charge may not have gone through' },
-          ],
-        },
-      });
+      model = await startScriptedServer({ scenario: crashTurn.scenario() });
       const log = path.join(children.work(), 'tools.log');
       const sessions = path.join(children.work(), 'sessions');
       const config = { model: model.url, log, sessions, chargeMs: 60_000, lookupMs: 60_000, port: 0 };
@@ -76,10 +62,7 @@ describe.skipIf('missing' in binary)(
       await server.register(`http://127.0.0.1:${port}`);
       const client = restateClient({ url: server.ingress, agent: 'pay' });
       await client.post('crash-1', 'charge 5 dollars');
-      await eventually(async () => {
-        const lines = await readFile(log, 'utf8').catch(() => '');
-        return lines.includes('charge 500') && lines.includes('lookup order') ? true : undefined;
-      });
+      await crashTurn.started(log);
       first.child.kill('SIGKILL');
       await first.exited;
 
@@ -90,16 +73,8 @@ describe.skipIf('missing' in binary)(
       );
       await second.reached;
       const result = await eventually(() => client.result('crash-1').then((r) => r ?? undefined), 60_000);
-      expect(result.response).toBe('checked: the charge may not have gone through');
-      const lines = (await readFile(log, 'utf8')).trim().split('\n');
-      // The charge ran once (in the killed process); the lookup ran again in the new one.
-      expect(lines.filter((l) => l.startsWith('charge'))).toHaveLength(1);
-      expect(lines.filter((l) => l.startsWith('lookup'))).toHaveLength(2);
-      const tools = model.requests[1]!.messages.filter((m) => m.role === 'tool');
-      expect(String(tools[0]!.content)).toMatch(/^Outcome unknown: tool call "charge"/);
-      expect(tools[1]!.content).toBe('value of order');
-      // The model was asked once per iteration: the first reply came from the journal in the replay.
-      expect(model.requests).toHaveLength(2);
+      expect(result.response).toBe(crashTurn.answer);
+      await crashTurn.expectTakenOver(log, model);
       // The session in the store: each message once, in order, though the turn ran twice.
       const store = new FileSessionStore({ dir: sessions });
       expect((await store.load('crash-1'))?.state).toBe('Completed');

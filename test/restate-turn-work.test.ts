@@ -1,12 +1,11 @@
-import * as restate from '@restatedev/restate-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { restateAgent, restateClient } from '../src/engines/restate/index.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
 import { engineTestTools } from './support/engine-tests.js';
 import {
   type RestateServer,
-  restateServerBinary,
-  serveEndpoint,
+  registeredEndpoint,
+  restateBinaryFor,
   startRestateServer,
 } from './support/restate-server.js';
 
@@ -14,9 +13,7 @@ import {
 // journal a real restate-server keeps (the admin API's `sys_journal`, journals kept for the test):
 // one `ctx.run` per effect and the turn's own state entries, nothing else.
 
-process.env.RESTATE_LOGGING ??= 'WARN';
-const binary = restateServerBinary();
-if ('missing' in binary) console.warn(`restate tests skipped: ${binary.missing}`);
+const binary = restateBinaryFor('WARN');
 
 const { lookup } = engineTestTools([]);
 
@@ -37,8 +34,7 @@ describe.skipIf('missing' in binary)('a Restate turn in the journal', () => {
       },
     });
     const agent = restateAgent('work', () => ({ baseURL: model.url, apiKey: 'test-key', tools: [lookup] }));
-    endpoint = await serveEndpoint(restate.endpoint().bind(agent).http2Handler());
-    await server.register(endpoint.url);
+    endpoint = await registeredEndpoint(server, agent);
     await admin(`/services/work`, 'PATCH', { journal_retention: '1h' });
   }, 60_000);
 

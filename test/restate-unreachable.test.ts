@@ -1,4 +1,3 @@
-import * as restate from '@restatedev/restate-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RestateClientError, restateAgent, restateClient } from '../src/engines/restate/index.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
@@ -7,17 +6,15 @@ import { cliWait, heldCharge } from './support/engine-outage.js';
 import { eventually } from './support/engine-tests.js';
 import {
   type RestateServer,
-  restateServerBinary,
-  serveEndpoint,
+  registeredEndpoint,
+  restateBinaryFor,
   startRestateServer,
 } from './support/restate-server.js';
 
 // Restate's server stopped under a running turn and started again on the same data and ports: what
 // a client waiting for the turn is told, and that the turn finishes with no tool run twice.
 
-process.env.RESTATE_LOGGING ??= 'ERROR';
-const binary = restateServerBinary();
-if ('missing' in binary) console.warn(`restate tests skipped: ${binary.missing}`);
+const binary = restateBinaryFor('ERROR');
 
 const { tool: charge, runs, charging, release } = heldCharge();
 
@@ -35,8 +32,7 @@ describe.skipIf('missing' in binary)('agentloop/restate when the engine goes awa
       },
     });
     const agent = restateAgent('pay', () => ({ baseURL: model.url, apiKey: 'k', tools: [charge] }));
-    endpoint = await serveEndpoint(restate.endpoint().bind(agent).http2Handler());
-    await server.register(endpoint.url);
+    endpoint = await registeredEndpoint(server, agent);
   }, 180_000);
   afterAll(async () => {
     release.resolve();

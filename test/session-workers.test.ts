@@ -1,28 +1,21 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { FileSessionStore } from '../src/session/file-store/file-session-store.js';
 import { MemorySessionStore } from '../src/session/memory-session-store.js';
 import type { SessionStore } from '../src/session/session-store.js';
-import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
+import { startScriptedServer } from '../src/testing/index.js';
 import { defineTool } from '../src/tools/define-tool.js';
 import { createSessionClient } from '../src/workers/session-client.js';
-import { startWorker, type Worker } from '../src/workers/session-worker.js';
+import { startWorker } from '../src/workers/session-worker.js';
 import { assertToolCallsAnswered } from './support/harness.js';
 import { disposablePostgresStore } from './support/postgres.js';
 import { waitingTurn } from './support/waiting-tool.js';
+import { closedAfterWorkerTests } from './support/worker-tests.js';
 
-const servers: ScriptedServer[] = [];
-const workers: Worker[] = [];
-const cleanups: (() => Promise<void>)[] = [];
-
-afterAll(async () => {
-  await Promise.all(workers.map((w) => w.stop()));
-  await Promise.all(servers.map((s) => s.close()));
-  for (const step of cleanups) await step();
-});
+const { servers, workers, cleanups } = closedAfterWorkerTests();
 
 /** Tools that count their runs per session (what the tools themselves saw). */
 function countingTools(runs: Map<string, number>) {

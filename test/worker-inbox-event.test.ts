@@ -1,20 +1,14 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MemorySessionStore } from '../src/session/memory-session-store.js';
 import { hasInbox } from '../src/session/session-inbox.js';
 import type { SessionStore } from '../src/session/session-store.js';
-import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
+import { startScriptedServer } from '../src/testing/index.js';
 import { createSessionClient } from '../src/workers/session-client.js';
-import { startWorker, type Worker } from '../src/workers/session-worker.js';
+import { startWorker } from '../src/workers/session-worker.js';
 import { disposablePostgresStore } from './support/postgres.js';
+import { closedAfterWorkerTests } from './support/worker-tests.js';
 
-const servers: ScriptedServer[] = [];
-const workers: Worker[] = [];
-const cleanups: (() => Promise<void>)[] = [];
-afterAll(async () => {
-  await Promise.all(workers.map((w) => w.stop()));
-  await Promise.all(servers.map((s) => s.close()));
-  for (const step of cleanups) await step();
-});
+const { servers, workers, cleanups } = closedAfterWorkerTests();
 
 const stores: [string, () => SessionStore][] = [
   ['MemorySessionStore', () => new MemorySessionStore()],

@@ -1,24 +1,16 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MemorySessionStore } from '../src/session/memory-session-store.js';
 import type { SessionInboxStore } from '../src/session/session-inbox.js';
 import type { SessionStore } from '../src/session/session-store.js';
-import type { ScriptedServer } from '../src/testing/index.js';
 import { createSessionClient } from '../src/workers/session-client.js';
-import { startWorker, type Worker } from '../src/workers/session-worker.js';
+import { startWorker } from '../src/workers/session-worker.js';
 import { disposablePostgresStore } from './support/postgres.js';
 import { waitingTurn } from './support/waiting-tool.js';
+import { closedAfterWorkerTests } from './support/worker-tests.js';
 
 // Polling every 10 s: what happens within a few seconds happened through the store's wakeups.
 const SLOW_POLL_MS = 10_000;
-const servers: ScriptedServer[] = [];
-const workers: Worker[] = [];
-const cleanups: (() => Promise<void>)[] = [];
-
-afterAll(async () => {
-  await Promise.all(workers.map((w) => w.stop()));
-  await Promise.all(servers.map((s) => s.close()));
-  for (const step of cleanups) await step();
-});
+const { servers, workers, cleanups } = closedAfterWorkerTests();
 
 const stores: [string, () => Promise<SessionStore>, boolean][] = [
   ['MemorySessionStore', async () => new MemorySessionStore(), false],

@@ -28,7 +28,7 @@ export type AppendOutcome = 'written' | 'no-inbox' | 'not-taken';
  * Writes an event entry to a session's transcript so that the session keeps one writer. When no
  * process carries the session, it is written here under a lease of its own (fenced, at once). When
  * one does, it is posted to the session's inbox (an `event` item) and the carrier writes it
- * (run-cancel-inbox.ts `onEvents`); this resolves once it is in the transcript, or writes it here
+ * (run-cancel-inbox.ts `watchInbox`); this resolves once it is in the transcript, or writes it here
  * after all when the carrier let the session go before reading it. A store without leases has one
  * process: the entry is appended.
  */

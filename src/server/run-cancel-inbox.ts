@@ -1,9 +1,9 @@
-import type { InboxItem, SessionStore } from './session-imports.js';
+import type { InboxItem, SessionStore, TranscriptEntryInput } from './session-imports.js';
 import { hasInbox } from './session-imports.js';
 
-// A cancel sent to a server that does not carry the run (an AG-UI run, an A2A task) travels through the
-// session's inbox in the store (the same items `agentloop send --interrupt` and the workers use); the
-// carrier hears it here.
+// What a server that does not carry a session's run has for it travels through the session's inbox in
+// the store (the same items `agentloop send --interrupt` and the workers use): a cancel of the run (an
+// AG-UI run, an A2A task) and entries for its transcript. The carrier hears them here.
 
 /** The reason of the inbox interrupt that cancels one run (or task): it names the run. */
 export function cancelReason(runId: string): string {
@@ -68,86 +68,100 @@ export class InboxWakeups {
   }
 }
 
+/** The cancel a watch of a run's inbox hears: interrupts naming `runId` (or, posted during the run, none). */
+export interface InboxCancel {
+  runId: string;
+  onCancel: (reason: string) => void;
+}
+
 /**
- * Hears cancels of run `runId` posted to the thread's inbox (by another server process, or an
- * interrupt from `agentloop send --interrupt` posted while the run goes on) and calls `onCancel` once.
- * Interrupts already waiting when the watch starts that do not name this run, and any naming another
- * run, are left over from runs that ended: they are completed without effect. Returns the function
- * that stops the watch. Nothing happens on a store without inboxes. With `empty` (a session made just
- * now, whose inbox nobody could have posted to yet) there is no first look. With `onEvents`, the
- * entries other processes posted for the session's writer are written by it as they come.
+ * Watches a session's inbox while a server run carries the session (an AG-UI run, an A2A task's
+ * turn, an MCP `ask_` turn), which makes the run the session's one writer in every process:
+ * - `event` items (entries another process has for the transcript, such as an A2A push config set
+ *   there: entry-for-writer.ts) are written with `write` as they come, then completed;
+ * - with `cancel`, interrupts of run `runId` (posted by another server process, or by `agentloop send
+ *   --interrupt` while the run goes on) call `onCancel` once. Interrupts already waiting when the
+ *   watch starts that do not name this run, and any naming another run, are left over from runs that
+ *   ended: they are completed without effect. Without `cancel`, interrupts are left in the inbox.
+ * Nothing happens on a store without inboxes. With `empty` (a session made just now, whose inbox
+ * nobody could have posted to yet), or without `cancel`, there is no first look: the poll (or the
+ * store's wakeup) finds what comes. Returns the function that stops the watch; it resolves once a
+ * look under way has ended (call it before the session is let go, so nothing is written after).
  */
-export function watchCancels(
+export function watchInbox(
   store: SessionStore,
   threadId: string,
-  runId: string,
-  onCancel: (reason: string) => void,
   options: {
     pollMs: number;
-    wakeups: InboxWakeups;
+    /** The server's watch of the store's inbox posts; without it, the watch only polls. */
+    wakeups?: InboxWakeups;
     empty?: boolean;
-    /**
-     * Writes entries posted for the session's writer (`event` items: an A2A push config set in another
-     * process); they are completed once it resolves. Without it they are left for the carrier that writes them.
-     */
-    onEvents?: (items: (InboxItem & { kind: 'event' })[]) => Promise<void>;
+    /** Appends entries to the session's transcript the way the run's own entries go. */
+    write: (entries: TranscriptEntryInput[]) => Promise<void>;
+    cancel?: InboxCancel;
   },
-): () => void {
-  if (!hasInbox(store)) return () => {};
+): () => Promise<void> {
+  if (!hasInbox(store)) return async () => {};
+  const { cancel } = options;
   let stopped = false;
   let first = options.empty !== true;
   let cancelled = false;
-  let looking = false;
+  let looking: Promise<void> | undefined;
   let again = false;
   const look = async (): Promise<void> => {
     if (looking) {
       again = true;
       return;
     }
-    looking = true;
-    try {
-      const items = await store.readInbox(threadId);
-      const interrupts = items.filter(
-        (item): item is InboxItem & { kind: 'interrupt' } => item.kind === 'interrupt',
-      );
-      const events = options.onEvents
-        ? items.filter((item): item is InboxItem & { kind: 'event' } => item.kind === 'event')
-        : [];
-      let written: typeof events = [];
-      if (events.length > 0 && !stopped) {
-        await options.onEvents?.(events);
-        written = events;
-      }
-      const mine = interrupts.filter((item) => {
-        const named = runNamed(item.reason);
-        return named === runId || (named === undefined && !first);
-      });
-      const stale = interrupts.filter((item) => !mine.includes(item));
-      first = false;
-      if (mine.length > 0 && !stopped && !cancelled) {
-        cancelled = true;
-        onCancel(mine[0]!.reason ?? 'interrupted through the session inbox');
-      }
-      const done = [...mine, ...stale, ...written].map((item) => item.seq);
-      if (done.length > 0) await store.completeInbox(threadId, done);
-    } catch {
-      // the store failed this time: the next look tries again
-    } finally {
-      looking = false;
+    looking = once().finally(() => {
+      looking = undefined;
       if (again && !stopped) {
         again = false;
         void look();
       }
+    });
+  };
+  const once = async (): Promise<void> => {
+    try {
+      const items = await store.readInbox(threadId);
+      const events = items.filter((item): item is InboxItem & { kind: 'event' } => item.kind === 'event');
+      let written: typeof events = [];
+      if (events.length > 0 && !stopped) {
+        await options.write(
+          events.map((item) => ({ kind: 'event' as const, event: item.event, data: item.data })),
+        );
+        written = events;
+      }
+      let done = written.map((item) => item.seq);
+      if (cancel) {
+        const interrupts = items.filter(
+          (item): item is InboxItem & { kind: 'interrupt' } => item.kind === 'interrupt',
+        );
+        const mine = interrupts.filter((item) => {
+          const named = runNamed(item.reason);
+          return named === cancel.runId || (named === undefined && !first);
+        });
+        first = false;
+        if (mine.length > 0 && !stopped && !cancelled) {
+          cancelled = true;
+          cancel.onCancel(mine[0]!.reason ?? 'interrupted through the session inbox');
+        }
+        done = [...interrupts.map((item) => item.seq), ...done];
+      }
+      if (done.length > 0) await store.completeInbox(threadId, done);
+    } catch {
+      // the store failed this time: the next look tries again
     }
   };
-  const off = options.wakeups.on(threadId, () => void look());
-  const every = options.wakeups.watching ? Math.max(options.pollMs, 1000) : options.pollMs;
+  const off = options.wakeups?.on(threadId, () => void look());
+  const every = options.wakeups?.watching ? Math.max(options.pollMs, 1000) : options.pollMs;
   const timer = setInterval(() => void look(), every);
   timer.unref();
-  if (options.empty !== true) void look();
-  return () => {
+  if (cancel && options.empty !== true) void look();
+  return async () => {
     stopped = true;
-    off();
+    off?.();
     clearInterval(timer);
+    await looking;
   };
 }

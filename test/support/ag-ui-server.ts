@@ -11,10 +11,13 @@ import {
 import type { Scenario, ScriptedServer } from '../../src/testing/index.js';
 import { closedAfterTest, serverBase } from './server-fixture.js';
 
-/** A scripted model, a file store in a temp folder and an AG-UI server on 127.0.0.1; all closed after the test. */
+/**
+ * A scripted model, a file store in a temp folder (or in `dir`) and an AG-UI server on 127.0.0.1; all
+ * closed after the test.
+ */
 export async function agUiServer(
   scenario: Scenario,
-  options: Partial<AgentServerOptions> = {},
+  options: Partial<AgentServerOptions> & { dir?: string } = {},
 ): Promise<{
   url: string;
   runs: string;
@@ -23,7 +26,7 @@ export async function agUiServer(
   store: FileSessionStore;
   dir: string;
 }> {
-  const base = await serverBase(scenario, 'agui-');
+  const base = await serverBase(scenario, 'agui-', options.dir);
   const { model, store, dir } = base;
   const server = closedAfterTest(await startAgentServer({ ...base.options, ...options }));
   return { url: server.url, runs: `${server.url}/agents/default/runs`, server, model, store, dir };

@@ -1,11 +1,15 @@
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { expect } from 'vitest';
 import { z } from 'zod';
 import { defineTool } from '../../src/index.js';
+import type { Scenario, ScriptedServer } from '../../src/testing/index.js';
 import { repoRoot } from './build-dist.js';
 
 // What the tests of the durable engines share (test/restate-*.test.ts, test/dbos-*.test.ts): the
-// tools of the acceptance tests, the crash children's tools, and a wait on a condition.
+// tools of the acceptance tests, the crash children's tools and the crash scenario both engines run,
+// and a wait on a condition.
 
 /**
  * The acceptance tests' tools, each pushing a line to `runs` when it runs: `lookup` (idempotent)
@@ -84,3 +88,49 @@ export async function eventually<T>(probe: () => Promise<T | undefined>, ms = 15
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/**
+ * The turn both engines' crash tests cut (the children's {@link CRASH_TOOLS}): the model calls
+ * `charge` (500 cents, not idempotent) and `lookup` (`order`, idempotent) at once, then answers.
+ */
+export const crashTurn = {
+  /** What the model answers once both calls are answered. */
+  answer: 'checked: the charge may not have gone through',
+  scenario(): Scenario {
+    return {
+      turns: [
+        {
+          toolCalls: [
+            { name: 'charge', arguments: { cents: 500 } },
+            { name: 'lookup', arguments: { key: 'order' } },
+          ],
+        },
+        { content: crashTurn.answer },
+      ],
+    };
+  },
+
+  /** Resolves once both tools have started (their lines are in the tools' `log`). */
+  started(log: string): Promise<true> {
+    return eventually(async () => {
+      const lines = await readFile(log, 'utf8').catch(() => '');
+      return lines.includes('charge 500') && lines.includes('lookup order') ? true : undefined;
+    });
+  },
+
+  /**
+   * Checks what the turn left once another process finished it: the charge ran once (in the killed
+   * process) and the lookup again in the new one; the model was told the charge's outcome is unknown
+   * and the lookup's value, and was asked once per iteration (the first reply came from the recorded
+   * step in the replay).
+   */
+  async expectTakenOver(log: string, model: ScriptedServer): Promise<void> {
+    const lines = (await readFile(log, 'utf8')).trim().split('\n');
+    expect(lines.filter((l) => l.startsWith('charge'))).toHaveLength(1);
+    expect(lines.filter((l) => l.startsWith('lookup'))).toHaveLength(2);
+    const tools = model.requests[1]!.messages.filter((m) => m.role === 'tool');
+    expect(String(tools[0]!.content)).toMatch(/^Outcome unknown: tool call "charge"/);
+    expect(tools[1]!.content).toBe('value of order');
+    expect(model.requests).toHaveLength(2);
+  },
+};

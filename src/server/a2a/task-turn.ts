@@ -2,7 +2,7 @@ import { Artifact, Message, type StreamResponse } from '@a2a-js/sdk';
 import type { Agent } from '../../agent/agent.js';
 import type { AgentEvent, TerminateReason } from '../../machines/emitted-events.js';
 import { scrubForClient } from '../client-text.js';
-import { type InboxWakeups, watchCancels } from '../run-cancel-inbox.js';
+import { type InboxWakeups, watchInbox } from '../run-cancel-inbox.js';
 import type { SessionRecord, TranscriptEntryInput } from '../session-imports.js';
 import { openThread, type ThreadContext } from '../thread-sessions.js';
 import { TranscriptFeed } from '../transcript-feed.js';
@@ -159,13 +159,13 @@ export async function startTaskTurn(turn: TaskTurn, active: ActiveTasks): Promis
   task.agent = agent;
   // A cancel sent to another process sharing the store reaches this one through the session's inbox,
   // and so does a push config set there: this process writes it, the session's one writer.
-  const stopCancels = turn.inbox
-    ? watchCancels(context.store, contextId, taskId, () => task.cancel(), {
+  const stopInbox = turn.inbox
+    ? watchInbox(context.store, contextId, {
         ...turn.inbox,
-        onEvents: (items) =>
-          feed.append(items.map((item) => ({ kind: 'event', event: item.event, data: item.data }))),
+        write: (entries) => feed.append(entries),
+        cancel: { runId: taskId, onCancel: () => task.cancel() },
       })
-    : () => {};
+    : async () => {};
   if (turn.kind !== 'new') {
     // The task's earlier entries, so that its record (history, push configs) is whole here.
     const { entries } = await context.store.readTranscript(contextId);
@@ -330,7 +330,7 @@ export async function startTaskTurn(turn: TaskTurn, active: ActiveTasks): Promis
       await feed.writeHeld();
       await feed.settled();
     } finally {
-      stopCancels();
+      await stopInbox();
       await feed.writeHeld().catch(() => {}); // the task's start, when the turn failed before any append
       try {
         await agent.close();

@@ -95,6 +95,10 @@ export async function handleEvents(
         for (const entry of again.entries) if (entry.seq > sent) send(entry);
       }
     }
+    // The stream ends once this process (when it carries the run) has let the session go, as a run's
+    // own response does: the client's next run finds the thread at rest, not busy.
+    const carrier = options.active.get(threadId);
+    if (ended && carrier && carrier.runId === runId) await carrier.done;
     stream.end();
   } finally {
     stopHearing?.();

@@ -3,7 +3,7 @@ import type { RunAgentInput } from '@ag-ui/core';
 import type { Agent } from '../../agent/agent.js';
 import { scrubForClient } from '../client-text.js';
 import { HttpError } from '../http-error.js';
-import { type InboxWakeups, watchCancels } from '../run-cancel-inbox.js';
+import { type InboxWakeups, watchInbox } from '../run-cancel-inbox.js';
 import type { TranscriptEntry } from '../session-imports.js';
 import { openThread, type ThreadContext, threadRecord } from '../thread-sessions.js';
 import { TranscriptFeed } from '../transcript-feed.js';
@@ -68,6 +68,8 @@ export async function handleRun(
   active.set(threadId, run);
   let agent: Agent | undefined;
   let stream: EventStream | undefined;
+  /** Stops the watch of the thread's inbox (cancels, entries other processes post). */
+  let stopInbox = async () => {};
   try {
     if (record?.meta?.[LAST_RUN_KEY] === runId && (input.resume ?? []).length === 0) {
       throw new HttpError(
@@ -153,18 +155,18 @@ export async function handleRun(
       },
     ]);
     if (limits.inbox) {
-      const stop = watchCancels(
-        feed.store,
-        threadId,
-        runId,
-        (reason) => {
-          if (mapper.ended || run.cancelled) return;
-          run.cancelled = true;
-          agent?.interrupt(reason);
+      stopInbox = watchInbox(feed.store, threadId, {
+        ...limits.inbox,
+        write: (entries) => feed.append(entries),
+        cancel: {
+          runId,
+          onCancel: (reason) => {
+            if (mapper.ended || run.cancelled) return;
+            run.cancelled = true;
+            agent?.interrupt(reason);
+          },
         },
-        limits.inbox,
-      );
-      void run.done.then(stop);
+      });
     }
     if (limits.cancelOnDisconnect) {
       res.on('close', () => {
@@ -210,6 +212,7 @@ export async function handleRun(
     await feed.settled();
   } finally {
     // The response ends once the session is saved and let go: the client's next run finds it at rest.
+    await stopInbox();
     await settle(agent, active, threadId, release);
     stream?.end();
   }

@@ -3,7 +3,7 @@ import { DEFAULTS } from '../../defaults.js';
 import { interruptedByUser } from '../../workers/carry-session.js';
 import { scrubForClient } from '../client-text.js';
 import { HttpError } from '../http-error.js';
-import { type InboxWakeups, watchCancels } from '../run-cancel-inbox.js';
+import { type InboxWakeups, watchInbox } from '../run-cancel-inbox.js';
 import { hasOwnership, newOwnerName, SessionStoreError } from '../session-imports.js';
 import { openThread, ownerOf, type ThreadContext } from '../thread-sessions.js';
 import { TranscriptFeed } from '../transcript-feed.js';
@@ -129,16 +129,18 @@ async function carry(
     },
     () => {},
   );
-  const stopCancels = watchCancels(
-    feed.store,
-    threadId,
-    run.runId,
-    (reason) => {
-      run.cancelled = true;
-      agent.interrupt(reason);
+  const stopInbox = watchInbox(feed.store, threadId, {
+    pollMs: taken.options.pollMs,
+    wakeups: taken.options.wakeups,
+    write: (entries) => feed.append(entries),
+    cancel: {
+      runId: run.runId,
+      onCancel: (reason) => {
+        run.cancelled = true;
+        agent.interrupt(reason);
+      },
     },
-    taken.options,
-  );
+  });
   try {
     let resolveEnded!: () => void;
     const ended = new Promise<void>((resolve) => (resolveEnded = resolve));
@@ -167,7 +169,7 @@ async function carry(
     ]);
     await feed.settled();
   } finally {
-    stopCancels();
+    await stopInbox();
     await agent.close().catch(() => {});
   }
 }

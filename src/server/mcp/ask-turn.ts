@@ -11,6 +11,7 @@ import type { ApprovalPolicy } from '../../tools/tool-call.js';
 import { type AgentRuntimeOptions, type AgentSource, agentOptionsFor } from '../agent-source.js';
 import { scrubForClient } from '../client-text.js';
 import { HttpError } from '../http-error.js';
+import { watchInbox } from '../run-cancel-inbox.js';
 import type { SessionStore } from '../session-imports.js';
 import { openThread, threadRecord } from '../thread-sessions.js';
 import { approvalElicitation, decisionOf } from './approval-elicitation.js';
@@ -34,6 +35,8 @@ export interface AskTarget {
   approvalTimeoutMs: number;
   /** Sessions a turn runs on in this process (shared by every client of the process). */
   running: RunningSessions;
+  /** How often a turn looks at its session's inbox for entries other processes post for it (ms). */
+  pollMs: number;
 }
 
 /** What the MCP request gives a turn: who asks, its cancel signal, progress, the elicitation channel. */
@@ -99,7 +102,20 @@ export async function runAsk(target: AskTarget, args: AskArgs, call: AskCall): P
     } catch (error) {
       return refuse(sessionProblem(error, sessionId));
     }
-    return await turn(target, agent, args.message, call, claimed);
+    // Entries another process has for this session (an A2A push config set there) are written here,
+    // by the session's one writer. A new session's id is known to nobody else before the answer.
+    const stopInbox =
+      args.session === undefined
+        ? async () => {}
+        : watchInbox(target.store, sessionId, {
+            pollMs: target.pollMs,
+            write: (entries) => target.store.appendTranscript(sessionId, entries),
+          });
+    try {
+      return await turn(target, agent, args.message, call, claimed);
+    } finally {
+      await stopInbox();
+    }
   } finally {
     await agent?.close().catch(() => {});
     claimed.release();

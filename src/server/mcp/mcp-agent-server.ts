@@ -30,6 +30,11 @@ export interface McpAgentServerOptions {
   principal?: string;
   /** The server's name and version in the MCP handshake (default `agentloop`, the package's). */
   serverInfo?: { name: string; version: string };
+  /**
+   * How often a turn looks at its session's inbox (default 200 ms): an entry another process sharing
+   * the store has for the session (an A2A push config set there) is written by the turn.
+   */
+  pollMs?: number;
 }
 
 /**
@@ -47,6 +52,7 @@ const askInputSchema = z.object({
 /** The defaults of the options above. */
 const DEFAULT_MAX_MESSAGE_CHARS = 200_000;
 const DEFAULT_APPROVAL_TIMEOUT_MS = 10 * 60_000;
+const DEFAULT_POLL_MS = 200;
 
 /**
  * An MCP server (the SDK's `McpServer`) offering each agent as a tool `ask_<agent>` (docs/mcp-server.md):
@@ -74,6 +80,7 @@ export function createMcpServer(
       maxMessageChars: options.maxMessageChars ?? DEFAULT_MAX_MESSAGE_CHARS,
       approvalTimeoutMs: options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS,
       running,
+      pollMs: options.pollMs ?? DEFAULT_POLL_MS,
     };
     server.registerTool(
       target.toolName,
