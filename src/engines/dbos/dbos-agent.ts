@@ -107,6 +107,8 @@ export function dbosAgent(name: string, agentOptions: AgentOptionsFactory, optio
     async start(): Promise<void> {
       await sessions.migrate();
       await interrupts.migrate();
+      // DBOS's tables beside the sessions table: a turn's end need not wait for its own flush.
+      await sessions.findDbosTables();
       await DBOS.registerQueue(queue, {
         partitionConcurrency: 1,
         onConflict: 'always_update',
