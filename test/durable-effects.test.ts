@@ -4,14 +4,7 @@ import { defineTool } from '../src/index.js';
 import type { LlmCallInput, LlmCallOutput } from '../src/machines/actors/call-llm.js';
 import { CompactionFailedError } from '../src/machines/actors/compact-conversation.js';
 import type { AgentEffects } from '../src/machines/agent-effects.js';
-import {
-  type DurableSteps,
-  durableEffects,
-  rebuildError,
-  recordError,
-  stepKey,
-} from '../src/machines/durable-effects.js';
-import { workCounts, workSnapshot } from '../src/work-counters.js';
+import { durableEffects, rebuildError, recordError, stepKey } from '../src/machines/durable-effects.js';
 import { effectRun } from './support/effect-io.js';
 import { agentAt, assertToolCallsAnswered, deferred, nextEvent, serve } from './support/harness.js';
 import { MemoryJournal } from './support/memory-steps.js';
@@ -198,45 +191,6 @@ describe('durable effects (the engine seam)', () => {
     replay.interrupt('stop');
     expect((await again).messages).toEqual(result.messages);
     expect(server.requests).toHaveLength(1);
-  });
-});
-
-describe("a model call's record in its step", () => {
-  /** Steps recorded as the engines record them: serialized, the value read back from the text. */
-  const serializing = (recorded: Map<string, string>): DurableSteps => ({
-    step: async <T>(key: string, run: () => Promise<T>): Promise<T> => {
-      const text = JSON.stringify(await run());
-      recorded.set(key, text);
-      return JSON.parse(text) as T;
-    },
-  });
-  const recordOf = (recorded: Map<string, string>, key: string) =>
-    (JSON.parse(recorded.get(key) ?? 'null') as { ok: { record: Record<string, unknown> } }).ok.record;
-
-  it('leaves the request hash and settings out (not worked out) when no model_call event is built', async () => {
-    const server = await serve({ turns: [{ content: 'one' }] });
-    const recorded = new Map<string, string>();
-    const before = workSnapshot();
-    const agent = agentAt(server, { sessionId: 'h1', durableSteps: serializing(recorded) });
-    expect((await agent.send('hi')).response).toBe('one');
-    expect(workCounts.hashes - before.hashes).toBe(0);
-    const record = recordOf(recorded, 'h1/1/1/model');
-    expect(record).toMatchObject({ wire: 'chat-completions', attempt: 1 });
-    expect(record).not.toHaveProperty('requestHash');
-    expect(record).not.toHaveProperty('settings');
-  });
-
-  it('records them when a listener hears model_call, and the event carries the recorded hash', async () => {
-    const server = await serve({ turns: [{ content: 'two' }] });
-    const recorded = new Map<string, string>();
-    const agent = agentAt(server, { sessionId: 'h2', durableSteps: serializing(recorded) });
-    const heard: string[] = [];
-    agent.on('model_call', (event) => heard.push(event.requestHash));
-    expect((await agent.send('hi')).response).toBe('two');
-    const record = recordOf(recorded, 'h2/1/1/model');
-    expect(record.requestHash).toMatch(/^[0-9a-f]{64}$/);
-    expect(record.settings).toMatchObject({ model: expect.any(String) });
-    expect(heard).toEqual([record.requestHash]);
   });
 });
 
