@@ -4,7 +4,8 @@
 // at a time. Per shape (medians over the sessions): dequeue to end; the time inside DBOS's step
 // transactions (BEGIN .. COMMIT of a step's record, overlapping ones merged); the adapter's own
 // statements; the rest ("between": the agent's work, the model's and tools' calls, the adapter's
-// awaits), against the in-process agent's whole session.
+// awaits), against the in-process agent's whole session; and this process's CPU per session (enqueue
+// to result, DBOS's pollers included).
 // npm run build && node bench/dbos-turn-timeline.mjs [--sessions=20] [--shapes=batch,chain] [--b=<dist>]
 import path from 'node:path';
 import pg from 'pg';
@@ -155,10 +156,11 @@ try {
       for (let k = 0; k < modes.length; k++) {
         const m = modes[(i + 3 + k) % modes.length];
         log = [];
+        const cpu = process.cpuUsage();
         await m.run(`${shape}~${m.name}-${n++}`);
+        const used = process.cpuUsage(cpu);
         const a = analyse(log);
-
-        if (i >= 0 && a) rows[m.name].push(a);
+        if (i >= 0 && a) rows[m.name].push({ ...a, cpu: (used.user + used.system) / 1000 });
       }
       const start = performance.now();
       await inProcess(`${shape}~inproc-${n++}`);
@@ -167,7 +169,7 @@ try {
     report[shape] = { 'in-process': round(median(inproc)) };
     for (const [name, list] of Object.entries(rows)) {
       const out = {};
-      for (const key of ['total', 'steps', 'app', 'db', 'between', 'n'])
+      for (const key of ['total', 'steps', 'app', 'db', 'between', 'n', 'cpu'])
         out[key] = round(median(list.map((r) => r[key])));
       report[shape][name] = out;
     }
@@ -186,7 +188,7 @@ for (const [shape, r] of Object.entries(report)) {
   for (const [name, o] of Object.entries(r)) {
     if (name === 'in-process') continue;
     console.log(
-      `  ${name.padEnd(8)} total ${o.total}, steps ${o.steps} (${o.n}), adapter ${o.app}, db ${o.db}, between ${o.between}`,
+      `  ${name.padEnd(8)} total ${o.total}, steps ${o.steps} (${o.n}), adapter ${o.app}, db ${o.db}, between ${o.between}; this process's CPU ${o.cpu}`,
     );
   }
 }
