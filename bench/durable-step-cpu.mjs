@@ -61,12 +61,16 @@ try {
       }
       for (const m of modes) per.get(m.name).push(spent.get(m.name) / turns);
     }
-    out[shape] = Object.fromEntries(modes.map((m) => [m.name, Math.round(median(per.get(m.name)) * 1000) / 1000]));
+    out[shape] = Object.fromEntries(
+      modes.map((m) => [m.name, Math.round(median(per.get(m.name)) * 1000) / 1000]),
+    );
   }
 } finally {
   await closeShapes(SHAPES);
 }
-console.log(`CPU ms per turn (median of ${rounds} rounds of ${turns} turns; includes the scripted model's own work):`);
+console.log(
+  `CPU ms per turn (median of ${rounds} rounds of ${turns} turns; includes the scripted model's own work):`,
+);
 for (const [shape, row] of Object.entries(out)) {
   const cells = Object.entries(row).map(([k, v]) => `${k} ${v}`);
   console.log(`  ${shape}: ${cells.join(', ')}`);
