@@ -7,22 +7,17 @@
 // npm run build && node bench/dbos-statement-time.mjs [--sessions=20] [--b=/path/to/other/dist]
 import path from 'node:path';
 import pg from 'pg';
+import { benchArgs, startBenchCluster } from './lib/engine-bench.mjs';
 import { closeShapes, shapeOf, shapeOptions, startShapes } from './lib/engine-shapes.mjs';
 
-const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')));
+const args = benchArgs();
 const sessions = Number(args.sessions ?? 20);
-const { startPostgresCluster } = await import('../test/support/postgres-cluster.mjs');
 const { DBOS } = await import('@dbos-inc/dbos-sdk');
 const builds = { a: await import('../dist/engines/dbos/index.js') };
 if (args.b) builds.b = await import(path.resolve(args.b, 'engines/dbos/index.js'));
 const shapes = await startShapes();
-const cluster = await startPostgresCluster({ durable: true });
-const admin = new pg.Client(cluster.url);
-await admin.connect();
-await admin.query('CREATE DATABASE statement_time');
-await admin.end();
-const url = new URL(cluster.url);
-url.pathname = '/statement_time';
+const cluster = await startBenchCluster();
+const url = new URL(await cluster.database('statement_time'));
 
 /** The turn running now: its build, and the ms and statements charged to it. */
 let current;

@@ -5,6 +5,7 @@
 // npm run build && node bench/engines-count.mjs [--only=restate,dbos]
 
 import { countingPool } from './lib/counting-pool.mjs';
+import { benchArgs, onlyOf, startBenchCluster } from './lib/engine-bench.mjs';
 import {
   bareRestateObject,
   closeShapes,
@@ -17,8 +18,7 @@ import {
 } from './lib/engine-shapes.mjs';
 
 process.env.RESTATE_LOGGING ??= 'ERROR';
-const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')));
-const only = new Set((args.only ?? 'restate,dbos').split(','));
+const only = onlyOf(benchArgs(), 'restate,dbos');
 /** The shapes (bench/lib/engine-shapes.mjs), as bench/engines.mjs runs them. */
 const SHAPES = await startShapes();
 const options = (id) => shapeOptions(SHAPES, shapeOf(id));
@@ -65,22 +65,15 @@ try {
     }
   }
   if (only.has('dbos')) {
-    const { startPostgresCluster } = await import('../test/support/postgres-cluster.mjs');
-    const pg = (await import('pg')).default;
-    const cluster = await startPostgresCluster({ durable: true });
-    closers.push(() => cluster.stop());
-    const admin = new pg.Client(cluster.url);
-    await admin.connect();
-    await admin.query('CREATE DATABASE bench_dbos');
-    const url = new URL(cluster.url);
-    url.pathname = '/bench_dbos';
+    const bench = await startBenchCluster();
+    closers.push(bench.stop);
+    const url = new URL(await bench.database('bench_dbos'));
     const appCounts = {};
     const sysCounts = {};
     const pool = countingPool(url.href, 4, appCounts);
     const sysPool = countingPool(url.href, 10, sysCounts);
     closers.push(() => pool.end());
     closers.push(() => sysPool.end());
-    closers.push(() => admin.end());
     const { DBOS } = await import('@dbos-inc/dbos-sdk');
     const { dbosAgent } = await import('../dist/engines/dbos/index.js');
     // Polls far apart, so that a turn's window holds its own statements and few of the pollers'.

@@ -29,6 +29,7 @@
 import path from 'node:path';
 import { createAgent, createSessionClient, startWorker } from '../dist/index.js';
 import { PostgresSessionStore } from '../dist/postgres/index.js';
+import { benchArgs, onlyOf, startBenchCluster } from './lib/engine-bench.mjs';
 import {
   bareRestateObject,
   closeShapes,
@@ -43,12 +44,10 @@ import {
 import { clusterCpuMs, cpuMsOf } from './lib/process-cpu.mjs';
 
 process.env.RESTATE_LOGGING ??= 'ERROR';
-const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')));
+const args = benchArgs();
 const sessions = Number(args.sessions ?? 10);
 const repeat = Number(args.repeat ?? 3);
-const only = new Set(
-  (args.only ?? 'in-process,in-process-pg,seam,pg-workers,restate,restate-bare,dbos,dbos-bare').split(','),
-);
+const only = onlyOf(args, 'in-process,in-process-pg,seam,pg-workers,restate,restate-bare,dbos,dbos-bare');
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const round = (x) => Math.round(x * 100) / 100;
 
@@ -153,20 +152,11 @@ await measureShapes('jit', async (id) => {
   check(await agent.send('look the values up'));
   agent.stop();
 });
-const { startPostgresCluster } = await import('../test/support/postgres-cluster.mjs');
 const pg = (await import('pg')).default;
-const cluster = await startPostgresCluster({ durable: true });
-cpuPids.cluster = cluster.dir;
-closers.push(() => cluster.stop());
-const createDatabase = async (name) => {
-  const admin = new pg.Client(cluster.url);
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(cluster.url);
-  url.pathname = `/${name}`;
-  return url.href;
-};
+const bench = await startBenchCluster();
+cpuPids.cluster = bench.cluster.dir;
+closers.push(bench.stop);
+const createDatabase = bench.database;
 try {
   if (only.has('in-process')) {
     await use('in-process', 'inproc', async (id) => {

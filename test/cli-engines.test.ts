@@ -1,13 +1,11 @@
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { PostgresSessionStore } from '../src/postgres/index.js';
 import { repoRoot } from './support/build-dist.js';
 import { runCli } from './support/cli-process.js';
 import { cliWorkerWorkspace, saveScenario } from './support/cli-worker.js';
-import { postgresUrl } from './support/postgres.js';
+import { freshDatabase } from './support/postgres.js';
 import { type RestateServer, restateServerBinary, startRestateServer } from './support/restate-server.js';
 
 // agentloop worker --engine and agentloop send --engine, as users run them (node dist/cli/main.js),
@@ -48,19 +46,9 @@ const engines: [string, () => Promise<EngineCase | undefined>][] = [
   [
     'dbos',
     async () => {
-      const database = `dbos_cli_${randomBytes(5).toString('hex')}`;
-      const admin = new pg.Client(postgresUrl());
-      await admin.connect();
-      await admin.query(`CREATE DATABASE ${database}`);
-      await admin.end();
-      workspace.cleanup(async () => {
-        const client = new pg.Client(postgresUrl());
-        await client.connect();
-        await client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-        await client.end();
-      });
-      const url = new URL(postgresUrl());
-      url.pathname = `/${database}`;
+      const database = await freshDatabase('dbos_cli');
+      workspace.cleanup(database.drop);
+      const url = new URL(database.url);
       return {
         worker: ['--engine', 'dbos', '--database', url.href],
         send: ['--engine', 'dbos', '--database', url.href],

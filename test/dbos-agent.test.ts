@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,7 +9,7 @@ import { defineTool } from '../src/index.js';
 import { PostgresSessionStore } from '../src/postgres/index.js';
 import { type Scenario, type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
 import { engineTestTools, eventually } from './support/engine-tests.js';
-import { postgresUrl } from './support/postgres.js';
+import { freshDatabase } from './support/postgres.js';
 
 // DBOS on a database of its own in the run's throwaway PostgreSQL cluster; the model is the scripted
 // server through the real SDK. DBOS is one per process: one launch for the file, a session per test.
@@ -31,19 +30,15 @@ const slow = defineTool({
 });
 
 const scenarios = new Map<string, ScriptedServer>();
-const database = `dbos_${randomBytes(5).toString('hex')}`;
+let database: Awaited<ReturnType<typeof freshDatabase>> | undefined;
 let pool: pg.Pool;
 let agent: ReturnType<typeof dbosAgent>;
 let store: PostgresSessionStore;
 
 beforeAll(async () => {
-  const admin = new pg.Client(postgresUrl());
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${database}`);
-  await admin.end();
-  const url = new URL(postgresUrl());
-  url.pathname = `/${database}`;
-  pool = new pg.Pool({ connectionString: url.href, max: 4 });
+  database = await freshDatabase('dbos');
+  const url = database.url;
+  pool = new pg.Pool({ connectionString: url, max: 4 });
   // The sessions are kept in the PostgreSQL session store on the same database as well.
   store = new PostgresSessionStore({ pool });
   agent = dbosAgent(
@@ -61,7 +56,7 @@ beforeAll(async () => {
     },
     { pool, approvalWaitSeconds: 30, store },
   );
-  DBOS.setConfig({ name: 'agentloop-dbos-test', systemDatabaseUrl: url.href, logLevel: 'error' });
+  DBOS.setConfig({ name: 'agentloop-dbos-test', systemDatabaseUrl: url, logLevel: 'error' });
   await DBOS.launch();
   await agent.start();
 }, 60_000);
@@ -70,10 +65,7 @@ afterAll(async () => {
   await DBOS.shutdown();
   await pool?.end();
   await Promise.all([...scenarios.values()].map((s) => s.close()));
-  const admin = new pg.Client(postgresUrl());
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-  await admin.end();
+  await database?.drop();
 });
 
 async function session(id: string, scenario: Scenario): Promise<ScriptedServer> {

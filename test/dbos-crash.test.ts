@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DBOSClient } from '@dbos-inc/dbos-sdk';
@@ -8,7 +7,7 @@ import { DbosSessions, dbosClient } from '../src/engines/dbos/index.js';
 import { PostgresSessionStore } from '../src/postgres/index.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
 import { CRASH_TOOLS, crashTurn, distModule, eventually } from './support/engine-tests.js';
-import { postgresUrl } from './support/postgres.js';
+import { freshDatabase } from './support/postgres.js';
 import { scriptChildren } from './support/script-child.js';
 import { relay } from './support/tcp-relay.js';
 
@@ -81,29 +80,21 @@ async function keptSession(url: string, id: string): Promise<{ state: string | u
     await pool.end();
   }
 }
-const database = `dbos_crash_${randomBytes(5).toString('hex')}`;
 
 describe('agentloop/dbos after a crash of the process running the turn', () => {
   let url = '';
   let model: ScriptedServer;
   let client: DBOSClient;
+  let database: Awaited<ReturnType<typeof freshDatabase>> | undefined;
 
   beforeAll(async () => {
-    const admin = new pg.Client(postgresUrl());
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${database}`);
-    await admin.end();
-    const parsed = new URL(postgresUrl());
-    parsed.pathname = `/${database}`;
-    url = parsed.href;
+    database = await freshDatabase('dbos_crash');
+    url = database.url;
   });
   afterAll(async () => {
     await client?.destroy();
     await model?.close();
-    const admin = new pg.Client(postgresUrl());
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-    await admin.end();
+    await database?.drop();
   });
 
   it('another process takes the turn over: the cut charge is "outcome unknown", the lookup runs again', async () => {

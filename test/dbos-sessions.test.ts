@@ -140,6 +140,34 @@ describe('DbosSessions under replay', () => {
     }
   });
 
+  it("commits the end without its own flush wait only when DBOS's table in this database holds the turn", async () => {
+    const dbos = freshSchema('dbossys');
+    const one = new pg.Pool({ connectionString: postgresUrl(), max: 1 });
+    try {
+      const local = new DbosSessions(one, schema, dbos);
+      await one.query('SET synchronous_commit = on');
+      const end = (workflowId: string) =>
+        local.end('a', 'r1', workflowId, { view: view('Completed'), snapshot: snapshotOf(1), result: {} });
+      // No DBOS tables in this database (DBOS's system database elsewhere): the end waits for its flush.
+      expect(await local.findDbosTables()).toBe(false);
+      expect(await end('wf-r')).toEqual({ relaxed: false });
+      // DBOS's status table here, as DBOS makes it when its system database is this one.
+      await one.query(`CREATE SCHEMA "${dbos}"`);
+      await one.query(`CREATE TABLE "${dbos}".workflow_status (workflow_uuid text PRIMARY KEY, status text)`);
+      await one.query(`INSERT INTO "${dbos}".workflow_status VALUES ('wf-r', 'PENDING')`);
+      expect(await local.findDbosTables()).toBe(true);
+      expect(await end('wf-r')).toEqual({ relaxed: true });
+      // A workflow it does not hold (its tables are another DBOS's): the flush is waited for.
+      expect(await end('wf-other')).toEqual({ relaxed: false });
+      expect(await local.load('a', 'r1')).toMatchObject({ snapshot: snapshotOf(1), result: {} });
+      // The setting was the statement's: the connection's stays.
+      expect((await one.query('SHOW synchronous_commit')).rows[0].synchronous_commit).toBe('on');
+    } finally {
+      await one.end();
+      await dropSchema(dbos);
+    }
+  });
+
   it('writes the wait and the end of a turn whose start was lost (a PostgreSQL crash before its flush)', async () => {
     await sessions.write('a', 'lost1', { view: view('WaitingApproval', 'wf-l') });
     expect((await sessions.load('a', 'lost1'))?.view?.state).toBe('WaitingApproval');

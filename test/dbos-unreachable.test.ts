@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,7 +6,7 @@ import { type ScriptedServer, startScriptedServer } from '../src/testing/index.j
 import { buildDist } from './support/build-dist.js';
 import { cliWait, heldCharge } from './support/engine-outage.js';
 import { eventually } from './support/engine-tests.js';
-import { postgresUrl } from './support/postgres.js';
+import { freshDatabase, postgresUrl } from './support/postgres.js';
 import { relay } from './support/tcp-relay.js';
 
 // DBOS's PostgreSQL gone under a running turn and back: the worker reaches the database through a
@@ -16,7 +15,7 @@ import { relay } from './support/tcp-relay.js';
 
 const { tool: charge, runs, charging, release } = heldCharge();
 
-const database = `dbos_gone_${randomBytes(5).toString('hex')}`;
+let database: Awaited<ReturnType<typeof freshDatabase>>;
 let pool: pg.Pool;
 let model: ScriptedServer;
 let agent: ReturnType<typeof dbosAgent>;
@@ -27,15 +26,12 @@ let cliUrl: string;
 
 beforeAll(async () => {
   await buildDist();
-  const admin = new pg.Client(postgresUrl());
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${database}`);
-  await admin.end();
+  database = await freshDatabase('dbos_gone');
   const direct = new URL(postgresUrl());
   link = await relay(direct);
   cliLink = await relay(direct);
   const url = new URL(postgresUrl());
-  url.pathname = `/${database}`;
+  url.pathname = `/${database.name}`;
   url.hostname = '127.0.0.1';
   url.port = String(link.port());
   const viaCli = new URL(url.href);
@@ -62,10 +58,7 @@ afterAll(async () => {
   await DBOS.shutdown();
   await pool?.end();
   await model?.close();
-  const admin = new pg.Client(postgresUrl());
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-  await admin.end();
+  await database?.drop();
 });
 
 describe('agentloop/dbos when PostgreSQL goes away mid-turn', () => {
@@ -89,12 +82,12 @@ describe('agentloop/dbos when PostgreSQL goes away mid-turn', () => {
       (error: unknown) => error as Error,
     );
     expect(down?.message).toBe(
-      `agentloop/dbos: cannot reach PostgreSQL at 127.0.0.1:${link.port()}/${database} (reading session "gone-1" of agent "pay"): Connection terminated unexpectedly`,
+      `agentloop/dbos: cannot reach PostgreSQL at 127.0.0.1:${link.port()}/${database.name} (reading session "gone-1" of agent "pay"): Connection terminated unexpectedly`,
     );
     const cut = await watching;
     expect(cut.code).toBe(1);
     expect(cut.stderr).toContain(
-      `agentloop send: agentloop/dbos: cannot reach PostgreSQL at 127.0.0.1:${cliLink.port()}/${database} (reading session "gone-1" of agent "pay")`,
+      `agentloop send: agentloop/dbos: cannot reach PostgreSQL at 127.0.0.1:${cliLink.port()}/${database.name} (reading session "gone-1" of agent "pay")`,
     );
     release.resolve();
     await new Promise((r) => setTimeout(r, 2000));

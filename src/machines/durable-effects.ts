@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import type { ModelCallRecord } from '../llm/model-reply.js';
 import type { ToolCallRequest, ToolResult } from '../tools/tool-call.js';
+import type { LlmCallOutput } from './actors/call-llm.js';
 import { CompactionFailedError } from './actors/compact-conversation.js';
 import type { RunToolsInput } from './actors/run-tools.js';
 import type { AgentEffects } from './agent-effects.js';
@@ -96,7 +98,10 @@ export function durableEffects(effects: AgentEffects, options: DurableEffectsOpt
 
   const runTools = effects.runTools.bind(effects);
   const wrapped: AgentEffects = {
-    callLlm: durable((input) => stepKey('model', input), effects.callLlm.bind(effects)),
+    callLlm: durable(
+      (input) => stepKey('model', input),
+      async (input, io) => recordedReply(await effects.callLlm(input, io), io),
+    ),
     runTools: async (input, io) => {
       if (input.calls.length === 0) return [];
       const first = input.calls[0]!;
@@ -195,6 +200,24 @@ function recordingIO(io: EffectIO, events: AgentActorEvent[]): EffectIO {
       io.send(event);
     },
   };
+}
+
+/**
+ * A model call's output as its step records it. The call's record works out its `requestHash` and
+ * `settings` from the request body when they are first read (src/llm/model-call.ts), and recording a
+ * step serializes it, which would read them: when nothing builds a `model_call` event for this agent
+ * (no saved session, no listener), nothing reads them in this execution or a replay of it with the
+ * same options, so the step records the call's record without them.
+ */
+function recordedReply(output: LlmCallOutput, io: EffectIO): LlmCallOutput {
+  const record = output.record;
+  if (!record || io.hears?.('model_call') !== false) return output;
+  // Own keys copied one by one: a spread or a destructuring would call the two getters.
+  const kept: Record<string, unknown> = {};
+  for (const key of Object.keys(record)) {
+    if (key !== 'requestHash' && key !== 'settings') kept[key] = record[key as keyof ModelCallRecord];
+  }
+  return { ...output, record: kept as unknown as ModelCallRecord };
 }
 
 /** The one-call batch a tool step runs. */

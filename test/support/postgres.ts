@@ -16,6 +16,26 @@ export function freshSchema(prefix = 't'): string {
   return `${prefix}_${randomBytes(6).toString('hex')}`;
 }
 
+/** A database of its own on the run's cluster (`<prefix>_<random>`); `drop()` removes it, its connections closed. */
+export async function freshDatabase(
+  prefix: string,
+): Promise<{ name: string; url: string; drop(): Promise<void> }> {
+  const name = freshSchema(prefix);
+  const admin = async (sql: string) => {
+    const client = new pg.Client(postgresUrl());
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`CREATE DATABASE ${name}`);
+  const url = new URL(postgresUrl());
+  url.pathname = `/${name}`;
+  return { name, url: url.href, drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
 /** A store on a schema of its own; `dropSchema` removes it. */
 export function postgresStore(schema = freshSchema()): PostgresSessionStore {
   return new PostgresSessionStore({ connectionString: postgresUrl(), max: 4 }, { schema });

@@ -107,6 +107,8 @@ export function dbosAgent(name: string, agentOptions: AgentOptionsFactory, optio
     async start(): Promise<void> {
       await sessions.migrate();
       await interrupts.migrate();
+      // DBOS's tables beside the sessions table: a turn's end need not wait for its own flush.
+      await sessions.findDbosTables();
       await DBOS.registerQueue(queue, {
         partitionConcurrency: 1,
         onConflict: 'always_update',
@@ -240,7 +242,7 @@ async function runTurn(run: TurnRun): Promise<DbosTurnResult> {
       if (ended) break;
       const pending = agent.state === 'WaitingApproval' ? agent.pendingApprovals : [];
       if (pending.length === 0) {
-        await nextChange(agent, settled);
+        await nextApprovalWait(agent, settled);
         continue;
       }
       const ids = pending.map((p) => p.toolCallId).join();
@@ -314,13 +316,17 @@ function view(agent: Agent<unknown>, workflowId: string | undefined): DbosSessio
   };
 }
 
-/** Resolves when the agent's state changes or calls wait for approval, or `ended` settles. */
-function nextChange(agent: Agent<unknown>, ended: Promise<unknown>): Promise<void> {
+/**
+ * Resolves when calls wait for approval (the machine emits `approval_requested` on every entry to
+ * WaitingApproval), or `ended` settles. Only these two: a listener of `state_change` would make the
+ * machine build that event at every transition of every turn, and wake the loop for nothing.
+ */
+function nextApprovalWait(agent: Agent<unknown>, ended: Promise<unknown>): Promise<void> {
   return new Promise((resolve) => {
-    const offs = [agent.on('state_change', done), agent.on('approval_requested', done)];
+    const off = agent.on('approval_requested', done);
     void ended.then(done, done);
     function done() {
-      for (const off of offs) off();
+      off();
       resolve();
     }
   });

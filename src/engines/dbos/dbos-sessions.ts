@@ -44,15 +44,41 @@ export class DbosSessions {
   readonly #schema: string;
   /** The interrupts table (`DbosInterrupts`): a turn's start reads it, its end clears it. */
   readonly #interrupts: string;
+  /** DBOS's workflow status table as named in this database (`<dbosSchema>.workflow_status`). */
+  readonly #dbosStatus: string;
+  /** Whether that table is in this database and readable ({@link findDbosTables}). */
+  #dbosHere = false;
 
-  constructor(pool: pg.Pool, schema = 'agentloop_dbos') {
-    if (!/^[a-z_][a-z0-9_]*$/.test(schema)) {
-      throw new Error(`agentloop/dbos: schema "${schema}" must be a lower-case SQL identifier`);
+  /**
+   * `dbosSchema`: the schema of DBOS's system tables (DBOS's `systemDatabaseSchemaName`, `dbos`
+   * by default), looked for in this database by {@link findDbosTables}.
+   */
+  constructor(pool: pg.Pool, schema = 'agentloop_dbos', dbosSchema = 'dbos') {
+    for (const name of [schema, dbosSchema]) {
+      if (!/^[a-z_][a-z0-9_]*$/.test(name)) {
+        throw new Error(`agentloop/dbos: schema "${name}" must be a lower-case SQL identifier`);
+      }
     }
     this.#pool = pool;
     this.#schema = schema;
     this.#table = `"${schema}".sessions`;
     this.#interrupts = `"${schema}".interrupts`;
+    this.#dbosStatus = `"${dbosSchema}".workflow_status`;
+  }
+
+  /**
+   * Looks for DBOS's workflow status table in this database, readable by this pool's role: when it
+   * is there, a turn's {@link end} checks that its workflow's row is (DBOS's system tables are in
+   * this very database) and then commits without waiting for the WAL flush, which DBOS's own record
+   * of the workflow's end, committed after it on the same cluster, waits for. Once per process.
+   */
+  async findDbosTables(): Promise<boolean> {
+    const { rows } = await this.#pool.query<{ here: boolean | null }>(
+      `SELECT has_table_privilege(to_regclass($1), 'SELECT') AS here`,
+      [this.#dbosStatus],
+    );
+    this.#dbosHere = rows[0]?.here === true;
+    return this.#dbosHere;
   }
 
   /** Creates the table (idempotent). */
@@ -161,20 +187,33 @@ export class DbosSessions {
    * the snapshot it started from is kept as `prev_snapshot` for a replay (run again, it keeps it).
    * The turn's interrupt, if one was asked, is cleared in the same statement. An upsert: the row
    * {@link start} inserted may be lost with a PostgreSQL crash (then the turn started from none).
+   *
+   * When DBOS's system tables are in this database ({@link findDbosTables}) and hold the turn's
+   * workflow, the statement commits without waiting for the WAL flush (`synchronous_commit = off`
+   * for it only; `relaxed` in the answer): the workflow returns right after it, and DBOS's record of
+   * its end, committed on the same cluster later with the flush, flushes this commit too. A
+   * PostgreSQL crash before that loses both, and DBOS replays the turn, which writes its end again
+   * (docs/engines.md, "What a turn costs"). Otherwise it waits for the flush itself.
    */
   async end(
     agent: string,
     sessionId: string,
     workflowId: string,
     fields: { view: DbosSessionView; snapshot: unknown; result: unknown },
-  ): Promise<void> {
-    await this.#pool.query(
-      `WITH cleared AS (DELETE FROM ${this.#interrupts} WHERE workflow_id = $6)
+  ): Promise<{ relaxed: boolean }> {
+    const relax = this.#dbosHere
+      ? `CASE WHEN EXISTS (SELECT 1 FROM ${this.#dbosStatus} WHERE workflow_uuid = $6)
+           THEN set_config('synchronous_commit', 'off', true) END IS NOT NULL`
+      : 'false';
+    const { rows } = await this.#pool.query<{ relaxed: boolean }>(
+      `WITH cleared AS (DELETE FROM ${this.#interrupts} WHERE workflow_id = $6),
+       flush AS (SELECT ${relax} AS relaxed)
        INSERT INTO ${this.#table} AS s (agent, session_id, view, snapshot, result, saved_by)
-         VALUES ($1, $2, $3, $4, $5, $6)
+         SELECT $1, $2, $3::json, $4::json, $5::json, $6 FROM flush
        ON CONFLICT (agent, session_id) DO UPDATE SET view = EXCLUDED.view, snapshot = EXCLUDED.snapshot,
          result = EXCLUDED.result, saved_by = EXCLUDED.saved_by,
-         prev_snapshot = CASE WHEN s.saved_by = $6 THEN s.prev_snapshot ELSE s.snapshot END, updated_at = now()`,
+         prev_snapshot = CASE WHEN s.saved_by = $6 THEN s.prev_snapshot ELSE s.snapshot END, updated_at = now()
+       RETURNING (SELECT relaxed FROM flush) AS relaxed`,
       [
         agent,
         sessionId,
@@ -184,5 +223,6 @@ export class DbosSessions {
         workflowId,
       ],
     );
+    return { relaxed: rows[0]?.relaxed === true };
   }
 }

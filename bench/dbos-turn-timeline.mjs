@@ -1,0 +1,195 @@
+// Issue 36: where a DBOS turn's time goes, from its dequeue to its end, next to the bare engine's
+// workflow doing the same number of steps and the agent in process: every statement on DBOS's system
+// pool and the application's pool timed (call to result), turns of the three modes interleaved, one
+// at a time. Per shape (medians over the sessions): dequeue to end; the time inside DBOS's step
+// transactions (BEGIN .. COMMIT of a step's record, overlapping ones merged); the adapter's own
+// statements; the rest ("between": the agent's work, the model's and tools' calls, the adapter's
+// awaits), against the in-process agent's whole session; and this process's CPU per session (enqueue
+// to result, DBOS's pollers included).
+// npm run build && node bench/dbos-turn-timeline.mjs [--sessions=20] [--shapes=batch,chain] [--b=<dist>]
+import path from 'node:path';
+import pg from 'pg';
+import { createAgent } from '../dist/index.js';
+import { benchArgs, startBenchCluster } from './lib/engine-bench.mjs';
+import {
+  closeShapes,
+  FINAL,
+  registerBareDbosWorkflow,
+  shapeOf,
+  shapeOptions,
+  startShapes,
+} from './lib/engine-shapes.mjs';
+
+const args = benchArgs();
+const sessions = Number(args.sessions ?? 20);
+const { DBOS } = await import('@dbos-inc/dbos-sdk');
+const builds = { a: await import('../dist/engines/dbos/index.js') };
+if (args.b) builds.b = await import(path.resolve(args.b, 'engines/dbos/index.js'));
+const SHAPES = await startShapes();
+const shapes = (args.shapes ?? 'text,batch,chain').split(',');
+const cluster = await startBenchCluster();
+const url = new URL(await cluster.database('turn_timeline'));
+
+/** Statements seen: [pool, start ms, end ms, text]. */
+let log = [];
+const timedPool = (name, max) => {
+  const pool = new pg.Pool({ connectionString: url.href, max });
+  pool.on('error', () => {});
+  pool.on('connect', (client) => {
+    const query = client.query.bind(client);
+    client.query = (text, ...rest) => {
+      const sql = (typeof text === 'string' ? text : text.text).replace(/\s+/g, ' ').trim();
+      const entry = [name, performance.now(), 0, sql, client];
+      log.push(entry);
+      const done = () => {
+        entry[2] = performance.now();
+      };
+      const last = rest.at(-1);
+      if (typeof last === 'function') {
+        rest[rest.length - 1] = (...r) => {
+          done();
+          return last(...r);
+        };
+      }
+      const out = query(text, ...rest);
+      if (out && typeof out.then === 'function') out.then(done, done);
+      return out;
+    };
+  });
+  return pool;
+};
+const sysPool = timedPool('sys', 10);
+const appPool = timedPool('app', 4);
+const pollMs = 20;
+const agents = Object.fromEntries(
+  Object.entries(builds).map(([k, b]) => [
+    k,
+    b.dbosAgent(`tl${k}`, (id) => shapeOptions(SHAPES, shapeOf(id)), { pool: appPool, queuePollMs: pollMs }),
+  ]),
+);
+const bare = registerBareDbosWorkflow(DBOS);
+DBOS.setConfig({ name: 'turn-timeline', systemDatabasePool: sysPool, logLevel: 'error' });
+await DBOS.launch();
+for (const agent of Object.values(agents)) await agent.start();
+await DBOS.registerQueue('bench_bare', { minPollingIntervalMs: pollMs });
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+const round = (x) => Math.round(x * 100) / 100;
+/** Total length of the union of intervals. */
+const union = (intervals) => {
+  const sorted = [...intervals].sort((a, b) => a[0] - b[0]);
+  let total = 0;
+  let end = -Infinity;
+  for (const [s, e] of sorted) {
+    if (e <= end) continue;
+    total += e - Math.max(s, end);
+    end = e;
+  }
+  return total;
+};
+
+/** Reads one turn's timeline from the statements logged while it ran. */
+function analyse(entries) {
+  const claim = entries.find((e) => e[0] === 'sys' && /SET status = \$1, owner_xid = \$8/.test(e[3]));
+  const output = entries.findLast((e) => e[0] === 'sys' && /INSERT INTO "dbos".workflow_output/.test(e[3]));
+  if (!claim || !output) return undefined;
+  const from = claim[2];
+  // The COMMIT on the same client after the output's insert.
+  const commit = entries.find((e) => e[4] === output[4] && e[1] >= output[2] && e[3] === 'COMMIT');
+  const to = (commit ?? output)[2];
+  const inside = entries.filter((e) => e[1] >= from && e[2] <= to);
+  // Step transactions: from a BEGIN to its client's next COMMIT, when an operation_outputs insert is between.
+  const steps = [];
+  const byClient = new Map();
+  for (const e of inside) {
+    if (e[0] !== 'sys') continue;
+    const open = byClient.get(e[4]);
+    if (/^BEGIN/.test(e[3])) byClient.set(e[4], { start: e[1], step: false });
+    else if (open && /operation_outputs \(workflow_uuid/.test(e[3])) open.step = true;
+    else if (open && e[3] === 'COMMIT') {
+      if (open.step) steps.push([open.start, e[2]]);
+      byClient.delete(e[4]);
+    }
+  }
+  // The workflow's own statements outside transactions: the status checks and the read of a step's record.
+  const own = inside
+    .filter((e) => e[0] === 'sys' && /^SELECT (status FROM|output, error, child_workflow_id)/.test(e[3]))
+    .map((e) => [e[1], e[2]]);
+  const app = inside
+    .filter((e) => e[0] === 'app' && !/workflow_id = ANY/.test(e[3]))
+    .map((e) => [e[1], e[2]]);
+  const total = to - from;
+  const inSteps = union(steps);
+  const inApp = union(app);
+  const inDb = union([...steps, ...own, ...app, [output[1], to]]);
+  return { total, steps: inSteps, app: inApp, db: inDb, between: total - inDb, n: steps.length };
+}
+
+const runAgent = (agent) => async (id) => {
+  const wf = await agent.post(id, 'go');
+  const r = await DBOS.retrieveWorkflow(wf).getResult({ pollingIntervalMs: pollMs });
+  if (r.response !== FINAL) throw new Error(`unexpected ${r.response}`);
+};
+const modes = [
+  ...Object.entries(agents).map(([k, agent]) => ({ name: `dbos-${k}`, run: runAgent(agent) })),
+  {
+    name: 'bare',
+    run: async (id) => {
+      const h = await DBOS.startWorkflow(bare, { queueName: 'bench_bare' })(SHAPES[shapeOf(id)].steps);
+      await h.getResult({ pollingIntervalMs: pollMs });
+    },
+  },
+];
+const inProcess = async (id) => {
+  const agent = createAgent({ ...shapeOptions(SHAPES, shapeOf(id)), sessionId: id.replace('~', '.') });
+  const r = await agent.send('go');
+  if (r.response !== FINAL) throw new Error(`unexpected ${r.response}`);
+  agent.stop();
+};
+const report = {};
+let n = 0;
+try {
+  for (const shape of shapes) {
+    const rows = Object.fromEntries(modes.map((m) => [m.name, []]));
+    const inproc = [];
+    for (let i = -3; i < sessions; i++) {
+      for (let k = 0; k < modes.length; k++) {
+        const m = modes[(i + 3 + k) % modes.length];
+        log = [];
+        const cpu = process.cpuUsage();
+        await m.run(`${shape}~${m.name}-${n++}`);
+        const used = process.cpuUsage(cpu);
+        const a = analyse(log);
+        if (i >= 0 && a) rows[m.name].push({ ...a, cpu: (used.user + used.system) / 1000 });
+      }
+      const start = performance.now();
+      await inProcess(`${shape}~inproc-${n++}`);
+      if (i >= 0) inproc.push(performance.now() - start);
+    }
+    report[shape] = { 'in-process': round(median(inproc)) };
+    for (const [name, list] of Object.entries(rows)) {
+      const out = {};
+      for (const key of ['total', 'steps', 'app', 'db', 'between', 'n', 'cpu'])
+        out[key] = round(median(list.map((r) => r[key])));
+      report[shape][name] = out;
+    }
+  }
+} finally {
+  await DBOS.shutdown();
+  await sysPool.end();
+  await appPool.end();
+  await cluster.stop();
+  await closeShapes(SHAPES);
+}
+console.log('ms, medians per turn (dequeue to end; in DBOS step transactions; adapter statements; all');
+console.log("statements; between them), and the in-process agent's whole session:");
+for (const [shape, r] of Object.entries(report)) {
+  console.log(`${shape}: in-process ${r['in-process']}`);
+  for (const [name, o] of Object.entries(r)) {
+    if (name === 'in-process') continue;
+    console.log(
+      `  ${name.padEnd(8)} total ${o.total}, steps ${o.steps} (${o.n}), adapter ${o.app}, db ${o.db}, between ${o.between}; this process's CPU ${o.cpu}`,
+    );
+  }
+}
+console.log(JSON.stringify(report));
