@@ -135,7 +135,7 @@ const modes = [
   {
     name: 'bare',
     run: async (id) => {
-      const h = await DBOS.startWorkflow(bare, { queueName: 'bench_bare' })(SHAPES[shapeOf(id)].steps);
+      const h = await DBOS.startWorkflow(bare, { queueName: 'bench_bare' })(shapeOf(id));
       await h.getResult({ pollingIntervalMs: pollMs });
     },
   },

@@ -52,7 +52,7 @@ try {
     for (const shape of Object.keys(SHAPES)) {
       const id = `${shape}.count`;
       await client.send(id, 'go');
-      await sendBareRestate(server.ingress, id, SHAPES[shape].steps);
+      await sendBareRestate(server.ingress, id, shape);
       for (const svc of ['bench', 'bare']) {
         const rows = await query(
           `SELECT j.entry_type AS kind, count(*) AS n FROM sys_journal j JOIN sys_invocation i ON j.id = i.id WHERE i.target_service_name = '${svc}' AND i.target_service_key = '${id}' GROUP BY j.entry_type ORDER BY j.entry_type`,
@@ -103,15 +103,19 @@ try {
         const before = snap();
         let wf;
         if (mode === 'agent') wf = await agent.post(id, 'go');
-        else
-          wf = (await DBOS.startWorkflow(bareWf, { queueName: 'bench_bare' })(SHAPES[shape].steps))
-            .workflowID;
+        else wf = (await DBOS.startWorkflow(bareWf, { queueName: 'bench_bare' })(shape)).workflowID;
         await DBOS.retrieveWorkflow(wf).getResult({ pollingIntervalMs: 1000 });
         const after = snap();
         const { rows } = await pool.query(
           'SELECT count(*)::int AS n, sum(length(output))::int AS bytes FROM dbos.operation_outputs WHERE workflow_uuid = $1',
           [wf],
         );
+        // Each step's name and record size, in the order DBOS numbered them (the bare plan's sizes).
+        const { rows: each } = await pool.query(
+          'SELECT function_name AS name, length(output)::int AS bytes FROM dbos.operation_outputs WHERE workflow_uuid = $1 ORDER BY function_id',
+          [wf],
+        );
+        rows[0].each = each.map((r) => `${r.name.replace(`${id}/`, '')} ${r.bytes}`).join(', ');
         const statements = diff(before, after);
         const total = Object.values(statements).reduce((a, b) => a + b, 0);
         out[`dbos ${mode} ${shape}`] = { steps: rows[0], total, statements };

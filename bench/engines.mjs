@@ -17,8 +17,10 @@
 //                ingress, which waits)
 //   dbos         dbosAgent on DBOS 5 (queue and result polled every `dbos-poll-ms`, default 50)
 //   dbos-b       with `--dbos-b=<dist>`: the dbosAgent of another build, same DBOS (before/after)
-//   restate-bare / dbos-bare   the engine alone: a handler / workflow doing as many steps as the
-//                adapter's turn does (`ctx.run` / `DBOS.runStep`, each returning 1 KB), no agent. The
+//   restate-bare / dbos-bare   the engine alone: a handler / workflow taking the adapter's turn's
+//                steps in the turn's shape (`ctx.run` / `DBOS.runStep`: initialize, then each model
+//                call in sequence, a batch's marker, the batch's tool steps started together; records
+//                of about the adapter's sizes; bench/lib/engine-shapes.mjs `BARE_PLANS`), no agent. The
 //                engine's own round trips: what is left of (engine - in-process - bare) is the adapter's.
 // All modes share one PostgreSQL cluster (fsync on) and the model servers, in this process.
 // Modes run one after another by default; `--interleave` runs one session of each mode in turn
@@ -224,7 +226,7 @@ try {
     const server = await startRestateServer();
     cpuPids.restate = server.pid;
     closers.push(server.stop);
-    // The engine alone: as many `ctx.run` steps as the agent's turn, each returning 1 KB.
+    // The engine alone: the agent's turn's `ctx.run` steps in the turn's shape (BARE_PLANS).
     const endpoint = await serveRestateEndpoint(sdk, server, [
       restateAgent('bench', (id) => routedOptions(id)),
       bareRestateObject(sdk),
@@ -236,7 +238,7 @@ try {
     }
     if (only.has('restate-bare')) {
       await use('restate-bare', 'bare', async (id) =>
-        check(await sendBareRestate(server.ingress, id, SHAPES[shapeOf(id)].steps)),
+        check(await sendBareRestate(server.ingress, id, shapeOf(id))),
       );
     }
   }
@@ -258,7 +260,7 @@ try {
           { pool, queuePollMs: pollMs },
         )
       : undefined;
-    // The engine alone: a workflow on a queue doing as many steps as the agent's turn, 1 KB each.
+    // The engine alone: a workflow on a queue taking the agent's turn's steps in its shape (BARE_PLANS).
     const bare = registerBareDbosWorkflow(DBOS);
     DBOS.setConfig({ name: 'agentloop-bench', systemDatabaseUrl: url, logLevel: 'error' });
     await DBOS.launch();
@@ -285,7 +287,7 @@ try {
     }
     if (only.has('dbos-bare')) {
       await use('dbos-bare', 'dbosbare', async (id) => {
-        const handle = await DBOS.startWorkflow(bare, { queueName: 'bench_bare' })(SHAPES[shapeOf(id)].steps);
+        const handle = await DBOS.startWorkflow(bare, { queueName: 'bench_bare' })(shapeOf(id));
         workflows['dbos-bare'].push({ id, workflowId: handle.workflowID });
         check(await handle.getResult({ pollingIntervalMs: pollMs }));
       });

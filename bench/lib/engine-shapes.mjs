@@ -1,7 +1,7 @@
 // What bench/engines.mjs (timings) and bench/engines-count.mjs (counts) both run on the durable
 // engines: the agent's tool, the three session shapes with their scripted model servers, and the
-// engines alone (a Restate object / a DBOS workflow doing as many steps as the adapter's turn, each
-// returning 1 KB, no agent), so that both benches measure the same turns against the same bare engine.
+// engines alone (a Restate object / a DBOS workflow taking the steps of the adapter's turn in the
+// turn's shape, no agent), so that both benches measure the same turns against the same bare engine.
 import http2 from 'node:http2';
 import { z } from 'zod';
 import { defineTool } from '../../dist/index.js';
@@ -19,30 +19,68 @@ const call = (i) => ({ name: 'lookup', arguments: { key: `k${i}` } });
 /** Every shape's final answer. */
 export const FINAL = 'All values looked up.';
 
+/** Each shape's model replies, as its scripted model server answers them. */
+const SCRIPTS = {
+  text: [{ content: FINAL }],
+  batch: [{ toolCalls: [0, 1, 2, 3, 4].map(call) }, { content: FINAL }],
+  chain: [...[0, 1, 2, 3, 4].map((i) => ({ toolCalls: [call(i)] })), { content: FINAL }],
+};
+
 /**
- * The shapes: each its scripted model server (`server`), model calls, tool calls, tool batches, and
- * the steps the adapter's turn takes (initialize, each model call, a marker per batch, each tool call).
- * Close them with {@link closeShapes}.
+ * Bytes of each step's record, about as the DBOS adapter's turn records them (within ~50 bytes of
+ * `node bench/engines-count.mjs --only=dbos`, which lists each step's record: initialize 80, a model
+ * call 541 with no tool call, 737 with one, 1,763 with five, a batch marker 95, a lookup 663, less
+ * the 43 bytes DBOS wraps around a 1 KB string). Restate's journal holds the same records as JSON
+ * objects, a few percent smaller.
+ */
+const RECORD_BYTES = { initialize: 40, model: 500, modelPerCall: 245, marker: 50, tool: 620 };
+
+/**
+ * A turn's steps in the turn's shape, as groups started together (a group waits for the one before):
+ * `initialize`; then per model reply the model call, and, when it asks for tools, the batch's marker,
+ * then one step per tool call, all at once (src/machines/durable-effects.ts runs a batch's calls with
+ * `Promise.all`). Each step: its name (the adapter's step key without the session) and record bytes.
+ */
+function planOf(turns) {
+  const b = RECORD_BYTES;
+  const plan = [[{ name: '0/0/initialize', bytes: b.initialize }]];
+  turns.forEach((turn, i) => {
+    const calls = turn.toolCalls ?? [];
+    const at = `1/${i + 1}`;
+    plan.push([{ name: `${at}/model`, bytes: b.model + b.modelPerCall * calls.length }]);
+    if (calls.length === 0) return;
+    plan.push([{ name: `${at}/tools/call_${i}_0`, bytes: b.marker }]);
+    plan.push(calls.map((_, k) => ({ name: `${at}/tool/call_${i}_${k}`, bytes: b.tool })));
+  });
+  return plan;
+}
+
+/** Each shape's bare plan ({@link planOf}), what the bare engines run for a session of that shape. */
+export const BARE_PLANS = Object.fromEntries(
+  Object.entries(SCRIPTS).map(([shape, turns]) => [shape, planOf(turns)]),
+);
+
+/**
+ * The shapes: each its scripted model server (`server`), model calls, tool calls, tool batches, the
+ * steps the adapter's turn takes (initialize, each model call, a marker per batch, each tool call) and
+ * the bare engines' plan of them ({@link BARE_PLANS}). Close them with {@link closeShapes}.
  */
 export async function startShapes() {
-  const shapes = {
-    text: { turns: [{ content: FINAL }], model: 1, tools: 0, batches: 0 },
-    batch: {
-      turns: [{ toolCalls: [0, 1, 2, 3, 4].map(call) }, { content: FINAL }],
-      model: 2,
-      tools: 5,
-      batches: 1,
-    },
-    chain: {
-      turns: [...[0, 1, 2, 3, 4].map((i) => ({ toolCalls: [call(i)] })), { content: FINAL }],
-      model: 6,
-      tools: 5,
-      batches: 5,
-    },
-  };
-  for (const shape of Object.values(shapes)) {
-    shape.server = await startScriptedServer({ scenario: { turns: shape.turns } });
+  const shapes = {};
+  for (const [name, turns] of Object.entries(SCRIPTS)) {
+    const calls = turns.map((t) => t.toolCalls?.length ?? 0);
+    const shape = {
+      turns,
+      model: turns.length,
+      tools: calls.reduce((a, n) => a + n, 0),
+      batches: calls.filter((n) => n > 0).length,
+      plan: BARE_PLANS[name],
+    };
+    shape.server = await startScriptedServer({ scenario: { turns } });
     shape.steps = 1 + shape.model + shape.batches + shape.tools;
+    if (shape.plan.flat().length !== shape.steps)
+      throw new Error(`${name}: the bare plan is not the turn's steps`);
+    shapes[name] = shape;
   }
   return shapes;
 }
@@ -62,41 +100,63 @@ export const shapeOptions = (shapes, shape) => ({
   contextWindow: false,
 });
 
-/** One `ctx.run` step of the bare Restate handler, or `DBOS.runStep` of the bare workflow: 1 KB. */
-const bareStep = async () => 'x'.repeat(1024);
+/** A bare step's record: `bytes` bytes. */
+const bareStep = (bytes) => async () => 'x'.repeat(bytes);
 
-/** Restate alone: object `bare`, handler `send({ steps })` running `steps` `ctx.run` steps. */
+/**
+ * Restate alone: object `bare`, handler `send({ shape })` running the shape's plan ({@link BARE_PLANS})
+ * as `ctx.run` steps, a group's steps issued together and awaited with `RestatePromise.all` (the SDK's
+ * combinator; the adapter issues a batch's tool steps together as well and awaits them through
+ * `RestatePromise.race`).
+ */
 export function bareRestateObject(sdk) {
   return sdk.object({
     name: 'bare',
     handlers: {
       send: async (ctx, input) => {
-        for (let i = 0; i < input.steps; i++) await ctx.run(`step-${i}`, bareStep);
+        for (const group of planFor(input.shape)) {
+          await sdk.RestatePromise.all(group.map((s) => ctx.run(s.name, bareStep(s.bytes))));
+        }
         return { response: FINAL };
       },
     },
   });
 }
 
-/** Calls the bare Restate object through the ingress for a session of `steps` steps; its response. */
-export async function sendBareRestate(ingress, id, steps) {
+/** Calls the bare Restate object through the ingress for a session of `shape`; its response. */
+export async function sendBareRestate(ingress, id, shape) {
   const response = await fetch(`${ingress}/bare/${encodeURIComponent(id)}/send`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ steps }),
+    body: JSON.stringify({ shape }),
   });
   return response.json();
 }
 
-/** DBOS alone: registers workflow `bench.bare(steps)` running `steps` steps (before `DBOS.launch()`). */
+/**
+ * DBOS alone: registers workflow `bench.bare(shape)` running the shape's plan ({@link BARE_PLANS}) as
+ * `DBOS.runStep` steps, a group's steps started together (called in the plan's order, so DBOS numbers
+ * them alike in every attempt) and awaited with `Promise.all`, as the adapter's turn runs a batch
+ * (before `DBOS.launch()`).
+ */
 export function registerBareDbosWorkflow(DBOS) {
   return DBOS.registerWorkflow(
-    async (steps) => {
-      for (let i = 0; i < steps; i++) await DBOS.runStep(bareStep, { name: `step-${i}` });
+    async (shape) => {
+      for (const group of planFor(shape)) {
+        await Promise.all(group.map((s) => DBOS.runStep(bareStep(s.bytes), { name: s.name })));
+      }
       return { response: FINAL };
     },
     { name: 'bench.bare' },
   );
+}
+
+/** A shape's bare plan, or a clear error for a name that is none. */
+function planFor(shape) {
+  const plan = BARE_PLANS[shape];
+  if (!plan)
+    throw new Error(`bare engine: no shape named ${JSON.stringify(shape)} (${Object.keys(BARE_PLANS)})`);
+  return plan;
 }
 
 /**
