@@ -1,7 +1,8 @@
 // Counts the engine work of one turn (issue 36): Restate journal entries by kind per invocation (from
 // the admin API's `sys_journal`, journals kept for an hour), DBOS step rows and PostgreSQL commits and
 // WAL flushes per turn (from `pg_stat_database` / `pg_stat_wal`), for the adapter and for the bare
-// engine doing the adapter's number of effect steps. Counts, not times: they do not move with the load.
+// engine taking the adapter's effect steps in the turn's shape (engine-shapes.mjs `BARE_PLANS`), with each
+// DBOS step's name and record bytes in order. Counts, not times: they do not move with the load.
 // npm run build && node bench/engines-count.mjs [--only=restate,dbos]
 
 import { countingPool } from './lib/counting-pool.mjs';
@@ -116,10 +117,16 @@ try {
           [wf],
         );
         rows[0].each = each.map((r) => `${r.name.replace(`${id}/`, '')} ${r.bytes}`).join(', ');
+        rows[0].names = each.map((r) => r.name.replace(`${id}/`, ''));
         const statements = diff(before, after);
         const total = Object.values(statements).reduce((a, b) => a + b, 0);
         out[`dbos ${mode} ${shape}`] = { steps: rows[0], total, statements };
       }
+      // The bare engine must take the turn's steps: the same names in the same order.
+      const [agentNames, bareNames] = ['agent', 'bare'].map((m) => out[`dbos ${m} ${shape}`].steps.names);
+      if (agentNames.join() !== bareNames.join())
+        throw new Error(`${shape}: the bare steps ${bareNames} are not the turn's ${agentNames}`);
+      for (const m of ['agent', 'bare']) delete out[`dbos ${m} ${shape}`].steps.names;
     }
   }
 } finally {
