@@ -176,6 +176,9 @@ export const runnerDone = machineSetup.createAction(
 /** The context after a complete batch: its results appended in call order, the limits checked. */
 function closedBatch(context: AgentContext, batch: ToolBatch) {
   const results = orderedResults(batch);
+  // Keep this copy of the context: without it, XState's `Object.assign` copies of the context leave V8's
+  // fast path and allocate 3x as much (tried twice, bench/README.md issue 37: resolveAssign 4.5 -> 13.9 KiB
+  // a call when the spread was replaced by passing the calls apart).
   const verdict = checkLimitsAfterTools({ ...context, batch }, results);
   const notes = verdict.notes.map((note): Message => ({ role: 'system', content: note.message }));
   workCounts.messageCopies++;
