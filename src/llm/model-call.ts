@@ -149,7 +149,11 @@ function callRecord(
   if (completion.responseModel !== undefined) record.responseModel = completion.responseModel;
   if (completion.firstChunkMs !== undefined) record.firstChunkMs = completion.firstChunkMs;
   if (body) {
-    Object.defineProperty(record, 'settings', { enumerable: true, configurable: true, get: settingsOfRecord });
+    Object.defineProperty(record, 'settings', {
+      enumerable: true,
+      configurable: true,
+      get: settingsOfRecord,
+    });
   }
   return record;
 }

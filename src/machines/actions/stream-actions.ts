@@ -164,7 +164,11 @@ export const receiveReply = machineSetup.createAction(
   enqueueActions(({ enqueue, context, event: ev, self }, params: unknown) => {
     const output = (ev as unknown as { output: LlmCallOutput }).output;
     const enters = (params as { enters?: AgentStateName } | undefined)?.enters;
-    const received = receiveCalls(context.batch, context.finalReason !== null ? [] : output.calls, context.alwaysAllowed);
+    const received = receiveCalls(
+      context.batch,
+      context.finalReason !== null ? [] : output.calls,
+      context.alwaysAllowed,
+    );
     const ready = readyCalls(received);
     const runner = ready.length > 0 ? runnerIdFor(ready) : undefined;
     const batch = runner ? startRun(received, ready, runner) : received;
