@@ -138,24 +138,43 @@ function callRecord(
   // Fields in the order the record always had: the entry a saved session writes keeps its shape.
   const record = { wire } as ModelCallRecord;
   const body = completion.requestBody;
-  let hash: string | undefined;
-  Object.defineProperty(record, 'requestHash', {
-    enumerable: true,
-    configurable: true,
-    get: () => (hash ??= body ? requestHash(body) : ''),
-  });
+  // The getters are shared by every record (a getter made per record gives each record a hidden class
+  // of its own, bench/README.md issue 37); what they read sits in a non-enumerable field that spreads,
+  // `JSON.stringify` and `structuredClone` do not copy.
+  Object.defineProperty(record, LAZY, { value: { body } satisfies LazyFields });
+  Object.defineProperty(record, 'requestHash', { enumerable: true, configurable: true, get: hashOfRecord });
   record.attempt = attempt;
   record.durationMs = durationMs;
   if (completion.responseId !== undefined) record.responseId = completion.responseId;
   if (completion.responseModel !== undefined) record.responseModel = completion.responseModel;
   if (completion.firstChunkMs !== undefined) record.firstChunkMs = completion.firstChunkMs;
   if (body) {
-    let settings: Record<string, unknown> | undefined;
     Object.defineProperty(record, 'settings', {
       enumerable: true,
       configurable: true,
-      get: () => (settings ??= requestSettings(body)),
+      get: settingsOfRecord,
     });
   }
   return record;
+}
+
+/** Where a record keeps its request body and what was worked out from it. */
+const LAZY = Symbol('agentloop.modelCallRecord');
+
+interface LazyFields {
+  body: Completion['requestBody'];
+  hash?: string;
+  settings?: Record<string, unknown>;
+}
+
+function hashOfRecord(this: { [LAZY]: LazyFields }): string {
+  const lazy = this[LAZY];
+  lazy.hash ??= lazy.body ? requestHash(lazy.body) : '';
+  return lazy.hash;
+}
+
+function settingsOfRecord(this: { [LAZY]: LazyFields }): Record<string, unknown> {
+  const lazy = this[LAZY];
+  lazy.settings ??= requestSettings(lazy.body!);
+  return lazy.settings;
 }

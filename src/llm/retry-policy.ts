@@ -132,29 +132,27 @@ export async function withRetry<T>(
   attempt: (attemptNumber: number) => Promise<T>,
   options: RetryOptions = {},
 ): Promise<T> {
-  const policy = resolveRetryPolicy(options);
-  const { signal, onRetry } = options;
-  const random = options.random ?? Math.random;
-  const sleep = options.sleep ?? abortableSleep;
-  const classify = options.classify ?? ((err: unknown) => classifyError(err, options.url));
-  const now = options.now ?? Date.now;
-
+  const { signal } = options;
+  // The policy is read when an attempt fails: a call answered at the first attempt (most) pays for
+  // nothing else (bench/README.md, issue 37).
+  let policy: RetryPolicy | undefined;
   for (let attemptNumber = 1; ; attemptNumber++) {
     signal?.throwIfAborted();
     try {
       return await attempt(attemptNumber);
     } catch (err) {
       signal?.throwIfAborted();
-      const error = classify(err);
+      policy ??= resolveRetryPolicy(options);
+      const error = options.classify ? options.classify(err) : classifyError(err, options.url);
       if (!error.retryable || attemptNumber >= policy.maxAttempts) {
         throw new LlmCallError(error, attemptNumber, err);
       }
-      const delayMs = retryDelayMs(attemptNumber, error, policy, random);
-      if (options.deadline !== undefined && now() + delayMs > options.deadline) {
+      const delayMs = retryDelayMs(attemptNumber, error, policy, options.random ?? Math.random);
+      if (options.deadline !== undefined && (options.now ?? Date.now)() + delayMs > options.deadline) {
         throw new LlmCallError(error, attemptNumber, err);
       }
-      onRetry?.({ attempt: attemptNumber, delayMs, error });
-      await sleep(delayMs, signal);
+      options.onRetry?.({ attempt: attemptNumber, delayMs, error });
+      await (options.sleep ?? abortableSleep)(delayMs, signal);
     }
   }
 }

@@ -122,6 +122,12 @@ function costSpends(context: AgentContext, turnUsage: Usage, totalUsage: Usage):
   return spends;
 }
 
+/** Whether the turn or the session has a cost budget: without one, a reply's usage is only summed. */
+function hasCostBudget(context: AgentContext): boolean {
+  // `!= null`: a context saved before the cost budgets existed has neither field.
+  return context.limits.maxCostUsd != null || context.limits.maxSessionCostUsd != null;
+}
+
 /**
  * Whether the usage after a reply reaches a cost budget (the turn's or the session's): the turn then
  * ends after this call. A cost that is unknown reaches none (createAgent refuses a budget without a price).
@@ -141,7 +147,7 @@ export function stopReplyReason(
 ): TerminateReason | null {
   if (output.finishReason === 'length' || output.finishReason === 'content_filter')
     return output.finishReason;
-  if (context.finalReason !== null || output.calls.length === 0) return null;
+  if (context.finalReason !== null || output.calls.length === 0 || !hasCostBudget(context)) return null;
   const next = usageAfter(context, output.usage);
   return costBudgetReached(context, next.turnUsage, next.totalUsage) ? 'cost_budget' : null;
 }
@@ -177,6 +183,7 @@ export function costWarnings(
   turnUsage: Usage,
   totalUsage: Usage,
 ): { message: string; used: number; max: number }[] {
+  if (!hasCostBudget(context)) return [];
   if (costBudgetReached(context, turnUsage, totalUsage)) return [];
   const before = costSpends(context, context.turnUsage, context.totalUsage);
   return costSpends(context, turnUsage, totalUsage)

@@ -14,9 +14,10 @@ import {
   runnerIdFor,
   runnerIds,
   startRun,
+  type ToolBatch,
 } from '../tool-batch.js';
-import { costWarnings, usageAfter } from '../turn-limits.js';
-import { event, hears, runInput, startEvents } from '../turn-messages.js';
+import { costWarnings } from '../turn-limits.js';
+import { addUsage, event, hears, runInput, startEvents, UNREPORTED_USAGE } from '../turn-messages.js';
 import { enteredState } from './state-actions.js';
 
 // Actions for the model call: streamed text, retries, context reports, calls started early, the answer.
@@ -80,19 +81,33 @@ export const startEarly = machineSetup.createAction(
   }),
 );
 
-/** The assistant message, batch and usage the context takes from a model reply. */
-function replyFields(context: AgentContext, output: LlmCallOutput) {
+/**
+ * The assistant message, batch and usage the context takes from a model reply, as one object literal
+ * with its keys always in this order (no spreads): XState copies it into a new context with
+ * `Object.assign`, which stays on V8's fast path only while the update's shape is stable (bench/README.md,
+ * issue 37). `batch` is the batch with a runner started in the same step; `lastState`, the state the
+ * step enters when it records that (`receiveReply` with `enters`).
+ */
+function replyFields(
+  context: AgentContext,
+  output: LlmCallOutput,
+  batch?: ToolBatch,
+  lastState: AgentStateName | null = context.lastState,
+) {
   const final = context.finalReason !== null;
   const message: Message = final
     ? { role: 'assistant', content: output.message.content ?? '' }
     : output.message;
+  const usage = output.usage ?? UNREPORTED_USAGE;
   workCounts.messageCopies++;
   return {
     messages: context.messages.concat([message]),
-    batch: receiveCalls(context.batch, final ? [] : output.calls, context.alwaysAllowed),
+    batch: batch ?? receiveCalls(context.batch, final ? [] : output.calls, context.alwaysAllowed),
     response: typeof output.message.content === 'string' ? output.message.content : '',
     partial: '',
-    ...usageAfter(context, output.usage),
+    turnUsage: addUsage(context.turnUsage, usage),
+    totalUsage: addUsage(context.totalUsage, usage),
+    lastState,
   };
 }
 
@@ -149,19 +164,20 @@ export const receiveReply = machineSetup.createAction(
   enqueueActions(({ enqueue, context, event: ev, self }, params: unknown) => {
     const output = (ev as unknown as { output: LlmCallOutput }).output;
     const enters = (params as { enters?: AgentStateName } | undefined)?.enters;
-    const next = {
-      ...replyFields(context, output),
-      ...(enters ? enteredState(enqueue as never, self, context, enters) : {}),
-    };
-    const ready = readyCalls(next.batch);
-    if (ready.length === 0) {
-      workCounts.contextUpdates++;
-      enqueue.assign(() => next);
-    } else {
-      const runner = runnerIdFor(ready);
+    const received = receiveCalls(
+      context.batch,
+      context.finalReason !== null ? [] : output.calls,
+      context.alwaysAllowed,
+    );
+    const ready = readyCalls(received);
+    const runner = ready.length > 0 ? runnerIdFor(ready) : undefined;
+    const batch = runner ? startRun(received, ready, runner) : received;
+    const lastState = enters ? enteredState(enqueue as never, self, context, enters).lastState : undefined;
+    const next = replyFields(context, output, batch, lastState);
+    workCounts.contextUpdates++;
+    if (runner === undefined) enqueue.assign(() => next);
+    else {
       const input = runInput(context, ready);
-      next.batch = startRun(next.batch, ready, runner);
-      workCounts.contextUpdates++;
       enqueue.assign(({ spawn }) => {
         spawn('runTools', { id: runner, input });
         return next;

@@ -176,6 +176,9 @@ export const runnerDone = machineSetup.createAction(
 /** The context after a complete batch: its results appended in call order, the limits checked. */
 function closedBatch(context: AgentContext, batch: ToolBatch) {
   const results = orderedResults(batch);
+  // Keep this copy of the context: without it, XState's `Object.assign` copies of the context leave V8's
+  // fast path and allocate 3x as much (tried twice, bench/README.md issue 37: resolveAssign 4.5 -> 13.9 KiB
+  // a call when the spread was replaced by passing the calls apart).
   const verdict = checkLimitsAfterTools({ ...context, batch }, results);
   const notes = verdict.notes.map((note): Message => ({ role: 'system', content: note.message }));
   workCounts.messageCopies++;
@@ -187,9 +190,10 @@ function closedBatch(context: AgentContext, batch: ToolBatch) {
     consecutiveErrors: verdict.consecutiveErrors,
     finalReason: verdict.finalReason,
     // The final call after a tool hit the deadline gets a grace period past it.
-    ...(verdict.finalReason === 'timeout' && context.deadline !== null
-      ? { deadline: context.deadline + DEFAULTS.finalAnswerGraceMs }
-      : {}),
+    deadline:
+      verdict.finalReason === 'timeout' && context.deadline !== null
+        ? context.deadline + DEFAULTS.finalAnswerGraceMs
+        : context.deadline,
   };
   return { fields, notes: verdict.notes };
 }
@@ -215,12 +219,26 @@ export const closeBatchWithRunner = machineSetup.createAction(
     const { fields, notes } = closedBatch(context, batch);
     const plan = planChange(context, accepted);
     enqueue.stopChild(runner);
-    const closed = { ...fields, ...plan.fields };
     for (const end of endEvents(self, context, accepted)) enqueue.emit(end);
     if (plan.updated) enqueue.emit(event(context, 'plan_updated', { plan: plan.updated }));
     for (const note of notes) enqueue.emit(event(context, 'limit_warning', note));
     // Entering Thinking: its events come after the batch's, as they did from its entry action.
-    const next = { ...closed, ...enteredThinking(enqueue as never, self, context, closed) };
+    const entered = enteredThinking(enqueue as never, self, context, fields);
+    // One object literal, every key always present and in this order (no spreads): XState copies it
+    // into the new context with `Object.assign`, on V8's fast path only while its shape is stable.
+    const next = {
+      messages: entered.messages,
+      batch: fields.batch,
+      repeatedCalls: fields.repeatedCalls,
+      consecutiveErrors: fields.consecutiveErrors,
+      finalReason: fields.finalReason,
+      deadline: fields.deadline,
+      plan: plan.updated ?? context.plan,
+      lastState: entered.lastState,
+      iteration: entered.iteration,
+      warned: entered.warned,
+      partial: entered.partial,
+    };
     workCounts.contextUpdates++;
     enqueue.assign(() => next);
   }),

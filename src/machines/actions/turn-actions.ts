@@ -61,10 +61,19 @@ export function enteredThinking(
   self: AnyActorRef,
   context: AgentContext,
   current: Pick<AgentContext, 'messages' | 'finalReason'> = context,
-): Partial<AgentContext> {
-  const entered = enteredState(enqueue, self, context, 'Thinking');
+): Pick<AgentContext, 'lastState' | 'messages' | 'iteration' | 'warned' | 'partial'> {
+  const { lastState } = enteredState(enqueue, self, context, 'Thinking');
   // Back from compacting for this model call: it was counted (and warned about) on the way in.
-  if (context.lastState === 'Compacting') return { ...entered, partial: '' };
+  // The same keys either way, in the same order: callers put them into one object literal.
+  if (context.lastState === 'Compacting') {
+    return {
+      lastState,
+      messages: current.messages,
+      iteration: context.iteration,
+      warned: context.warned,
+      partial: '',
+    };
+  }
   const { finalReason } = current;
   const warning = iterationWarning(context, finalReason);
   const notes: Message[] = [];
@@ -81,7 +90,7 @@ export function enteredThinking(
     enqueue.emit(event({ ...context, iteration }, 'iteration', { maxIterations: context.maxIterations }));
   }
   return {
-    ...entered,
+    lastState,
     messages,
     iteration,
     warned: context.warned || warning !== null,

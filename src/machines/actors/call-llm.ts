@@ -1,6 +1,6 @@
 import { DEFAULTS } from '../../defaults.js';
 import type { AssistantMessage, Message, Usage } from '../../llm/message.js';
-import { callModel } from '../../llm/model-call.js';
+import { callModel, type ModelRetryInfo } from '../../llm/model-call.js';
 import type { ModelCallRecord, ModelToolCall } from '../../llm/model-reply.js';
 import type { ModelOptions } from '../../llm/model-request.js';
 import { callIdIndex } from '../../llm/tool-call-ids.js';
@@ -11,7 +11,6 @@ import type { TelemetryScope } from '../../telemetry/telemetry-scope.js';
 import { type ApprovalPolicy, planToolCall, type ToolCallRequest } from '../../tools/tool-call.js';
 import type { ToolRegistry } from '../../tools/tool-registry.js';
 import type { Plan } from '../../tools/update-plan-tool.js';
-import type { AgentActorEvent } from '../agent-events.js';
 import type { EffectIO } from '../effect-io.js';
 import type { AgentEventMap } from '../emitted-events.js';
 
@@ -105,12 +104,16 @@ export function callLlmEffect(
   // One conversation's call ids, read once and extended by each reply's new messages.
   const callIds = callIdIndex();
 
+  const streamed = options.stream !== false;
+  // What no call has is not made per call: the plan's block only with a plan, the stream's callbacks
+  // only when streaming (bench/README.md, issue 37).
+  const noBlocks: readonly ContextBlock[] = [];
+
   return async (input, io) => {
     const signal = io.signal;
-    const send = (event: AgentActorEvent) => io.send(event);
     const plan = (call: ModelToolCall) => planToolCall(call, registry, options.approval, input.sessionId);
-    const blocks: ContextBlock[] = input.plan?.steps.length ? [planBlock(input.plan)] : [];
-    if (options.contextBlocks) blocks.push(...(await options.contextBlocks(input, signal)));
+    let blocks: readonly ContextBlock[] = input.plan?.steps.length ? [planBlock(input.plan)] : noBlocks;
+    if (options.contextBlocks) blocks = [...blocks, ...(await options.contextBlocks(input, signal))];
     const compaction = input.compaction ?? null;
     let messages = compactedRequest(input.messages, compaction, blocks);
     if (options.prepareMessages) {
@@ -122,8 +125,8 @@ export function callLlmEffect(
         compactionCut(input.messages, compaction) !== undefined
       ) {
         // The machine goes to Compacting, which stops this call; the call comes again afterwards.
-        if (prepared.warning) send({ type: 'LLM.CONTEXT', warning: prepared.warning });
-        send({ type: 'LLM.COMPACT' });
+        if (prepared.warning) io.send({ type: 'LLM.CONTEXT', warning: prepared.warning });
+        io.send({ type: 'LLM.COMPACT' });
         return new Promise<never>((_, reject) => {
           if (io.aborted) reject(io.reason);
           else io.onAbort(() => reject(io.reason));
@@ -131,7 +134,7 @@ export function callLlmEffect(
       }
       messages = prepared.messages;
       if (prepared.warning || prepared.pruned) {
-        send({
+        io.send({
           type: 'LLM.CONTEXT',
           ...(prepared.warning ? { warning: prepared.warning } : {}),
           ...(prepared.pruned ? { pruned: prepared.pruned } : {}),
@@ -152,34 +155,39 @@ export function callLlmEffect(
       },
       {
         signal,
-        onText: (delta) => send({ type: 'LLM.DELTA', delta }),
-        onCallReady: eager
-          ? (call) => {
-              const planned = plan(call);
-              if (startsEarly(planned, registry)) send({ type: 'LLM.TOOL_CALL_READY', call: planned });
-            }
-          : undefined,
-        onRetry: ({ attempt, maxAttempts, delayMs, error }) =>
-          send({
-            type: 'LLM.RETRY',
-            attempt,
-            maxAttempts,
-            delayMs,
-            kind: error.kind,
-            ...(error.status !== undefined ? { status: error.status } : {}),
-            message: error.message,
-          }),
-        onReset: ({ reason, attempt }) => send({ type: 'LLM.RESET', reason, attempt }),
+        onText: streamed ? (delta) => io.send({ type: 'LLM.DELTA', delta }) : undefined,
+        onCallReady:
+          streamed && eager
+            ? (call) => {
+                const planned = plan(call);
+                if (startsEarly(planned, registry)) io.send({ type: 'LLM.TOOL_CALL_READY', call: planned });
+              }
+            : undefined,
+        onRetry: (info) => retried(io, info),
+        onReset: ({ reason, attempt }) => io.send({ type: 'LLM.RESET', reason, attempt }),
         telemetry: options.telemetry,
       },
     );
     return {
       ...reply,
       usage: priced(reply.usage, options.price),
-      calls: reply.calls.map(plan),
+      calls: reply.calls.length > 0 ? reply.calls.map(plan) : [],
       at: Date.now(),
     };
   };
+}
+
+/** Tells the machine a model call is retried (`LLM.RETRY`). */
+function retried(io: EffectIO, { attempt, maxAttempts, delayMs, error }: ModelRetryInfo): void {
+  io.send({
+    type: 'LLM.RETRY',
+    attempt,
+    maxAttempts,
+    delayMs,
+    kind: error.kind,
+    ...(error.status !== undefined ? { status: error.status } : {}),
+    message: error.message,
+  });
 }
 
 /** The usage with what it cost at `price`; as it was when the price is unknown. */
