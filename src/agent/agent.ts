@@ -54,7 +54,7 @@ export class Agent<TOutput = unknown> {
   #stopped = false;
   #compacting: AbortController | undefined; // while `compact()` runs
   readonly #mcp: AgentTools['mcp'];
-  #closed: Promise<void> = Promise.resolve(); // resolves once the MCP servers are closed (after `stop()`)
+  #closed: Promise<void> | undefined; // resolves once the MCP servers are closed (set by `stop()`)
   #loadError: unknown; // why the session could not be loaded (the agent then never starts)
   readonly #skills: AgentSkills | undefined;
   readonly #telemetry: TurnTelemetry | undefined;
