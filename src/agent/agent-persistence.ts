@@ -92,7 +92,8 @@ export class TurnSettler<R> {
       if (waiters.length > 0) queueMicrotask(() => resolveAll(waiters, this.#read()));
       return;
     }
-    const held = (this.#held ??= new Set());
+    this.#held ??= new Set();
+    const held = this.#held;
     for (const w of waiters) held.add(w);
     this.#settling++;
     const failures = this.#failures;
