@@ -358,7 +358,10 @@ export class Agent<TOutput = unknown> {
 
   /** Sends the event that starts a turn; resolves with the turn's result once it rests. */
   #turn(event: Parameters<Actor<AgentMachine>['send']>[0]): Promise<ExecutionResult<TOutput>> {
-    const result = new Promise<ExecutionResult<TOutput>>((resolve) => this.#turnWaiters.push(resolve));
+    // A new array at its length, not `push`: a pushed-to empty array keeps 16 spare slots while the turn runs.
+    const result = new Promise<ExecutionResult<TOutput>>((resolve) => {
+      this.#turnWaiters = [...this.#turnWaiters, resolve];
+    });
     this.actor.send(event);
     return result;
   }

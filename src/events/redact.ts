@@ -98,8 +98,7 @@ interface Span {
  * `Redactor` hands out), not a closure per helper: every agent holds one for its life.
  */
 class SecretScanner {
-  #literals: Set<string>;
-  /** The literals, longest first. */
+  /** The literal secrets, longest first (a handful at most: a list, not a set). */
   #literalList: string[];
   readonly #regexes: RegExp[];
   /**
@@ -110,7 +109,6 @@ class SecretScanner {
   readonly replacement: string;
 
   constructor(literals: Set<string>, patterns: readonly RegExp[], replacement: string) {
-    this.#literals = literals;
     this.#literalList = [...literals].sort((a, b) => b.length - a.length);
     // The default patterns are shared by every redactor (`spans` resets lastIndex; matchAll works on a
     // copy); configured ones are copied, so a caller's RegExp is never touched.
@@ -184,9 +182,8 @@ class SecretScanner {
   }
 
   addSecret(secret: string): void {
-    if (secret.length === 0 || this.#literals.has(secret)) return;
-    this.#literals.add(secret);
-    this.#literalList = [...this.#literals].sort((a, b) => b.length - a.length);
+    if (secret.length === 0 || this.#literalList.includes(secret)) return;
+    this.#literalList = [...this.#literalList, secret].sort((a, b) => b.length - a.length);
     this.#shortest = Math.min(this.#shortest, secret.length);
   }
 }
