@@ -97,9 +97,6 @@ export function requestSettings(body: object): Record<string, unknown> {
   return kept;
 }
 
-/** The chain's digest up to an item, by the item, with the digest of what came before it. */
-const chained = new WeakMap<object, { before: string; digest: string }>();
-
 /** A conversation hashed last, with the chain's digest after each of its items. */
 interface HashedConversation {
   items: readonly unknown[];
@@ -116,7 +113,10 @@ const lastHashed = new WeakMap<object, HashedConversation>();
  * `sha256(before + itemDigest(item))` over the items in order, starting from the empty string: equal
  * item lists give equal digests, and a list that extends one already hashed reuses its prefix. The
  * prefix shared with the last list hashed under the same first item costs an identity comparison per
- * item; each item after it a lookup (an item's entry counts only after the same digest) or a hash.
+ * item; each item after it one hash of two digests (its own digest is remembered). The chain's digests
+ * are kept for the last list only: a list that is not an extension of it (a retry of the same array,
+ * a pruned or compacted view) re-chains from where they part, which costs a hash of two hex digests
+ * per item, and no session keeps an entry per message for it.
  */
 function conversationDigest(items: readonly unknown[]): string {
   const first = items[0];
@@ -137,14 +137,7 @@ function conversationDigest(items: readonly unknown[]): string {
       : last.digests.slice(0, known);
   let digest = digests[known - 1] ?? '';
   for (let i = known; i < items.length; i++) {
-    const item = items[i];
-    const entry = item !== null && typeof item === 'object' ? chained.get(item) : undefined;
-    if (entry !== undefined && entry.before === digest) digest = entry.digest;
-    else {
-      const next = sha256(digest + itemDigest(item));
-      if (item !== null && typeof item === 'object') chained.set(item, { before: digest, digest: next });
-      digest = next;
-    }
+    digest = sha256(digest + itemDigest(items[i]));
     digests.push(digest);
   }
   if (key) lastHashed.set(key, { items, digests });
