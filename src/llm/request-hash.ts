@@ -113,10 +113,11 @@ const lastHashed = new WeakMap<object, HashedConversation>();
  * `sha256(before + itemDigest(item))` over the items in order, starting from the empty string: equal
  * item lists give equal digests, and a list that extends one already hashed reuses its prefix. The
  * prefix shared with the last list hashed under the same first item costs an identity comparison per
- * item; each item after it one hash of two digests (its own digest is remembered). The chain's digests
- * are kept for the last list only: a list that is not an extension of it (a retry of the same array,
- * a pruned or compacted view) re-chains from where they part, which costs a hash of two hex digests
- * per item, and no session keeps an entry per message for it.
+ * item; past it, an item at the same place in both lists that follows the same digest takes the last
+ * list's digest (a context block made anew for each call right after the system prompt parts the lists
+ * for one item only), and any other item costs one hash of two digests (its own digest is remembered).
+ * The chain's digests are kept for the last list only, not in an entry per message: a list that moves
+ * items (a pruned or compacted view) or the same array again re-chains from where the lists part.
  */
 function conversationDigest(items: readonly unknown[]): string {
   const first = items[0];
@@ -137,7 +138,17 @@ function conversationDigest(items: readonly unknown[]): string {
       : last.digests.slice(0, known);
   let digest = digests[known - 1] ?? '';
   for (let i = known; i < items.length; i++) {
-    digest = sha256(digest + itemDigest(items[i]));
+    const item = items[i];
+    // Past a part that differs (a context block made anew for each call, with the same text), the last
+    // list's chain is taken up again where the same item follows the same digest.
+    if (
+      reusable &&
+      i < last.digests.length &&
+      item === last.items[i] &&
+      digest === (last.digests[i - 1] ?? '')
+    )
+      digest = last.digests[i]!;
+    else digest = sha256(digest + itemDigest(item));
     digests.push(digest);
   }
   if (key) lastHashed.set(key, { items, digests });
