@@ -115,4 +115,3 @@ describe('requestHash remembers what it hashed', () => {
     expect(hash).toBe(fresh(body()));
   });
 });
-
