@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, requestHash, requestSettings } from '../src/llm/request-hash.js';
+import { workCounts } from '../src/work-counters.js';
 
 describe('canonicalJson', () => {
   it('is what JSON.stringify writes for values whose keys are already sorted', () => {
@@ -94,5 +95,23 @@ describe('requestHash remembers what it hashed', () => {
       fresh({ model: 'm', input: ['hello', item, 'more'] }),
     );
     expect(requestHash(body)).not.toBe(requestHash({ model: 'm', input: ['hello!', item] }));
+  });
+
+  it('hashes what a call adds, when a block made anew for each call follows the system prompt', () => {
+    // As an agent with a plan sends it: the plan block (a new object each call, the same text) after
+    // the system message, then the conversation, which grows by a reply and a tool result each call.
+    const system = { role: 'system', content: 'prompt' };
+    const block = () => ({ role: 'system', content: '## Plan\n- [ ] step' });
+    const conversation: object[] = [{ role: 'user', content: 'go' }];
+    for (let i = 0; i < 50; i++) conversation.push({ role: 'tool', tool_call_id: `c${i}`, content: `r${i}` });
+    const body = () => ({ model: 'm', messages: [system, block(), ...conversation] });
+    requestHash(body());
+    conversation.push({ role: 'assistant', content: 'next' });
+    const before = workCounts.hashes;
+    const hash = requestHash(body());
+    // The new block's digest and its link, the new message's digest and its link, the request: 5,
+    // not one link for each of the 51 messages after the block.
+    expect(workCounts.hashes - before).toBe(5);
+    expect(hash).toBe(fresh(body()));
   });
 });

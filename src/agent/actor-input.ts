@@ -5,18 +5,33 @@ import type { AgentMachine } from '../machines/agent-machine.js';
 import type { SkillSetup } from '../skills/skills-agent.js';
 import type { AgentOptions } from './agent-options.js';
 
-/** The machine's input from the agent's options: the leading messages (system prompt with the skills catalog, context) and the limits in context. */
+/**
+ * The machine's input from the agent's options: the session id, the leading messages (system prompt
+ * with the skills catalog, context) and the limits in context. XState keeps the input for the actor's
+ * life, so it holds nothing the context does not: the messages array is the one the context starts with.
+ */
 export function machineInput(
   options: AgentOptions<unknown>,
   sessionId: string | undefined,
   catalog?: string,
 ): AgentMachineInput {
-  const messages: Message[] = [];
   const instructions = [options.instructions, catalog].filter(Boolean).join('\n\n');
-  if (instructions) messages.push({ role: 'system', content: instructions });
-  messages.push(...(options.contextMessages ?? []));
+  const context = options.contextMessages ?? [];
+  // Built at its final length: an array grown by `push` keeps spare slots for the session's life.
+  const messages: Message[] = instructions
+    ? [{ role: 'system', content: instructions }, ...context]
+    : [...context];
   const { toolTimeoutMs: _t, maxToolResultChars: _m, ...limits } = options.limits ?? {};
-  return { ...(sessionId ? { sessionId } : {}), messages, limits };
+  return { sessionId: sessionId || newSessionId(), messages, limits };
+}
+
+/**
+ * A new session's id: a random UUID, as one flat string. `crypto.randomUUID()` gives a rope of 13
+ * pieces (about 400 bytes, kept for the session's life and copied into every event); `toLowerCase()`
+ * of an id already in lower case hands back the flattened text (56 bytes).
+ */
+export function newSessionId(): string {
+  return crypto.randomUUID().toLowerCase();
 }
 
 /**

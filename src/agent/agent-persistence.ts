@@ -74,7 +74,8 @@ export class TurnSettler<R> {
   #settling = 0;
   /** Write failures that ended a turn; a settling turn reads its result again when this moved. */
   #failures = 0;
-  readonly #held = new Set<TurnWaiter<R>>();
+  /** Callers waiting for their turn's writes (made with the first saved turn: an agent without a store has none). */
+  #held: Set<TurnWaiter<R>> | undefined;
 
   constructor(persistence: SessionPersistence | undefined, read: () => R) {
     this.#persistence = persistence;
@@ -91,7 +92,9 @@ export class TurnSettler<R> {
       if (waiters.length > 0) queueMicrotask(() => resolveAll(waiters, this.#read()));
       return;
     }
-    for (const w of waiters) this.#held.add(w);
+    this.#held ??= new Set();
+    const held = this.#held;
+    for (const w of waiters) held.add(w);
     this.#settling++;
     const failures = this.#failures;
     let result: R | undefined;
@@ -99,9 +102,9 @@ export class TurnSettler<R> {
       result = this.#read();
       void persistence.flush().then(() => {
         this.#settling--;
-        const held = waiters.filter((w) => this.#held.delete(w));
-        if (held.length === 0) return;
-        resolveAll(held, this.#failures === failures ? result! : this.#read());
+        const released = waiters.filter((w) => held.delete(w));
+        if (released.length === 0) return;
+        resolveAll(released, this.#failures === failures ? result! : this.#read());
       });
     });
   }
@@ -124,6 +127,7 @@ export class TurnSettler<R> {
 
   /** Resolves every caller still waiting for its turn's writes (the agent was stopped). */
   releaseAll(result: R): void {
+    if (!this.#held) return;
     const held = [...this.#held];
     this.#held.clear();
     resolveAll(held, result);

@@ -54,7 +54,7 @@ export class Agent<TOutput = unknown> {
   #stopped = false;
   #compacting: AbortController | undefined; // while `compact()` runs
   readonly #mcp: AgentTools['mcp'];
-  #closed: Promise<void> = Promise.resolve(); // resolves once the MCP servers are closed (after `stop()`)
+  #closed: Promise<void> | undefined; // resolves once the MCP servers are closed (set by `stop()`)
   #loadError: unknown; // why the session could not be loaded (the agent then never starts)
   readonly #skills: AgentSkills | undefined;
   readonly #telemetry: TurnTelemetry | undefined;
@@ -358,7 +358,10 @@ export class Agent<TOutput = unknown> {
 
   /** Sends the event that starts a turn; resolves with the turn's result once it rests. */
   #turn(event: Parameters<Actor<AgentMachine>['send']>[0]): Promise<ExecutionResult<TOutput>> {
-    const result = new Promise<ExecutionResult<TOutput>>((resolve) => this.#turnWaiters.push(resolve));
+    // A new array at its length, not `push`: a pushed-to empty array keeps 16 spare slots while the turn runs.
+    const result = new Promise<ExecutionResult<TOutput>>((resolve) => {
+      this.#turnWaiters = [...this.#turnWaiters, resolve];
+    });
     this.actor.send(event);
     return result;
   }

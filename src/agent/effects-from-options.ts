@@ -169,14 +169,20 @@ function modelPrice(model: string, options: AgentOptions<unknown>): ModelPrice |
   return price;
 }
 
-/** Wraps an effect so that what it rejects with is redacted (`redactedError`). */
+/**
+ * Wraps an effect so that what it rejects with (or throws) is redacted (`redactedError`). No `async`
+ * wrapper: a model call would keep one more suspended frame alive for as long as it waits.
+ */
 function redactingFailures(redact: (text: string) => string) {
+  const failed = (error: unknown): never => {
+    throw redactedError(error, redact);
+  };
   return <A extends unknown[], R>(effect: (...args: A) => Promise<R>) =>
-    async (...args: A): Promise<R> => {
+    (...args: A): Promise<R> => {
       try {
-        return await effect(...args);
+        return effect(...args).then(undefined, failed);
       } catch (error) {
-        throw redactedError(error, redact);
+        return Promise.reject(redactedError(error, redact));
       }
     };
 }

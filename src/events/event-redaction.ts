@@ -1,5 +1,5 @@
 import type { AgentEvent, AgentEventType } from '../machines/emitted-events.js';
-import type { Redactor } from './redact.js';
+import type { Redactor, StreamRedactor } from './redact.js';
 
 /** Events that may arrive while a model stream is still running, without ending it. */
 const MID_STREAM: ReadonlySet<AgentEventType> = new Set([
@@ -31,20 +31,22 @@ export function createEventRedaction(
   publish: (event: AgentEvent) => void,
   hears: (type: AgentEventType) => boolean = () => true,
 ): (event: AgentEvent) => void {
-  const stream = redactor.stream();
+  // Made when someone first reads streamed text: an agent nobody streams to never holds one.
+  let stream: StreamRedactor | undefined;
   let lastChunk: AgentEvent<'content_chunk'> | undefined;
   return (event) => {
     if (event.type === 'content_chunk') {
       if (!hears('content_chunk')) return;
       lastChunk = event;
+      stream ??= redactor.stream();
       const delta = stream.push(event.delta);
       if (delta) publish({ ...event, delta });
       return;
     }
     if (event.type === 'stream_reset') {
-      stream.discard();
+      stream?.discard();
       lastChunk = undefined;
-    } else if (lastChunk && endsStream(event.type)) {
+    } else if (stream && lastChunk && endsStream(event.type)) {
       const rest = stream.flush();
       if (rest) publish({ ...lastChunk, delta: rest, timestamp: event.timestamp });
       lastChunk = undefined;

@@ -92,6 +92,144 @@ interface Span {
   end: number;
 }
 
+/**
+ * What one redactor knows (its literal secrets, longest first, and its patterns) and the scans over
+ * it. A class, so that an agent's redactor is one object and five small closures (the functions a
+ * `Redactor` hands out), not a closure per helper: every agent holds one for its life.
+ */
+class SecretScanner {
+  /** The literal secrets, longest first (a handful at most: a list, not a set). */
+  #literalList: string[];
+  readonly #regexes: RegExp[];
+  /**
+   * Text shorter than every secret can hold none: most strings of most events are that short, so
+   * they skip the scans (a configured pattern's shortest match is unknown: it counts as 1).
+   */
+  #shortest: number;
+  readonly replacement: string;
+
+  constructor(literals: Set<string>, patterns: readonly RegExp[], replacement: string) {
+    this.#literalList = [...literals].sort((a, b) => b.length - a.length);
+    // The default patterns are shared by every redactor (`spans` resets lastIndex; matchAll works on a
+    // copy); configured ones are copied, so a caller's RegExp is never touched.
+    this.#regexes = patterns.map((p) =>
+      DEFAULT_SECRET_PATTERNS.includes(p)
+        ? p
+        : new RegExp(p.source, p.flags.includes('g') ? p.flags : `${p.flags}g`),
+    );
+    this.#shortest = Math.min(
+      ...this.#literalList.map((l) => l.length),
+      ...patterns.map((p) => DEFAULT_MIN_MATCH.get(p) ?? 1),
+      Number.POSITIVE_INFINITY,
+    );
+    this.replacement = replacement;
+  }
+
+  spans(text: string): Span[] {
+    if (text.length < this.#shortest) return [];
+    const found: Span[] = [];
+    for (const literal of this.#literalList) {
+      for (let at = text.indexOf(literal); at >= 0; at = text.indexOf(literal, at + literal.length)) {
+        found.push({ start: at, end: at + literal.length });
+      }
+    }
+    for (const regex of this.#regexes) {
+      regex.lastIndex = 0;
+      for (const match of text.matchAll(regex)) {
+        if (match[0].length > 0) found.push({ start: match.index, end: match.index + match[0].length });
+      }
+    }
+    if (found.length < 2) return found;
+    found.sort((a, b) => a.start - b.start || b.end - a.end);
+    const merged: Span[] = [found[0]!];
+    for (const span of found.slice(1)) {
+      const last = merged[merged.length - 1]!;
+      if (span.start <= last.end) last.end = Math.max(last.end, span.end);
+      else merged.push(span);
+    }
+    return merged;
+  }
+
+  replace(text: string, found: readonly Span[], end = text.length): string {
+    let out = '';
+    let at = 0;
+    for (const span of found) {
+      if (span.end > end) break;
+      out += text.slice(at, span.start) + this.replacement;
+      at = span.end;
+    }
+    return out + text.slice(at, end);
+  }
+
+  redact(text: string): string {
+    if (text.length === 0) return text;
+    const found = this.spans(text);
+    return found.length === 0 ? text : this.replace(text, found);
+  }
+
+  /** Length of the longest suffix of `text` that is a proper prefix of a literal secret. */
+  literalHold(text: string): number {
+    let hold = 0;
+    for (const literal of this.#literalList) {
+      for (let k = Math.min(literal.length - 1, text.length); k > hold; k--) {
+        if (text.endsWith(literal.slice(0, k))) {
+          hold = k;
+          break;
+        }
+      }
+    }
+    return hold;
+  }
+
+  addSecret(secret: string): void {
+    if (secret.length === 0 || this.#literalList.includes(secret)) return;
+    this.#literalList = [...this.#literalList, secret].sort((a, b) => b.length - a.length);
+    this.#shortest = Math.min(this.#shortest, secret.length);
+  }
+}
+
+/** The text of one stream, held back until it is decided (see `Redactor.stream`). */
+class HeldStream implements StreamRedactor {
+  #pending = '';
+  readonly #scanner: SecretScanner;
+
+  constructor(scanner: SecretScanner) {
+    this.#scanner = scanner;
+  }
+
+  push(delta: string): string {
+    const scanner = this.#scanner;
+    const pending = this.#pending + delta;
+    const found = scanner.spans(pending);
+    let end = Math.min(pending.length - scanner.literalHold(pending), lastTwoWordsStart(pending));
+    for (const span of found) {
+      // A match inside the held-back part, or reaching the end of the text, may still grow.
+      if ((span.start < end && span.end > end) || (span.end >= pending.length && span.start < end)) {
+        end = span.start;
+      }
+    }
+    this.#pending = pending;
+    if (end <= 0) return '';
+    const out = scanner.replace(pending, found, end);
+    this.#pending = pending.slice(end);
+    return out;
+  }
+
+  flush(): string {
+    const out = this.#scanner.redact(this.#pending);
+    this.#pending = '';
+    return out;
+  }
+
+  discard(): void {
+    this.#pending = '';
+  }
+
+  get pending(): number {
+    return this.#pending.length;
+  }
+}
+
 /** Builds a redactor from known secrets (API keys), `OPENAI_API_KEY` and configured secrets and patterns. */
 export function createRedactor(options: RedactorOptions = {}): Redactor {
   const replacement = options.replacement ?? REDACTED;
@@ -108,123 +246,14 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
       patterns.push(secret);
     }
   }
-  let literalList = [...literals].sort((a, b) => b.length - a.length);
-  // The default patterns are shared by every redactor (`spans` resets lastIndex; matchAll works on a
-  // copy); configured ones are copied, so a caller's RegExp is never touched.
-  const regexes = patterns.map((p) =>
-    DEFAULT_SECRET_PATTERNS.includes(p)
-      ? p
-      : new RegExp(p.source, p.flags.includes('g') ? p.flags : `${p.flags}g`),
-  );
-  // Text shorter than every secret can hold none: most strings of most events are that short, so
-  // they skip the scans (a configured pattern's shortest match is unknown: it counts as 1).
-  let shortest = Math.min(
-    ...literalList.map((l) => l.length),
-    ...patterns.map((p) => DEFAULT_MIN_MATCH.get(p) ?? 1),
-    Number.POSITIVE_INFINITY,
-  );
-
-  const spans = (text: string): Span[] => {
-    if (text.length < shortest) return [];
-    const found: Span[] = [];
-    for (const literal of literalList) {
-      for (let at = text.indexOf(literal); at >= 0; at = text.indexOf(literal, at + literal.length)) {
-        found.push({ start: at, end: at + literal.length });
-      }
-    }
-    for (const regex of regexes) {
-      regex.lastIndex = 0;
-      for (const match of text.matchAll(regex)) {
-        if (match[0].length > 0) found.push({ start: match.index, end: match.index + match[0].length });
-      }
-    }
-    if (found.length < 2) return found;
-    found.sort((a, b) => a.start - b.start || b.end - a.end);
-    const merged: Span[] = [found[0]!];
-    for (const span of found.slice(1)) {
-      const last = merged[merged.length - 1]!;
-      if (span.start <= last.end) last.end = Math.max(last.end, span.end);
-      else merged.push(span);
-    }
-    return merged;
-  };
-
-  const replace = (text: string, found: readonly Span[], end = text.length): string => {
-    let out = '';
-    let at = 0;
-    for (const span of found) {
-      if (span.end > end) break;
-      out += text.slice(at, span.start) + replacement;
-      at = span.end;
-    }
-    return out + text.slice(at, end);
-  };
-
-  const redact = (text: string): string => {
-    if (text.length === 0) return text;
-    const found = spans(text);
-    return found.length === 0 ? text : replace(text, found);
-  };
-
-  const redactValue = <T>(value: T): T => walk(value, redact, new WeakSet()) as T;
-
-  /** Length of the longest suffix of `text` that is a proper prefix of a literal secret. */
-  const literalHold = (text: string): number => {
-    let hold = 0;
-    for (const literal of literalList) {
-      for (let k = Math.min(literal.length - 1, text.length); k > hold; k--) {
-        if (text.endsWith(literal.slice(0, k))) {
-          hold = k;
-          break;
-        }
-      }
-    }
-    return hold;
-  };
-
-  const stream = (): StreamRedactor => {
-    let pending = '';
-    return {
-      push(delta) {
-        pending += delta;
-        const found = spans(pending);
-        let end = Math.min(pending.length - literalHold(pending), lastTwoWordsStart(pending));
-        for (const span of found) {
-          // A match inside the held-back part, or reaching the end of the text, may still grow.
-          if ((span.start < end && span.end > end) || (span.end >= pending.length && span.start < end)) {
-            end = span.start;
-          }
-        }
-        if (end <= 0) return '';
-        const out = replace(pending, found, end);
-        pending = pending.slice(end);
-        return out;
-      },
-      flush() {
-        const out = redact(pending);
-        pending = '';
-        return out;
-      },
-      discard() {
-        pending = '';
-      },
-      get pending() {
-        return pending.length;
-      },
-    };
-  };
-
+  const scanner = new SecretScanner(literals, patterns, replacement);
+  const redact = (text: string): string => scanner.redact(text);
   return {
     redact,
-    redactValue,
-    contains: (text) => spans(text).length > 0,
-    stream,
-    addSecret(secret) {
-      if (secret.length === 0 || literals.has(secret)) return;
-      literals.add(secret);
-      literalList = [...literals].sort((a, b) => b.length - a.length);
-      shortest = Math.min(shortest, secret.length);
-    },
+    redactValue: <T>(value: T): T => walk(value, redact, new WeakSet()) as T,
+    contains: (text) => scanner.spans(text).length > 0,
+    stream: () => new HeldStream(scanner),
+    addSecret: (secret) => scanner.addSecret(secret),
     replacement,
   };
 }

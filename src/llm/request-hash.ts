@@ -97,9 +97,6 @@ export function requestSettings(body: object): Record<string, unknown> {
   return kept;
 }
 
-/** The chain's digest up to an item, by the item, with the digest of what came before it. */
-const chained = new WeakMap<object, { before: string; digest: string }>();
-
 /** A conversation hashed last, with the chain's digest after each of its items. */
 interface HashedConversation {
   items: readonly unknown[];
@@ -116,7 +113,11 @@ const lastHashed = new WeakMap<object, HashedConversation>();
  * `sha256(before + itemDigest(item))` over the items in order, starting from the empty string: equal
  * item lists give equal digests, and a list that extends one already hashed reuses its prefix. The
  * prefix shared with the last list hashed under the same first item costs an identity comparison per
- * item; each item after it a lookup (an item's entry counts only after the same digest) or a hash.
+ * item; past it, an item at the same place in both lists that follows the same digest takes the last
+ * list's digest (a context block made anew for each call right after the system prompt parts the lists
+ * for one item only), and any other item costs one hash of two digests (its own digest is remembered).
+ * The chain's digests are kept for the last list only, not in an entry per message: a list that moves
+ * items (a pruned or compacted view) or the same array again re-chains from where the lists part.
  */
 function conversationDigest(items: readonly unknown[]): string {
   const first = items[0];
@@ -138,13 +139,16 @@ function conversationDigest(items: readonly unknown[]): string {
   let digest = digests[known - 1] ?? '';
   for (let i = known; i < items.length; i++) {
     const item = items[i];
-    const entry = item !== null && typeof item === 'object' ? chained.get(item) : undefined;
-    if (entry !== undefined && entry.before === digest) digest = entry.digest;
-    else {
-      const next = sha256(digest + itemDigest(item));
-      if (item !== null && typeof item === 'object') chained.set(item, { before: digest, digest: next });
-      digest = next;
-    }
+    // Past a part that differs (a context block made anew for each call, with the same text), the last
+    // list's chain is taken up again where the same item follows the same digest.
+    if (
+      reusable &&
+      i < last.digests.length &&
+      item === last.items[i] &&
+      digest === (last.digests[i - 1] ?? '')
+    )
+      digest = last.digests[i]!;
+    else digest = sha256(digest + itemDigest(item));
     digests.push(digest);
   }
   if (key) lastHashed.set(key, { items, digests });
