@@ -2,21 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { OpenAI } from './lib/root-deps.mjs';
+import { flagArgs, mcpSdk, OpenAI } from './lib/root-deps.mjs';
 import { serveScriptedModel, spawnScriptedModel } from './lib/scripted-model-child.mjs';
 import { FINAL_ANSWER, MODEL, SYSTEM_PROMPT } from './lib/task.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const dist = path.join(here, '..', 'dist');
-const sdk = (file) =>
-  pathToFileURL(path.join(here, '..', 'node_modules', '@modelcontextprotocol', 'sdk', 'dist', 'esm', file))
-    .href;
-const args = Object.fromEntries(
-  process.argv.slice(2).map((a) => {
-    const [k, v] = a.replace(/^--/, '').split('=');
-    return [k, v ?? 'true'];
-  }),
-);
+const args = flagArgs();
 const QUESTION = 'Summarise the ten documents in one sentence.';
 
 if (args.role === 'model') {
@@ -35,9 +27,9 @@ async function main() {
   const { RunningSessions } = await import(
     pathToFileURL(path.join(dist, 'server', 'mcp', 'running-sessions.js')).href
   );
-  const { Client } = await import(sdk('client/index.js'));
-  const { InMemoryTransport } = await import(sdk('inMemory.js'));
-  const types = await import(sdk('types.js'));
+  const { Client } = await import(mcpSdk('client/index.js'));
+  const { InMemoryTransport } = await import(mcpSdk('inMemory.js'));
+  const types = await import(mcpSdk('types.js'));
 
   const model = await spawnScriptedModel(fileURLToPath(import.meta.url));
   const baseURL = model.baseURL;
@@ -171,7 +163,7 @@ async function main() {
   // Each SDK check of one call on its real messages, µs a call (median of 15 batches of 200).
   const response = JSON.parse(lastResponseLine);
   const request = JSON.parse(lastRequestLine);
-  const { normalizeObjectSchema } = await import(sdk('server/zod-compat.js'));
+  const { normalizeObjectSchema } = await import(mcpSdk('server/zod-compat.js'));
   const { askOutputSchema } = await import(pathToFileURL(path.join(dist, 'server', 'mcp', 'index.js')).href);
   const z4 = await import('../node_modules/zod/v4-mini/index.js');
   const askInput = { message: QUESTION };

@@ -3,21 +3,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { OpenAI } from './lib/root-deps.mjs';
+import { flagArgs, mcpSdk, OpenAI } from './lib/root-deps.mjs';
 import { serveScriptedModel, spawnScriptedModel } from './lib/scripted-model-child.mjs';
 import { FINAL_ANSWER, MODEL, SYSTEM_PROMPT } from './lib/task.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const dist = path.join(here, '..', 'dist');
-const sdk = (file) =>
-  pathToFileURL(path.join(here, '..', 'node_modules', '@modelcontextprotocol', 'sdk', 'dist', 'esm', file))
-    .href;
-const args = Object.fromEntries(
-  process.argv.slice(2).map((a) => {
-    const [k, v] = a.replace(/^--/, '').split('=');
-    return [k, v ?? 'true'];
-  }),
-);
+const args = flagArgs();
 const QUESTION = 'Summarise the ten documents in one sentence.';
 
 /** This process's main thread's CPU µs (Linux's schedstat; elsewhere the whole process's). */
@@ -49,7 +41,7 @@ if (args.role === 'model') {
   const { McpStdioServerTransport } = await import(
     pathToFileURL(path.join(dist, 'server', 'mcp', 'index.js')).href
   );
-  const { StdioServerTransport } = await import(sdk('server/stdio.js'));
+  const { StdioServerTransport } = await import(mcpSdk('server/stdio.js'));
   const options = agentOptions(args['base-url']);
   const store = new MemorySessionStore();
   const server = createMcpServer({ name: 'bench', agent: () => options, store });
@@ -100,8 +92,8 @@ async function main() {
   const ROUNDS = Number(args.rounds ?? 7);
   const WARMUP = Number(args.warmup ?? 30);
   const { createAgent, MemorySessionStore } = await import(pathToFileURL(path.join(dist, 'index.js')).href);
-  const { Client } = await import(sdk('client/index.js'));
-  const { StdioClientTransport } = await import(sdk('client/stdio.js'));
+  const { Client } = await import(mcpSdk('client/index.js'));
+  const { StdioClientTransport } = await import(mcpSdk('client/stdio.js'));
 
   const model = await spawnScriptedModel(fileURLToPath(import.meta.url));
   const baseURL = model.baseURL;

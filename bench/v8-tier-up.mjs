@@ -12,21 +12,13 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { OpenAI } from './lib/root-deps.mjs';
+import { flagArgs, mcpSdk, OpenAI } from './lib/root-deps.mjs';
 import { serveScriptedModel, spawnScriptedModel } from './lib/scripted-model-child.mjs';
 import { MODEL, SYSTEM_PROMPT } from './lib/task.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const dist = path.join(here, '..', 'dist');
-const sdk = (file) =>
-  pathToFileURL(path.join(here, '..', 'node_modules', '@modelcontextprotocol', 'sdk', 'dist', 'esm', file))
-    .href;
-const args = Object.fromEntries(
-  process.argv.slice(2).map((a) => {
-    const [k, v] = a.replace(/^--/, '').split('=');
-    return [k, v ?? 'true'];
-  }),
-);
+const args = flagArgs();
 const TURNS = Number(args.turns ?? 3000);
 const EVERY = Number(args.every ?? 250);
 const WARMUP = Number(args.warmup ?? 30);
@@ -128,8 +120,8 @@ async function turns() {
     const { createMcpServer } = await import(
       pathToFileURL(path.join(dist, 'server', 'mcp', 'index.js')).href
     );
-    const { Client } = await import(sdk('client/index.js'));
-    const { InMemoryTransport } = await import(sdk('inMemory.js'));
+    const { Client } = await import(mcpSdk('client/index.js'));
+    const { InMemoryTransport } = await import(mcpSdk('inMemory.js'));
     const server = createMcpServer({ name: 'bench', agent: () => options, store });
     const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
     await server.connect(serverSide);
