@@ -43,7 +43,12 @@ const shapes = (args.shapes ?? 'text,batch,chain').split(',');
 const cluster = await startBenchCluster();
 const url = new URL(await cluster.database('turn_timeline'));
 
-/** Statements seen: [pool, start ms, end ms, text]. */
+/** This process's CPU time so far, ms. */
+const cpuMs = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
+/** Statements seen: [pool, start ms, end ms, text, client, this process's CPU ms at the end]. */
 let log = [];
 const timedPool = (name, max) => {
   const pool = new pg.Pool({ connectionString: url.href, max });
@@ -52,10 +57,11 @@ const timedPool = (name, max) => {
     const query = client.query.bind(client);
     client.query = (text, ...rest) => {
       const sql = (typeof text === 'string' ? text : text.text).replace(/\s+/g, ' ').trim();
-      const entry = [name, performance.now(), 0, sql, client];
+      const entry = [name, performance.now(), 0, sql, client, 0];
       log.push(entry);
       const done = () => {
         entry[2] = performance.now();
+        entry[5] = cpuMs();
       };
       const last = rest.at(-1);
       if (typeof last === 'function') {
@@ -138,7 +144,9 @@ function analyse(entries) {
   const inSteps = union(steps);
   const inApp = union(app);
   const inDb = union([...steps, ...own, ...app, [output[1], to]]);
-  return { total, steps: inSteps, app: inApp, db: inDb, between: total - inDb, n: steps.length };
+  // Where the turn's end was recorded (the commit of DBOS's output row), for what follows it.
+  const end = { at: to, cpu: (commit ?? output)[5] };
+  return { total, steps: inSteps, app: inApp, db: inDb, between: total - inDb, n: steps.length, end };
 }
 
 /** Epoch ms with a fraction, comparable with DBOS's epoch-ms columns (one machine, one clock). */
@@ -155,8 +163,9 @@ const session = (enqueue) => async (id) => {
   const posted = epochNow();
   const r = await DBOS.retrieveWorkflow(workflowId).getResult({ pollingIntervalMs: pollMs });
   const t1 = epochNow();
+  const cpu1 = cpuMs();
   if (r.response !== FINAL) throw new Error(`unexpected ${r.response}`);
-  return { workflowId, t0, posted, t1 };
+  return { workflowId, t0, posted, t1, seen: performance.now(), cpu1 };
 };
 const modes = [
   ...Object.entries(agents).map(([k, agent]) => ({
@@ -175,7 +184,13 @@ const modes = [
       ]
     : []),
 ];
-const PHASES = ['enqueue', 'pickup', 'run', 'result', 'session', 'polls'];
+/**
+ * `outside`: enqueue + pickup + result, the session less DBOS's run window; `after` and `afterCpu`:
+ * from the commit of DBOS's record of the end (as this process saw it) to the result seen, wall ms and
+ * this process's CPU ms (work left over from the turn would show there).
+ */
+const PHASES = ['enqueue', 'pickup', 'run', 'result', 'outside', 'session', 'polls', 'after', 'afterCpu'];
+const seenAfterEnd = (c) => c.end !== undefined && c.end.at > 0 && c.end.at <= c.seen;
 /** The four phases of each session (ms) from the client's times and DBOS's records of it. */
 async function phasesOf(clientSide) {
   const { rows } = await sysPool.query(
@@ -190,8 +205,13 @@ async function phasesOf(clientSide) {
       pickup: d.started - c.posted,
       run: d.ended - d.started,
       result: c.t1 - d.ended,
+      outside: c.t1 - c.t0 - (d.ended - d.started),
       session: c.t1 - c.t0,
       polls: c.polls,
+      // Only where the end's commit was found before the result was seen (a session whose log
+      // matched another commit is left out).
+      after: seenAfterEnd(c) ? c.seen - c.end.at : Number.NaN,
+      afterCpu: seenAfterEnd(c) ? c.cpu1 - c.end.cpu : Number.NaN,
     };
   });
 }
@@ -220,6 +240,7 @@ try {
         const a = analyse(log);
         if (i >= 0 && a) rows[m.name].push({ ...a, cpu: (used.user + used.system) / 1000 });
         side.polls = log.filter((e) => e[0] === 'sys' && RESULT_POLL.test(e[3])).length;
+        side.end = a?.end;
         if (i >= 0) clientSides[m.name].push(side);
       }
       const start = performance.now();
