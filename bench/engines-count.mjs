@@ -10,6 +10,8 @@ import { benchArgs, onlyOf, startBenchCluster } from './lib/engine-bench.mjs';
 import {
   bareRestateObject,
   closeShapes,
+  enqueueBareDbos,
+  registerBareDbosQueue,
   registerBareDbosWorkflow,
   sendBareRestate,
   serveRestateEndpoint,
@@ -84,7 +86,7 @@ try {
     await DBOS.launch();
     closers.push(() => DBOS.shutdown());
     await agent.start();
-    await DBOS.registerQueue('bench_bare', { minPollingIntervalMs: 1000 });
+    await registerBareDbosQueue(DBOS, 1000);
     const snap = () => ({ app: { ...appCounts }, sys: { ...sysCounts } });
     const diff = (a, b) => {
       const out = {};
@@ -104,7 +106,7 @@ try {
         const before = snap();
         let wf;
         if (mode === 'agent') wf = await agent.post(id, 'go');
-        else wf = (await DBOS.startWorkflow(bareWf, { queueName: 'bench_bare' })(shape)).workflowID;
+        else wf = await enqueueBareDbos(DBOS, bareWf, id, shape);
         await DBOS.retrieveWorkflow(wf).getResult({ pollingIntervalMs: 1000 });
         const after = snap();
         const { rows } = await pool.query(

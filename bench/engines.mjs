@@ -22,6 +22,10 @@
 //                call in sequence, a batch's marker, the batch's tool steps started together; records
 //                of about the adapter's sizes; bench/lib/engine-shapes.mjs `BARE_PLANS`), no agent. The
 //                engine's own round trips: what is left of (engine - in-process - bare) is the adapter's.
+//                dbos-bare's queue has the adapter's settings (partitioned by session id, one at a time,
+//                the same poll), and both wait for the result with the same call.
+// Printed per mode and shape: the median of `repeat` rounds' means, and the mean of every session with
+// its standard error; the adapter's part both ways (by the mean: session by session when interleaved).
 // All modes share one PostgreSQL cluster (fsync on) and the model servers, in this process.
 // Modes run one after another by default; `--interleave` runs one session of each mode in turn
 // (pg-workers apart), so that a shared machine's changing load weighs on each mode alike.
@@ -35,7 +39,9 @@ import { benchArgs, onlyOf, startBenchCluster } from './lib/engine-bench.mjs';
 import {
   bareRestateObject,
   closeShapes,
+  enqueueBareDbos,
   FINAL,
+  registerBareDbosQueue,
   registerBareDbosWorkflow,
   sendBareRestate,
   serveRestateEndpoint,
@@ -44,6 +50,7 @@ import {
   startShapes,
 } from './lib/engine-shapes.mjs';
 import { clusterCpuMs, cpuMsOf } from './lib/process-cpu.mjs';
+import { meanSpread } from './lib/stats.mjs';
 
 process.env.RESTATE_LOGGING ??= 'ERROR';
 const args = benchArgs();
@@ -67,6 +74,16 @@ const cpuNow = () => ({
 });
 /** CPU ms per session of the measured runs, by process, per mode and shape (less moved by the load than wall time). */
 const cpu = {};
+/**
+ * Every measured session's ms, in the order run, per mode and shape: the means and their spread are
+ * read from these (a DBOS session is rounded up to its polls, so its median moves by whole intervals).
+ */
+const samples = {};
+const sample = (mode, shape, ms) => {
+  samples[mode] ??= {};
+  samples[mode][shape] ??= [];
+  samples[mode][shape].push(ms);
+};
 
 /** Runs `runSession(id)` for `sessions` sessions, `repeat` times after a warm-up; ms per session (median). */
 async function measure(name, shape, runSession) {
@@ -76,7 +93,11 @@ async function measure(name, shape, runSession) {
   const before = cpuNow();
   for (let r = 0; r < repeat; r++) {
     const start = performance.now();
-    for (let i = 0; i < sessions; i++) await runSession(`${shape}~${name}-${r}-${n++}`);
+    for (let i = 0; i < sessions; i++) {
+      const one = performance.now();
+      await runSession(`${shape}~${name}-${r}-${n++}`);
+      sample(name, shape, performance.now() - one);
+    }
     runs.push((performance.now() - start) / sessions);
   }
   const after = cpuNow();
@@ -113,6 +134,7 @@ async function measureInterleaved(modes) {
           const before = cpuNow();
           const start = performance.now();
           await m.runSession(`${shape}~${m.tag}-${r}-${n++}`);
+          sample(m.mode, shape, performance.now() - start);
           total.set(m, total.get(m) + performance.now() - start);
           const after = cpuNow();
           for (const key of Object.keys(after)) spent.get(m)[key] += after[key] - before[key];
@@ -130,7 +152,9 @@ async function measureInterleaved(modes) {
     }
   }
 }
-const interleave = args.interleave !== undefined;
+// A flag given alone is a key with an undefined value (benchArgs): look for the key. (Until
+// 2026-11-28 21:05 this read the value, so `--interleave` was ignored and every mode ran on its own.)
+const interleave = 'interleave' in args;
 /** Modes set up and waiting to be measured together (`--interleave`). */
 const deferred = [];
 /** What runs once every mode was measured (DBOS's dequeue-to-end times). */
@@ -138,7 +162,10 @@ const measured = [];
 /** Measures a mode now, or, with `--interleave`, with the others once all are set up. */
 async function use(mode, tag, runSession) {
   if (interleave) deferred.push({ mode, tag, runSession });
-  else results[mode] = await measureShapes(tag, runSession);
+  else {
+    results[mode] = await measureShapes(tag, runSession);
+    samples[mode] = samples[tag];
+  }
 }
 const check = (result) => {
   if (result.response !== FINAL) throw new Error(`unexpected ${result.response}`);
@@ -267,7 +294,8 @@ try {
     closers.push(() => DBOS.shutdown());
     await agent.start();
     await agentB?.start();
-    await DBOS.registerQueue('bench_bare', { minPollingIntervalMs: pollMs });
+    // The bare workflow's queue has the adapter's settings: partitioned by session id, one at a time.
+    await registerBareDbosQueue(DBOS, pollMs);
     // Each turn's workflow id, to read from DBOS's records how long it ran once dequeued: the engine's
     // time without the queue's and the result's polling, which round a session up to `pollMs`.
     const workflows = { dbos: [], 'dbos-b': [], 'dbos-bare': [] };
@@ -287,9 +315,10 @@ try {
     }
     if (only.has('dbos-bare')) {
       await use('dbos-bare', 'dbosbare', async (id) => {
-        const handle = await DBOS.startWorkflow(bare, { queueName: 'bench_bare' })(shapeOf(id));
-        workflows['dbos-bare'].push({ id, workflowId: handle.workflowID });
-        check(await handle.getResult({ pollingIntervalMs: pollMs }));
+        const workflowId = await enqueueBareDbos(DBOS, bare, id, shapeOf(id));
+        workflows['dbos-bare'].push({ id, workflowId });
+        // The adapter's modes' wait for the result, the same call.
+        check(await DBOS.retrieveWorkflow(workflowId).getResult({ pollingIntervalMs: pollMs }));
       });
     }
     // Once measured (interleaved: after every mode's sessions ran).
@@ -307,6 +336,7 @@ try {
             .filter((r) => shapeOf(r.id) === shape && !r.id.includes('-warm-'))
             .map((r) => ms.get(r.workflowId));
           results[`${mode}-run`][shape] = round(median(times));
+          for (const t of times) sample(`${mode}-run`, shape, t);
         }
       }
     });
@@ -325,7 +355,7 @@ const split = ({ text, batch, chain }) => {
   return { fixed: round(text - model), model: round(model), tool: round(tool) };
 };
 console.log(
-  `ms per session (${sessions} sessions x ${repeat}, median), and the split per model call / tool step:`,
+  `ms per session (${sessions} sessions x ${repeat}, median; ${interleave ? 'modes interleaved, one session of each in turn' : 'one mode after another'}), and the split per model call / tool step:`,
 );
 const base = results['in-process'] && split(results['in-process']);
 for (const [mode, shapes] of Object.entries(results)) {
@@ -361,10 +391,63 @@ for (const [engine, full, bare] of [
     }
   }
 }
+// The same by the mean of every session, with its standard error: a DBOS session is rounded up to its
+// queue's and its result's polls (`--dbos-poll-ms`), so its median (and a median of a few rounds)
+// moves by whole intervals, where the mean moves by the time itself and its error shrinks with the
+// sessions. Interleaved, session k of each mode ran in the same rotation, so the part is taken session
+// by session (engine - base - bare of the k-th sessions) and its error from those differences.
+console.log(
+  `by the mean of ${sessions * repeat} sessions a mode (+- one standard error; ${interleave ? 'paired session by session' : 'unpaired'}):`,
+);
+for (const [mode, shapes] of Object.entries(samples)) {
+  if (!results[mode]) continue;
+  const cells = Object.entries(shapes).map(([shape, xs]) => {
+    const m = meanSpread(xs);
+    return `${shape} ${round(m.mean)} +- ${round(m.se)} (sd ${round(m.sd)})`;
+  });
+  console.log(`  ${mode.padEnd(14)} ${cells.join(', ')}`);
+}
+const meanParts = {};
+for (const [engine, bareMode] of [
+  ['restate', 'restate-bare'],
+  ['dbos', 'dbos-bare'],
+  ['dbos-run', 'dbos-bare-run'],
+  ['dbos-b', 'dbos-bare'],
+  ['dbos-b-run', 'dbos-bare-run'],
+]) {
+  if (!samples[engine] || !samples[bareMode]) continue;
+  for (const base of ['in-process', 'in-process-pg']) {
+    if (!samples[base]) continue;
+    for (const shape of Object.keys(SHAPES)) {
+      const [full, inproc, bare] = [engine, base, bareMode].map((m) => samples[m][shape] ?? []);
+      const n = Math.min(full.length, inproc.length, bare.length);
+      const f = meanSpread(full);
+      const b = meanSpread(bare);
+      const i = meanSpread(inproc);
+      const part = f.mean - i.mean - b.mean;
+      const se =
+        interleave && n === full.length && n === bare.length && n === inproc.length
+          ? meanSpread(full.map((x, k) => x - inproc[k] - bare[k])).se
+          : Math.sqrt(f.se ** 2 + i.se ** 2 + b.se ** 2);
+      const share = (part / f.mean) * 100;
+      const shareSe = (se / f.mean) * 100;
+      meanParts[`${engine} over ${base}`] ??= {};
+      meanParts[`${engine} over ${base}`][shape] = {
+        ms: round(part),
+        se: round(se),
+        share: round(share),
+        shareSe: round(shareSe),
+      };
+      console.log(
+        `  ${engine} ${shape} (over ${base}): adapter's part ${round(part)} +- ${round(se)} ms of ${round(f.mean)} ms (${round(share)}% +- ${round(shareSe)}%)`,
+      );
+    }
+  }
+}
 console.log('CPU ms per session (this process / restate-server / PostgreSQL):');
 for (const [mode, shapes] of Object.entries(cpu)) {
   if (mode === 'jit') continue;
   const cells = Object.entries(shapes).map(([shape, c]) => `${shape} ${c.node}/${c.restate}/${c.postgres}`);
   console.log(`  ${mode.padEnd(12)} ${cells.join(', ')}`);
 }
-console.log(JSON.stringify({ results, cpu }));
+console.log(JSON.stringify({ results, cpu, meanParts }));

@@ -151,6 +151,47 @@ export function registerBareDbosWorkflow(DBOS) {
   );
 }
 
+/** The bare DBOS workflow's queue (every bench that runs the bare engine on DBOS). */
+export const BARE_DBOS_QUEUE = 'bench_bare';
+
+/**
+ * Registers the bare workflow's queue with the adapter's queue settings (`dbosAgent(...).start()`):
+ * partitioned by session id with one running workflow a partition (the issue's one turn a session at
+ * a time, which DBOS dequeues with its partitioned claim), polled at least every `pollMs`; so that the
+ * bare engine and the adapter are dequeued by the same code at the same cadence. `{ partitioned:
+ * false }`: the plain queue the bare engine used until 2026-11-28 21:00 (a different dequeue), to
+ * compare. Call after `DBOS.launch()`.
+ */
+export async function registerBareDbosQueue(
+  DBOS,
+  pollMs,
+  { name = BARE_DBOS_QUEUE, partitioned = true } = {},
+) {
+  await DBOS.registerQueue(name, {
+    ...(partitioned ? { partitionConcurrency: 1 } : {}),
+    onConflict: 'always_update',
+    minPollingIntervalMs: pollMs,
+  });
+}
+
+/**
+ * Enqueues the bare workflow for session `id` of `shape` on its queue, keyed by the session as the
+ * adapter's `post` keys a turn ({@link registerBareDbosQueue}); resolves with its workflow id.
+ */
+export async function enqueueBareDbos(
+  DBOS,
+  workflow,
+  id,
+  shape,
+  { name = BARE_DBOS_QUEUE, partitioned = true } = {},
+) {
+  const handle = await DBOS.startWorkflow(workflow, {
+    queueName: name,
+    ...(partitioned ? { enqueueOptions: { queuePartitionKey: id } } : {}),
+  })(shape);
+  return handle.workflowID;
+}
+
 /** A shape's bare plan, or a clear error for a name that is none. */
 function planFor(shape) {
   const plan = BARE_PLANS[shape];

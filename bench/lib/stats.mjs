@@ -12,3 +12,17 @@ export function percentile(values, p) {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
+
+/**
+ * Mean of a list with its spread: `sd` (sample standard deviation) and `se` (standard error of the
+ * mean, sd / sqrt(n)). A bench whose samples are rounded up to a poll interval reads differences by
+ * the mean, whose error shrinks with n, where the median moves by whole intervals.
+ */
+export function meanSpread(values) {
+  const xs = values.filter((v) => Number.isFinite(v));
+  const n = xs.length;
+  if (n === 0) return { mean: Number.NaN, sd: Number.NaN, se: Number.NaN, n };
+  const mean = xs.reduce((a, b) => a + b, 0) / n;
+  const sd = n > 1 ? Math.sqrt(xs.reduce((a, x) => a + (x - mean) ** 2, 0) / (n - 1)) : 0;
+  return { mean, sd, se: sd / Math.sqrt(n), n };
+}
