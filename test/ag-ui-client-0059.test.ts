@@ -5,7 +5,14 @@ import { EventSchemas, HttpAgent } from 'ag-ui-client-0059';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool } from '../src/index.js';
-import { type AnyEvent, agUiServer, clientWith, postRun, runThrough } from './support/ag-ui-server.js';
+import {
+  type AnyEvent,
+  agUiServer,
+  clientWith,
+  postRun,
+  runThrough,
+  slowRunServer,
+} from './support/ag-ui-server.js';
 
 const pickColor = {
   name: 'pick_color',
@@ -111,24 +118,7 @@ describe('@ag-ui/client 0.0.59 (CopilotKit 1.74)', () => {
   });
 
   it('a cancel reaches it as RUN_ERROR code cancelled (its schemas have no cancelled outcome)', async () => {
-    let release!: () => void;
-    const started = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const slow = defineTool({
-      name: 'slow',
-      description: 'takes a while',
-      parameters: z.object({}),
-      execute: (_args, ctx) =>
-        new Promise((resolve) => {
-          release();
-          ctx.signal.addEventListener('abort', () => resolve('stopped'));
-        }),
-    });
-    const { url, runs } = await agUiServer(
-      { turns: [{ toolCalls: [{ name: 'slow', arguments: {} }] }, { content: 'never' }] },
-      { agent: () => ({ instructions: 'You help.', loopControlTools: false, tools: [slow] }) },
-    );
+    const { url, runs, started } = await slowRunServer();
     const agent = new HttpAgent({ url: runs, threadId: 'thread-0059-x' });
     agent.addMessage({ id: 'u1', role: 'user', content: 'go slow' });
     const running = run059(agent, { runId: 'run-x' });
