@@ -3,8 +3,6 @@
 // strict) schemas: a shape it does not know fails the run. The server must send it the older shapes.
 import { EventSchemas, HttpAgent } from 'ag-ui-client-0059';
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { defineTool } from '../src/index.js';
 import {
   type AnyEvent,
   agUiServer,
@@ -13,6 +11,7 @@ import {
   runThrough,
   slowRunServer,
 } from './support/ag-ui-server.js';
+import { chargeTool } from './support/charge-tool.js';
 
 const pickColor = {
   name: 'pick_color',
@@ -50,16 +49,7 @@ describe('@ag-ui/client 0.0.59 (CopilotKit 1.74)', () => {
 
   it('drives a text turn, an approval resumed, and a frontend tool on one thread; every event passes its schemas', async () => {
     const charged: string[] = [];
-    const charge = defineTool({
-      name: 'charge',
-      description: 'charges a card',
-      parameters: z.object({ amount: z.number() }),
-      needsApproval: true,
-      execute: ({ amount }) => {
-        charged.push(`charge ${amount}`);
-        return `charged ${amount}`;
-      },
-    });
+    const charge = chargeTool(charged);
     const { runs, model } = await agUiServer(
       {
         turns: [
@@ -135,16 +125,7 @@ describe('@ag-ui/client 0.0.59 (CopilotKit 1.74)', () => {
 
   it("takes CopilotKit's resume (same runId, its own tool message with the answer) as the resume; the tool's result is the tool's", async () => {
     const charged: string[] = [];
-    const charge = defineTool({
-      name: 'charge',
-      description: 'charges a card',
-      parameters: z.object({ amount: z.number() }),
-      needsApproval: true,
-      execute: ({ amount }) => {
-        charged.push(`charge ${amount}`);
-        return `charged ${amount}`;
-      },
-    });
+    const charge = chargeTool(charged);
     const { runs, model } = await agUiServer(
       { turns: [{ toolCalls: [{ name: 'charge', arguments: { amount: 5 } }] }, { content: 'done' }] },
       { agent: () => ({ instructions: 'You help.', loopControlTools: false, tools: [charge] }) },
