@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { a2aServer } from './support/a2a-server.js';
-import { chargeTool } from './support/charge-tool.js';
+import { chargeTool } from './support/recording-tools.js';
 
 /** One JSON-RPC call over plain HTTP (so that malformed bodies can be sent too). */
 async function rpc(

@@ -2,8 +2,8 @@ import { createServer, type IncomingMessage } from 'node:http';
 import { type StreamResponse, TaskState } from '@a2a-js/sdk';
 import { describe, expect, it } from 'vitest';
 import { a2aServer, drain, kindOf, sdkClient, textMessage, type Version } from './support/a2a-server.js';
-import { chargeTool } from './support/charge-tool.js';
 import { deferred } from './support/harness.js';
+import { chargeTool } from './support/recording-tools.js';
 import { gateScenario, gateTool } from './support/waiting-tool.js';
 
 const S = TaskState;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { agUiServer, clientWith, expectGolden, postRun, runThrough, shape } from './support/ag-ui-server.js';
-import { chargeTool } from './support/charge-tool.js';
+import { chargeTool } from './support/recording-tools.js';
 
 const scenario = {
   turns: [{ toolCalls: [{ name: 'charge', arguments: { amount: 5 } }] }, { content: 'charged, all done' }],

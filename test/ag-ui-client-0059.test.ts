@@ -11,7 +11,7 @@ import {
   runThrough,
   slowRunServer,
 } from './support/ag-ui-server.js';
-import { chargeTool } from './support/charge-tool.js';
+import { chargeTool } from './support/recording-tools.js';
 
 const pickColor = {
   name: 'pick_color',
