@@ -11,17 +11,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { flagArgs } from './lib/flags.mjs';
 import { OpenAI } from './lib/root-deps.mjs';
 import { FINAL_ANSWER, MODEL, SYSTEM_PROMPT, USER_PROMPT } from './lib/task.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const dist = path.join(here, '..', 'dist');
-const args = Object.fromEntries(
-  process.argv.slice(2).map((a) => {
-    const [k, v] = a.replace(/^--/, '').split('=');
-    return [k, v ?? 'true'];
-  }),
-);
+const args = flagArgs();
 const TURNS = Number(args.turns ?? 50);
 const ROUNDS = Number(args.rounds ?? 6);
 const WARMUP = Number(args.warmup ?? 10);

@@ -14,10 +14,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { flagArgs } from './lib/flags.mjs';
 import { OpenAI, z } from './lib/root-deps.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')));
+const args = flagArgs();
 const dist = path.resolve(args.dist ?? path.join(here, '..', 'dist'));
 const m = await import(`${dist}/index.js`);
 const server = await import(`${dist}/server/index.js`);

@@ -14,13 +14,9 @@ import http2 from 'node:http2';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { flagArgs } from './lib/flags.mjs';
 
-const args = Object.fromEntries(
-  process.argv.slice(2).map((a) => {
-    const [k, v] = a.replace(/^--/, '').split('=');
-    return [k, v ?? 'true'];
-  }),
-);
+const args = flagArgs();
 
 if (args.child) await serveChild(JSON.parse(args.child));
 else await main();

@@ -8,9 +8,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { flagArgs } from './lib/flags.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')));
+const args = flagArgs();
 const dist = path.resolve(args.dist ?? path.join(here, '..', 'dist'));
 const turns = Number(args.turns ?? 300);
 const rounds = Number(args.rounds ?? 3);

@@ -22,9 +22,10 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { flagArgs } from './lib/flags.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')));
+const args = flagArgs();
 /** The builds measured: `--dist=a,b` runs both, interleaved, in one run (before and after a change). */
 const dists = (args.dist ?? path.join(here, '..', 'dist')).split(',').map((d) => path.resolve(d));
 const dist = dists[0];

@@ -3,7 +3,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { flagArgs, mcpSdk, OpenAI } from './lib/root-deps.mjs';
+import { flagArgs } from './lib/flags.mjs';
+import { mcpSdk, OpenAI } from './lib/root-deps.mjs';
 import { serveScriptedModel, spawnScriptedModel } from './lib/scripted-model-child.mjs';
 import { FINAL_ANSWER, MODEL, SYSTEM_PROMPT } from './lib/task.mjs';
 

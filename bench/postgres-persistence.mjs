@@ -18,10 +18,11 @@ import { PostgresSessionStore } from '../dist/postgres/index.js';
 import { startScriptedServer } from '../dist/testing/index.js';
 import { startPostgresCluster } from '../test/support/postgres-cluster.mjs';
 import { countingPool, countsByKind } from './lib/counting-pool.mjs';
+import { flagArgs } from './lib/flags.mjs';
 import { clusterCpuMs, cpuMsOf } from './lib/process-cpu.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')));
+const args = flagArgs();
 const rounds = Number(args.rounds ?? 400);
 const sessions = Number(args.sessions ?? 60);
 const warmup = Number(args.warmup ?? 16);

@@ -10,15 +10,11 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { flagArgs } from './lib/flags.mjs';
 import { summary } from './lib/stats.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const args = Object.fromEntries(
-  process.argv.slice(2).map((a) => {
-    const [k, v] = a.replace(/^--/, '').split('=');
-    return [k, v ?? 'true'];
-  }),
-);
+const args = flagArgs();
 const ROUNDS = Number(args.rounds ?? 5);
 const only = args.only ? new Set(args.only.split(',')) : null;
 const wants = (figure) => !only || only.has(figure);

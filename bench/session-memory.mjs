@@ -7,11 +7,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { flagArgs } from './lib/flags.mjs';
 import { CALLS, DOCUMENT, modelReply } from './lib/instant-task.mjs';
 import { z } from './lib/root-deps.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')));
+const args = flagArgs();
 const dist = path.resolve(args.dist ?? path.join(here, '..', 'dist'));
 const turns = Number(args.turns ?? 1);
 const sessions = Number(args.sessions ?? 300);

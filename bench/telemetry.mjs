@@ -13,16 +13,12 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { flagArgs } from './lib/flags.mjs';
 import { OpenAI, z } from './lib/root-deps.mjs';
 import { lookup, MODEL, SYSTEM_PROMPT, TOOL_DESCRIPTION, TOOL_NAME, USER_PROMPT } from './lib/task.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const args = Object.fromEntries(
-  process.argv.slice(2).map((a) => {
-    const [k, v] = a.replace(/^--/, '').split('=');
-    return [k, v ?? 'true'];
-  }),
-);
+const args = flagArgs();
 const SESSIONS = Number(args.sessions ?? 100);
 const ROUNDS = Number(args.rounds ?? 8);
 const STREAM = args.stream === 'true';

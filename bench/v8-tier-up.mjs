@@ -12,7 +12,8 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { flagArgs, mcpSdk, OpenAI } from './lib/root-deps.mjs';
+import { flagArgs } from './lib/flags.mjs';
+import { mcpSdk, OpenAI } from './lib/root-deps.mjs';
 import { serveScriptedModel, spawnScriptedModel } from './lib/scripted-model-child.mjs';
 import { MODEL, SYSTEM_PROMPT } from './lib/task.mjs';
 

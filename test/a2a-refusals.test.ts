@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { defineTool } from '../src/index.js';
 import { a2aServer } from './support/a2a-server.js';
+import { chargeTool } from './support/recording-tools.js';
 
 /** One JSON-RPC call over plain HTTP (so that malformed bodies can be sent too). */
 async function rpc(
@@ -38,13 +37,7 @@ function send(text: string, extra: Record<string, unknown> = {}, method = 'SendM
   };
 }
 
-const charge = defineTool({
-  name: 'charge',
-  description: 'charges a card',
-  parameters: z.object({ amount: z.number() }),
-  needsApproval: true,
-  execute: ({ amount }) => `charged ${amount}`,
-});
+const charge = chargeTool();
 
 describe('A2A bad input: a JSON-RPC error with the right code, the session unchanged', () => {
   it('a malformed body, an unknown method, a wrong version', async () => {

@@ -1,26 +1,12 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import { type StreamResponse, TaskState } from '@a2a-js/sdk';
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { defineTool } from '../src/index.js';
 import { a2aServer, drain, kindOf, sdkClient, textMessage, type Version } from './support/a2a-server.js';
 import { deferred } from './support/harness.js';
+import { chargeTool } from './support/recording-tools.js';
 import { gateScenario, gateTool } from './support/waiting-tool.js';
 
 const S = TaskState;
-
-function chargeTool(runs: string[]) {
-  return defineTool({
-    name: 'charge',
-    description: 'charges a card',
-    parameters: z.object({ amount: z.number() }),
-    needsApproval: true,
-    execute: ({ amount }) => {
-      runs.push(`charge ${amount}`);
-      return `charged ${amount}`;
-    },
-  });
-}
 
 const textOf = (message: { parts: { content?: { $case: string; value: unknown } }[] } | undefined) =>
   (message?.parts ?? [])

@@ -1,20 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { defineTool } from '../src/index.js';
 import { agUiServer, clientWith, expectGolden, postRun, runThrough, shape } from './support/ag-ui-server.js';
-
-function chargeTool(runs: string[]) {
-  return defineTool({
-    name: 'charge',
-    description: 'charges a card',
-    parameters: z.object({ amount: z.number() }),
-    needsApproval: true,
-    execute: ({ amount }) => {
-      runs.push(`charge ${amount}`);
-      return `charged ${amount}`;
-    },
-  });
-}
+import { chargeTool } from './support/recording-tools.js';
 
 const scenario = {
   turns: [{ toolCalls: [{ name: 'charge', arguments: { amount: 5 } }] }, { content: 'charged, all done' }],

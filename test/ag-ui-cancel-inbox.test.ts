@@ -1,28 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { defineTool } from '../src/index.js';
-import { agUiServer, postRun } from './support/ag-ui-server.js';
-import { deferred } from './support/harness.js';
+import { postRun, slowRunServer } from './support/ag-ui-server.js';
 
 // A run hears interrupts posted to its session's inbox (how a cancel from another process arrives);
 // interrupts left from before it started are completed without effect.
-
-function slowTool() {
-  const started = deferred();
-  const release = deferred();
-  const tool = defineTool({
-    name: 'slow',
-    description: 'waits until stopped',
-    parameters: z.object({}),
-    execute: (_args, ctx) =>
-      new Promise((resolve) => {
-        started.resolve();
-        ctx.signal.addEventListener('abort', () => resolve('stopped'));
-        void release.promise.then(() => resolve('finished'));
-      }),
-  });
-  return { tool, started, release };
-}
 
 /** Resolves once the thread's inbox holds nothing (items are completed just after they are seen). */
 async function inboxEmpties(store: { readInbox(id: string): Promise<unknown[]> }, id: string) {
@@ -42,13 +22,9 @@ const input = (threadId: string, runId: string, text: string) => ({
 
 describe('cancels through the session inbox', () => {
   it('an interrupt posted while the run goes on (as `agentloop send --interrupt` posts it) ends it cancelled', async () => {
-    const { tool, started } = slowTool();
-    const { runs, store } = await agUiServer(
-      { turns: [{ toolCalls: [{ name: 'slow', arguments: {} }] }, { content: 'never' }] },
-      { agent: () => ({ instructions: 'You help.', loopControlTools: false, tools: [tool] }), pollMs: 20 },
-    );
+    const { runs, store, started } = await slowRunServer('never', { pollMs: 20 });
     const running = postRun(runs, input('t-inbox', 'r1', 'go'));
-    await started.promise;
+    await started;
     await store.postInbox('t-inbox', { kind: 'interrupt' });
     const { events } = await running;
     expect(events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'cancelled' } });
@@ -56,17 +32,13 @@ describe('cancels through the session inbox', () => {
   });
 
   it('an interrupt left from before the run, or naming another run, does not stop it', async () => {
-    const { tool, started, release } = slowTool();
-    const { runs, store } = await agUiServer(
-      { turns: [{ toolCalls: [{ name: 'slow', arguments: {} }] }, { content: 'Done.' }] },
-      { agent: () => ({ instructions: 'You help.', loopControlTools: false, tools: [tool] }), pollMs: 20 },
-    );
+    const { runs, store, started, release } = await slowRunServer('Done.', { pollMs: 20 });
     await store.postInbox('t-stale', { kind: 'interrupt' });
     await store.postInbox('t-stale', { kind: 'interrupt', reason: 'cancelled by the client (run "old")' });
     const running = postRun(runs, input('t-stale', 'r1', 'hi'));
-    await started.promise;
+    await started;
     await inboxEmpties(store, 't-stale'); // seen by the run, and completed
-    release.resolve();
+    release();
     const { events } = await running;
     expect(events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', result: 'Done.' });
   });

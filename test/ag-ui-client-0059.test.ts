@@ -3,9 +3,15 @@
 // strict) schemas: a shape it does not know fails the run. The server must send it the older shapes.
 import { EventSchemas, HttpAgent } from 'ag-ui-client-0059';
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { defineTool } from '../src/index.js';
-import { type AnyEvent, agUiServer, clientWith, postRun, runThrough } from './support/ag-ui-server.js';
+import {
+  type AnyEvent,
+  agUiServer,
+  clientWith,
+  postRun,
+  runThrough,
+  slowRunServer,
+} from './support/ag-ui-server.js';
+import { chargeTool } from './support/recording-tools.js';
 
 const pickColor = {
   name: 'pick_color',
@@ -43,16 +49,7 @@ describe('@ag-ui/client 0.0.59 (CopilotKit 1.74)', () => {
 
   it('drives a text turn, an approval resumed, and a frontend tool on one thread; every event passes its schemas', async () => {
     const charged: string[] = [];
-    const charge = defineTool({
-      name: 'charge',
-      description: 'charges a card',
-      parameters: z.object({ amount: z.number() }),
-      needsApproval: true,
-      execute: ({ amount }) => {
-        charged.push(`charge ${amount}`);
-        return `charged ${amount}`;
-      },
-    });
+    const charge = chargeTool(charged);
     const { runs, model } = await agUiServer(
       {
         turns: [
@@ -111,24 +108,7 @@ describe('@ag-ui/client 0.0.59 (CopilotKit 1.74)', () => {
   });
 
   it('a cancel reaches it as RUN_ERROR code cancelled (its schemas have no cancelled outcome)', async () => {
-    let release!: () => void;
-    const started = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const slow = defineTool({
-      name: 'slow',
-      description: 'takes a while',
-      parameters: z.object({}),
-      execute: (_args, ctx) =>
-        new Promise((resolve) => {
-          release();
-          ctx.signal.addEventListener('abort', () => resolve('stopped'));
-        }),
-    });
-    const { url, runs } = await agUiServer(
-      { turns: [{ toolCalls: [{ name: 'slow', arguments: {} }] }, { content: 'never' }] },
-      { agent: () => ({ instructions: 'You help.', loopControlTools: false, tools: [slow] }) },
-    );
+    const { url, runs, started } = await slowRunServer();
     const agent = new HttpAgent({ url: runs, threadId: 'thread-0059-x' });
     agent.addMessage({ id: 'u1', role: 'user', content: 'go slow' });
     const running = run059(agent, { runId: 'run-x' });
@@ -145,16 +125,7 @@ describe('@ag-ui/client 0.0.59 (CopilotKit 1.74)', () => {
 
   it("takes CopilotKit's resume (same runId, its own tool message with the answer) as the resume; the tool's result is the tool's", async () => {
     const charged: string[] = [];
-    const charge = defineTool({
-      name: 'charge',
-      description: 'charges a card',
-      parameters: z.object({ amount: z.number() }),
-      needsApproval: true,
-      execute: ({ amount }) => {
-        charged.push(`charge ${amount}`);
-        return `charged ${amount}`;
-      },
-    });
+    const charge = chargeTool(charged);
     const { runs, model } = await agUiServer(
       { turns: [{ toolCalls: [{ name: 'charge', arguments: { amount: 5 } }] }, { content: 'done' }] },
       { agent: () => ({ instructions: 'You help.', loopControlTools: false, tools: [charge] }) },

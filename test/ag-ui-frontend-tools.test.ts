@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool } from '../src/index.js';
-import { agUiServer, clientWith, postRun, runThrough } from './support/ag-ui-server.js';
+import { agUiServer, clientWith, postRun, runThrough, slowRunServer } from './support/ag-ui-server.js';
 
 const pickColor = {
   name: 'pick_color',
@@ -84,24 +84,7 @@ describe('frontend tools and cancel', () => {
   ])(
     'cancel ends a running turn (protocolVersion %s: the shape that client accepts)',
     async (version, last) => {
-      let release!: () => void;
-      const started = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      const slow = defineTool({
-        name: 'slow',
-        description: 'takes a while',
-        parameters: z.object({}),
-        execute: (_args, ctx) =>
-          new Promise((resolve) => {
-            release();
-            ctx.signal.addEventListener('abort', () => resolve('stopped'));
-          }),
-      });
-      const { url, runs } = await agUiServer(
-        { turns: [{ toolCalls: [{ name: 'slow', arguments: {} }] }, { content: 'never' }] },
-        { agent: () => ({ instructions: 'You help.', loopControlTools: false, tools: [slow] }) },
-      );
+      const { url, runs, started } = await slowRunServer();
       const running = postRun(runs, {
         threadId: 'thread-x',
         runId: 'run-x',

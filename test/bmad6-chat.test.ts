@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type {
@@ -10,7 +9,8 @@ import { formatDate } from '../src/bundle/path-variables.js';
 import { TokenCounter } from '../src/prompt/token-counter.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/scripted-server.js';
 import { BMAD_TEST_USER, freshBmadProject } from './support/bmad-installs.js';
-import { buildDist, cliPath, repoRoot } from './support/build-dist.js';
+import { buildDist, repoRoot } from './support/build-dist.js';
+import { Tmux } from './support/tmux.js';
 
 /**
  * The issue's "done when", as a new user does it: a project where BMAD 6.12's own installer ran
@@ -19,32 +19,9 @@ import { buildDist, cliPath, repoRoot } from './support/build-dist.js';
  * sees every request; its turns make the calls a model would: activate bmad-prd, read a reference,
  * ask, save the PRD.
  */
-const SOCKET = `agentloop-bmad6-${process.pid}`;
+const tmux = new Tmux('bmad6');
 let project: string;
 let server: ScriptedServer;
-
-function tmux(...args: string[]): string {
-  return execFileSync('tmux', ['-L', SOCKET, ...args], { encoding: 'utf8' });
-}
-
-function screen(name: string): string {
-  return tmux('capture-pane', '-p', '-J', '-S', '-500', '-t', name);
-}
-
-async function waitFor(name: string, pattern: RegExp, timeoutMs = 15_000): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const text = screen(name);
-    if (pattern.test(text)) return text;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${pattern} in pane ${name}:\n${text}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-function type(name: string, text: string): void {
-  tmux('send-keys', '-t', name, '-l', text);
-  tmux('send-keys', '-t', name, 'Enter');
-}
 
 const PRD =
   '---\ntitle: Habit tracker\nstatus: draft\n---\n\n# PRD: Habit tracker\n\n- FR-1: Log a habit in one tap.\n';
@@ -76,11 +53,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  try {
-    tmux('kill-server');
-  } catch {
-    // no server left
-  }
+  tmux.killServer();
   await server?.close();
   if (project) await rm(path.dirname(project), { recursive: true, force: true });
 });
@@ -91,21 +64,20 @@ describe('agentloop chat --project . --agent pm on a real BMAD 6.12 install', ()
     expect(skills).toContain('bmad-agent-pm');
     const args = ['chat', '--project', '.', '--agent', 'pm', '--base-url', server.url];
     args.push('--api-key', 'test', '--model', 'scripted', '--yes');
-    const command = `env OPENAI_API_KEY= OPENAI_BASE_URL= node ${JSON.stringify(cliPath)} ${args.map((a) => JSON.stringify(a)).join(' ')}; echo "[exit $?]"; sleep 600`;
-    tmux('new-session', '-d', '-s', 'pm', '-x', '120', '-y', '50', '-c', project, command);
+    tmux.start('pm', args, { cwd: project, rows: 50 });
 
-    const greeting = await waitFor('pm', /you ›/);
+    const greeting = await tmux.waitFor('pm', /you ›/);
     expect(greeting).toContain(`📋 Hello ${BMAD_TEST_USER}! I'm John, your Product Manager.`);
     expect(greeting).toContain('1. [PRD] Create, update, or validate a PRD');
     expect(greeting).toContain('-> bmad-prd');
     expect(greeting).toContain('4. [CC]');
     expect(server.requests).toHaveLength(0);
 
-    type('pm', 'PRD');
+    tmux.type('pm', 'PRD');
     // Answered as soon as the question shows, before the prompt is back: type-ahead is kept.
-    await waitFor('pm', /brain dump/);
-    type('pm', 'A habit tracker for busy parents');
-    const end = await waitFor('pm', /draft PRD is saved/);
+    await tmux.waitFor('pm', /brain dump/);
+    tmux.type('pm', 'A habit tracker for busy parents');
+    const end = await tmux.waitFor('pm', /draft PRD is saved/);
     expect(end).toMatch(/activate_skill bmad-prd/);
     expect(end).toMatch(/read_file assets\/prd-template\.md .*prd-template\.md \(\d+ bytes\)/);
     expect(end).toMatch(/save_output _bmad-output\/planning-artifacts\/prds\/prd-project-\S+ .*→ saved \(/);
@@ -166,8 +138,8 @@ describe('agentloop chat --project . --agent pm on a real BMAD 6.12 install', ()
     expect(tokens).toBeGreaterThan(2000);
     expect(tokens).toBeLessThan(12_000);
 
-    type('pm', '/exit');
-    const closing = await waitFor('pm', /\[exit 0\]/);
+    tmux.type('pm', '/exit');
+    const closing = await tmux.waitFor('pm', /\[exit 0\]/);
     await mkdir(path.join(repoRoot, 'test-artifacts'), { recursive: true });
     await writeFile(path.join(repoRoot, 'test-artifacts', 'bmad6-chat-screen.txt'), `${closing.trimEnd()}\n`);
   }, 90_000);

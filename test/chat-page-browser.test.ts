@@ -7,7 +7,8 @@ import { z } from 'zod';
 import { defineTool, FileSessionStore } from '../src/index.js';
 import { type StartedAgentServer, startAgentServer } from '../src/server/index.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
-import { buildChatPage, launchChromium } from './support/chat-page.js';
+import { buildChatPage } from './support/chat-page.js';
+import { launchChromium } from './support/chromium.js';
 import { deferred } from './support/harness.js';
 
 let browser: Browser;

@@ -1,4 +1,4 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -6,50 +6,16 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDist, cliPath, repoRoot } from './support/build-dist.js';
 import { readRecordFile } from './support/record-file.js';
+import { Tmux } from './support/tmux.js';
 
 /**
  * `agentloop chat` through a real terminal: tmux runs the built CLI (dist/) on the scripted model,
  * the test types with send-keys and reads the screen with capture-pane.
  */
-const SOCKET = `agentloop-chat-${process.pid}`;
+const tmux = new Tmux('chat');
 const BUNDLE = path.join(repoRoot, 'bundles', 'requirements-workflow');
 let work: string;
 let project: string;
-
-function tmux(...args: string[]): string {
-  return execFileSync('tmux', ['-L', SOCKET, ...args], { encoding: 'utf8' });
-}
-
-/** Starts the CLI in a new 120x40 tmux session; the pane stays after the process ends. */
-function start(name: string, cliArgs: string[], env: Record<string, string> = {}): void {
-  const vars = Object.entries({ OPENAI_API_KEY: '', OPENAI_BASE_URL: '', ...env })
-    .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
-    .join(' ');
-  const command = `env ${vars} node ${JSON.stringify(cliPath)} ${cliArgs.map((a) => JSON.stringify(a)).join(' ')}; echo "[exit $?]"; sleep 600`;
-  tmux('new-session', '-d', '-s', name, '-x', '120', '-y', '40', '-c', project, command);
-}
-
-/** The screen and its scrollback, as text. */
-function screen(name: string): string {
-  return tmux('capture-pane', '-p', '-J', '-S', '-500', '-t', name);
-}
-
-/** Waits for `pattern` on the screen; generous, since it returns as soon as it matches (a loaded machine is slow). */
-async function waitFor(name: string, pattern: RegExp, timeoutMs = 30_000): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const text = screen(name);
-    if (pattern.test(text)) return text;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${pattern} in pane ${name}:\n${text}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-/** Types a line and presses Enter. */
-function type(name: string, text: string): void {
-  tmux('send-keys', '-t', name, '-l', text);
-  tmux('send-keys', '-t', name, 'Enter');
-}
 
 /** How many times `pattern` occurs on the screen. */
 function count(text: string, pattern: RegExp): number {
@@ -73,37 +39,38 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  try {
-    tmux('kill-server');
-  } catch {
-    // no server left
-  }
+  tmux.killServer();
   await rm(work, { recursive: true, force: true, maxRetries: 5 });
 });
 
 describe('agentloop chat in a terminal', () => {
   it('runs the intake workflow: streamed replies, tool lines, an approval answered no then yes', async () => {
-    start('flow', ['chat', '--bundle', BUNDLE, '--agent', 'intake-facilitator', '--session', 'flow-1']);
-    await waitFor('flow', /5\. \*exit[\s\S]*you ›/);
-    type('flow', '*intake-workflow');
-    await waitFor('flow', /✓ execute_workflow .*loaded workflow intake-workflow/);
-    await waitFor('flow', /Step 1 of 5/);
+    tmux.start('flow', ['chat', '--bundle', BUNDLE, '--agent', 'intake-facilitator', '--session', 'flow-1'], {
+      cwd: project,
+    });
+    await tmux.waitFor('flow', /5\. \*exit[\s\S]*you ›/);
+    tmux.type('flow', '*intake-workflow');
+    await tmux.waitFor('flow', /✓ execute_workflow .*loaded workflow intake-workflow/);
+    await tmux.waitFor('flow', /Step 1 of 5/);
     for (const [i, answer] of ANSWERS.entries()) {
-      type('flow', answer);
-      await waitFor('flow', i < ANSWERS.length - 1 ? new RegExp(`Step ${i + 2} of 5`) : /wants to run/);
+      tmux.type('flow', answer);
+      await tmux.waitFor('flow', i < ANSWERS.length - 1 ? new RegExp(`Step ${i + 2} of 5`) : /wants to run/);
     }
-    let text = await waitFor('flow', /Allow\? \[y\]es \/ \[n\]o \(reason\) \/ \[a\]lways for save_output ›/);
+    let text = await tmux.waitFor(
+      'flow',
+      /Allow\? \[y\]es \/ \[n\]o \(reason\) \/ \[a\]lways for save_output ›/,
+    );
     expect(text).toMatch(/file_path: docs\/requirements\/intake-support-agents-lose-\d{4}-\d\d-\d\d\.md/);
-    type('flow', 'n keep it as a draft for now');
-    expect(await waitFor('flow', /I did not save it/)).toMatch(
+    tmux.type('flow', 'n keep it as a draft for now');
+    expect(await tmux.waitFor('flow', /I did not save it/)).toMatch(
       /⊘ save_output .* declined: keep it as a draft for now/,
     );
-    type('flow', 'save');
-    await waitFor('flow', /wants to run[\s\S]*wants to run[\s\S]*Allow\?[^\n]*›\s*$/);
-    type('flow', 'y');
+    tmux.type('flow', 'save');
+    await tmux.waitFor('flow', /wants to run[\s\S]*wants to run[\s\S]*Allow\?[^\n]*›\s*$/);
+    tmux.type('flow', 'y');
     // The saved file's path is absolute: at some lengths of the repository's path it breaks across the
     // pane's lines (issue 38). Wait on the words around it, which wrap only at spaces.
-    text = await waitFor(
+    text = await tmux.waitFor(
       'flow',
       /Saved\s+the\s+intake\s+document\s+to\s[\s\S]*?That\s+completes\s+the\s+intake\./,
     );
@@ -115,13 +82,13 @@ describe('agentloop chat in a terminal', () => {
     expect(saved).toHaveLength(1);
     const doc = await readFile(path.join(project, 'docs', 'requirements', saved[0]!), 'utf8');
     for (const answer of ANSWERS) expect(doc).toContain(answer);
-    type('flow', '/usage');
-    await waitFor('flow', /Session: \d+ in, \d+ out, \d+ in all, 7 turns\./);
+    tmux.type('flow', '/usage');
+    await tmux.waitFor('flow', /Session: \d+ in, \d+ out, \d+ in all, 7 turns\./);
     // The scripted demo model has no price: /usage says the cost is unknown, and no turn printed one.
-    text = await waitFor('flow', /Cost: unknown \(no price for the model/);
+    text = await tmux.waitFor('flow', /Cost: unknown \(no price for the model/);
     expect(text).not.toMatch(/session cost/);
-    type('flow', '/exit');
-    text = await waitFor('flow', /\[exit 0\]/);
+    tmux.type('flow', '/exit');
+    text = await tmux.waitFor('flow', /\[exit 0\]/);
     expect(text).toMatch(/Session flow-1 is saved\. Continue it with:\s+agentloop chat --resume flow-1/);
     // The declined call reached the model with the reason.
     const transcript = await readFile(
@@ -153,75 +120,90 @@ export const tools = [defineTool({
   - content: Stopped the crunching as you asked. What next?
 `,
     );
-    start('stop', [
-      'chat',
-      '--bundle',
-      BUNDLE,
-      '--agent',
-      'intake-facilitator',
-      '--session',
-      'stop-1',
-      '--scenario',
-      scenario,
-      '--tools',
-      tools,
-    ]);
-    await waitFor('stop', /you ›/);
-    type('stop', 'crunch the sales numbers');
+    tmux.start(
+      'stop',
+      [
+        'chat',
+        '--bundle',
+        BUNDLE,
+        '--agent',
+        'intake-facilitator',
+        '--session',
+        'stop-1',
+        '--scenario',
+        scenario,
+        '--tools',
+        tools,
+      ],
+      { cwd: project },
+    );
+    await tmux.waitFor('stop', /you ›/);
+    tmux.type('stop', 'crunch the sales numbers');
     // The spinner: tool name, main argument, elapsed time.
-    await waitFor('stop', /⠋|⠙|⠹|⠸|⠼|⠴|⠦|⠧|⠇|⠏/);
-    await waitFor('stop', /crunch_numbers sales-2025\.csv \d+\.\ds/);
+    await tmux.waitFor('stop', /⠋|⠙|⠹|⠸|⠼|⠴|⠦|⠧|⠇|⠏/);
+    await tmux.waitFor('stop', /crunch_numbers sales-2025\.csv \d+\.\ds/);
     // Typed while the tool runs, no Enter yet: hidden now, finished at the next prompt.
-    tmux('send-keys', '-t', 'stop', '-l', '/contin');
+    tmux.run('send-keys', '-t', 'stop', '-l', '/contin');
     await new Promise((r) => setTimeout(r, 400));
     const pressed = Date.now();
-    tmux('send-keys', '-t', 'stop', 'C-c');
-    const text = await waitFor('stop', /Stopped\. The session is saved[\s\S]*you ›/, 3000);
+    tmux.run('send-keys', '-t', 'stop', 'C-c');
+    const text = await tmux.waitFor('stop', /Stopped\. The session is saved[\s\S]*you ›/, 3000);
     expect(Date.now() - pressed).toBeLessThan(1500);
     expect(text).toMatch(/✗ crunch_numbers sales-2025\.csv .*interrupted/);
     const saved = (await readRecordFile(path.join(project, '.agentloop', 'sessions', 'stop-1'))).record;
     expect(saved.state).toBe('Interrupted');
     expect(text).not.toMatch(/crunch_numbers.*\/contin/); // the echo was muted while the tool ran
-    await waitFor('stop', /Stopped\. The session is saved[\s\S]*you › \/contin\s*$/);
-    type('stop', 'ue');
-    await waitFor(
+    await tmux.waitFor('stop', /Stopped\. The session is saved[\s\S]*you › \/contin\s*$/);
+    tmux.type('stop', 'ue');
+    await tmux.waitFor(
       'stop',
       /you › \/continue\n[\s\S]*Stopped the crunching as you asked\. What next\?\s*\n\s*you ›\s*$/,
     );
     // Ctrl+C on an empty prompt leaves.
-    tmux('send-keys', '-t', 'stop', 'C-c');
-    await waitFor('stop', /Session stop-1 is saved[\s\S]*\[exit 0\]/);
+    tmux.run('send-keys', '-t', 'stop', 'C-c');
+    await tmux.waitFor('stop', /Session stop-1 is saved[\s\S]*\[exit 0\]/);
   }, 120_000);
 
   it('/resume continues a session whose terminal was killed mid-workflow, to the end', async () => {
-    start('killed', ['chat', '--bundle', BUNDLE, '--agent', 'intake-facilitator', '--session', 'killed-1']);
-    await waitFor('killed', /you ›/);
-    type('killed', '*intake-workflow');
-    await waitFor('killed', /Step 1 of 5/);
-    type('killed', ANSWERS[0]!);
-    await waitFor('killed', /Step 2 of 5/);
-    type('killed', ANSWERS[1]!);
-    await waitFor('killed', /Step 3 of 5[\s\S]*you ›/);
-    const pid = Number(tmux('display-message', '-p', '-t', 'killed', '#{pane_pid}').trim());
-    tmux('kill-session', '-t', 'killed');
+    tmux.start(
+      'killed',
+      ['chat', '--bundle', BUNDLE, '--agent', 'intake-facilitator', '--session', 'killed-1'],
+      { cwd: project },
+    );
+    await tmux.waitFor('killed', /you ›/);
+    tmux.type('killed', '*intake-workflow');
+    await tmux.waitFor('killed', /Step 1 of 5/);
+    tmux.type('killed', ANSWERS[0]!);
+    await tmux.waitFor('killed', /Step 2 of 5/);
+    tmux.type('killed', ANSWERS[1]!);
+    await tmux.waitFor('killed', /Step 3 of 5[\s\S]*you ›/);
+    const pid = Number(tmux.run('display-message', '-p', '-t', 'killed', '#{pane_pid}').trim());
+    tmux.run('kill-session', '-t', 'killed');
     // The chat lets its session's lease go as it exits: give it up to 3 s on a busy machine.
     for (let i = 0; i < 30 && isAlive(pid); i++) await new Promise((r) => setTimeout(r, 100));
     expect(() => process.kill(pid, 0)).toThrow();
 
-    start('again', ['chat', '--bundle', BUNDLE, '--agent', 'intake-facilitator', '--session', 'other-1']);
-    await waitFor('again', /you ›/);
-    type('again', '/sessions');
-    await waitFor('again', /killed-1\s+Completed\s+\S+ \S+\s+Iris\s+3\s+\d+\s+unknown\s+\*intake-workflow/);
-    type('again', '/resume killed-1');
-    let text = await waitFor(
+    tmux.start(
+      'again',
+      ['chat', '--bundle', BUNDLE, '--agent', 'intake-facilitator', '--session', 'other-1'],
+      { cwd: project },
+    );
+    await tmux.waitFor('again', /you ›/);
+    tmux.type('again', '/sessions');
+    await tmux.waitFor(
+      'again',
+      /killed-1\s+Completed\s+\S+ \S+\s+Iris\s+3\s+\d+\s+unknown\s+\*intake-workflow/,
+    );
+    tmux.type('again', '/resume killed-1');
+    let text = await tmux.waitFor(
       'again',
       /session killed-1 \(resumed, 3 turns, saved Completed\)[\s\S]*Step 3 of 5[\s\S]*you ›\s*$/,
     );
     expect(count(text, /Step 3 of 5/)).toBe(1);
-    for (const answer of ANSWERS.slice(2)) type('again', answer);
-    await waitFor('again', /Allow\?[^\n]*›\s*$/);
-    type('again', 'a');
-    text = await waitFor('again', /Saved\s+the\s+intake\s+document\s+to\s/);
+    for (const answer of ANSWERS.slice(2)) tmux.type('again', answer);
+    await tmux.waitFor('again', /Allow\?[^\n]*›\s*$/);
+    tmux.type('again', 'a');
+    text = await tmux.waitFor('again', /Saved\s+the\s+intake\s+document\s+to\s/);
     expect(text).toMatch(/save_output is allowed for the rest of this session/);
     const doc = await readFile(
       path.join(
@@ -235,8 +217,8 @@ export const tools = [defineTool({
       'utf8',
     );
     for (const answer of ANSWERS) expect(doc).toContain(answer);
-    type('again', '/exit');
-    await waitFor('again', /\[exit 0\]/);
+    tmux.type('again', '/exit');
+    await tmux.waitFor('again', /\[exit 0\]/);
   }, 120_000);
 });
 

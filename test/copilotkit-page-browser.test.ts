@@ -14,7 +14,7 @@ import { defineTool, FileSessionStore } from '../src/index.js';
 import { createAgentServer } from '../src/server/index.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
 import { repoRoot } from './support/build-dist.js';
-import { launchChromium } from './support/chat-page.js';
+import { launchChromium } from './support/chromium.js';
 
 let browser: Browser;
 /** The bundle's files by URL path: `/app.js` and the chunks it imports when it needs them. */

@@ -5,21 +5,8 @@
  * against the scripted server; the pure rules are in stream-call-assembly.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { defineTool } from '../src/index.js';
 import { agentOn, assertToolCallsAnswered } from './support/harness.js';
-
-function echoTool(executions: string[]) {
-  return defineTool({
-    name: 'echo',
-    description: 'returns its text',
-    parameters: z.object({ text: z.string() }),
-    execute: ({ text }) => {
-      executions.push(text);
-      return text;
-    },
-  });
-}
+import { echoTool } from './support/recording-tools.js';
 
 describe('early tool start waits for certainty', () => {
   it.each(['length', 'content_filter'] as const)(

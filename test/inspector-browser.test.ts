@@ -2,12 +2,13 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent, defineTool } from '../src/index.js';
 import { type InspectorServer, startInspectorServer } from '../src/inspector/inspector-server.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
+import { launchChromium } from './support/chromium.js';
 import { deferred } from './support/harness.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -33,18 +34,7 @@ afterAll(async () => {
 
 async function launch(): Promise<Browser> {
   if (browser) return browser;
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
+  browser = await launchChromium();
   return browser;
 }
 

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runInspectCommand } from '../src/cli/commands/inspect-command.js';
 import { FileSessionStore } from '../src/index.js';
@@ -15,6 +15,7 @@ import { type InspectorServer, startInspectorServer } from '../src/inspector/ins
 import type { ServerMessage } from '../src/inspector/protocol.js';
 import { createSanitizer } from '../src/inspector/sanitize.js';
 import { savedSessionView } from '../src/inspector/saved-sessions.js';
+import { launchChromium } from './support/chromium.js';
 import { testDir } from './support/harness.js';
 import { connectPage } from './support/inspector-page.js';
 import { recordSession } from './support/recorded-session.js';
@@ -53,10 +54,7 @@ describe('Fork here', () => {
   it('is offered at each rest point; a click forks the saved session and opens the fork', async () => {
     const { store, server, seq, entries } = await inspectorWithSaved({ canFork: true });
     const original = await readFile(store.files('orig').transcript, 'utf8');
-    browser ??= await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'],
-    });
+    browser ??= await launchChromium();
     const page = await browser.newPage();
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));

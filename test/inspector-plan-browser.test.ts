@@ -2,11 +2,12 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createAgent } from '../src/index.js';
 import { startInspectorServer } from '../src/inspector/inspector-server.js';
 import { startScriptedServer } from '../src/testing/index.js';
+import { launchChromium } from './support/chromium.js';
 import { deferred } from './support/harness.js';
 
 // The plan beside the transcript in the local inspector (Chromium): a ten-step plan ticking live.
@@ -56,10 +57,7 @@ it('shows the plan beside the transcript as it ticks', async () => {
     inspect: inspector.inspect,
   });
   inspector.attach(agent, { name: 'planner' });
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'],
-  });
+  browser = await launchChromium();
   try {
     const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
     const errors: string[] = [];

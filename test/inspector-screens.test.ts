@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type Agent, createAgent, defineTool, FileSessionStore } from '../src/index.js';
@@ -11,6 +11,7 @@ import { type InspectorServer, startInspectorServer } from '../src/inspector/ins
 import { createSanitizer } from '../src/inspector/sanitize.js';
 import { loadSavedSessions } from '../src/inspector/saved-sessions.js';
 import { type Scenario, type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
+import { launchChromium } from './support/chromium.js';
 
 /**
  * Issue 16: the inspector page at 1280 and 800 px wide, in Chromium. Geometry is asserted through
@@ -141,18 +142,7 @@ beforeAll(async () => {
   stopped.interrupt('the user pressed Ctrl+C');
   await turn;
 
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
+  browser = await launchChromium();
 }, 120_000);
 
 afterAll(async () => {

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Agent } from '../src/index.js';
 import { loadMcpConfigFile, mcpToolName } from '../src/mcp/index.js';
 import { agentOn, nextEvent } from './support/harness.js';
-import { alive, testServer, until } from './support/mcp-servers.js';
+import { alive, testServer, toolTexts, until } from './support/mcp-servers.js';
 
 // The lifecycle of MCP servers with the tests' own server (test/support/mcp-test-server.mjs, written
 // with the MCP SDK's server API): a crash mid-call, a hang past the timeout or an interrupt, a tool
@@ -23,8 +23,6 @@ function logFile(): string {
 }
 
 const lines = (file: string) => readFileSync(file, 'utf8').split('\n').filter(Boolean);
-const toolTexts = (messages: readonly { role: string; content?: unknown }[]) =>
-  messages.filter((m) => m.role === 'tool').map((m) => String(m.content));
 const pidOf = (text: string) => Number(/pid (\d+)/.exec(text)?.[1]);
 
 describe('MCP server lifecycle', () => {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Agent } from '../src/index.js';
 import { agentAt, serve, testDir } from './support/harness.js';
 import { type OAuthControl, startOAuthServer } from './support/mcp-remote-servers.mjs';
-import { until } from './support/mcp-servers.js';
+import { consent, toolTexts, until } from './support/mcp-servers.js';
 
 // Two tool calls that both meet a 401 after the refresh failed start one sign-in, not two: one link
 // is given, and that link (its state and PKCE verifier) is the one that works.
@@ -14,14 +14,7 @@ beforeAll(async () => {
 });
 afterAll(() => oauth.stop());
 
-async function consent(url: URL): Promise<URL> {
-  const answer = await fetch(url, { redirect: 'manual' });
-  expect(answer.status).toBe(302);
-  return new URL(answer.headers.get('location')!);
-}
 const remote = (agent: Agent) => agent.mcpServers.find((s) => s.name === 'remote')!;
-const toolTexts = (messages: readonly { role: string; content?: unknown }[]) =>
-  messages.filter((m) => m.role === 'tool').map((m) => String(m.content));
 
 describe('concurrent 401s after a failed refresh', () => {
   it('give one sign-in link, and signing in through it brings the server back', async () => {

@@ -9,7 +9,7 @@ import { McpAuthStore } from '../src/mcp/mcp-auth-store.js';
 import type { Scenario } from '../src/testing/index.js';
 import { agentAt, serve, testDir } from './support/harness.js';
 import { type OAuthControl, startOAuthServer } from './support/mcp-remote-servers.mjs';
-import { testServer, until } from './support/mcp-servers.js';
+import { consent, testServer, toolTexts, until } from './support/mcp-servers.js';
 
 // Signing in to a remote MCP server with OAuth, through the MCP SDK's client auth and agentloop's
 // provider, against an OAuth-protected server the test starts (the SDK's server-side auth). The test
@@ -59,16 +59,7 @@ function safeJson(value: unknown): string {
   });
 }
 
-/** The browser: opens the authorization URL, is redirected; returns where it was sent back to. */
-async function consent(url: URL): Promise<URL> {
-  const answer = await fetch(url, { redirect: 'manual' });
-  expect(answer.status).toBe(302);
-  return new URL(answer.headers.get('location')!);
-}
-
 const remote = (agent: Agent) => agent.mcpServers.find((s) => s.name === 'remote')!;
-const toolTexts = (messages: readonly { role: string; content?: unknown }[]) =>
-  messages.filter((m) => m.role === 'tool').map((m) => String(m.content));
 
 /** Every file under `dir`, as text. */
 async function filesUnder(dir: string): Promise<string[]> {

@@ -15,6 +15,7 @@ import {
 import { startScriptedServer } from '../src/testing/index.js';
 import { ForwardingStore } from './support/forwarding-store.js';
 import { serve } from './support/harness.js';
+import { pushedInPieces } from './support/stream-pieces.js';
 
 const API_KEY = 'sk-proj-Zq4v9TcXw2LmN8bYr6HsK1fJ3dGpQ0aE';
 const ENV_KEY = 'sk-envkey-7Hn2Qx9LmW4vBz8KcY1tR5pD';
@@ -74,15 +75,7 @@ describe('createRedactor', () => {
         fc.array(fc.integer({ min: 1, max: 9 }), { minLength: 1, maxLength: 40 }),
         (parts, sizes) => {
           const text = parts.join(' ');
-          const stream = redactor.stream();
-          const shown: string[] = [];
-          let at = 0;
-          for (let i = 0; at < text.length; i++) {
-            const size = sizes[i % sizes.length]!;
-            shown.push(stream.push(text.slice(at, at + size)));
-            at += size;
-          }
-          shown.push(stream.flush());
+          const shown = pushedInPieces(redactor.stream(), text, sizes);
           const joined = shown.join('');
           expect(joined).toBe(redactor.redact(text));
           for (const secret of [API_KEY, ENV_KEY, PASSWORD, TOKEN, 'q'.repeat(12)]) {

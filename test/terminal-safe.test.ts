@@ -9,6 +9,7 @@ import {
   terminalSafeValue,
 } from '../src/cli/terminal/terminal-safe.js';
 import { type AgentEvent, createRedactor, REDACTED } from '../src/index.js';
+import { pushedInPieces } from './support/stream-pieces.js';
 
 /** Issue 15: control sequences from the model or a tool never reach the terminal. See docs/security.md. */
 const ESC = '\x1b';
@@ -103,15 +104,7 @@ describe('terminalSafeStream', () => {
         fc.array(fc.integer({ min: 1, max: 7 }), { minLength: 1, maxLength: 20 }),
         (parts, sizes) => {
           const text = parts.join('');
-          const stream = terminalSafeStream();
-          const shown: string[] = [];
-          let at = 0;
-          for (let i = 0; at < text.length; i++) {
-            const size = sizes[i % sizes.length]!;
-            shown.push(stream.push(text.slice(at, at + size)));
-            at += size;
-          }
-          shown.push(stream.flush());
+          const shown = pushedInPieces(terminalSafeStream(), text, sizes);
           expect(shown.join('')).toBe(terminalSafe(text));
           for (const piece of shown) expect(piece).not.toMatch(UNSAFE);
         },

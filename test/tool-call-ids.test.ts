@@ -5,23 +5,11 @@
  * of the same conversation get the same ones) and are fixed before a call starts early.
  */
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { defineTool, type Message } from '../src/index.js';
+import type { Message } from '../src/index.js';
 import { callIdIndex, callIdsIn, settleCallId } from '../src/llm/tool-call-ids.js';
 import type { ScriptedTurn } from '../src/testing/index.js';
 import { agentOn, assertToolCallsAnswered } from './support/harness.js';
-
-function echoTool(executions: string[]) {
-  return defineTool({
-    name: 'echo',
-    description: 'returns its text',
-    parameters: z.object({ text: z.string() }),
-    execute: ({ text }) => {
-      executions.push(text);
-      return text;
-    },
-  });
-}
+import { echoTool } from './support/recording-tools.js';
 
 const echo = (text: string, id?: string | null) => ({
   ...(id === undefined ? {} : { id }),

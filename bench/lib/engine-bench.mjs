@@ -4,10 +4,8 @@
 import pg from 'pg';
 import { startPostgresCluster } from '../../test/support/postgres-cluster.mjs';
 
-/** The command line's `--name=value` flags (`--name` alone: the key with an undefined value). */
-export function benchArgs(argv = process.argv.slice(2)) {
-  return Object.fromEntries(argv.map((a) => a.replace(/^--/, '').split('=')));
-}
+/** The command line's `--name=value` flags, by the benches' one parser (`--name` alone is `'true'`). */
+export { flagArgs as benchArgs } from './flags.mjs';
 
 /** `--only=a,b` as a set of names, `all` (comma-separated) when it is not given. */
 export function onlyOf(args, all) {

@@ -16,13 +16,3 @@ export { z } from '../../node_modules/zod/index.js';
 /** A module of the root package's MCP SDK (`@modelcontextprotocol/sdk`'s ESM build), as a URL to `import()`. */
 export const mcpSdk = (file) =>
   new URL(`../../node_modules/@modelcontextprotocol/sdk/dist/esm/${file}`, import.meta.url).href;
-
-/** The command line's `--name=value` flags; `--name` alone is `'true'`. */
-export function flagArgs(argv = process.argv.slice(2)) {
-  return Object.fromEntries(
-    argv.map((a) => {
-      const [k, v] = a.replace(/^--/, '').split('=');
-      return [k, v ?? 'true'];
-    }),
-  );
-}

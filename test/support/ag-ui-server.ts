@@ -2,13 +2,15 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { HttpAgent, type Message } from '@ag-ui/client';
 import { expect } from 'vitest';
-import type { FileSessionStore } from '../../src/index.js';
+import { z } from 'zod';
+import { defineTool, type FileSessionStore } from '../../src/index.js';
 import {
   type AgentServerOptions,
   type StartedAgentServer,
   startAgentServer,
 } from '../../src/server/index.js';
 import type { Scenario, ScriptedServer } from '../../src/testing/index.js';
+import { deferred } from './harness.js';
 import { closedAfterTest, serverBase } from './server-fixture.js';
 
 /**
@@ -30,6 +32,35 @@ export async function agUiServer(
   const { model, store, dir } = base;
   const server = closedAfterTest(await startAgentServer({ ...base.options, ...options }));
   return { url: server.url, runs: `${server.url}/agents/default/runs`, server, model, store, dir };
+}
+
+/**
+ * An AG-UI server ({@link agUiServer}) whose model calls the tool `slow` once, then answers `answer`:
+ * `slow` notes its start (`started`) and runs until its call is stopped (result "stopped") or the test
+ * releases it (`release`, result "finished"). For tests that cancel a run while it is in a tool.
+ */
+export async function slowRunServer(
+  answer = 'never',
+  options: Partial<AgentServerOptions> = {},
+): Promise<Awaited<ReturnType<typeof agUiServer>> & { started: Promise<void>; release: () => void }> {
+  const started = deferred();
+  const released = deferred();
+  const slow = defineTool({
+    name: 'slow',
+    description: 'waits until stopped',
+    parameters: z.object({}),
+    execute: (_args, ctx) =>
+      new Promise((resolve) => {
+        started.resolve();
+        ctx.signal.addEventListener('abort', () => resolve('stopped'));
+        void released.promise.then(() => resolve('finished'));
+      }),
+  });
+  const server = await agUiServer(
+    { turns: [{ toolCalls: [{ name: 'slow', arguments: {} }] }, { content: answer }] },
+    { agent: () => ({ instructions: 'You help.', loopControlTools: false, tools: [slow] }), ...options },
+  );
+  return { ...server, started: started.promise, release: () => released.resolve() };
 }
 
 /** An event as tests read it. */

@@ -47,6 +47,22 @@ export async function until(check: () => boolean, ms = 5_000, what = 'the condit
   }
 }
 
+/** The text of each tool message among `messages`, in order. */
+export const toolTexts = (messages: readonly { role: string; content?: unknown }[]): string[] =>
+  messages.filter((m) => m.role === 'tool').map((m) => String(m.content));
+
+/**
+ * The browser at an OAuth server's consent (startOAuthServer's, which consents at once): opens the
+ * authorization URL, is redirected; returns where it was sent back to.
+ */
+export async function consent(url: URL): Promise<URL> {
+  const answer = await fetch(url, { redirect: 'manual' });
+  const location = answer.headers.get('location');
+  if (answer.status !== 302 || !location)
+    throw new Error(`the authorization URL answered ${answer.status}, not a redirect`);
+  return new URL(location);
+}
+
 /**
  * server-everything in its own Streamable HTTP mode on 127.0.0.1, on a port the OS picks (PORT=0;
  * test/support/listen-local.mjs keeps it local and prints the port it got).

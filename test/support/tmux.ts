@@ -14,13 +14,14 @@ export class Tmux {
   }
 
   /**
-   * Starts `node dist/cli/main.js ...cliArgs` in a new `columns`x40 session without OpenAI variables;
+   * Starts `node dist/cli/main.js ...cliArgs` in a new `columns`x`rows` session (120x40 unless told)
+   * without OpenAI variables;
    * the pane stays after the process ends and shows `[exit <code>]`.
    */
   start(
     name: string,
     cliArgs: string[],
-    options: { cwd: string; env?: Record<string, string>; columns?: number },
+    options: { cwd: string; env?: Record<string, string>; columns?: number; rows?: number },
   ): void {
     const vars = Object.entries({ OPENAI_API_KEY: '', OPENAI_BASE_URL: '', ...options.env })
       .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
@@ -34,7 +35,7 @@ export class Tmux {
       '-x',
       String(options.columns ?? 120),
       '-y',
-      '40',
+      String(options.rows ?? 40),
       '-c',
       options.cwd,
       command,

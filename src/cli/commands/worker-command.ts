@@ -4,8 +4,7 @@ import { AGENT_FLAG_OPTIONS, loadFlagAgent, projectFolder, SKILLS_USAGE } from '
 import { cliApprovalPolicy } from '../cli-approvals.js';
 import { parseFlags, positiveInteger, UsageError } from '../cli-args.js';
 import type { CommandIo } from '../command-io.js';
-import { MCP_CONFIG_FLAG, mcpServersFlag, mcpSourcesLine } from '../flags/mcp-config-flag.js';
-import { projectAuthDir } from '../flags/mcp-sign-in.js';
+import { MCP_CONFIG_FLAG, serviceMcpOptions } from '../flags/mcp-config-flag.js';
 import { OTEL_FLAG, OTEL_USAGE, startCliOtel } from '../flags/otel-flag.js';
 import { openCliStore, STORE_FLAG_OPTIONS, STORE_USAGE } from '../flags/store-flag.js';
 import { connectModel, MODEL_FLAG_OPTIONS, modelFlags, modelOptions } from '../model/model-connection.js';
@@ -61,15 +60,7 @@ export async function runWorkerCommand(args: string[], io: CommandIo, signal?: A
   if (!values.store)
     throw new UsageError('missing --store <url-or-dir> (a postgres:// URL or a sessions folder)');
   const { cliAgent, projectRoot, say } = await loadFlagAgent(values, io);
-  const project = projectFolder(values.project);
-  const mcp = await mcpServersFlag(values['mcp-config'], project);
-  const mcpSources = mcpSourcesLine(mcp);
-  if (mcpSources) say(mcpSources);
-  const withMcp =
-    Object.keys(mcp.servers).length > 0
-      ? // No one to sign in here: a server that needs it is reported (agentloop mcp login <name>).
-        { mcpServers: mcp.servers, mcpAuth: { dir: projectAuthDir(project) } }
-      : {};
+  const withMcp = await serviceMcpOptions(values['mcp-config'], projectFolder(values.project), say);
   const closers: (() => Promise<void>)[] = [];
   try {
     const otel = await startCliOtel(values.otel, io);

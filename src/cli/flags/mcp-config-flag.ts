@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { loadMcpConfigFile, type McpServersConfig } from '../../mcp/mcp-config.js';
+import { projectAuthDir } from './mcp-sign-in.js';
 
 /** The `parseArgs` option of `--mcp-config <file>` (`run` and `chat`; given more than once, every file is read). */
 export const MCP_CONFIG_FLAG = { 'mcp-config': { type: 'string', multiple: true } } as const;
@@ -46,4 +47,22 @@ export function mcpSourcesLine(flag: McpFlag, cwd = process.cwd()): string | und
   if (names.length === 0) return undefined;
   const count = Object.keys(flag.servers).length;
   return `MCP servers from ${names.join(', ')}: ${count === 0 ? 'none' : Object.keys(flag.servers).join(', ')}`;
+}
+
+/**
+ * What a service (`agentloop worker`, with or without `--engine`) gives its agent of the servers of
+ * {@link mcpServersFlag}, once `say` has named where they came from; `{}` when there are none. No one
+ * is there to sign in: a server that needs it is reported (agentloop mcp login <name>).
+ */
+export async function serviceMcpOptions(
+  files: readonly string[] | string | undefined,
+  projectRoot: string,
+  say: (line: string) => void,
+): Promise<{ mcpServers?: McpServersConfig; mcpAuth?: { dir: string } }> {
+  const mcp = await mcpServersFlag(files, projectRoot);
+  const sources = mcpSourcesLine(mcp);
+  if (sources) say(sources);
+  return Object.keys(mcp.servers).length > 0
+    ? { mcpServers: mcp.servers, mcpAuth: { dir: projectAuthDir(projectRoot) } }
+    : {};
 }

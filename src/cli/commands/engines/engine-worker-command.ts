@@ -6,8 +6,7 @@ import { AGENT_FLAG_OPTIONS, loadFlagAgent, projectFolder, SKILLS_USAGE } from '
 import { cliApprovalPolicy } from '../../cli-approvals.js';
 import { parseFlags, positiveInteger, UsageError } from '../../cli-args.js';
 import type { CommandIo } from '../../command-io.js';
-import { MCP_CONFIG_FLAG, mcpServersFlag, mcpSourcesLine } from '../../flags/mcp-config-flag.js';
-import { projectAuthDir } from '../../flags/mcp-sign-in.js';
+import { MCP_CONFIG_FLAG, serviceMcpOptions } from '../../flags/mcp-config-flag.js';
 import { openCliStore, redactConnectionString, STORE_FLAG_OPTIONS } from '../../flags/store-flag.js';
 import { connectModel, MODEL_FLAG_OPTIONS, modelFlags, modelOptions } from '../../model/model-connection.js';
 import { untilInterrupted } from '../../until-interrupted.js';
@@ -70,15 +69,7 @@ export async function runEngineWorkerCommand(
   const port = values.port === '0' ? 0 : positiveInteger(values.port, '--port', 9080);
   if (values.schema !== undefined && !values.store) throw new UsageError('--schema goes with --store');
   const { cliAgent, say } = await loadFlagAgent(values, io);
-  const project = projectFolder(values.project);
-  const mcp = await mcpServersFlag(values['mcp-config'], project);
-  const mcpSources = mcpSourcesLine(mcp);
-  if (mcpSources) say(mcpSources);
-  const withMcp =
-    Object.keys(mcp.servers).length > 0
-      ? // No one to sign in here: a server that needs it is reported (agentloop mcp login <name>).
-        { mcpServers: mcp.servers, mcpAuth: { dir: projectAuthDir(project) } }
-      : {};
+  const withMcp = await serviceMcpOptions(values['mcp-config'], projectFolder(values.project), say);
   const closers: (() => Promise<void>)[] = [];
   try {
     // The session store: --store, else (dbos) the PostgreSQL store on the engine's database.
