@@ -166,7 +166,8 @@ async function main() {
   // tool (mcp - sdirect is ask_'s own work; sdirect - rtt the turn in that process).
   // mcpnocheck (only when asked for): ask_'s work without McpServer's schema checks (measurement only).
   // mcpref (only with --ref-dist=<dir>): `mcp` served by a second child from another build (a copy of
-  // main's dist, say), for a before/after pair in one run; `mcp / mcpref` is printed.
+  // main's dist, say), for a before/after pair in one run; `mcp / mcpref` is printed. --mcp-dist=<dir>:
+  // the `mcp` child's build (default this checkout's), to swap the two children's builds between runs.
   const names = ['direct', 'bare', 'mcp', 'mcpsdk', 'rtt', 'sdirect', 'mcpnocheck', 'mcpref'];
   const picked = args.variants ? args.variants.split(',') : ['direct', 'bare', 'mcp'];
   const unknown = picked.filter((k) => !names.includes(k));
@@ -174,7 +175,7 @@ async function main() {
     throw new Error(`--variants: no variant ${unknown.join(', ')} (${names.join(', ')})`);
   const servers = {};
   if (picked.includes('mcp') || picked.includes('rtt') || picked.includes('sdirect'))
-    servers.mcp = await startServer('agentloop');
+    servers.mcp = await startServer('agentloop', args['mcp-dist'] && path.resolve(args['mcp-dist']));
   if (picked.includes('mcpsdk')) servers.mcpsdk = await startServer('sdk');
   if (picked.includes('mcpref')) {
     if (!args['ref-dist']) throw new Error('--variants=mcpref needs --ref-dist=<a dist folder>');

@@ -12,7 +12,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createAgent, createSessionClient, defineAgent, defineTool, FileSessionStore } from '../src/index.js';
+import { createAgent, defineAgent, defineTool, FileSessionStore } from '../src/index.js';
 import { decisionOf } from '../src/server/mcp/approval-elicitation.js';
 import {
   type AskOutput,
@@ -81,7 +81,7 @@ async function mcpServer(options: Partial<McpHttpServerOptions> = {}) {
     ...options,
   });
   open.servers.push(server);
-  return { server, model, store, dir };
+  return { server, model, store };
 }
 
 /** The MCP SDK's own client over Streamable HTTP; `elicit` answers approval questions when given. */
@@ -207,34 +207,6 @@ describe('agentloop as an MCP server over Streamable HTTP', () => {
       ['user', 'please hang'],
       ['user', 'still there?'],
     ]);
-  });
-
-  it('ends a turn on a named session Interrupted when another process posts an interrupt to its inbox', async () => {
-    const { server, model, store, dir } = await mcpServer({ pollMs: 20 });
-    const { client } = await connect(server.url);
-    const first = outputOf(await ask(client, { message: 'hello' }));
-    // What `agentloop send --session <id> --interrupt` does, from another process sharing the folder.
-    const other = createSessionClient({ store: new FileSessionStore({ dir }) });
-    // An interrupt posted while no turn runs is left over: the next turn is not cut by it.
-    await other.interrupt(first.session);
-    const again = await ask(client, { message: 'again', session: first.session });
-    expect(outputOf(again)).toMatchObject({ state: 'Completed', response: 'echo: again' });
-    const call = ask(client, { message: 'please hang', session: first.session });
-    await until(() => model.requestCount === 3);
-    await other.interrupt(first.session);
-    const cut = await call;
-    expect(cut.isError).toBe(true);
-    expect(textOf(cut)).toMatch(/^ask_helper: the turn ended interrupted: interrupted through the session inbox/);
-    expect(outputOf(cut)).toMatchObject({
-      session: first.session,
-      state: 'Interrupted',
-      success: false,
-      terminateReason: 'interrupted',
-    });
-    expect((await store.load(first.session))?.state).toBe('Interrupted');
-    expect(await store.readInbox(first.session)).toEqual([]);
-    const next = await ask(client, { message: 'still there?', session: first.session });
-    expect(outputOf(next)).toMatchObject({ state: 'Completed', response: 'echo: still there?' });
   });
 
   it('asks for approval as an elicitation; approve runs the call', async () => {

@@ -110,7 +110,7 @@ export async function runAsk(target: AskTarget, args: AskArgs, call: AskCall): P
     const ended: InboxInterrupt = {};
     const stopInbox =
       args.session === undefined
-        ? async () => {}
+        ? undefined
         : watchInbox(target.store, sessionId, {
             pollMs: target.pollMs,
             write: (entries) => target.store.appendTranscript(sessionId, entries),
@@ -127,7 +127,7 @@ export async function runAsk(target: AskTarget, args: AskArgs, call: AskCall): P
     try {
       return await turn(target, agent, args.message, call, claimed, ended);
     } finally {
-      await stopInbox();
+      if (stopInbox) await stopInbox();
     }
   } finally {
     await agent?.close().catch(() => {});
@@ -186,7 +186,7 @@ async function turn(
   let result: ExecutionResult;
   try {
     result = await agent.send(message);
-    await approvals.idle();
+    if (approvals.asking) await approvals.idle();
     await agent.flush();
   } catch (error) {
     return askRefusal(target.toolName, forClient(error instanceof Error ? error.message : String(error)));
@@ -229,6 +229,11 @@ class ApprovalAsker {
     this.#queue.push(...pending);
     // After the machine's transition: the answers are sent from outside the event's dispatch.
     this.#asking ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.#drain());
+  }
+
+  /** Whether a question is open (or about to be asked). */
+  get asking(): boolean {
+    return this.#asking !== undefined;
   }
 
   /** Resolves once no question is open. */

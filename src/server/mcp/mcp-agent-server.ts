@@ -2,9 +2,9 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { AgentRuntimeOptions, AgentSource } from '../agent-source.js';
+import { scrubForClient } from '../client-text.js';
 import { LOCAL_PRINCIPAL } from '../request-auth.js';
 import { MemorySessionStore, type SessionStore } from '../session-imports.js';
-import { scrubForClient } from '../client-text.js';
 import { askArgsOf } from './ask-args.js';
 import { askOutputSchema, askRefusal } from './ask-result.js';
 import { type AskTarget, runAsk } from './ask-turn.js';
@@ -141,7 +141,10 @@ function askCall(server: McpServer, target: AskTarget, principal: string): OwnTo
       });
     } catch (error) {
       // What McpServer would make of a throw: a tool error (runAsk refuses what it foresees itself).
-      return askRefusal(target.toolName, scrubForClient(error instanceof Error ? error.message : String(error)));
+      return askRefusal(
+        target.toolName,
+        scrubForClient(error instanceof Error ? error.message : String(error)),
+      );
     }
   };
 }

@@ -49,8 +49,14 @@ export function withOwnToolCalls(
   const install = base.setRequestHandler.bind(base);
   type Install = typeof base.setRequestHandler;
   const routed = (schema: Parameters<Install>[0], handler: Parameters<Install>[1]): void => {
-    if (schema !== (CallToolRequestSchema as unknown)) return install(schema, handler);
-    const sdk = handler as unknown as (request: CallToolRequest, extra: ToolCallExtra) => Promise<CallToolResult>;
+    if (schema !== (CallToolRequestSchema as unknown)) {
+      install(schema, handler);
+      return;
+    }
+    const sdk = handler as unknown as (
+      request: CallToolRequest,
+      extra: ToolCallExtra,
+    ) => Promise<CallToolResult>;
     install(CallToolRequestSchema, (request, extra) => {
       const call = own.get(request.params.name);
       return call && request.params.task === undefined
