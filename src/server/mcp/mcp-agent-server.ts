@@ -41,8 +41,8 @@ export interface McpAgentServerOptions {
 }
 
 /**
- * The arguments of `ask_<agent>`. An object schema, not a raw shape: the SDK builds an object schema
- * from a raw shape on every call.
+ * The arguments of `ask_<agent>`, as `tools/list` shows them (calls are checked by `askArgsOf`). An
+ * object schema, not a raw shape: the SDK builds an object schema from a raw shape on every call.
  */
 const askInputSchema = z.object({
   message: z.string().describe('What to say to the agent'),
@@ -60,8 +60,10 @@ const DEFAULT_POLL_MS = 200;
 /**
  * An MCP server (the SDK's `McpServer`) offering each agent as a tool `ask_<agent>` (docs/mcp-server.md):
  * `message` and an optional `session` in, the answer as text and structured content out; progress
- * while the turn runs, the client's cancel as an interrupt, approvals as elicitations. Connect it to
- * any transport (`StdioServerTransport`; `startMcpHttpServer` serves Streamable HTTP).
+ * while the turn runs, the client's cancel (or an interrupt posted to the session's inbox) as an
+ * interrupt, approvals as elicitations. Connect it to any transport (`StdioServerTransport`;
+ * `startMcpHttpServer` serves Streamable HTTP); tools added with its `registerTool` sit beside the
+ * agents. The `ask_` calls skip `McpServer`'s schema checks (own-tool-calls.ts).
  */
 export function createMcpServer(
   options: McpAgentServerOptions,
