@@ -9,8 +9,9 @@ import { serveScriptedModel, spawnScriptedModel } from './lib/scripted-model-chi
 import { FINAL_ANSWER, MODEL, SYSTEM_PROMPT } from './lib/task.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const dist = path.join(here, '..', 'dist');
 const args = flagArgs();
+// The MCP server child's build: --dist (the parent passes --ref-dist's to the `mcpref` child), else this checkout's.
+const dist = args.role === 'mcp' && args.dist ? path.resolve(args.dist) : path.join(here, '..', 'dist');
 const QUESTION = 'Summarise the ten documents in one sentence.';
 
 /** This process's main thread's CPU µs (Linux's schedstat; elsewhere the whole process's). */
@@ -78,6 +79,7 @@ if (args.role === 'model') {
     maxMessageChars: 200_000,
     approvalTimeoutMs: 600_000,
     running: new RunningSessions(),
+    pollMs: 200,
   };
   server.registerTool('bench_ask_unchecked', { description: 'ask_bench without schemas' }, (extra) =>
     runAsk(target, { message: QUESTION }, { principal: 'local', signal: extra.signal }),
@@ -113,8 +115,11 @@ async function main() {
     agent.stop();
     if (!result.success) throw new Error(`bare turn failed: ${result.error ?? result.terminateReason}`);
   };
-  /** An MCP server child over stdio (`transport`: agentloop's or the SDK's) and the SDK's client of it. */
-  const startServer = async (transport) => {
+  /**
+   * An MCP server child over stdio (`transport`: agentloop's or the SDK's) and the SDK's client of it;
+   * `serverDist`: the build it serves from (default this checkout's dist).
+   */
+  const startServer = async (transport, serverDist) => {
     const client = new Client({ name: 'bench', version: '1' });
     await client.connect(
       new StdioClientTransport({
@@ -129,6 +134,7 @@ async function main() {
           '--role=mcp',
           `--base-url=${baseURL}`,
           `--transport=${transport}`,
+          ...(serverDist ? [`--dist=${serverDist}`] : []),
         ],
         stderr: 'inherit',
       }),
@@ -160,20 +166,28 @@ async function main() {
   // sdirect (only when asked for): `direct`'s turn run inside the MCP server process through a probe
   // tool (mcp - sdirect is ask_'s own work; sdirect - rtt the turn in that process).
   // mcpnocheck (only when asked for): ask_'s work without McpServer's schema checks (measurement only).
-  const names = ['direct', 'bare', 'mcp', 'mcpsdk', 'rtt', 'sdirect', 'mcpnocheck'];
+  // mcpref (only with --ref-dist=<dir>): `mcp` served by a second child from another build (a copy of
+  // main's dist, say), for a before/after pair in one run; `mcp / mcpref` is printed. --mcp-dist=<dir>:
+  // the `mcp` child's build (default this checkout's), to swap the two children's builds between runs.
+  const names = ['direct', 'bare', 'mcp', 'mcpsdk', 'rtt', 'sdirect', 'mcpnocheck', 'mcpref'];
   const picked = args.variants ? args.variants.split(',') : ['direct', 'bare', 'mcp'];
   const unknown = picked.filter((k) => !names.includes(k));
   if (unknown.length > 0)
     throw new Error(`--variants: no variant ${unknown.join(', ')} (${names.join(', ')})`);
   const servers = {};
   if (picked.includes('mcp') || picked.includes('rtt') || picked.includes('sdirect'))
-    servers.mcp = await startServer('agentloop');
+    servers.mcp = await startServer('agentloop', args['mcp-dist'] && path.resolve(args['mcp-dist']));
   if (picked.includes('mcpsdk')) servers.mcpsdk = await startServer('sdk');
+  if (picked.includes('mcpref')) {
+    if (!args['ref-dist']) throw new Error('--variants=mcpref needs --ref-dist=<a dist folder>');
+    servers.mcpref = await startServer('agentloop', path.resolve(args['ref-dist']));
+  }
   const all = {
     direct,
     bare,
     mcp: servers.mcp?.turn,
     mcpsdk: servers.mcpsdk?.turn,
+    mcpref: servers.mcpref?.turn,
     rtt: async () => {
       await servers.mcp.cpu();
     },
@@ -192,16 +206,18 @@ async function main() {
   const perTurn = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
   // CPU ms a turn: this process's, plus the MCP server's for mcp (the model server's never counts).
   const cpuPerTurn = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
-  const serverCpuPerTurn = { mcp: [], mcpsdk: [], sdirect: [], mcpnocheck: [] };
+  const serverCpuPerTurn = { mcp: [], mcpsdk: [], sdirect: [], mcpnocheck: [], mcpref: [] };
   // The main thread's CPU ms a turn (V8's compiler and GC threads left out: their work swings by a
   // millisecond a turn between rounds): this process's, plus the server's for mcp.
   const mainCpuPerTurn = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
-  const serverMainCpuPerTurn = { mcp: [], mcpsdk: [], sdirect: [], mcpnocheck: [] };
+  const serverMainCpuPerTurn = { mcp: [], mcpsdk: [], sdirect: [], mcpnocheck: [], mcpref: [] };
   for (const run of Object.values(variants)) for (let i = 0; i < WARMUP; i++) await run();
+  // --alternate: odd rounds run the variants in reverse order, so that no variant always follows another.
+  const order = Object.entries(variants);
   for (let round = 0; round < ROUNDS; round++) {
-    for (const [name, run] of Object.entries(variants)) {
+    for (const [name, run] of args.alternate && round % 2 === 1 ? [...order].reverse() : order) {
       const server =
-        name === 'mcp' || name === 'mcpsdk'
+        name === 'mcp' || name === 'mcpsdk' || name === 'mcpref'
           ? servers[name]
           : name === 'sdirect' || name === 'mcpnocheck'
             ? servers.mcp
@@ -247,7 +263,7 @@ async function main() {
     );
   }
   lines.push('');
-  for (const name of ['mcp', 'mcpsdk', 'sdirect', 'mcpnocheck']) {
+  for (const name of ['mcp', 'mcpsdk', 'sdirect', 'mcpnocheck', 'mcpref']) {
     if (!variants[name] || !variants.direct) continue;
     const ratio = median(perTurn[name]) / median(perTurn.direct);
     const paired = perTurn[name].map((x, i) => x / perTurn.direct[i]);
@@ -265,6 +281,12 @@ async function main() {
     const paired = perTurn.mcp.map((x, i) => x / perTurn.mcpsdk[i]);
     lines.push(
       `mcp / mcpsdk (agentloop's stdio transport against the SDK's): ${(median(perTurn.mcp) / median(perTurn.mcpsdk)).toFixed(3)}x wall (paired ${Math.min(...paired).toFixed(2)}-${Math.max(...paired).toFixed(2)}); server main thread ${ms(median(serverMainCpuPerTurn.mcp))} against ${ms(median(serverMainCpuPerTurn.mcpsdk))} ms a turn`,
+    );
+  }
+  if (variants.mcp && variants.mcpref) {
+    const paired = perTurn.mcp.map((x, i) => x / perTurn.mcpref[i]);
+    lines.push(
+      `mcp / mcpref (this build against --ref-dist's): ${(median(perTurn.mcp) / median(perTurn.mcpref)).toFixed(3)}x wall (paired ${Math.min(...paired).toFixed(2)}-${Math.max(...paired).toFixed(2)}); server main thread ${ms(median(serverMainCpuPerTurn.mcp))} against ${ms(median(serverMainCpuPerTurn.mcpref))} ms a turn`,
     );
   }
   process.stdout.write(`${lines.join('\n')}\n`);

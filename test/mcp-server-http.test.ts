@@ -337,12 +337,18 @@ describe('agentloop as an MCP server over Streamable HTTP', () => {
   it('refuses bad arguments, unknown and malformed sessions and long messages with clear tool errors', async () => {
     const { server, model } = await mcpServer({ maxMessageChars: 1000 });
     const { client } = await connect(server.url);
+    // Checked by createMcpServer itself (McpServer's schema checks do not run on ask_ calls).
     const missing = await ask(client, { session: 'x' });
     expect(missing.isError).toBe(true);
-    expect(textOf(missing)).toMatch(/ask_helper.*message/s);
+    expect(textOf(missing)).toBe('ask_helper: `message` is missing: send the text for the agent as a string');
     const wrongType = await ask(client, { message: 42 });
     expect(wrongType.isError).toBe(true);
-    expect(textOf(wrongType)).toContain('ask_helper');
+    expect(textOf(wrongType)).toBe(
+      'ask_helper: `message` must be a string (the text for the agent), not a number',
+    );
+    expect(textOf(await ask(client, { message: 'hi', session: ['s'] }))).toBe(
+      'ask_helper: `session` must be a string (the session id from an earlier answer), not an array; leave it out to start a new conversation',
+    );
     const unknown = await ask(client, { message: 'hi', session: 'no-such-session' });
     expect(textOf(unknown)).toBe(
       'ask_helper: no session "no-such-session" in the store; leave `session` out to start a new conversation',
@@ -456,6 +462,45 @@ describe('createMcpServer', () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => [t.name, t.title])).toEqual([['ask_analyst', 'Ask analyst']]);
     expect(tools[0]!.description).toContain('The agent: Reads reports.');
+  });
+
+  it("serves users' own tools next to the agents, registered with McpServer's registerTool and checked by it", async () => {
+    const model = await startScriptedServer({ respond: routedModel('write_note', {}) });
+    open.models.push(model);
+    const server = createMcpServer({
+      name: 'helper',
+      agent: () => ({ instructions: 'You help.', loopControlTools: false }),
+      runtime: { baseURL: model.url, apiKey: 'test-key' },
+    });
+    server.registerTool(
+      'add',
+      {
+        description: 'adds two numbers',
+        inputSchema: z.object({ a: z.number(), b: z.number() }),
+        outputSchema: z.object({ sum: z.number() }),
+      },
+      ({ a, b }) => ({ content: [{ type: 'text', text: String(a + b) }], structuredContent: { sum: a + b } }),
+    );
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: 'in-memory', version: '1.0.0' });
+    await client.connect(clientSide);
+    open.clients.push(client);
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toEqual(['ask_helper', 'add']);
+    expect(Object.keys(tools[0]!.outputSchema?.properties ?? {})).toContain('toolCalls');
+    const sum = (await client.callTool({ name: 'add', arguments: { a: 2, b: 3 } })) as CallToolResult;
+    expect(sum.structuredContent).toEqual({ sum: 5 });
+    const bad = (await client.callTool({ name: 'add', arguments: { a: 'two', b: 3 } })) as CallToolResult;
+    expect(bad.isError).toBe(true);
+    expect(textOf(bad)).toContain('Input validation error: Invalid arguments for tool add');
+    const answer = (await client.callTool({
+      name: 'ask_helper',
+      arguments: { message: 'hi' },
+    })) as CallToolResult;
+    expect(outputOf(answer)).toMatchObject({ state: 'Completed', response: 'echo: hi' });
+    const unknown = (await client.callTool({ name: 'ask_nobody', arguments: {} })) as CallToolResult;
+    expect(textOf(unknown)).toBe('MCP error -32602: Tool ask_nobody not found');
   });
 
   it('refuses two agents that would be one tool, and no agent at all', () => {

@@ -102,19 +102,32 @@ export async function runAsk(target: AskTarget, args: AskArgs, call: AskCall): P
     } catch (error) {
       return refuse(sessionProblem(error, sessionId));
     }
-    // Entries another process has for this session (an A2A push config set there) are written here,
-    // by the session's one writer. A new session's id is known to nobody else before the answer.
+    // What another process sharing the store posts to this session's inbox while the turn runs: an
+    // interrupt (`agentloop send --interrupt`) ends the turn Interrupted, and entries for the transcript
+    // (an A2A push config set there) are written here, by the session's one writer. A new session's id
+    // is known to nobody else before the answer: no watch (and no timer) for it.
+    const running = agent;
+    const ended: InboxInterrupt = {};
     const stopInbox =
       args.session === undefined
-        ? async () => {}
+        ? undefined
         : watchInbox(target.store, sessionId, {
             pollMs: target.pollMs,
             write: (entries) => target.store.appendTranscript(sessionId, entries),
+            // No one can name this call's run: an interrupt counts when it names none and came during the turn.
+            cancel: {
+              runId: randomUUID(),
+              onCancel: (reason) => {
+                ended.reason = reason;
+                claimed.cancelled();
+                running.interrupt(reason);
+              },
+            },
           });
     try {
-      return await turn(target, agent, args.message, call, claimed);
+      return await turn(target, agent, args.message, call, claimed, ended);
     } finally {
-      await stopInbox();
+      if (stopInbox) await stopInbox();
     }
   } finally {
     await agent?.close().catch(() => {});
@@ -128,6 +141,7 @@ async function turn(
   message: string,
   call: AskCall,
   claimed: RunningTurn,
+  inbox: InboxInterrupt,
 ): Promise<CallToolResult> {
   const forClient = (text: string) => scrubForClient(text, agent.redactor.redact);
   // A session left waiting for approval (its process died mid-question) rests Interrupted first.
@@ -172,7 +186,7 @@ async function turn(
   let result: ExecutionResult;
   try {
     result = await agent.send(message);
-    await approvals.idle();
+    if (approvals.asking) await approvals.idle();
     await agent.flush();
   } catch (error) {
     return askRefusal(target.toolName, forClient(error instanceof Error ? error.message : String(error)));
@@ -185,7 +199,15 @@ async function turn(
     agent.redactor.redactValue(v),
   );
   const output = askOutput(agent.sessionId, agent.state, result, calls, forClient);
+  if (inbox.reason !== undefined && output.state === 'Interrupted') {
+    refusal ??= `${target.toolName}: the turn ended interrupted: ${forClient(inbox.reason)}`;
+  }
   return askCallResult(target.toolName, output, refusal);
+}
+
+/** Why an interrupt from the session's inbox ended the turn (set when one did). */
+interface InboxInterrupt {
+  reason?: string;
 }
 
 /**
@@ -207,6 +229,11 @@ class ApprovalAsker {
     this.#queue.push(...pending);
     // After the machine's transition: the answers are sent from outside the event's dispatch.
     this.#asking ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.#drain());
+  }
+
+  /** Whether a question is open (or about to be asked). */
+  get asking(): boolean {
+    return this.#asking !== undefined;
   }
 
   /** Resolves once no question is open. */

@@ -2,10 +2,13 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { AgentRuntimeOptions, AgentSource } from '../agent-source.js';
+import { scrubForClient } from '../client-text.js';
 import { LOCAL_PRINCIPAL } from '../request-auth.js';
 import { MemorySessionStore, type SessionStore } from '../session-imports.js';
-import { askOutputSchema } from './ask-result.js';
+import { askArgsOf } from './ask-args.js';
+import { askOutputSchema, askRefusal } from './ask-result.js';
 import { type AskTarget, runAsk } from './ask-turn.js';
+import { type OwnToolCall, withOwnToolCalls } from './own-tool-calls.js';
 import { RunningSessions } from './running-sessions.js';
 
 /** What `createMcpServer` takes. */
@@ -38,8 +41,8 @@ export interface McpAgentServerOptions {
 }
 
 /**
- * The arguments of `ask_<agent>`. An object schema, not a raw shape: the SDK builds an object schema
- * from a raw shape on every call.
+ * The arguments of `ask_<agent>`, as `tools/list` shows them (calls are checked by `askArgsOf`). An
+ * object schema, not a raw shape: the SDK builds an object schema from a raw shape on every call.
  */
 const askInputSchema = z.object({
   message: z.string().describe('What to say to the agent'),
@@ -57,20 +60,22 @@ const DEFAULT_POLL_MS = 200;
 /**
  * An MCP server (the SDK's `McpServer`) offering each agent as a tool `ask_<agent>` (docs/mcp-server.md):
  * `message` and an optional `session` in, the answer as text and structured content out; progress
- * while the turn runs, the client's cancel as an interrupt, approvals as elicitations. Connect it to
- * any transport (`StdioServerTransport`; `startMcpHttpServer` serves Streamable HTTP).
+ * while the turn runs, the client's cancel (or an interrupt posted to the session's inbox) as an
+ * interrupt, approvals as elicitations. Connect it to any transport (`StdioServerTransport`;
+ * `startMcpHttpServer` serves Streamable HTTP); tools added with its `registerTool` sit beside the
+ * agents. The `ask_` calls skip `McpServer`'s schema checks (own-tool-calls.ts).
  */
 export function createMcpServer(
   options: McpAgentServerOptions,
   running: RunningSessions = new RunningSessions(),
 ): McpServer {
-  const server = new McpServer(options.serverInfo ?? { name: 'agentloop', version: '1' }, {
-    capabilities: { tools: {} },
-  });
+  // No `tools` capability here: McpServer installs its tool handlers at the first registerTool, which
+  // withOwnToolCalls needs to see (own-tool-calls.ts).
+  const server = new McpServer(options.serverInfo ?? { name: 'agentloop', version: '1' });
   const store = options.store ?? new MemorySessionStore();
   const principal = options.principal ?? LOCAL_PRINCIPAL;
-  for (const [name, source] of agentsOf(options)) {
-    const target: AskTarget = {
+  const targets = [...agentsOf(options)].map(
+    ([name, source]): AskTarget => ({
       name,
       toolName: askToolName(name),
       source,
@@ -81,47 +86,69 @@ export function createMcpServer(
       approvalTimeoutMs: options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS,
       running,
       pollMs: options.pollMs ?? DEFAULT_POLL_MS,
-    };
-    server.registerTool(
-      target.toolName,
-      {
-        title: `Ask ${name}`,
-        description: describe(name, source),
-        inputSchema: askInputSchema,
-        outputSchema: askOutputSchema,
-        annotations: { readOnlyHint: false, openWorldHint: true },
-      },
-      async (args, extra) => {
-        const token = extra._meta?.progressToken;
-        let progress = 0;
-        const canElicit = server.server.getClientCapabilities()?.elicitation?.form !== undefined;
-        return runAsk(target, args, {
-          principal,
-          signal: extra.signal,
-          progress:
-            token === undefined
-              ? undefined
-              : (message) => {
-                  progress += 1;
-                  extra
-                    .sendNotification({
-                      method: 'notifications/progress',
-                      params: { progressToken: token, progress, message },
-                    })
-                    .catch(() => {}); // a client gone away misses its progress; the turn goes on
-                },
-          elicit: canElicit
-            ? (params, timeout) =>
-                extra.sendRequest({ method: 'elicitation/create', params }, ElicitResultSchema, {
-                  signal: extra.signal,
-                  timeout,
-                })
-            : undefined,
-        });
-      },
-    );
-  }
+    }),
+  );
+  const calls = new Map(targets.map((target) => [target.toolName, askCall(server, target, principal)]));
+  // The ask_ tools are listed by McpServer with their schemas; their calls skip its schema checks.
+  withOwnToolCalls(server, calls, () => {
+    for (const target of targets) {
+      const call = calls.get(target.toolName)!;
+      server.registerTool(
+        target.toolName,
+        {
+          title: `Ask ${target.name}`,
+          description: describe(target.name, target.source),
+          inputSchema: askInputSchema,
+          outputSchema: askOutputSchema,
+          annotations: { readOnlyHint: false, openWorldHint: true },
+        },
+        (args, extra) => call(args, extra),
+      );
+    }
+  });
   return server;
+}
+
+/** One `ask_<agent>` call: its arguments checked, the turn run with the request's progress, cancel and elicitation. */
+function askCall(server: McpServer, target: AskTarget, principal: string): OwnToolCall {
+  return async (raw, extra) => {
+    const args = askArgsOf(raw);
+    if ('problem' in args) return askRefusal(target.toolName, args.problem);
+    const token = extra._meta?.progressToken;
+    let progress = 0;
+    const canElicit = server.server.getClientCapabilities()?.elicitation?.form !== undefined;
+    try {
+      return await runAsk(target, args, {
+        principal,
+        signal: extra.signal,
+        progress:
+          token === undefined
+            ? undefined
+            : (message) => {
+                progress += 1;
+                extra
+                  .sendNotification({
+                    method: 'notifications/progress',
+                    params: { progressToken: token, progress, message },
+                  })
+                  .catch(() => {}); // a client gone away misses its progress; the turn goes on
+              },
+        elicit: canElicit
+          ? (params, timeout) =>
+              extra.sendRequest({ method: 'elicitation/create', params }, ElicitResultSchema, {
+                signal: extra.signal,
+                timeout,
+              })
+          : undefined,
+      });
+    } catch (error) {
+      // What McpServer would make of a throw: a tool error (runAsk refuses what it foresees itself).
+      return askRefusal(
+        target.toolName,
+        scrubForClient(error instanceof Error ? error.message : String(error)),
+      );
+    }
+  };
 }
 
 /** The tool an agent is served as: `ask_<name>`, with what MCP tool names may not hold replaced by `_`. */

@@ -1,0 +1,110 @@
+// Bytes allocated a call (V8's sampling heap profiler, collected objects kept in the profile): `direct`
+// (agent.send() on a new agent and session) against `handler` (the MCP server's tools/call handler of
+// ask_bench, called as the SDK's Protocol calls it, no transport), in one process, and the functions
+// whose allocation differs most. Allocation does not depend on the machine's load: it compares builds
+// where the wall cannot (bench/README.md, "mcpfast35").
+//   npm run build && node --expose-gc bench/mcp-ask-alloc.mjs [--dist=<a dist folder>] [--turns=400] [--top=40]
+import { randomUUID } from 'node:crypto';
+import { Session } from 'node:inspector/promises';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { flagArgs, OpenAI } from './lib/root-deps.mjs';
+import { serveScriptedModel, spawnScriptedModel } from './lib/scripted-model-child.mjs';
+import { FINAL_ANSWER, MODEL, SYSTEM_PROMPT } from './lib/task.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const args = flagArgs();
+const dist = args.dist ? path.resolve(args.dist) : path.join(here, '..', 'dist');
+const QUESTION = 'Summarise the ten documents in one sentence.';
+if (args.role === 'model') {
+  await serveScriptedModel();
+} else {
+  const N = Number(args.turns ?? 300);
+  const { createAgent, MemorySessionStore } = await import(pathToFileURL(path.join(dist, 'index.js')).href);
+  const { createMcpServer } = await import(pathToFileURL(path.join(dist, 'server', 'mcp', 'index.js')).href);
+  const model = await spawnScriptedModel(fileURLToPath(import.meta.url));
+  const options = {
+    client: new OpenAI({ baseURL: model.baseURL, apiKey: 'bench', maxRetries: 0 }),
+    model: MODEL,
+    instructions: SYSTEM_PROMPT,
+    loopControlTools: false,
+    planning: false,
+    contextWindow: false,
+  };
+  const store = new MemorySessionStore();
+  const direct = async () => {
+    const a = createAgent({ ...options, store, session: randomUUID() });
+    const r = await a.send(QUESTION);
+    await a.close();
+    if (!r.success) throw new Error('x');
+  };
+  const srv = createMcpServer({ name: 'bench', agent: () => options, store: new MemorySessionStore() });
+  const callHandler = srv.server._requestHandlers.get('tools/call');
+  let id = 0;
+  const handler = async () => {
+    const request = {
+      jsonrpc: '2.0',
+      id: ++id,
+      method: 'tools/call',
+      params: { name: 'ask_bench', arguments: { message: QUESTION } },
+    };
+    const r = await callHandler(request, {
+      signal: new AbortController().signal,
+      requestId: request.id,
+      sendNotification: async () => {},
+      sendRequest: async () => {
+        throw new Error('no');
+      },
+    });
+    if (r.structuredContent?.response !== FINAL_ANSWER) throw new Error(JSON.stringify(r));
+  };
+  const variants = { direct, handler };
+  for (const run of Object.values(variants)) for (let i = 0; i < 50; i++) await run();
+  const session = new Session();
+  session.connect();
+  await session.post('HeapProfiler.enable');
+  const out = {};
+  for (const [name, run] of Object.entries(variants)) {
+    globalThis.gc?.();
+    await session.post('HeapProfiler.startSampling', {
+      samplingInterval: 256,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    });
+    for (let i = 0; i < N; i++) await run();
+    const { profile } = await session.post('HeapProfiler.stopSampling');
+    const byFn = new Map();
+    let total = 0;
+    const walk = (node, parent) => {
+      const native = !node.callFrame.url && parent;
+      if (node.selfSize > 0) {
+        total += node.selfSize;
+        const f = native ? parent.callFrame : node.callFrame;
+        const file = f.url
+          ? f.url
+              .replace(/^file:\/\//, '')
+              .replace(/^.*\/node_modules\//, 'nm/')
+              .replace(/^.*\/(dist|bench)\//, '$1/')
+          : '(native)';
+        const k = `${f.functionName || '(anon)'} ${file}:${f.lineNumber + 1}`;
+        byFn.set(k, (byFn.get(k) ?? 0) + node.selfSize);
+      }
+      for (const c of node.children) walk(c, native ? parent : node);
+    };
+    walk(profile.head);
+    out[name] = { total: total / N, byFn };
+  }
+  console.log(
+    Object.fromEntries(Object.entries(out).map(([k, v]) => [k, (v.total / 1024).toFixed(1) + ' KiB'])),
+  );
+  const keys = new Set([...out.direct.byFn.keys(), ...out.handler.byFn.keys()]);
+  const diff = [...keys]
+    .map((k) => [k, ((out.handler.byFn.get(k) ?? 0) - (out.direct.byFn.get(k) ?? 0)) / N])
+    .sort((a, b) => b[1] - a[1]);
+  for (const [k, v] of diff.slice(0, Number(args.top ?? 40)))
+    console.log((v / 1024).toFixed(2).padStart(8), k);
+  console.log('...');
+  for (const [k, v] of diff.slice(-8)) console.log((v / 1024).toFixed(2).padStart(8), k);
+  model.stop();
+  process.exit(0);
+}

@@ -1,0 +1,103 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createSessionClient, FileSessionStore, type SessionStore } from '../src/index.js';
+import { type AskOutput, type StartedMcpHttpServer, startMcpHttpServer } from '../src/server/mcp/index.js';
+import type { SessionInboxStore } from '../src/session/session-inbox.js';
+import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
+import { routedModel, until } from './support/mcp-agent-server.js';
+import { dropSchema, freshSchema, postgresStore } from './support/postgres.js';
+
+// An `ask_<agent>` turn on a named session ends Interrupted when another process posts an interrupt to
+// the session's inbox (`agentloop send --session <id> --interrupt`: `createSessionClient().interrupt`
+// on a store of its own over the same folder or schema), as AG-UI runs and A2A tasks do.
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const clean of cleanups.splice(0).reverse()) await clean();
+});
+
+type Stores = { carrier: SessionStore & SessionInboxStore; other: SessionStore & SessionInboxStore };
+
+const storeKinds: [string, () => Promise<Stores>][] = [
+  [
+    'a file store',
+    async () => {
+      const dir = await mkdtemp(path.join(tmpdir(), 'mcp-interrupt-'));
+      cleanups.push(() => rm(dir, { recursive: true, force: true, maxRetries: 5 }));
+      return { carrier: new FileSessionStore({ dir }), other: new FileSessionStore({ dir }) };
+    },
+  ],
+  [
+    'PostgreSQL',
+    async () => {
+      const schema = freshSchema('mcp_interrupt');
+      const carrier = postgresStore(schema);
+      const other = postgresStore(schema);
+      cleanups.push(async () => {
+        await Promise.all([carrier.close(), other.close()]);
+        await dropSchema(schema);
+      });
+      return { carrier, other };
+    },
+  ],
+];
+
+describe.each(storeKinds)(
+  'an interrupt posted to the inbox of a session an ask_ turn runs on, %s',
+  (_, make) => {
+    it('ends the turn Interrupted (the result says so); one posted while no turn runs does not cut the next', async () => {
+      const { carrier, other } = await make();
+      const model: ScriptedServer = await startScriptedServer({ respond: routedModel('write_note', {}) });
+      cleanups.push(() => model.close());
+      const server: StartedMcpHttpServer = await startMcpHttpServer({
+        name: 'helper',
+        agent: () => ({ instructions: 'You help.', loopControlTools: false }),
+        store: carrier,
+        runtime: { baseURL: model.url, apiKey: 'test-key' },
+        pollMs: 20,
+      });
+      cleanups.push(() => server.close());
+      const client = new Client({ name: 'test-client', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+      cleanups.push(() => client.close().catch(() => {}));
+      const ask = async (args: Record<string, unknown>) =>
+        (await client.callTool({ name: 'ask_helper', arguments: args })) as CallToolResult;
+      const outputOf = (result: CallToolResult) => result.structuredContent as AskOutput;
+      const textOf = (result: CallToolResult) =>
+        result.content.map((part) => (part.type === 'text' ? part.text : '')).join('\n');
+
+      const { session } = outputOf(await ask({ message: 'hello' }));
+      const sender = createSessionClient({ store: other });
+      await sender.interrupt(session); // no turn runs: left over
+      expect(outputOf(await ask({ message: 'again', session }))).toMatchObject({
+        state: 'Completed',
+        response: 'echo: again',
+      });
+
+      const call = ask({ message: 'please hang', session });
+      await until(() => model.requestCount === 3);
+      await sender.interrupt(session);
+      const cut = await call;
+      expect(cut.isError).toBe(true);
+      expect(textOf(cut)).toMatch(
+        /^ask_helper: the turn ended interrupted: interrupted through the session inbox\n/,
+      );
+      expect(outputOf(cut)).toMatchObject({
+        session,
+        state: 'Interrupted',
+        success: false,
+        terminateReason: 'interrupted',
+      });
+      expect((await carrier.load(session))?.state).toBe('Interrupted');
+      expect(await carrier.readInbox(session)).toEqual([]);
+
+      const next = await ask({ message: 'still there?', session });
+      expect(outputOf(next)).toMatchObject({ state: 'Completed', response: 'echo: still there?' });
+    });
+  },
+);
