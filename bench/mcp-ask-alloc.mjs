@@ -8,7 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { Session } from 'node:inspector/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { flagArgs, OpenAI } from './lib/root-deps.mjs';
+import { flagArgs } from './lib/flags.mjs';
+import { OpenAI } from './lib/root-deps.mjs';
 import { serveScriptedModel, spawnScriptedModel } from './lib/scripted-model-child.mjs';
 import { FINAL_ANSWER, MODEL, SYSTEM_PROMPT } from './lib/task.mjs';
 
