@@ -11,7 +11,7 @@
 //   empty         a handler that does nothing (the ingress call alone)
 // `restate - driven-agent` is the adapter's own turn work, `driven-agent - direct` its driver and
 // loop, `direct - bare - inproc` what the agent costs more when its effects run in `ctx.run` steps.
-// npm run build && node bench/restate-turn-parts.mjs [--shape=text|chain|batch] [--sessions=40]
+// npm run build && RESTATE_LOGGING=ERROR node bench/restate-turn-parts.mjs [--shape=text|chain|batch] [--sessions=40]
 import * as sdk from '@restatedev/restate-sdk';
 import { restateAgent, restateClient } from '../dist/engines/restate/index.js';
 import { quiesce, RestateStepDriver } from '../dist/engines/restate/restate-steps.js';

@@ -5,7 +5,7 @@
 // server and endpoint), `bare` (bench/lib/engine-shapes.mjs's bare object: the same `ctx.run`
 // steps in the turn's shape, no agent), `inproc` (createAgent, no engine). Each mode's profile is
 // written to `--out` (default /tmp/restate-turn-profile) as <mode>-<shape>.cpuprofile.
-// npm run build && node bench/restate-turn-profile.mjs [--sessions=40] [--shapes=text,batch,chain]
+// npm run build && RESTATE_LOGGING=ERROR node bench/restate-turn-profile.mjs [--sessions=40] [--shapes=text,batch,chain]
 //   [--only=restate,restate-b,bare,inproc] [--b=<another build's dist>] [--top=25] [--out=<dir>]
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
