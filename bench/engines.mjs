@@ -17,6 +17,8 @@
 //                ingress, which waits)
 //   dbos         dbosAgent on DBOS 5 (queue and result polled every `dbos-poll-ms`, default 50)
 //   dbos-b       with `--dbos-b=<dist>`: the dbosAgent of another build, same DBOS (before/after)
+//   restate-b    with `--restate-b=<dist>`: the restateAgent of another build, same restate-server and
+//                endpoint (before/after; that build must resolve this `@restatedev/restate-sdk`)
 //   restate-bare / dbos-bare   the engine alone: a handler / workflow taking the adapter's turn's
 //                steps in the turn's shape (`ctx.run` / `DBOS.runStep`: initialize, then each model
 //                call in sequence, a batch's marker, the batch's tool steps started together; records
@@ -30,7 +32,7 @@
 // Modes run one after another by default; `--interleave` runs one session of each mode in turn
 // (pg-workers apart), so that a shared machine's changing load weighs on each mode alike.
 // npm run build && node bench/engines.mjs [--sessions=10] [--repeat=3] [--dbos-poll-ms=50] [--interleave]
-//   [--dbos-b=<another build's dist>]
+//   [--dbos-b=<another build's dist>] [--restate-b=<another build's dist>] [--restate-a=<a build's dist>]
 //   [--only=in-process,in-process-pg,seam,pg-workers,restate,restate-bare,dbos,dbos-bare]
 import path from 'node:path';
 import { createAgent, createSessionClient, startWorker } from '../dist/index.js';
@@ -247,21 +249,37 @@ try {
     }
   }
   if (only.has('restate') || only.has('restate-bare')) {
-    const { restateAgent, restateClient } = await import('../dist/engines/restate/index.js');
+    // `--restate-a=<dist>`: mode `restate` from another build's dist instead of this one's (with
+    // `--restate-b`, two builds swapped between runs: each its own copy of agentloop's modules).
+    const { restateAgent, restateClient } = await import(
+      args['restate-a']
+        ? path.resolve(args['restate-a'], 'engines/restate/index.js')
+        : '../dist/engines/restate/index.js'
+    );
     const sdk = await import('@restatedev/restate-sdk');
     const { startRestateServer } = await import('../test/support/restate-server.mjs');
     const server = await startRestateServer();
     cpuPids.restate = server.pid;
     closers.push(server.stop);
     // The engine alone: the agent's turn's `ctx.run` steps in the turn's shape (BARE_PLANS).
+    // `--restate-b=<dist>`: the Restate adapter of another build too (mode `restate-b`, object
+    // `benchb`, the same server and endpoint): before/after in one process.
+    const restateB = args['restate-b']
+      ? await import(path.resolve(args['restate-b'], 'engines/restate/index.js'))
+      : undefined;
     const endpoint = await serveRestateEndpoint(sdk, server, [
       restateAgent('bench', (id) => routedOptions(id)),
+      ...(restateB ? [restateB.restateAgent('benchb', (id) => routedOptions(id))] : []),
       bareRestateObject(sdk),
     ]);
     closers.push(endpoint.close);
     if (only.has('restate')) {
       const client = restateClient({ url: server.ingress, agent: 'bench' });
       await use('restate', 'restate', async (id) => check(await client.send(id, 'go')));
+    }
+    if (restateB) {
+      const client = restateB.restateClient({ url: server.ingress, agent: 'benchb' });
+      await use('restate-b', 'restateb', async (id) => check(await client.send(id, 'go')));
     }
     if (only.has('restate-bare')) {
       await use('restate-bare', 'bare', async (id) =>
@@ -374,6 +392,7 @@ for (const [mode, shapes] of Object.entries(results)) {
 // against the bare engine's time alone (the stricter reading).
 for (const [engine, full, bare] of [
   ['restate', results.restate, results['restate-bare']],
+  ['restate-b', results['restate-b'], results['restate-bare']],
   ['dbos', results.dbos, results['dbos-bare']],
   ['dbos-run', results['dbos-run'], results['dbos-bare-run']],
   ['dbos-b', results['dbos-b'], results['dbos-bare']],

@@ -1,0 +1,85 @@
+import * as restate from '@restatedev/restate-sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// The package's entry provides Promise.withResolvers on Node 20 (SDK 1.17 calls it).
+import '../src/engines/restate/index.js';
+import { quiesce, RestateStepDriver } from '../src/engines/restate/restate-steps.js';
+import {
+  type RestateServer,
+  registeredEndpoint,
+  restateBinaryFor,
+  startRestateServer,
+} from './support/restate-server.js';
+
+// The step driver on a real restate-server (docs/engines.md, "One await at a time"): a batch of five
+// steps asked for at once is settled one step a round, in the order their outcomes came, and a replay
+// of the attempt (Restate retries it from the journal) settles them in that same order, one a round:
+// the SDK hands a replay its journal's outcomes one at a time, in the order they were recorded. The
+// machine therefore sees the same outcomes in the same order in every attempt, which is what keeps
+// the commands it asks for in the same order.
+
+const binary = restateBinaryFor('WARN');
+
+/** Per session, each attempt's rounds (calls of `next()`) and the order its askers were settled in. */
+const attempts = new Map<string, { rounds: number; order: string[] }[]>();
+
+const batch = restate.object({
+  name: 'batch',
+  handlers: {
+    send: async (ctx: restate.ObjectContext): Promise<string[]> => {
+      const seen = { rounds: 0, order: [] as string[] };
+      const list = attempts.get(ctx.key) ?? [];
+      list.push(seen);
+      attempts.set(ctx.key, list);
+      const driver = new RestateStepDriver(ctx);
+      let done = false;
+      const calls = [0, 1, 2, 3, 4].map((i) =>
+        driver
+          .step(`call_${i}`, async () => `r${i}`)
+          .then((value) => {
+            seen.order.push(value);
+          }),
+      );
+      void Promise.all(calls).then(() => {
+        done = true;
+      });
+      for (;;) {
+        await quiesce();
+        if (done) break;
+        seen.rounds++;
+        await driver.next();
+      }
+      // The first attempt fails once its five steps are recorded: Restate retries it from the journal.
+      if (list.length === 1) throw new Error('fail the first attempt after its steps');
+      return [...seen.order].sort();
+    },
+  },
+});
+
+describe.skipIf('missing' in binary)('the Restate step driver', () => {
+  let server: RestateServer;
+  let endpoint: { url: string; close(): Promise<void> };
+
+  beforeAll(async () => {
+    server = await startRestateServer();
+    endpoint = await registeredEndpoint(server, batch);
+  }, 60_000);
+
+  afterAll(async () => {
+    await endpoint?.close();
+    await server?.stop();
+  });
+
+  it('settles a batch in the order its outcomes came, and a replay in that same order', async () => {
+    const response = await fetch(`${server.ingress}/batch/replayed/send`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: 'null',
+    });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual(['r0', 'r1', 'r2', 'r3', 'r4']);
+    const [first, replay] = attempts.get('replayed') ?? [];
+    expect(first?.rounds).toBe(5);
+    expect([...(first?.order ?? [])].sort()).toEqual(['r0', 'r1', 'r2', 'r3', 'r4']);
+    expect(replay).toEqual(first);
+  }, 60_000);
+});
