@@ -140,6 +140,25 @@ describe('DbosSessions under replay', () => {
     }
   });
 
+  it("prepares a turn's statements once per connection (named, not parsed and planned each turn)", async () => {
+    const one = new pg.Pool({ connectionString: postgresUrl(), max: 1 });
+    try {
+      const local = new DbosSessions(one, schema);
+      const watch = new DbosInterrupts(one, schema);
+      for (const wf of ['wf-p1', 'wf-p2']) {
+        await local.start('a', 'p1', wf, view('Thinking', wf));
+        await watch.asked([wf]);
+        await local.end('a', 'p1', wf, { view: view('Completed'), snapshot: snapshotOf(1), result: {} });
+      }
+      const { rows } = await one.query(
+        "SELECT count(*)::int AS n FROM pg_prepared_statements WHERE name LIKE 'agentloop_%'",
+      );
+      expect(rows[0].n).toBe(3);
+    } finally {
+      await one.end();
+    }
+  });
+
   it("commits the end without its own flush wait only when DBOS's table in this database holds the turn", async () => {
     const dbos = freshSchema('dbossys');
     const one = new pg.Pool({ connectionString: postgresUrl(), max: 1 });

@@ -14,10 +14,10 @@ export function onlyOf(args, all) {
 
 /**
  * Starts a cluster as the engines run in production (fsync on); `database(name)` creates a database
- * on it and resolves with its URL; `stop()` stops the cluster.
+ * on it and resolves with its URL; `stop()` stops the cluster. `settings`: extra `name=value` server settings.
  */
-export async function startBenchCluster() {
-  const cluster = await startPostgresCluster({ durable: true });
+export async function startBenchCluster({ settings } = {}) {
+  const cluster = await startPostgresCluster({ durable: true, settings });
   return {
     cluster,
     async database(name) {

@@ -5,7 +5,8 @@ import path from 'node:path';
 
 const TICK_MS = 10; // USER_HZ is 100 on Linux
 
-function stat(pid) {
+/** A process's CPU ticks from /proc: its own, its ended children's, and its parent's pid. */
+export function procStat(pid) {
   try {
     const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
@@ -22,18 +23,18 @@ function stat(pid) {
 
 /** CPU milliseconds used so far by a process (its own, not its children's). */
 export function cpuMsOf(pid) {
-  return (stat(pid)?.own ?? 0) * TICK_MS;
+  return (procStat(pid)?.own ?? 0) * TICK_MS;
 }
 
 /** CPU milliseconds used so far by the cluster in `dir` (startPostgresCluster's): every process of it. */
 export function clusterCpuMs(dir) {
   const pid = Number(readFileSync(path.join(dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
-  const main = stat(pid);
+  const main = procStat(pid);
   if (!main) return 0;
   let ticks = main.own + main.children;
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
-    const s = stat(entry);
+    const s = procStat(entry);
     if (s?.ppid === pid) ticks += s.own;
   }
   return ticks * TICK_MS;

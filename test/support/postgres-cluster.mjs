@@ -49,7 +49,7 @@ function freePort() {
 /**
  * Starts a cluster and resolves with `{ url, port, dir, stop() }`. `durable: false` (tests) turns
  * fsync off; the benchmarks keep PostgreSQL's defaults. Throws {@link POSTGRES_PACKAGE_HINT} when the
- * binaries are missing.
+ * binaries are missing. `settings` adds `name=value` server settings.
  */
 export async function startPostgresCluster(options = {}) {
   const bin = findPostgresBin();
@@ -80,6 +80,8 @@ export async function startPostgresCluster(options = {}) {
   if (options.durable === false) {
     settings.push('-c fsync=off', '-c synchronous_commit=off', '-c full_page_writes=off');
   }
+  // Extra `-c name=value` settings (a bench's pg_stat_statements, say).
+  for (const setting of options.settings ?? []) settings.push(`-c ${setting}`);
   const log = path.join(dir, 'postgres.log');
   try {
     await exec('pg_ctl', ['-D', data, '-l', log, '-o', settings.join(' '), '-w', '-t', '60', 'start']);

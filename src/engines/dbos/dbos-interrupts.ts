@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { whenUnreachable } from './database-unreachable.js';
+import { type NamedStatement, namedStatement } from './named-statement.js';
 
 /**
  * Interrupts asked of running turns, kept in a table of their own (`<schema>.interrupts`, keyed by the
@@ -16,7 +17,13 @@ export class DbosInterrupts {
   constructor(pool: pg.Pool, schema = 'agentloop_dbos') {
     this.#pool = pool;
     this.#table = `"${schema}".interrupts`;
+    this.#asked = namedStatement(
+      `SELECT workflow_id, reason FROM ${this.#table} WHERE workflow_id = ANY($1)`,
+    );
   }
+
+  /** The poll's statement, named ({@link namedStatement}): it runs every `interruptPollMs` a turn runs. */
+  readonly #asked: NamedStatement;
 
   /** Creates the table (idempotent; the schema exists: `DbosSessions.migrate()` runs first). */
   async migrate(): Promise<void> {
@@ -46,10 +53,10 @@ export class DbosInterrupts {
 
   /** The interrupts asked of the turns given, by workflow id. */
   async asked(workflowIds: string[]): Promise<Map<string, string | undefined>> {
-    const { rows } = await this.#pool.query<{ workflow_id: string; reason: string | null }>(
-      `SELECT workflow_id, reason FROM ${this.#table} WHERE workflow_id = ANY($1)`,
-      [workflowIds],
-    );
+    const { rows } = await this.#pool.query<{ workflow_id: string; reason: string | null }>({
+      ...this.#asked,
+      values: [workflowIds],
+    });
     return new Map(rows.map((row) => [row.workflow_id, row.reason ?? undefined]));
   }
 }

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { whenUnreachable } from './database-unreachable.js';
+import { type NamedStatement, namedStatement } from './named-statement.js';
 
 /** Where a session stands, as the turn workflow last wrote it (`state` on the client). */
 export interface DbosSessionView {
@@ -48,6 +49,9 @@ export class DbosSessions {
   readonly #dbosStatus: string;
   /** Whether that table is in this database and readable ({@link findDbosTables}). */
   #dbosHere = false;
+  /** The per-turn statements, named ({@link namedStatement}); the end's depends on {@link findDbosTables}. */
+  readonly #startStatement: NamedStatement;
+  #endStatement: NamedStatement;
 
   /**
    * `dbosSchema`: the schema of DBOS's system tables (DBOS's `systemDatabaseSchemaName`, `dbos`
@@ -64,6 +68,19 @@ export class DbosSessions {
     this.#table = `"${schema}".sessions`;
     this.#interrupts = `"${schema}".interrupts`;
     this.#dbosStatus = `"${dbosSchema}".workflow_status`;
+    this.#startStatement = namedStatement(
+      `WITH prior AS (
+           SELECT CASE WHEN saved_by = $4 THEN prev_snapshot ELSE snapshot END AS snapshot
+             FROM ${this.#table} WHERE agent = $1 AND session_id = $2),
+         began AS (
+           INSERT INTO ${this.#table} AS s (agent, session_id, view) VALUES ($1, $2, $3)
+           ON CONFLICT (agent, session_id) DO UPDATE SET view = EXCLUDED.view, updated_at = now()
+             WHERE s.saved_by IS DISTINCT FROM $4 AND s.view->>'workflowId' IS DISTINCT FROM $4)
+         SELECT (SELECT snapshot FROM prior) AS snapshot, i.workflow_id IS NOT NULL AS interrupted,
+                i.reason, set_config('synchronous_commit', 'off', true) AS commit
+           FROM (SELECT 1) AS one LEFT JOIN ${this.#interrupts} i ON i.workflow_id = $4`,
+    );
+    this.#endStatement = namedStatement(this.#endText());
   }
 
   /**
@@ -78,6 +95,7 @@ export class DbosSessions {
       [this.#dbosStatus],
     );
     this.#dbosHere = rows[0]?.here === true;
+    this.#endStatement = namedStatement(this.#endText());
     return this.#dbosHere;
   }
 
@@ -145,19 +163,10 @@ export class DbosSessions {
     view: DbosSessionView,
   ): Promise<DbosTurnStart> {
     const { rows } = await this.#pool
-      .query<{ snapshot: unknown; interrupted: boolean; reason: string | null }>(
-        `WITH prior AS (
-           SELECT CASE WHEN saved_by = $4 THEN prev_snapshot ELSE snapshot END AS snapshot
-             FROM ${this.#table} WHERE agent = $1 AND session_id = $2),
-         began AS (
-           INSERT INTO ${this.#table} AS s (agent, session_id, view) VALUES ($1, $2, $3)
-           ON CONFLICT (agent, session_id) DO UPDATE SET view = EXCLUDED.view, updated_at = now()
-             WHERE s.saved_by IS DISTINCT FROM $4 AND s.view->>'workflowId' IS DISTINCT FROM $4)
-         SELECT (SELECT snapshot FROM prior) AS snapshot, i.workflow_id IS NOT NULL AS interrupted,
-                i.reason, set_config('synchronous_commit', 'off', true) AS commit
-           FROM (SELECT 1) AS one LEFT JOIN ${this.#interrupts} i ON i.workflow_id = $4`,
-        [agent, sessionId, JSON.stringify(view), workflowId],
-      )
+      .query<{ snapshot: unknown; interrupted: boolean; reason: string | null }>({
+        ...this.#startStatement,
+        values: [agent, sessionId, JSON.stringify(view), workflowId],
+      })
       .catch((error: unknown) => {
         throw whenUnreachable(
           error,
@@ -201,20 +210,9 @@ export class DbosSessions {
     workflowId: string,
     fields: { view: DbosSessionView; snapshot: unknown; result: unknown },
   ): Promise<{ relaxed: boolean }> {
-    const relax = this.#dbosHere
-      ? `CASE WHEN EXISTS (SELECT 1 FROM ${this.#dbosStatus} WHERE workflow_uuid = $6)
-           THEN set_config('synchronous_commit', 'off', true) END IS NOT NULL`
-      : 'false';
-    const { rows } = await this.#pool.query<{ relaxed: boolean }>(
-      `WITH cleared AS (DELETE FROM ${this.#interrupts} WHERE workflow_id = $6),
-       flush AS (SELECT ${relax} AS relaxed)
-       INSERT INTO ${this.#table} AS s (agent, session_id, view, snapshot, result, saved_by)
-         SELECT $1, $2, $3::json, $4::json, $5::json, $6 FROM flush
-       ON CONFLICT (agent, session_id) DO UPDATE SET view = EXCLUDED.view, snapshot = EXCLUDED.snapshot,
-         result = EXCLUDED.result, saved_by = EXCLUDED.saved_by,
-         prev_snapshot = CASE WHEN s.saved_by = $6 THEN s.prev_snapshot ELSE s.snapshot END, updated_at = now()
-       RETURNING (SELECT relaxed FROM flush) AS relaxed`,
-      [
+    const { rows } = await this.#pool.query<{ relaxed: boolean }>({
+      ...this.#endStatement,
+      values: [
         agent,
         sessionId,
         JSON.stringify(fields.view),
@@ -222,7 +220,23 @@ export class DbosSessions {
         JSON.stringify(fields.result),
         workflowId,
       ],
-    );
+    });
     return { relaxed: rows[0]?.relaxed === true };
+  }
+
+  /** The end's statement ({@link end}): it relaxes its commit when DBOS's tables are here. */
+  #endText(): string {
+    const relax = this.#dbosHere
+      ? `CASE WHEN EXISTS (SELECT 1 FROM ${this.#dbosStatus} WHERE workflow_uuid = $6)
+           THEN set_config('synchronous_commit', 'off', true) END IS NOT NULL`
+      : 'false';
+    return `WITH cleared AS (DELETE FROM ${this.#interrupts} WHERE workflow_id = $6),
+       flush AS (SELECT ${relax} AS relaxed)
+       INSERT INTO ${this.#table} AS s (agent, session_id, view, snapshot, result, saved_by)
+         SELECT $1, $2, $3::json, $4::json, $5::json, $6 FROM flush
+       ON CONFLICT (agent, session_id) DO UPDATE SET view = EXCLUDED.view, snapshot = EXCLUDED.snapshot,
+         result = EXCLUDED.result, saved_by = EXCLUDED.saved_by,
+         prev_snapshot = CASE WHEN s.saved_by = $6 THEN s.prev_snapshot ELSE s.snapshot END, updated_at = now()
+       RETURNING (SELECT relaxed FROM flush) AS relaxed`;
   }
 }
