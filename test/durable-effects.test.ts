@@ -51,7 +51,8 @@ describe('durable effects (the engine seam)', () => {
     const first = agentAt(server, { sessionId: 's1', durableSteps: journal.execution() });
     const result = await first.send('hi');
     expect(result.response).toBe('hello there');
-    expect(journal.keys()).toEqual(['s1/0/0/initialize', 's1/1/1/model']);
+    // No `initialize` option: nothing to record before the model call.
+    expect(journal.keys()).toEqual(['s1/1/1/model']);
     expect(server.requests).toHaveLength(1);
 
     const replay = agentAt(server, { sessionId: 's1', durableSteps: journal.execution() });
@@ -59,10 +60,29 @@ describe('durable effects (the engine seam)', () => {
     expect(again.response).toBe('hello there');
     expect(again.messages).toEqual(result.messages);
     expect(server.requests).toHaveLength(1);
-    expect(journal.ran).toEqual(['s1/0/0/initialize', 's1/1/1/model']);
+    expect(journal.ran).toEqual(['s1/1/1/model']);
   });
 
-  it('records a parallel batch as a marker and a step per call, in call order; a replay runs no tool', async () => {
+  it('records an `initialize` option as a step before the first model call, and a replay does not run it again', async () => {
+    const server = await serve({ turns: [{ content: 'hello there' }] });
+    const journal = new MemoryJournal();
+    let initialized = 0;
+    const initialize = () => {
+      initialized++;
+      return { messages: [{ role: 'user' as const, content: 'context from initialize' }] };
+    };
+    const first = agentAt(server, { sessionId: 's1i', initialize, durableSteps: journal.execution() });
+    const result = await first.send('hi');
+    expect(journal.keys()).toEqual(['s1i/0/0/initialize', 's1i/1/1/model']);
+    expect(JSON.stringify(server.requests[0]!.messages)).toContain('context from initialize');
+
+    const replay = agentAt(server, { sessionId: 's1i', initialize, durableSteps: journal.execution() });
+    const again = await replay.send('hi');
+    expect(again.messages).toEqual(result.messages);
+    expect(initialized).toBe(1);
+  });
+
+  it('records a batch of idempotent calls as a step per call (no marker), in call order; a replay runs no tool', async () => {
     runs.length = 0;
     const server = await serve(toolScenario);
     const journal = new MemoryJournal();
@@ -70,9 +90,7 @@ describe('durable effects (the engine seam)', () => {
     const result = await first.send('look up a and b');
     expect(result.response).toBe('a and b looked up');
     expect(journal.keys()).toEqual([
-      's2/0/0/initialize',
       's2/1/1/model',
-      's2/1/1/tools/call_0_0',
       's2/1/1/tool/call_0_0',
       's2/1/1/tool/call_0_1',
       's2/1/2/model',
@@ -121,6 +139,8 @@ describe('durable effects (the engine seam)', () => {
     const answers = result.messages.filter((m) => m.role === 'tool');
     expect(String(answers[0]!.content)).toMatch(/^Outcome unknown: tool call "charge"/);
     expect(answers[1]!.content).toBe('value of c');
+    // A batch holding a call that may not run twice starts with its marker step.
+    expect(journal.keys().slice(0, 2)).toEqual(['s3/1/1/model', 's3/1/1/tools/call_0_0']);
     expect(server.requests).toHaveLength(2);
     expect(JSON.stringify(server.requests[1]!.messages)).toContain('Outcome unknown');
   });

@@ -105,8 +105,11 @@ export function effectsFromOptions(options: AgentOptions<unknown>, env: EffectsE
   });
   const limits = options.limits ?? {};
   const redacted = redactingFailures(env.redact);
+  const initialize = options.initialize;
   const effects: AgentEffects = {
-    initialize: redacted(async () => (options.initialize ? await options.initialize() : {})),
+    // Without an `initialize` option there is nothing to run: the machine starts with no messages,
+    // and under an engine no step is recorded for it (src/machines/durable-effects.ts).
+    ...(initialize ? { initialize: redacted(async () => await initialize()) } : {}),
     callLlm: redacted(
       mcp
         ? async (input, io) => {

@@ -68,7 +68,8 @@ export function stepKey(
 
 /**
  * The agent's effects with each one run as a durable step of an engine: the model call, each tool
- * call (a batch is one marker step, then a step per call), the compaction summary and `initialize`.
+ * call (a batch with a call that is not idempotent is one marker step first, then a step per call),
+ * the compaction summary and `initialize`.
  * A replay gets each step's recorded outcome instead of running it again.
  *
  * A tool call is run only in the execution that recorded its batch's marker: when the marker comes
@@ -105,16 +106,22 @@ export function durableEffects(effects: AgentEffects, options: DurableEffectsOpt
     runTools: async (input, io) => {
       if (input.calls.length === 0) return [];
       const first = input.calls[0]!;
-      const marker = await steps.step(unique(stepKey('tools', input, first.id)), async () => {
-        const nonce = randomUUID();
-        mine.add(nonce);
-        return nonce;
-      });
+      // The marker tells a replay whether this execution started the batch; only a call that may not
+      // run twice asks that, so a batch of idempotent calls goes without one (one step fewer).
+      const guarded = input.calls.some((call) => !options.isIdempotent(call.name));
+      const marker = guarded
+        ? await steps.step(unique(stepKey('tools', input, first.id)), async () => {
+            const nonce = randomUUID();
+            mine.add(nonce);
+            return nonce;
+          })
+        : undefined;
       if (io.aborted) return never();
       let unfinished = input.calls.length;
       const one = async (call: ToolCallRequest): Promise<ToolResult> => {
         const result = await runStep(steps, unique(stepKey('tool', input, call.id)), io, async (told) => {
-          if (!mine.has(marker) && !options.isIdempotent(call.name)) return outcomeUnknown(call, options);
+          if (marker !== undefined && !mine.has(marker) && !options.isIdempotent(call.name))
+            return outcomeUnknown(call, options);
           const results = await runTools(single(input, call), told);
           return results[0] ?? outcomeUnknown(call, options);
         });
