@@ -43,6 +43,9 @@ import {
   closeShapes,
   enqueueBareDbos,
   FINAL,
+  handCompletes,
+  handRestateObject,
+  handTurn,
   registerBareDbosQueue,
   registerBareDbosWorkflow,
   sendBareRestate,
@@ -66,6 +69,8 @@ const round = (x) => Math.round(x * 100) / 100;
 const SHAPES = await startShapes();
 const agentOptions = (shape) => () => shapeOptions(SHAPES, shape);
 const routedOptions = (id) => shapeOptions(SHAPES, shapeOf(id));
+/** The hand-written loop's model call per shape (modes `hand`, `restate-hand`). */
+const completes = handCompletes(SHAPES);
 
 /** CPU ms used so far by this process, restate-server and the PostgreSQL cluster (once started). */
 const cpuPids = { restate: undefined, cluster: undefined };
@@ -196,6 +201,18 @@ try {
       agent.stop();
     });
   }
+  if (only.has('hand')) {
+    // The hand-written loop in process: the base of `restate-hand` (bench/lib/engine-shapes.mjs).
+    await use('hand', 'hand', async (id) =>
+      check(
+        await handTurn(
+          completes[shapeOf(id)],
+          (_name, run) => run(),
+          (steps) => Promise.all(steps),
+        ),
+      ),
+    );
+  }
   if (only.has('in-process-pg')) {
     const store = new PostgresSessionStore(
       { connectionString: await createDatabase('bench_inproc'), max: 4 },
@@ -248,7 +265,7 @@ try {
       }
     }
   }
-  if (only.has('restate') || only.has('restate-bare')) {
+  if (['restate', 'restate-bare', 'restate-bare-io', 'restate-hand'].some((m) => only.has(m))) {
     // `--restate-a=<dist>`: mode `restate` from another build's dist instead of this one's (with
     // `--restate-b`, two builds swapped between runs: each its own copy of agentloop's modules).
     const { restateAgent, restateClient } = await import(
@@ -271,6 +288,8 @@ try {
       restateAgent('bench', (id) => routedOptions(id)),
       ...(restateB ? [restateB.restateAgent('benchb', (id) => routedOptions(id))] : []),
       bareRestateObject(sdk),
+      bareRestateObject(sdk, { name: 'bareio', yieldFirst: true }),
+      handRestateObject(sdk, completes),
     ]);
     closers.push(endpoint.close);
     if (only.has('restate')) {
@@ -284,6 +303,16 @@ try {
     if (only.has('restate-bare')) {
       await use('restate-bare', 'bare', async (id) =>
         check(await sendBareRestate(server.ingress, id, shapeOf(id))),
+      );
+    }
+    if (only.has('restate-hand')) {
+      await use('restate-hand', 'rhand', async (id) =>
+        check(await sendBareRestate(server.ingress, id, shapeOf(id), 'hand')),
+      );
+    }
+    if (only.has('restate-bare-io')) {
+      await use('restate-bare-io', 'bareio', async (id) =>
+        check(await sendBareRestate(server.ingress, id, shapeOf(id), 'bareio')),
       );
     }
   }
@@ -393,6 +422,7 @@ for (const [mode, shapes] of Object.entries(results)) {
 for (const [engine, full, bare] of [
   ['restate', results.restate, results['restate-bare']],
   ['restate-b', results['restate-b'], results['restate-bare']],
+  ['restate (bare-io)', results.restate, results['restate-bare-io']],
   ['dbos', results.dbos, results['dbos-bare']],
   ['dbos-run', results['dbos-run'], results['dbos-bare-run']],
   ['dbos-b', results['dbos-b'], results['dbos-bare']],
@@ -408,6 +438,21 @@ for (const [engine, full, bare] of [
         `  ${engine} ${shape} (over ${base}): adapter's part ${round(adapter)} ms of ${full[shape]} ms (${round((adapter / full[shape]) * 100)}%; ${round((adapter / bare[shape]) * 100)}% of the bare engine's ${bare[shape]} ms)`,
       );
     }
+  }
+}
+// Against the hand-written loop on the same engine (`restate-hand`, whose steps do the same I/O as
+// the agent's, where the bare engine's return at once): the adapter's part is what the agent on
+// Restate costs over the hand-written loop on Restate, less what the agent costs over the
+// hand-written loop in process: (restate - restate-hand) - (in-process - hand).
+if (results.restate && results['restate-hand'] && results['in-process'] && results.hand) {
+  for (const shape of Object.keys(SHAPES)) {
+    const part =
+      results.restate[shape] -
+      results['restate-hand'][shape] -
+      (results['in-process'][shape] - results.hand[shape]);
+    console.log(
+      `  restate ${shape} (over restate-hand, less in-process over hand): adapter's part ${round(part)} ms of ${results.restate[shape]} ms (${round((part / results.restate[shape]) * 100)}%)`,
+    );
   }
 }
 // The same by the mean of every session, with its standard error: a DBOS session is rounded up to its
@@ -429,6 +474,7 @@ for (const [mode, shapes] of Object.entries(samples)) {
 const meanParts = {};
 for (const [engine, bareMode] of [
   ['restate', 'restate-bare'],
+  ['restate', 'restate-bare-io'],
   ['dbos', 'dbos-bare'],
   ['dbos-run', 'dbos-bare-run'],
   ['dbos-b', 'dbos-bare'],

@@ -6,14 +6,18 @@ import http2 from 'node:http2';
 import { z } from 'zod';
 import { defineTool } from '../../dist/index.js';
 import { startScriptedServer } from '../../dist/testing/index.js';
+import { assistantMessage, createComplete, taskMessages } from './chat-calls.mjs';
+import { OpenAI } from './root-deps.mjs';
 
+/** What the one tool reads for `key`. */
+const lookedUp = (key) => `value of ${key} `.repeat(40);
 /** The one tool: reads a value from memory (idempotent). */
 export const lookup = defineTool({
   name: 'lookup',
   description: 'reads a value',
   parameters: z.object({ key: z.string() }),
   idempotent: true,
-  execute: async ({ key }) => `value of ${key} `.repeat(40),
+  execute: async ({ key }) => lookedUp(key),
 });
 const call = (i) => ({ name: 'lookup', arguments: { key: `k${i}` } });
 /** Every shape's final answer. */
@@ -33,23 +37,26 @@ const SCRIPTS = {
  * the 43 bytes DBOS wraps around a 1 KB string). Restate's journal holds the same records as JSON
  * objects, a few percent smaller.
  */
-const RECORD_BYTES = { initialize: 40, model: 500, modelPerCall: 245, marker: 50, tool: 620 };
+const RECORD_BYTES = { model: 500, modelPerCall: 245, tool: 620 };
 
 /**
  * A turn's steps in the turn's shape, as groups started together (a group waits for the one before):
- * `initialize`; then per model reply the model call, and, when it asks for tools, the batch's marker,
+ * per model reply the model call (no `initialize`: the agents have no `initialize` option), and, when it
+ * asks for tools (all idempotent: no batch marker),
  * then one step per tool call, all at once (src/machines/durable-effects.ts runs a batch's calls with
  * `Promise.all`). Each step: its name (the adapter's step key without the session) and record bytes.
  */
 function planOf(turns) {
   const b = RECORD_BYTES;
-  const plan = [[{ name: '0/0/initialize', bytes: b.initialize }]];
+  // No `initialize` step: the bench's agents have no `initialize` option, so the adapter records none.
+  const plan = [];
   turns.forEach((turn, i) => {
     const calls = turn.toolCalls ?? [];
     const at = `1/${i + 1}`;
     plan.push([{ name: `${at}/model`, bytes: b.model + b.modelPerCall * calls.length }]);
     if (calls.length === 0) return;
-    plan.push([{ name: `${at}/tools/call_${i}_0`, bytes: b.marker }]);
+    // No batch marker: the adapter records one only for a batch holding a call that is not
+    // idempotent, and `lookup` is idempotent (src/machines/durable-effects.ts).
     plan.push(calls.map((_, k) => ({ name: `${at}/tool/call_${i}_${k}`, bytes: b.tool })));
   });
   return plan;
@@ -62,7 +69,7 @@ export const BARE_PLANS = Object.fromEntries(
 
 /**
  * The shapes: each its scripted model server (`server`), model calls, tool calls, tool batches, the
- * steps the adapter's turn takes (initialize, each model call, a marker per batch, each tool call) and
+ * steps the adapter's turn takes (each model call, each tool call) and
  * the bare engines' plan of them ({@link BARE_PLANS}). Close them with {@link closeShapes}.
  */
 export async function startShapes() {
@@ -77,7 +84,7 @@ export async function startShapes() {
       plan: BARE_PLANS[name],
     };
     shape.server = await startScriptedServer({ scenario: { turns } });
-    shape.steps = 1 + shape.model + shape.batches + shape.tools;
+    shape.steps = shape.model + shape.tools;
     if (shape.plan.flat().length !== shape.steps)
       throw new Error(`${name}: the bare plan is not the turn's steps`);
     shapes[name] = shape;
@@ -100,8 +107,14 @@ export const shapeOptions = (shapes, shape) => ({
   contextWindow: false,
 });
 
-/** A bare step's record: `bytes` bytes. */
-const bareStep = (bytes) => async () => 'x'.repeat(bytes);
+/** A bare step's record: `bytes` bytes; with `yieldFirst`, after one turn of the event loop (a step that waits for I/O). */
+const bareStep = (bytes, yieldFirst = false) =>
+  yieldFirst
+    ? async () => {
+        await new Promise((resolve) => setImmediate(resolve));
+        return 'x'.repeat(bytes);
+      }
+    : async () => 'x'.repeat(bytes);
 
 /**
  * Restate alone: object `bare`, handler `send({ shape })` running the shape's plan ({@link BARE_PLANS})
@@ -109,13 +122,13 @@ const bareStep = (bytes) => async () => 'x'.repeat(bytes);
  * combinator; the adapter issues a batch's tool steps together as well and awaits them through
  * `RestatePromise.race`).
  */
-export function bareRestateObject(sdk) {
+export function bareRestateObject(sdk, { name = 'bare', yieldFirst = false } = {}) {
   return sdk.object({
-    name: 'bare',
+    name,
     handlers: {
       send: async (ctx, input) => {
         for (const group of planFor(input.shape)) {
-          await sdk.RestatePromise.all(group.map((s) => ctx.run(s.name, bareStep(s.bytes))));
+          await sdk.RestatePromise.all(group.map((s) => ctx.run(s.name, bareStep(s.bytes, yieldFirst))));
         }
         return { response: FINAL };
       },
@@ -123,9 +136,63 @@ export function bareRestateObject(sdk) {
   });
 }
 
+/**
+ * A hand-written agent loop with no agentloop (the `openai` SDK, streaming, as the agent calls it;
+ * bench/lib/chat-calls.mjs): each model call and each tool call through `step(name, run)`, a reply's
+ * tool calls at once through `all`. With `ctx.run` as the step it is the least a Restate agent can
+ * do for the same turn, so `restate - restate-hand` less `in-process - hand` is the adapter's part
+ * against steps that do the same I/O (the bare engine's steps return at once).
+ */
+export async function handTurn(complete, step, all) {
+  const messages = taskMessages();
+  for (let i = 1; ; i++) {
+    const message = await step(`${i}/model`, () => complete(messages));
+    messages.push(assistantMessage(message));
+    const calls = message.tool_calls ?? [];
+    if (calls.length === 0) return { response: message.content };
+    const results = await all(
+      calls.map((call) =>
+        step(`${i}/tool/${call.id}`, async () => ({
+          role: 'tool',
+          tool_call_id: call.id,
+          content: lookedUp(JSON.parse(call.function.arguments).key),
+        })),
+      ),
+    );
+    messages.push(...results);
+  }
+}
+
+/** `complete(messages)` per shape: one streaming client of the shape's model server each. */
+export function handCompletes(shapes) {
+  return Object.fromEntries(
+    Object.entries(shapes).map(([name, shape]) => [
+      name,
+      createComplete(new OpenAI({ baseURL: shape.server.url, apiKey: 'bench', maxRetries: 0 }), {
+        stream: true,
+      }),
+    ]),
+  );
+}
+
+/** Restate with the hand-written loop ({@link handTurn}): object `hand`, handler `send({ shape })`. */
+export function handRestateObject(sdk, completes) {
+  return sdk.object({
+    name: 'hand',
+    handlers: {
+      send: async (ctx, input) =>
+        handTurn(
+          completes[input.shape],
+          (name, run) => ctx.run(name, run),
+          (steps) => sdk.RestatePromise.all(steps),
+        ),
+    },
+  });
+}
+
 /** Calls the bare Restate object through the ingress for a session of `shape`; its response. */
-export async function sendBareRestate(ingress, id, shape) {
-  const response = await fetch(`${ingress}/bare/${encodeURIComponent(id)}/send`, {
+export async function sendBareRestate(ingress, id, shape, object = 'bare') {
+  const response = await fetch(`${ingress}/${object}/${encodeURIComponent(id)}/send`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ shape }),
