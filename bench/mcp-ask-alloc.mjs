@@ -9,9 +9,8 @@ import { Session } from 'node:inspector/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { flagArgs } from './lib/flags.mjs';
-import { OpenAI } from './lib/root-deps.mjs';
-import { serveScriptedModel, spawnScriptedModel } from './lib/scripted-model-child.mjs';
-import { FINAL_ANSWER, MODEL, SYSTEM_PROMPT } from './lib/task.mjs';
+import { serveScriptedModel, spawnScriptedModel, textTurnOptions } from './lib/scripted-model-child.mjs';
+import { FINAL_ANSWER } from './lib/task.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const args = flagArgs();
@@ -24,14 +23,7 @@ if (args.role === 'model') {
   const { createAgent, MemorySessionStore } = await import(pathToFileURL(path.join(dist, 'index.js')).href);
   const { createMcpServer } = await import(pathToFileURL(path.join(dist, 'server', 'mcp', 'index.js')).href);
   const model = await spawnScriptedModel(fileURLToPath(import.meta.url));
-  const options = {
-    client: new OpenAI({ baseURL: model.baseURL, apiKey: 'bench', maxRetries: 0 }),
-    model: MODEL,
-    instructions: SYSTEM_PROMPT,
-    loopControlTools: false,
-    planning: false,
-    contextWindow: false,
-  };
+  const options = textTurnOptions(model.baseURL);
   const store = new MemorySessionStore();
   const direct = async () => {
     const a = createAgent({ ...options, store, session: randomUUID() });
@@ -96,7 +88,7 @@ if (args.role === 'model') {
     out[name] = { total: total / N, byFn };
   }
   console.log(
-    Object.fromEntries(Object.entries(out).map(([k, v]) => [k, (v.total / 1024).toFixed(1) + ' KiB'])),
+    Object.fromEntries(Object.entries(out).map(([k, v]) => [k, `${(v.total / 1024).toFixed(1)} KiB`])),
   );
   const keys = new Set([...out.direct.byFn.keys(), ...out.handler.byFn.keys()]);
   const diff = [...keys]

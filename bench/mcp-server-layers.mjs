@@ -3,9 +3,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { flagArgs } from './lib/flags.mjs';
-import { mcpSdk, OpenAI } from './lib/root-deps.mjs';
-import { serveScriptedModel, spawnScriptedModel } from './lib/scripted-model-child.mjs';
-import { FINAL_ANSWER, MODEL, SYSTEM_PROMPT } from './lib/task.mjs';
+import { mcpSdk } from './lib/root-deps.mjs';
+import { serveScriptedModel, spawnScriptedModel, textTurnOptions } from './lib/scripted-model-child.mjs';
+import { FINAL_ANSWER } from './lib/task.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const dist = path.join(here, '..', 'dist');
@@ -34,14 +34,7 @@ async function main() {
 
   const model = await spawnScriptedModel(fileURLToPath(import.meta.url));
   const baseURL = model.baseURL;
-  const options = {
-    client: new OpenAI({ baseURL, apiKey: 'bench', maxRetries: 0 }),
-    model: MODEL,
-    instructions: SYSTEM_PROMPT,
-    loopControlTools: false,
-    planning: false,
-    contextWindow: false,
-  };
+  const options = textTurnOptions(baseURL);
   const check = (structured, what) => {
     if (structured?.response !== FINAL_ANSWER) throw new Error(`${what} turn failed`);
   };

@@ -4,9 +4,9 @@ import { cpus } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { flagArgs } from './lib/flags.mjs';
-import { mcpSdk, OpenAI } from './lib/root-deps.mjs';
-import { serveScriptedModel, spawnScriptedModel } from './lib/scripted-model-child.mjs';
-import { FINAL_ANSWER, MODEL, SYSTEM_PROMPT } from './lib/task.mjs';
+import { mcpSdk } from './lib/root-deps.mjs';
+import { serveScriptedModel, spawnScriptedModel, textTurnOptions } from './lib/scripted-model-child.mjs';
+import { FINAL_ANSWER } from './lib/task.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const args = flagArgs();
@@ -22,18 +22,6 @@ function mainThreadCpu() {
   return user + system;
 }
 
-/** The agent options of every variant (the MCP child builds the same from the URL it is given). */
-function agentOptions(baseURL) {
-  return {
-    client: new OpenAI({ baseURL, apiKey: 'bench', maxRetries: 0 }),
-    model: MODEL,
-    instructions: SYSTEM_PROMPT,
-    loopControlTools: false,
-    planning: false,
-    contextWindow: false,
-  };
-}
-
 if (args.role === 'model') {
   await serveScriptedModel();
 } else if (args.role === 'mcp') {
@@ -44,7 +32,7 @@ if (args.role === 'model') {
     pathToFileURL(path.join(dist, 'server', 'mcp', 'index.js')).href
   );
   const { StdioServerTransport } = await import(mcpSdk('server/stdio.js'));
-  const options = agentOptions(args['base-url']);
+  const options = textTurnOptions(args['base-url']);
   const store = new MemorySessionStore();
   const server = createMcpServer({ name: 'bench', agent: () => options, store });
   // The bench's own probe: this process's CPU time so far (not part of what is measured).
@@ -101,7 +89,7 @@ async function main() {
   const model = await spawnScriptedModel(fileURLToPath(import.meta.url));
   const baseURL = model.baseURL;
 
-  const options = agentOptions(baseURL);
+  const options = textTurnOptions(baseURL);
   const store = new MemorySessionStore();
   const direct = async () => {
     const agent = createAgent({ ...options, store, session: randomUUID() });

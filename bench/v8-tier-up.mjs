@@ -13,9 +13,8 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { flagArgs } from './lib/flags.mjs';
-import { mcpSdk, OpenAI } from './lib/root-deps.mjs';
-import { serveScriptedModel, spawnScriptedModel } from './lib/scripted-model-child.mjs';
-import { MODEL, SYSTEM_PROMPT } from './lib/task.mjs';
+import { mcpSdk } from './lib/root-deps.mjs';
+import { serveScriptedModel, spawnScriptedModel, textTurnOptions } from './lib/scripted-model-child.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const dist = path.join(here, '..', 'dist');
@@ -107,14 +106,7 @@ async function turns() {
   });
   const { createAgent, MemorySessionStore } = await import(pathToFileURL(path.join(dist, 'index.js')).href);
   const model = await spawnScriptedModel(fileURLToPath(import.meta.url));
-  const options = {
-    client: new OpenAI({ baseURL: model.baseURL, apiKey: 'bench', maxRetries: 0 }),
-    model: MODEL,
-    instructions: SYSTEM_PROMPT,
-    loopControlTools: false,
-    planning: false,
-    contextWindow: false,
-  };
+  const options = textTurnOptions(model.baseURL);
   const store = new MemorySessionStore();
   let run;
   if (args.mode === 'mcp') {

@@ -4,7 +4,8 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { FINAL_ANSWER } from './task.mjs';
+import { OpenAI } from './root-deps.mjs';
+import { FINAL_ANSWER, MODEL, SYSTEM_PROMPT } from './task.mjs';
 
 const dist = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist');
 
@@ -35,4 +36,20 @@ export async function spawnScriptedModel(script) {
     });
   });
   return { baseURL, stop: () => child.stdin.end() };
+}
+
+/**
+ * The agent options of the MCP benches' text turn against the scripted model at `baseURL` (the same
+ * in the bench process and in a server child given the URL): no loop-control tools, no planning, no
+ * context-window checks.
+ */
+export function textTurnOptions(baseURL) {
+  return {
+    client: new OpenAI({ baseURL, apiKey: 'bench', maxRetries: 0 }),
+    model: MODEL,
+    instructions: SYSTEM_PROMPT,
+    loopControlTools: false,
+    planning: false,
+    contextWindow: false,
+  };
 }
