@@ -30,8 +30,16 @@
 // its standard error; the adapter's part both ways (by the mean: session by session when interleaved).
 // All modes share one PostgreSQL cluster (fsync on) and the model servers, in this process.
 // Modes run one after another by default; `--interleave` runs one session of each mode in turn
-// (pg-workers apart), so that a shared machine's changing load weighs on each mode alike.
+// (pg-workers apart), so that a shared machine's changing load weighs on each mode alike, in an order
+// shuffled afresh for every round of sessions (`--order=shuffle`, the default, seeded by `--seed`, so
+// that no mode always comes first or always follows the same mode: a fixed rotation put `restate`
+// right after `in-process` every time, and the first Restate mode of the rotation paid more, rest36),
+// or rotated by one a round (`--order=rotate`, the order before 2026-11-29).
+// With `--interleave` this process's CPU is read around every session too (the endpoint and the agent
+// run in it), and the adapter's part is printed in CPU ms beside the wall figure: less moved than wall
+// time by a shared machine's load.
 // npm run build && node bench/engines.mjs [--sessions=10] [--repeat=3] [--dbos-poll-ms=50] [--interleave]
+//   [--order=shuffle|rotate] [--seed=1]
 //   [--dbos-b=<another build's dist>] [--restate-b=<another build's dist>] [--restate-a=<a build's dist>]
 //   [--only=in-process,in-process-pg,seam,pg-workers,restate,restate-bare,dbos,dbos-bare]
 import path from 'node:path';
@@ -91,6 +99,34 @@ const sample = (mode, shape, ms) => {
   samples[mode][shape] ??= [];
   samples[mode][shape].push(ms);
 };
+/** With `--interleave`, every measured session's CPU ms of this process, per mode and shape. */
+const cpuSamples = {};
+const cpuSample = (mode, shape, ms) => {
+  cpuSamples[mode] ??= {};
+  cpuSamples[mode][shape] ??= [];
+  cpuSamples[mode][shape].push(ms);
+};
+/** The order of the modes in each round of interleaved sessions (`--order`, `--seed`). */
+const order = args.order ?? 'shuffle';
+if (order !== 'shuffle' && order !== 'rotate')
+  throw new Error(`--order must be shuffle or rotate, got ${order}`);
+/** A small seeded generator (mulberry32), so that a run's orders can be run again. */
+const random = ((seed) => () => {
+  seed = (seed + 0x6d2b79f5) | 0;
+  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+})(Number(args.seed ?? 1));
+/** The modes in the order of round `i`: shuffled (Fisher-Yates) or rotated by `i`. */
+const roundOrder = (modes, i) => {
+  if (order === 'rotate') return modes.map((_, k) => modes[(i + k) % modes.length]);
+  const out = [...modes];
+  for (let k = out.length - 1; k > 0; k--) {
+    const j = Math.floor(random() * (k + 1));
+    [out[k], out[j]] = [out[j], out[k]];
+  }
+  return out;
+};
 
 /** Runs `runSession(id)` for `sessions` sessions, `repeat` times after a warm-up; ms per session (median). */
 async function measure(name, shape, runSession) {
@@ -136,8 +172,7 @@ async function measureInterleaved(modes) {
     for (let r = 0; r < repeat; r++) {
       const total = new Map(modes.map((m) => [m, 0]));
       for (let i = 0; i < sessions; i++) {
-        for (let k = 0; k < modes.length; k++) {
-          const m = modes[(i + k) % modes.length];
+        for (const m of roundOrder(modes, i)) {
           const before = cpuNow();
           const start = performance.now();
           await m.runSession(`${shape}~${m.tag}-${r}-${n++}`);
@@ -145,6 +180,7 @@ async function measureInterleaved(modes) {
           total.set(m, total.get(m) + performance.now() - start);
           const after = cpuNow();
           for (const key of Object.keys(after)) spent.get(m)[key] += after[key] - before[key];
+          cpuSample(m.mode, shape, after.node - before.node);
         }
       }
       for (const m of modes) runs.get(m).push(total.get(m) / sessions);
@@ -472,8 +508,11 @@ for (const [mode, shapes] of Object.entries(samples)) {
   console.log(`  ${mode.padEnd(14)} ${cells.join(', ')}`);
 }
 const meanParts = {};
+/** The adapter's part in CPU ms of this process, per engine and shape (interleaved runs). */
+const cpuParts = {};
 for (const [engine, bareMode] of [
   ['restate', 'restate-bare'],
+  ['restate-b', 'restate-bare'],
   ['restate', 'restate-bare-io'],
   ['dbos', 'dbos-bare'],
   ['dbos-run', 'dbos-bare-run'],
@@ -509,10 +548,66 @@ for (const [engine, bareMode] of [
     }
   }
 }
+// The adapter's part in CPU ms of this process (interleaved runs): engine - in-process - bare, session
+// by session, as the wall figure above; beside it restate-server's CPU over the bare engine's (the
+// engine's side of what the adapter asks, from the per-mode sums).
+if (interleave) {
+  console.log(
+    `the adapter's part in CPU ms of this process (mean of ${sessions * repeat} sessions, paired):`,
+  );
+  for (const [engine, bareMode, engineTag, bareTag] of [
+    ['restate', 'restate-bare', 'restate', 'bare'],
+    ['restate-b', 'restate-bare', 'restateb', 'bare'],
+    ['dbos', 'dbos-bare', 'dbos', 'dbosbare'],
+    ['dbos-b', 'dbos-bare', 'dbosb', 'dbosbare'],
+  ]) {
+    if (!cpuSamples[engine] || !cpuSamples[bareMode] || !cpuSamples['in-process']) continue;
+    for (const shape of Object.keys(SHAPES)) {
+      const [full, inproc, bare] = [engine, 'in-process', bareMode].map((m) => cpuSamples[m][shape] ?? []);
+      const f = meanSpread(full);
+      const part = meanSpread(full.map((x, k) => x - inproc[k] - bare[k]));
+      const wall = meanParts[`${engine} over in-process`]?.[shape];
+      // The engine's own process: restate-server, or PostgreSQL under DBOS.
+      const [own, ownName] = engine.startsWith('dbos')
+        ? ['postgres', 'PostgreSQL']
+        : ['restate', 'restate-server'];
+      const serverPart =
+        cpu[engineTag]?.[shape] && cpu[bareTag]?.[shape]
+          ? `; ${ownName} over bare ${round(cpu[engineTag][shape][own] - cpu[bareTag][shape][own])} ms`
+          : '';
+      cpuParts[`${engine} over in-process`] ??= {};
+      cpuParts[`${engine} over in-process`][shape] = {
+        ms: round(part.mean),
+        se: round(part.se),
+        share: round((part.mean / f.mean) * 100),
+      };
+      console.log(
+        `  ${engine} ${shape}: CPU ${round(part.mean)} +- ${round(part.se)} ms of ${round(f.mean)} ms (${round((part.mean / f.mean) * 100)}% +- ${round((part.se / f.mean) * 100)}%)${wall ? `; wall ${wall.ms} +- ${wall.se} ms (${wall.share}% +- ${wall.shareSe}%)` : ''}${serverPart}`,
+      );
+    }
+  }
+}
+// Two builds in one interleaved run (`--restate-b`, `--dbos-b`): the first less the second, session by
+// session (wall and this process's CPU), the before/after reading with no bare engine or in-process
+// subtracted (so with their noise left out).
+if (interleave) {
+  for (const [a, b] of [
+    ['restate', 'restate-b'],
+    ['dbos', 'dbos-b'],
+  ]) {
+    if (!samples[a] || !samples[b]) continue;
+    const cells = Object.keys(SHAPES).map((shape) => {
+      const wall = meanSpread(samples[a][shape].map((x, k) => x - samples[b][shape][k]));
+      const used = meanSpread(cpuSamples[a][shape].map((x, k) => x - cpuSamples[b][shape][k]));
+      return `${shape} wall ${round(wall.mean)} +- ${round(wall.se)}, CPU ${round(used.mean)} +- ${round(used.se)}`;
+    });
+    console.log(`${a} less ${b}, ms a session (paired): ${cells.join('; ')}`);
+  }
+}
 console.log('CPU ms per session (this process / restate-server / PostgreSQL):');
 for (const [mode, shapes] of Object.entries(cpu)) {
   if (mode === 'jit') continue;
   const cells = Object.entries(shapes).map(([shape, c]) => `${shape} ${c.node}/${c.restate}/${c.postgres}`);
   console.log(`  ${mode.padEnd(12)} ${cells.join(', ')}`);
 }
-console.log(JSON.stringify({ results, cpu, meanParts }));
+console.log(JSON.stringify({ results, cpu, meanParts, cpuParts }));

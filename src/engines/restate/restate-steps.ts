@@ -1,10 +1,18 @@
 import { CancelledError, type ObjectContext, RestatePromise } from '@restatedev/restate-sdk';
 import type { DurableSteps } from '../../machines/durable-effects.js';
 
+/** A step's outcome as data, tagged with the id of its asker. */
+type Outcome = { id: number; outcome: { value: unknown } | { error: unknown } };
+
 /** A Restate promise the turn waits for, and what to do with its outcome. */
 interface Waiting {
   promise: RestatePromise<unknown>;
   settle: (outcome: { value: unknown } | { error: unknown }) => void;
+  /**
+   * Its outcome as data (`promise.map`), made once and raced in every round it waits in. Dropped
+   * after a cancellation: a Restate promise that was awaited keeps its cancellation for good.
+   */
+  outcome?: RestatePromise<Outcome>;
 }
 
 /**
@@ -14,9 +22,9 @@ interface Waiting {
  * journal's commands come in the machine's order). The SDK lets one await at a time make progress
  * (two awaits waiting at once fail the attempt with "awaitNext already pending"), so steps are never
  * awaited where they are asked for: the turn's loop ({@link RestateStepDriver.next}) waits for all
- * that is outstanding at once, with `RestatePromise.race`, and hands the first outcome to its asker.
- * Between two waits the loop lets the machine react (new steps are asked for only in reaction to an
- * outcome), so every wait holds every step then running.
+ * that is outstanding at once, with `RestatePromise.race` (a lone step awaited as it is), and hands
+ * the first outcome to its asker. Between two waits the loop lets the machine react (new steps are
+ * asked for only in reaction to an outcome), so every wait holds every step then running.
  */
 export class RestateStepDriver implements DurableSteps {
   readonly #ctx: ObjectContext;
@@ -51,29 +59,53 @@ export class RestateStepDriver implements DurableSteps {
    * when the invocation was cancelled (the `interrupt` handler), leaving every step outstanding.
    */
   async next(): Promise<'settled' | 'cancelled'> {
-    const entries = [...this.#waiting];
-    const race = RestatePromise.race(
-      entries.map(([id, w]) =>
-        w.promise.map((value, failure) => ({ id, outcome: failure ? { error: failure } : { value } })),
-      ),
-    );
-    let winner: { id: number; outcome: { value: unknown } | { error: unknown } };
+    let winner: Outcome;
     try {
-      winner = await race;
+      winner = await this.#first();
     } catch (error) {
-      if (error instanceof CancelledError) return 'cancelled';
+      if (error instanceof CancelledError) return this.#cancelled();
       throw error;
     }
     // A cancellation may come as the failure of the promise that won.
-    if ('error' in winner.outcome && winner.outcome.error instanceof CancelledError) return 'cancelled';
+    if ('error' in winner.outcome && winner.outcome.error instanceof CancelledError) return this.#cancelled();
     const waiting = this.#waiting.get(winner.id);
     this.#waiting.delete(winner.id);
     waiting?.settle(winner.outcome);
     return 'settled';
   }
+
+  /**
+   * The first outcome of the outstanding promises: a lone one (a text turn, a chain, the last of a
+   * batch) awaited as it is, several raced (`RestatePromise.race`, a combinator in the SDK's VM).
+   */
+  #first(): RestatePromise<Outcome> {
+    if (this.#waiting.size === 1) {
+      const [id, waiting] = this.#waiting.entries().next().value as [number, Waiting];
+      return outcomeOf(id, waiting);
+    }
+    return RestatePromise.race([...this.#waiting].map(([id, waiting]) => outcomeOf(id, waiting)));
+  }
+
+  #cancelled(): 'cancelled' {
+    for (const waiting of this.#waiting.values()) waiting.outcome = undefined;
+    return 'cancelled';
+  }
 }
 
-/** Lets the machine react to what was just settled: every promise reaction, then two turns of the event loop. */
-export async function quiesce(): Promise<void> {
-  for (let i = 0; i < 2; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+/** The waiting promise's outcome as data, made once per promise (until a cancellation drops it). */
+function outcomeOf(id: number, waiting: Waiting): RestatePromise<Outcome> {
+  waiting.outcome ??= waiting.promise.map((value, failure) => ({
+    id,
+    outcome: failure ? { error: failure } : { value },
+  }));
+  return waiting.outcome;
+}
+
+/**
+ * Lets the machine react to what was just settled: its reaction is promise reactions (the next steps
+ * asked, the turn's end, an approval wait), all run before the event loop's next turn. The turn's loop
+ * waits one turn, and one more before it calls a turn that waits for nothing stuck.
+ */
+export function quiesce(): Promise<void> {
+  return new Promise<void>((resolve) => setImmediate(resolve));
 }
