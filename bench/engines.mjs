@@ -11,6 +11,8 @@
 //   in-process-pg  createAgent on a PostgresSessionStore on the same cluster (fsync on): the agent in
 //                process persisting its session, as the engine modes persist theirs
 //   seam         the same agent with an in-memory DurableSteps (a Map): the adapter's own CPU cost
+//   seam-wait    the seam with the main thread left idle `--seam-wait-ms` (default 2) after each step,
+//                as an engine's ack leaves it: the agent's own CPU when its steps are apart, no engine
 //   pg-workers   the built-in workers: startWorker on a PostgresSessionStore, createSessionClient
 //                send + waitFor (fsync on, the worker in this process)
 //   restate      restateAgent on restate-server 1.7 (the endpoint in this process, send through the
@@ -41,7 +43,7 @@
 // npm run build && node bench/engines.mjs [--sessions=10] [--repeat=3] [--dbos-poll-ms=50] [--interleave]
 //   [--order=shuffle|rotate] [--seed=1]
 //   [--dbos-b=<another build's dist>] [--restate-b=<another build's dist>] [--restate-a=<a build's dist>]
-//   [--only=in-process,in-process-pg,seam,pg-workers,restate,restate-bare,dbos,dbos-bare]
+//   [--only=in-process,in-process-pg,seam,seam-wait,pg-workers,restate,restate-bare,dbos,dbos-bare]
 import path from 'node:path';
 import { createAgent, createSessionClient, startWorker } from '../dist/index.js';
 import { PostgresSessionStore } from '../dist/postgres/index.js';
@@ -62,7 +64,7 @@ import {
   shapeOptions,
   startShapes,
 } from './lib/engine-shapes.mjs';
-import { clusterCpuMs, cpuMsOf } from './lib/process-cpu.mjs';
+import { clusterCpuMs, processCpuMsFine, threadCpuMs } from './lib/process-cpu.mjs';
 import { meanSpread } from './lib/stats.mjs';
 
 process.env.RESTATE_LOGGING ??= 'ERROR';
@@ -80,13 +82,23 @@ const routedOptions = (id) => shapeOptions(SHAPES, shapeOf(id));
 /** The hand-written loop's model call per shape (modes `hand`, `restate-hand`). */
 const completes = handCompletes(SHAPES);
 
-/** CPU ms used so far by this process, restate-server and the PostgreSQL cluster (once started). */
+/**
+ * CPU ms used so far by this process (all its threads), its main thread (where the agent, the
+ * endpoint and the SDKs run: `main`, from Linux's schedstat, without V8's compiler and GC helper
+ * threads; the whole process where there is no schedstat), restate-server (every thread, schedstat)
+ * and the PostgreSQL cluster (10 ms ticks), once started.
+ */
 const cpuPids = { restate: undefined, cluster: undefined };
-const cpuNow = () => ({
-  node: (process.cpuUsage().user + process.cpuUsage().system) / 1000,
-  restate: cpuPids.restate ? cpuMsOf(cpuPids.restate) : 0,
-  postgres: cpuPids.cluster ? clusterCpuMs(cpuPids.cluster) : 0,
-});
+const cpuNow = () => {
+  const usage = process.cpuUsage();
+  const node = (usage.user + usage.system) / 1000;
+  return {
+    node,
+    main: threadCpuMs() ?? node,
+    restate: cpuPids.restate ? processCpuMsFine(cpuPids.restate) : 0,
+    postgres: cpuPids.cluster ? clusterCpuMs(cpuPids.cluster) : 0,
+  };
+};
 /** CPU ms per session of the measured runs, by process, per mode and shape (less moved by the load than wall time). */
 const cpu = {};
 /**
@@ -99,7 +111,7 @@ const sample = (mode, shape, ms) => {
   samples[mode][shape] ??= [];
   samples[mode][shape].push(ms);
 };
-/** With `--interleave`, every measured session's CPU ms of this process, per mode and shape. */
+/** With `--interleave`, every measured session's CPU ms of this process's main thread, per mode and shape. */
 const cpuSamples = {};
 const cpuSample = (mode, shape, ms) => {
   cpuSamples[mode] ??= {};
@@ -168,7 +180,7 @@ async function measureInterleaved(modes) {
     let n = 0;
     for (let i = 0; i < 3; i++) for (const m of modes) await m.runSession(`${shape}~${m.tag}-warm-${n++}`);
     const runs = new Map(modes.map((m) => [m, []]));
-    const spent = new Map(modes.map((m) => [m, { node: 0, restate: 0, postgres: 0 }]));
+    const spent = new Map(modes.map((m) => [m, { node: 0, main: 0, restate: 0, postgres: 0 }]));
     for (let r = 0; r < repeat; r++) {
       const total = new Map(modes.map((m) => [m, 0]));
       for (let i = 0; i < sessions; i++) {
@@ -180,7 +192,7 @@ async function measureInterleaved(modes) {
           total.set(m, total.get(m) + performance.now() - start);
           const after = cpuNow();
           for (const key of Object.keys(after)) spent.get(m)[key] += after[key] - before[key];
-          cpuSample(m.mode, shape, after.node - before.node);
+          cpuSample(m.mode, shape, after.main - before.main);
         }
       }
       for (const m of modes) runs.get(m).push(total.get(m) / sessions);
@@ -271,6 +283,24 @@ try {
           if (recorded.has(key)) return recorded.get(key);
           const value = await run();
           recorded.set(key, value);
+          return value;
+        },
+      };
+      const agent = createAgent({ ...routedOptions(id), sessionId: storeId(id), durableSteps: steps });
+      check(await agent.send('look the values up'));
+      agent.stop();
+    });
+  }
+  if (only.has('seam-wait')) {
+    // The seam with the thread left idle after each step (`--seam-wait-ms`, default 2: about an
+    // engine's ack): what the same agent's CPU becomes when its steps are apart, as on an engine, with
+    // no engine (the wait itself takes no CPU; its wall is in this mode's wall).
+    const waitMs = Number(args['seam-wait-ms'] ?? 2);
+    await use('seam-wait', 'seamwait', async (id) => {
+      const steps = {
+        step: async (_key, run) => {
+          const value = await run();
+          await new Promise((resolve) => setTimeout(resolve, waitMs));
           return value;
         },
       };
@@ -548,12 +578,12 @@ for (const [engine, bareMode] of [
     }
   }
 }
-// The adapter's part in CPU ms of this process (interleaved runs): engine - in-process - bare, session
+// The adapter's part in CPU ms of this process's main thread (interleaved runs): engine - in-process - bare, session
 // by session, as the wall figure above; beside it restate-server's CPU over the bare engine's (the
 // engine's side of what the adapter asks, from the per-mode sums).
 if (interleave) {
   console.log(
-    `the adapter's part in CPU ms of this process (mean of ${sessions * repeat} sessions, paired):`,
+    `the adapter's part in CPU ms of this process's main thread (mean of ${sessions * repeat} sessions, paired):`,
   );
   for (const [engine, bareMode, engineTag, bareTag] of [
     ['restate', 'restate-bare', 'restate', 'bare'],
@@ -566,6 +596,12 @@ if (interleave) {
       const [full, inproc, bare] = [engine, 'in-process', bareMode].map((m) => cpuSamples[m][shape] ?? []);
       const f = meanSpread(full);
       const part = meanSpread(full.map((x, k) => x - inproc[k] - bare[k]));
+      // Over the agent whose steps are apart (`seam-wait`): what is left once the agent's own dearer
+      // CPU after each idle wait (which any engine's round trips cause) is taken off as well.
+      const apart = cpuSamples['seam-wait']?.[shape];
+      const overApart = apart
+        ? `; over seam-wait ${round(meanSpread(full.map((x, k) => x - apart[k] - bare[k])).mean)} +- ${round(meanSpread(full.map((x, k) => x - apart[k] - bare[k])).se)} ms`
+        : '';
       const wall = meanParts[`${engine} over in-process`]?.[shape];
       // The engine's own process: restate-server, or PostgreSQL under DBOS.
       const [own, ownName] = engine.startsWith('dbos')
@@ -582,7 +618,7 @@ if (interleave) {
         share: round((part.mean / f.mean) * 100),
       };
       console.log(
-        `  ${engine} ${shape}: CPU ${round(part.mean)} +- ${round(part.se)} ms of ${round(f.mean)} ms (${round((part.mean / f.mean) * 100)}% +- ${round((part.se / f.mean) * 100)}%)${wall ? `; wall ${wall.ms} +- ${wall.se} ms (${wall.share}% +- ${wall.shareSe}%)` : ''}${serverPart}`,
+        `  ${engine} ${shape}: CPU ${round(part.mean)} +- ${round(part.se)} ms of ${round(f.mean)} ms (${round((part.mean / f.mean) * 100)}% +- ${round((part.se / f.mean) * 100)}%)${overApart}${wall ? `; wall ${wall.ms} +- ${wall.se} ms (${wall.share}% +- ${wall.shareSe}%)` : ''}${serverPart}`,
       );
     }
   }
@@ -604,10 +640,12 @@ if (interleave) {
     console.log(`${a} less ${b}, ms a session (paired): ${cells.join('; ')}`);
   }
 }
-console.log('CPU ms per session (this process / restate-server / PostgreSQL):');
+console.log('CPU ms per session (this process / its main thread / restate-server / PostgreSQL):');
 for (const [mode, shapes] of Object.entries(cpu)) {
   if (mode === 'jit') continue;
-  const cells = Object.entries(shapes).map(([shape, c]) => `${shape} ${c.node}/${c.restate}/${c.postgres}`);
+  const cells = Object.entries(shapes).map(
+    ([shape, c]) => `${shape} ${c.node}/${c.main}/${c.restate}/${c.postgres}`,
+  );
   console.log(`  ${mode.padEnd(12)} ${cells.join(', ')}`);
 }
 console.log(JSON.stringify({ results, cpu, meanParts, cpuParts }));

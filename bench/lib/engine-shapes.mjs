@@ -108,7 +108,7 @@ export const shapeOptions = (shapes, shape) => ({
 });
 
 /** A bare step's record: `bytes` bytes; with `yieldFirst`, after one turn of the event loop (a step that waits for I/O). */
-const bareStep = (bytes, yieldFirst = false) =>
+export const bareStep = (bytes, yieldFirst = false) =>
   yieldFirst
     ? async () => {
         await new Promise((resolve) => setImmediate(resolve));
