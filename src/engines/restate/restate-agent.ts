@@ -180,8 +180,6 @@ async function runTurn(
       },
     );
     const asked = new Set<string>();
-    /** Event-loop turns the loop has waited with nothing outstanding (quiesce). */
-    let idleTurns = 0;
     for (;;) {
       await quiesce();
       // A copy to the store issued at an approval wait is waited for: the last copy starts where it ended.
@@ -206,11 +204,8 @@ async function runTurn(
         ctx.set(VIEW, { ...view(agent, agent.state), turnId, ...previous } satisfies StoredView);
         if (mirror) void (await mirror.prepare(agent))((key, run) => driver.step(key, run));
       }
-      if (driver.idle) {
-        if (++idleTurns < 2) continue;
+      if (driver.idle)
         throw new Error(`agentloop/restate: the turn of session "${sessionId}" waits for nothing`);
-      }
-      idleTurns = 0;
       if ((await driver.next()) === 'cancelled' && isBusyState(agent.state)) {
         agent.interrupt('interrupted through Restate');
       }

@@ -22,8 +22,8 @@ interface Waiting {
  * journal's commands come in the machine's order). The SDK lets one await at a time make progress
  * (two awaits waiting at once fail the attempt with "awaitNext already pending"), so steps are never
  * awaited where they are asked for: the turn's loop ({@link RestateStepDriver.next}) waits for all
- * that is outstanding at once, with `RestatePromise.race` (a lone step awaited as it is), and hands
- * the first outcome to its asker. Between two waits the loop lets the machine react (new steps are
+ * that is outstanding at once, with `RestatePromise.race` (a lone step without one), and hands the
+ * first outcome to its asker. Between two waits the loop lets the machine react (new steps are
  * asked for only in reaction to an outcome), so every wait holds every step then running.
  */
 export class RestateStepDriver implements DurableSteps {
@@ -75,8 +75,9 @@ export class RestateStepDriver implements DurableSteps {
   }
 
   /**
-   * The first outcome of the outstanding promises: a lone one (a text turn, a chain, the last of a
-   * batch) awaited as it is, several raced (`RestatePromise.race`, a combinator in the SDK's VM).
+   * The first outcome of the outstanding promises: a lone one's (a text turn, a chain, the last of a
+   * batch) awaited without a race, several raced (`RestatePromise.race`: a combinator the SDK's VM
+   * walks on every poll).
    */
   #first(): RestatePromise<Outcome> {
     if (this.#waiting.size === 1) {
@@ -101,11 +102,7 @@ function outcomeOf(id: number, waiting: Waiting): RestatePromise<Outcome> {
   return waiting.outcome;
 }
 
-/**
- * Lets the machine react to what was just settled: its reaction is promise reactions (the next steps
- * asked, the turn's end, an approval wait), all run before the event loop's next turn. The turn's loop
- * waits one turn, and one more before it calls a turn that waits for nothing stuck.
- */
-export function quiesce(): Promise<void> {
-  return new Promise<void>((resolve) => setImmediate(resolve));
+/** Lets the machine react to what was just settled: every promise reaction, then two turns of the event loop. */
+export async function quiesce(): Promise<void> {
+  for (let i = 0; i < 2; i++) await new Promise<void>((resolve) => setImmediate(resolve));
 }
