@@ -185,7 +185,8 @@ async function measureInterleaved(modes) {
   if (modes.length === 0) return;
   for (const shape of Object.keys(SHAPES)) {
     let n = 0;
-    for (let i = 0; i < warmup; i++) for (const m of modes) await m.runSession(`${shape}~${m.tag}-warm-${n++}`);
+    for (let i = 0; i < warmup; i++)
+      for (const m of modes) await m.runSession(`${shape}~${m.tag}-warm-${n++}`);
     const runs = new Map(modes.map((m) => [m, []]));
     const spent = new Map(modes.map((m) => [m, { node: 0, main: 0, restate: 0, postgres: 0 }]));
     for (let r = 0; r < repeat; r++) {
