@@ -142,6 +142,23 @@ describe.skipIf('missing' in binary)('agentloop/restate on a real restate-server
     expect(runs).toEqual(['refund o-7']);
   });
 
+  it('interrupts a turn waiting for approval: the lone awakeable is cancelled, the call never runs', async () => {
+    runs.length = 0;
+    await session('interrupt-approval', {
+      turns: [{ toolCalls: [{ name: 'refund', arguments: { order: 'o-9' } }] }, { content: 'went on' }],
+    });
+    await client.post('interrupt-approval', 'refund o-9');
+    await eventually(async () => {
+      const view = await client.state('interrupt-approval');
+      return view.state === 'WaitingApproval' ? view : undefined;
+    });
+    expect(await client.interrupt('interrupt-approval')).toBe(true);
+    const result = await eventually(() => client.result('interrupt-approval').then((r) => r ?? undefined));
+    expect(result).toMatchObject({ state: 'Interrupted', terminateReason: 'interrupted' });
+    expect(runs).toEqual([]);
+    expect((await client.send('interrupt-approval', 'go on')).response).toBe('went on');
+  });
+
   it('interrupts a running turn: it ends Interrupted and the next message goes on', async () => {
     runs.length = 0;
     gate = deferred();
