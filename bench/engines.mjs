@@ -310,13 +310,19 @@ try {
   if (only.has('seam-wait')) {
     // The seam with the thread left idle after each step (`--seam-wait-ms`, default 2: about an
     // engine's ack): what the same agent's CPU becomes when its steps are apart, as on an engine, with
-    // no engine (the wait itself takes no CPU; its wall is in this mode's wall).
+    // no engine (the wait itself takes no CPU; its wall is in this mode's wall). Steps running
+    // together (a batch's tool calls) end 1 ms apart, one a wake, as an engine's acks hand them over
+    // one a wait (rest36); with `--seam-wait-together` they end together.
     const waitMs = Number(args['seam-wait-ms'] ?? 2);
+    const together = 'seam-wait-together' in args;
     await use('seam-wait', 'seamwait', async (id) => {
+      let running = 0;
       const steps = {
         step: async (_key, run) => {
+          const place = running++;
           const value = await run();
-          await new Promise((resolve) => setTimeout(resolve, waitMs));
+          await new Promise((resolve) => setTimeout(resolve, waitMs + (together ? 0 : place)));
+          running--;
           return value;
         },
       };
