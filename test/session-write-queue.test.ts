@@ -49,14 +49,13 @@ const lease = (owner: string, token: number): SessionLease => ({
 /** A queue whose append writes are recorded, each held until the test opens it. */
 function recordingQueue() {
   const queue = new SessionWriteQueue();
-  const writes: { bodies: string[]; options: WriteOptions; done: ReturnType<typeof gate> }[] = [];
+  const writes: { bodies: string[]; options: WriteOptions; done: ReturnType<typeof gate<void>> }[] = [];
   const write = (bodies: string[], options: WriteOptions) => {
     const done = gate();
     writes.push({ bodies: [...bodies], options, done });
     return done.promise;
   };
-  const append = (bodies: string[], options: WriteOptions = {}) =>
-    queue.append('s1', bodies, options, write);
+  const append = (bodies: string[], options: WriteOptions = {}) => queue.append('s1', bodies, options, write);
   return { queue, writes, append };
 }
 
