@@ -8,15 +8,11 @@ import { describe, expect, it } from 'vitest';
 import type { SessionLease, WriteOptions } from '../src/session/session-lease.js';
 import { SessionWriteQueue } from '../src/session/session-write-queue.js';
 
-/** A promise settled from outside. */
-function gate<T = void>() {
-  let open!: (value: T) => void;
-  let fail!: (error: unknown) => void;
-  const promise = new Promise<T>((resolve, reject) => {
-    open = resolve;
-    fail = reject;
-  });
-  return { promise, open, fail };
+/** A promise and the functions that settle it (support/harness.ts has one too, behind heavy imports). */
+function deferred<T = void>() {
+  const settle = {} as { resolve: (value: T) => void; reject: (error: unknown) => void };
+  const promise = new Promise<T>((resolve, reject) => Object.assign(settle, { resolve, reject }));
+  return { promise, ...settle };
 }
 
 /** Lets every queued promise callback run (setImmediate comes after the microtask queue is empty). */
@@ -49,9 +45,9 @@ const lease = (owner: string, token: number): SessionLease => ({
 /** A queue whose append writes are recorded, each held until the test opens it. */
 function recordingQueue() {
   const queue = new SessionWriteQueue();
-  const writes: { bodies: string[]; options: WriteOptions; done: ReturnType<typeof gate<void>> }[] = [];
+  const writes: { bodies: string[]; options: WriteOptions; done: ReturnType<typeof deferred<void>> }[] = [];
   const write = (bodies: string[], options: WriteOptions) => {
-    const done = gate();
+    const done = deferred();
     writes.push({ bodies: [...bodies], options, done });
     return done.promise;
   };
@@ -63,7 +59,7 @@ describe('SessionWriteQueue: order', () => {
   it('runs a session’s tasks one at a time in call order, other sessions beside them', async () => {
     const queue = new SessionWriteQueue();
     const log: string[] = [];
-    const first = gate();
+    const first = deferred();
     const a = queue.run('s1', async () => {
       log.push('a start');
       await first.promise;
@@ -81,7 +77,7 @@ describe('SessionWriteQueue: order', () => {
     await drained();
     expect(log).toEqual(['a start', 'other']);
     expect(await other).toBe('other');
-    first.open();
+    first.resolve();
     expect(await Promise.all([a, b])).toEqual(['a', 'b']);
     expect(log).toEqual(['a start', 'other', 'a end', 'b']);
   });
@@ -101,32 +97,32 @@ describe('SessionWriteQueue: order', () => {
 describe('SessionWriteQueue: reads wait for earlier writes', () => {
   it('idle(id) settles only when the session’s queued work has, and not on another session’s', async () => {
     const queue = new SessionWriteQueue();
-    const first = gate();
-    const second = gate();
+    const first = deferred();
+    const second = deferred();
     void queue.run('s1', () => first.promise);
     void queue.run('s1', () => second.promise).catch(() => {});
-    const busy = gate();
+    const busy = deferred();
     void queue.run('s2', () => busy.promise);
     const idle = queue.idle('s1');
     expect(await settled(idle)).toBe(false);
-    first.open();
+    first.resolve();
     expect(await settled(idle)).toBe(false);
-    second.fail(new Error('a failed write is done too'));
+    second.reject(new Error('a failed write is done too'));
     expect(await settled(idle)).toBe(true);
     expect(await settled(queue.idle('unknown'))).toBe(true);
-    busy.open();
+    busy.resolve();
   });
 
   it('allIdle() settles when every session’s queued work has', async () => {
     const queue = new SessionWriteQueue();
-    const one = gate();
-    const two = gate();
+    const one = deferred();
+    const two = deferred();
     void queue.run('s1', () => one.promise);
     void queue.run('s2', () => two.promise);
     const all = queue.allIdle();
-    one.open();
+    one.resolve();
     expect(await settled(all)).toBe(false);
-    two.open();
+    two.resolve();
     expect(await settled(all)).toBe(true);
   });
 });
@@ -134,7 +130,7 @@ describe('SessionWriteQueue: reads wait for earlier writes', () => {
 describe('SessionWriteQueue: appends', () => {
   it('writes the appends that wait behind a busy session together, under the same lease only', async () => {
     const { queue, writes, append } = recordingQueue();
-    const busy = gate();
+    const busy = deferred();
     void queue.run('s1', () => busy.promise);
     const first = { lease: lease('w1', 3) };
     const sameLeaseAgain = { lease: lease('w1', 3) }; // another object, the same owner and token
@@ -146,13 +142,13 @@ describe('SessionWriteQueue: appends', () => {
       append(['f']), // no lease: a write of its own
       append(['g']),
     ];
-    busy.open();
+    busy.resolve();
     await drained();
     // One write at a time: the second waits for the first.
     expect(writes.map((w) => w.bodies)).toEqual([['a', 'b', 'c']]);
     expect(writes[0]!.options).toBe(first); // the batch goes out with its first append's options
     for (let i = 0; i < 4; i++) {
-      writes[i]!.done.open();
+      writes[i]!.done.resolve();
       await drained();
     }
     await Promise.all(appends);
@@ -167,23 +163,23 @@ describe('SessionWriteQueue: appends', () => {
     const third = append(['c']);
     await drained();
     expect(writes.map((w) => w.bodies)).toEqual([['a']]);
-    writes[0]!.done.open();
+    writes[0]!.done.resolve();
     await drained();
     expect(writes.map((w) => w.bodies)).toEqual([['a'], ['b', 'c']]);
-    writes[1]!.done.open();
+    writes[1]!.done.resolve();
     await Promise.all([first, second, third]);
   });
 
   it('rejects every append of a batch whose write fails, and writes the next batch', async () => {
     const { queue, writes, append } = recordingQueue();
-    const busy = gate();
+    const busy = deferred();
     void queue.run('s1', () => busy.promise);
     const batch = [append(['a']), append(['b']), append(['c'])];
-    busy.open();
+    busy.resolve();
     await drained();
     const later = append(['d']);
     const boom = new Error('stale lease');
-    writes[0]!.done.fail(boom);
+    writes[0]!.done.reject(boom);
     const outcomes = await Promise.allSettled(batch);
     expect(outcomes).toEqual([
       { status: 'rejected', reason: boom },
@@ -192,7 +188,7 @@ describe('SessionWriteQueue: appends', () => {
     ]);
     await drained();
     expect(writes.map((w) => w.bodies)).toEqual([['a', 'b', 'c'], ['d']]);
-    writes[1]!.done.open();
+    writes[1]!.done.resolve();
     await expect(later).resolves.toBeUndefined();
   });
 });
@@ -201,7 +197,7 @@ describe('SessionWriteQueue: state and idle lanes', () => {
   it('gives every task its session’s state, made when the lane opens', async () => {
     const made: string[] = [];
     const queue = new SessionWriteQueue({ state: (id) => ({ id, n: made.push(id) }) });
-    const busy = gate();
+    const busy = deferred();
     const first = queue.run('s1', async (state) => {
       await busy.promise;
       return state;
@@ -212,7 +208,7 @@ describe('SessionWriteQueue: state and idle lanes', () => {
     const appended = queue.append('s1', ['x'], {}, async (_bodies, _options, state) => {
       written.push(state);
     });
-    busy.open();
+    busy.resolve();
     const [a, b, c] = await Promise.all([first, second, other, appended]);
     expect(a).toEqual({ id: 's1', n: 1 });
     expect(b).toBe(a);
@@ -224,19 +220,19 @@ describe('SessionWriteQueue: state and idle lanes', () => {
   it('drops a lane once its work is done (fresh state next time), not while work or a batch waits', async () => {
     let made = 0;
     const queue = new SessionWriteQueue({ state: () => ++made });
-    const busy = gate();
+    const busy = deferred();
     const first = queue.run('s1', async (state) => {
       await busy.promise;
       return state;
     });
-    const held = gate();
+    const held = deferred();
     const waiting = queue.append('s1', ['x'], {}, () => held.promise);
-    busy.open();
+    busy.resolve();
     expect(await first).toBe(1);
     await drained();
     // The batch was queued when the first task ended, and its write runs: the same lane and state.
     const during = queue.run('s1', (state) => state);
-    held.open();
+    held.resolve();
     await waiting;
     expect(await during).toBe(1);
     await drained();
