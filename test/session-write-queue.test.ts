@@ -42,7 +42,7 @@ const lease = (owner: string, token: number): SessionLease => ({
   expiresAt: 0,
 });
 
-/** A queue whose append writes are recorded, each held until the test opens it. */
+/** A queue whose append writes are recorded, each held until the test settles it. */
 function recordingQueue() {
   const queue = new SessionWriteQueue();
   const writes: { bodies: string[]; options: WriteOptions; done: ReturnType<typeof deferred<void>> }[] = [];
