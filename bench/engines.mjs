@@ -36,7 +36,8 @@
 // Modes run one after another by default; `--interleave` runs one session of each mode in turn
 // (pg-workers apart), so that a shared machine's changing load weighs on each mode alike.
 // npm run build && node bench/engines.mjs [--sessions=10] [--repeat=3] [--dbos-poll-ms=50] [--interleave]
-//   [--dbos-b=<another build's dist>] [--restate-b=<another build's dist>] [--restate-a=<a build's dist>]
+//   [--dbos-b=<another build's dist>] [--dbos-a=<a build's dist>] [--restate-b=<another build's dist>]
+//   [--restate-a=<a build's dist>]
 //   [--only=in-process,in-process-pg,seam,pg-workers,restate,restate-bare,dbos,dbos-bare,hand,dbos-hand]
 import path from 'node:path';
 import { createAgent, createSessionClient, startWorker } from '../dist/index.js';
@@ -323,7 +324,11 @@ try {
   }
   if (only.has('dbos') || only.has('dbos-bare') || only.has('dbos-hand')) {
     const { DBOS } = await import('@dbos-inc/dbos-sdk');
-    const { dbosAgent } = await import('../dist/engines/dbos/index.js');
+    // `--dbos-a=<dist>`: mode `dbos` from another build's dist instead of this one's (with `--dbos-b`,
+    // the two builds swap places between runs: a mode's place in the rotation has a bias of its own).
+    const { dbosAgent } = await import(
+      args['dbos-a'] ? path.resolve(args['dbos-a'], 'engines/dbos/index.js') : '../dist/engines/dbos/index.js'
+    );
     const url = await createDatabase('bench_dbos');
     const pool = new pg.Pool({ connectionString: url, max: 4 });
     closers.push(() => pool.end());
