@@ -26,7 +26,8 @@
 // `--agent-wf`, the agent in a workflow of the bench's own, each effect a `DBOS.runStep` and nothing
 // else of the adapter's; `--hand-wf`, the hand-written loop (no agentloop) with the same steps.
 // npm run build && node bench/dbos-turn-timeline.mjs [--sessions=20] [--shapes=batch,chain] [--b=<dist>]
-//   [--poll-ms=20] [--flat] [--probe] [--probe-dump] [--probe-windows=<file>] [--agent-wf] [--hand-wf]
+//   [--a=<dist>] [--poll-ms=20] [--flat] [--probe] [--probe-dump] [--probe-windows=<file>] [--agent-wf]
+//   [--hand-wf]
 
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -61,7 +62,10 @@ const { DBOS } = await import('@dbos-inc/dbos-sdk');
 // A flag given alone is a key with no value (benchArgs): look for the key.
 const probe = 'probe' in args;
 if (probe) installProbe(DBOS);
-const builds = { a: await import('../dist/engines/dbos/index.js') };
+// `--a=<dist>`: mode `dbos-a` from another build (with `--b`, two builds swap places between runs).
+const builds = {
+  a: await import(args.a ? path.resolve(args.a, 'engines/dbos/index.js') : '../dist/engines/dbos/index.js'),
+};
 if (args.b) builds.b = await import(path.resolve(args.b, 'engines/dbos/index.js'));
 const SHAPES = await startShapes();
 const shapes = (args.shapes ?? 'text,batch,chain').split(',');
