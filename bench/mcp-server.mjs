@@ -28,7 +28,7 @@ if (args.role === 'model') {
   // Child: the agent as an MCP server over stdio.
   const { createMcpServer } = await import(pathToFileURL(path.join(dist, 'server', 'mcp', 'index.js')).href);
   const { createAgent, MemorySessionStore } = await import(pathToFileURL(path.join(dist, 'index.js')).href);
-  const { McpStdioServerTransport } = await import(
+  const { McpStdioServerTransport, withAskLane } = await import(
     pathToFileURL(path.join(dist, 'server', 'mcp', 'index.js')).href
   );
   const { StdioServerTransport } = await import(mcpSdk('server/stdio.js'));
@@ -73,7 +73,10 @@ if (args.role === 'model') {
     runAsk(target, { message: QUESTION }, { principal: 'local', signal: extra.signal }),
   );
   // --transport=sdk: the SDK's StdioServerTransport (the `mcpsdk` variant); else agentloop's, as `agentloop mcp serve` runs.
-  await server.connect(args.transport === 'sdk' ? new StdioServerTransport() : new McpStdioServerTransport());
+  // agentloop mcp serve's stdio: ask_ calls answered below the SDK's Protocol (withAskLane), where the
+  // build has it; --lane=off (the `mcpnolane` variant): through the Protocol, as before the lane.
+  const raw = args.transport === 'sdk' ? new StdioServerTransport() : new McpStdioServerTransport();
+  await server.connect(withAskLane && args.lane !== 'off' ? withAskLane(server, raw) : raw);
 } else {
   await main();
 }
@@ -107,7 +110,7 @@ async function main() {
    * An MCP server child over stdio (`transport`: agentloop's or the SDK's) and the SDK's client of it;
    * `serverDist`: the build it serves from (default this checkout's dist).
    */
-  const startServer = async (transport, serverDist) => {
+  const startServer = async (transport, serverDist, lane) => {
     const client = new Client({ name: 'bench', version: '1' });
     await client.connect(
       new StdioClientTransport({
@@ -123,6 +126,7 @@ async function main() {
           `--base-url=${baseURL}`,
           `--transport=${transport}`,
           ...(serverDist ? [`--dist=${serverDist}`] : []),
+          ...(lane === false ? ['--lane=off'] : []),
         ],
         stderr: 'inherit',
       }),
@@ -146,7 +150,11 @@ async function main() {
     return { all: user + system, main: mainThreadCpu() };
   };
 
-  // --variants=direct,mcp: only those (for a profile of one path; the ratios want all three).
+  // Default: direct and mcp, the issue's ratio. Each process then runs one agent turn per measured turn
+  // (the bench process `direct`'s, the server child `mcp`'s), so V8 has warmed the turn's code alike in
+  // both; with `bare` too the bench process runs two turns to the server's one and is further along its
+  // tier-up (mcp35c measured the default of direct,bare,mcp overstating mcp / direct by 0.1-0.2x).
+  // --variants=...: others (bare: createAgent without a store, for the store's share).
   // mcp: agentloop's stdio transport (what `agentloop mcp serve` runs); mcpsdk (only when asked for): a
   // second server child on the SDK's StdioServerTransport, for the two in one run.
   // rtt (only when asked for): an MCP call of the probe tool, no turn: the transport's and the SDK's
@@ -157,8 +165,10 @@ async function main() {
   // mcpref (only with --ref-dist=<dir>): `mcp` served by a second child from another build (a copy of
   // main's dist, say), for a before/after pair in one run; `mcp / mcpref` is printed. --mcp-dist=<dir>:
   // the `mcp` child's build (default this checkout's), to swap the two children's builds between runs.
-  const names = ['direct', 'bare', 'mcp', 'mcpsdk', 'rtt', 'sdirect', 'mcpnocheck', 'mcpref'];
-  const picked = args.variants ? args.variants.split(',') : ['direct', 'bare', 'mcp'];
+  // mcpnolane (only when asked for): `mcp` from the same build with ask_ calls through the SDK's Protocol
+  // (no withAskLane), for the lane's before/after in one run; `mcp / mcpnolane` is printed.
+  const names = ['direct', 'bare', 'mcp', 'mcpsdk', 'rtt', 'sdirect', 'mcpnocheck', 'mcpref', 'mcpnolane'];
+  const picked = args.variants ? args.variants.split(',') : ['direct', 'mcp'];
   const unknown = picked.filter((k) => !names.includes(k));
   if (unknown.length > 0)
     throw new Error(`--variants: no variant ${unknown.join(', ')} (${names.join(', ')})`);
@@ -166,6 +176,12 @@ async function main() {
   if (picked.includes('mcp') || picked.includes('rtt') || picked.includes('sdirect'))
     servers.mcp = await startServer('agentloop', args['mcp-dist'] && path.resolve(args['mcp-dist']));
   if (picked.includes('mcpsdk')) servers.mcpsdk = await startServer('sdk');
+  if (picked.includes('mcpnolane'))
+    servers.mcpnolane = await startServer(
+      'agentloop',
+      args['mcp-dist'] && path.resolve(args['mcp-dist']),
+      false,
+    );
   if (picked.includes('mcpref')) {
     if (!args['ref-dist']) throw new Error('--variants=mcpref needs --ref-dist=<a dist folder>');
     servers.mcpref = await startServer('agentloop', path.resolve(args['ref-dist']));
@@ -176,6 +192,7 @@ async function main() {
     mcp: servers.mcp?.turn,
     mcpsdk: servers.mcpsdk?.turn,
     mcpref: servers.mcpref?.turn,
+    mcpnolane: servers.mcpnolane?.turn,
     rtt: async () => {
       await servers.mcp.cpu();
     },
@@ -194,18 +211,31 @@ async function main() {
   const perTurn = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
   // CPU ms a turn: this process's, plus the MCP server's for mcp (the model server's never counts).
   const cpuPerTurn = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
-  const serverCpuPerTurn = { mcp: [], mcpsdk: [], sdirect: [], mcpnocheck: [], mcpref: [] };
+  const serverCpuPerTurn = { mcp: [], mcpsdk: [], sdirect: [], mcpnocheck: [], mcpref: [], mcpnolane: [] };
   // The main thread's CPU ms a turn (V8's compiler and GC threads left out: their work swings by a
   // millisecond a turn between rounds): this process's, plus the server's for mcp.
   const mainCpuPerTurn = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
-  const serverMainCpuPerTurn = { mcp: [], mcpsdk: [], sdirect: [], mcpnocheck: [], mcpref: [] };
+  const serverMainCpuPerTurn = {
+    mcp: [],
+    mcpsdk: [],
+    sdirect: [],
+    mcpnocheck: [],
+    mcpref: [],
+    mcpnolane: [],
+  };
+  // --server-warmup=N: N more ask_ turns for each MCP server child first. The bench process runs every
+  // in-process variant (direct and bare by default), so its agent code gets more warm-up than a server
+  // child's; N = WARMUP evens the warm-up of the default variants (one warm-up per process, not per variant).
+  const SERVER_WARMUP = Number(args['server-warmup'] ?? 0);
+  for (const name of ['mcp', 'mcpsdk', 'mcpref', 'mcpnolane'])
+    if (variants[name]) for (let i = 0; i < SERVER_WARMUP; i++) await variants[name]();
   for (const run of Object.values(variants)) for (let i = 0; i < WARMUP; i++) await run();
   // --alternate: odd rounds run the variants in reverse order, so that no variant always follows another.
   const order = Object.entries(variants);
   for (let round = 0; round < ROUNDS; round++) {
     for (const [name, run] of args.alternate && round % 2 === 1 ? [...order].reverse() : order) {
       const server =
-        name === 'mcp' || name === 'mcpsdk' || name === 'mcpref'
+        name === 'mcp' || name === 'mcpsdk' || name === 'mcpref' || name === 'mcpnolane'
           ? servers[name]
           : name === 'sdirect' || name === 'mcpnocheck'
             ? servers.mcp
@@ -239,7 +269,7 @@ async function main() {
   };
   const ms = (x) => x.toFixed(2);
   const lines = [
-    `MCP server bench: ${TURNS} text turns a round, ${ROUNDS} rounds, ${WARMUP} warm-up turns a variant; node ${process.version}, ${cpus().length} cores`,
+    `MCP server bench: ${TURNS} text turns a round, ${ROUNDS} rounds, ${WARMUP} warm-up turns a variant (${SERVER_WARMUP} more for each server child); node ${process.version}, ${cpus().length} cores`,
     "| variant | wall ms per turn (median) | min-max over rounds | CPU ms per turn (median) | min-max | main threads' CPU ms (median) |",
     '|---|---|---|---|---|---|',
   ];
@@ -251,7 +281,7 @@ async function main() {
     );
   }
   lines.push('');
-  for (const name of ['mcp', 'mcpsdk', 'sdirect', 'mcpnocheck', 'mcpref']) {
+  for (const name of ['mcp', 'mcpsdk', 'sdirect', 'mcpnocheck', 'mcpref', 'mcpnolane']) {
     if (!variants[name] || !variants.direct) continue;
     const ratio = median(perTurn[name]) / median(perTurn.direct);
     const paired = perTurn[name].map((x, i) => x / perTurn.direct[i]);
@@ -269,6 +299,12 @@ async function main() {
     const paired = perTurn.mcp.map((x, i) => x / perTurn.mcpsdk[i]);
     lines.push(
       `mcp / mcpsdk (agentloop's stdio transport against the SDK's): ${(median(perTurn.mcp) / median(perTurn.mcpsdk)).toFixed(3)}x wall (paired ${Math.min(...paired).toFixed(2)}-${Math.max(...paired).toFixed(2)}); server main thread ${ms(median(serverMainCpuPerTurn.mcp))} against ${ms(median(serverMainCpuPerTurn.mcpsdk))} ms a turn`,
+    );
+  }
+  if (variants.mcp && variants.mcpnolane) {
+    const paired = perTurn.mcp.map((x, i) => x / perTurn.mcpnolane[i]);
+    lines.push(
+      `mcp / mcpnolane (ask_ calls below the Protocol against through it): ${(median(perTurn.mcp) / median(perTurn.mcpnolane)).toFixed(3)}x wall (paired ${Math.min(...paired).toFixed(2)}-${Math.max(...paired).toFixed(2)}); server main thread ${ms(median(serverMainCpuPerTurn.mcp))} against ${ms(median(serverMainCpuPerTurn.mcpnolane))} ms a turn`,
     );
   }
   if (variants.mcp && variants.mcpref) {

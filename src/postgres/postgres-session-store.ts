@@ -21,6 +21,7 @@ import {
   transcriptEntryJson,
 } from '../session/session-store.js';
 import { SessionStoreError } from '../session/session-store-error.js';
+import { SessionWriteQueue } from '../session/session-write-queue.js';
 import {
   type TranscriptEntry,
   type TranscriptEntryInput,
@@ -31,7 +32,6 @@ import { PostgresInbox } from './postgres-inbox.js';
 import { holderOf, leaseOf, PostgresLeases } from './postgres-leases.js';
 import { type SavedStamps, savedRecord, saveStatement } from './save-statement.js';
 import { migrate, type Tables, tablesOf } from './schema-migrations.js';
-import { SessionQueue } from './session-queue.js';
 
 export type { PgPool, PgPoolClient, PgQueryable, PgResult } from './pg-types.js';
 export { SCHEMA_VERSION } from './schema-migrations.js';
@@ -72,7 +72,7 @@ export class PostgresSessionStore implements SessionStore, SessionOwnership, Ses
   readonly #now: () => Date;
   readonly #saveClock: () => Date;
   readonly #notifySaves: boolean;
-  readonly #queue = new SessionQueue();
+  readonly #queue = new SessionWriteQueue();
   #pool: Promise<PgPool> | undefined;
   #migrated: Promise<number> | undefined;
   #inbox: PostgresInbox | undefined;
@@ -179,9 +179,9 @@ export class PostgresSessionStore implements SessionStore, SessionOwnership, Ses
     const bodies = entries.map((entry) => transcriptEntryJson(id, entry, now));
     if (bodies.length === 0) return;
     const pool = await this.#ready();
-    const lease = options.lease;
-    const key = lease ? `${lease.owner}#${lease.token}` : '';
-    return this.#queue.append(id, key, bodies, (batch) => this.#insertEntries(pool, id, batch, lease));
+    return this.#queue.append(id, bodies, options, (batch, first) =>
+      this.#insertEntries(pool, id, batch, first.lease),
+    );
   }
 
   /** One statement: the session's counter moves by the batch size and the entries take the seqs before it. */

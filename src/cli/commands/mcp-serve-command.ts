@@ -5,6 +5,7 @@ import {
   createMcpServer,
   McpStdioServerTransport,
   startMcpHttpServer,
+  withAskLane,
 } from '../../server/mcp/index.js';
 import { RunningSessions } from '../../server/mcp/running-sessions.js';
 import { AGENT_FLAG_OPTIONS, loadServedAgent, SKILLS_USAGE } from '../cli-agent.js';
@@ -115,7 +116,8 @@ export async function runMcpServeCommand(
     }
     const running = new RunningSessions();
     const server = createMcpServer(served, running);
-    const transport = new McpStdioServerTransport();
+    // ask_ calls are answered below the SDK's Protocol (own-call-lane.ts); the rest goes through it.
+    const transport = withAskLane(server, new McpStdioServerTransport());
     const closed = new Promise<void>((resolve) => {
       transport.onclose = () => resolve();
       process.stdin.once('end', () => resolve());

@@ -13,6 +13,7 @@ export {
   restateAgent,
 } from './restate-agent.js';
 export {
+  type RestateCallOptions,
   type RestateClient,
   RestateClientError,
   type RestateClientOptions,

@@ -9,6 +9,7 @@ export {
   type StartedMcpHttpServer,
   startMcpHttpServer,
 } from './mcp-http-server.js';
+export { withAskLane } from './own-call-lane.js';
 export {
   McpStdioServerTransport,
   type McpStdioServerTransportOptions,

@@ -8,7 +8,7 @@ import { MemorySessionStore, type SessionStore } from '../session-imports.js';
 import { askArgsOf } from './ask-args.js';
 import { askOutputSchema, askRefusal } from './ask-result.js';
 import { type AskTarget, runAsk } from './ask-turn.js';
-import { type OwnToolCall, withOwnToolCalls } from './own-tool-calls.js';
+import { type OwnToolCall, registerOwnTools } from './own-tool-calls.js';
 import { RunningSessions } from './running-sessions.js';
 
 /** What `createMcpServer` takes. */
@@ -63,14 +63,15 @@ const DEFAULT_POLL_MS = 200;
  * while the turn runs, the client's cancel (or an interrupt posted to the session's inbox) as an
  * interrupt, approvals as elicitations. Connect it to any transport (`StdioServerTransport`;
  * `startMcpHttpServer` serves Streamable HTTP); tools added with its `registerTool` sit beside the
- * agents. The `ask_` calls skip `McpServer`'s schema checks (own-tool-calls.ts).
+ * agents. The `ask_` calls skip `McpServer`'s schema checks (own-tool-calls.ts); over stdio,
+ * `withAskLane` answers them below the SDK's `Protocol` (own-call-lane.ts).
  */
 export function createMcpServer(
   options: McpAgentServerOptions,
   running: RunningSessions = new RunningSessions(),
 ): McpServer {
   // No `tools` capability here: McpServer installs its tool handlers at the first registerTool, which
-  // withOwnToolCalls needs to see (own-tool-calls.ts).
+  // registerOwnTools needs to see (own-tool-calls.ts).
   const server = new McpServer(options.serverInfo ?? { name: 'agentloop', version: '1' });
   const store = options.store ?? new MemorySessionStore();
   const principal = options.principal ?? LOCAL_PRINCIPAL;
@@ -88,24 +89,22 @@ export function createMcpServer(
       pollMs: options.pollMs ?? DEFAULT_POLL_MS,
     }),
   );
-  const calls = new Map(targets.map((target) => [target.toolName, askCall(server, target, principal)]));
-  // The ask_ tools are listed by McpServer with their schemas; their calls skip its schema checks.
-  withOwnToolCalls(server, calls, () => {
-    for (const target of targets) {
-      const call = calls.get(target.toolName)!;
-      server.registerTool(
-        target.toolName,
-        {
-          title: `Ask ${target.name}`,
-          description: describe(target.name, target.source),
-          inputSchema: askInputSchema,
-          outputSchema: askOutputSchema,
-          annotations: { readOnlyHint: false, openWorldHint: true },
-        },
-        (args, extra) => call(args, extra),
-      );
-    }
-  });
+  // One registration: McpServer lists the ask_ tools with their schemas; their calls skip its schema
+  // checks, and the stdio lane (withAskLane) answers them from the same list.
+  registerOwnTools(
+    server,
+    targets.map((target) => ({
+      name: target.toolName,
+      config: {
+        title: `Ask ${target.name}`,
+        description: describe(target.name, target.source),
+        inputSchema: askInputSchema,
+        outputSchema: askOutputSchema,
+        annotations: { readOnlyHint: false, openWorldHint: true },
+      },
+      call: askCall(server, target, principal),
+    })),
+  );
   return server;
 }
 

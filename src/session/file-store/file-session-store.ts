@@ -21,6 +21,7 @@ import {
   type UnreadableSession,
 } from '../session-store.js';
 import { SessionStoreError } from '../session-store-error.js';
+import { SessionWriteQueue } from '../session-write-queue.js';
 import type { TranscriptEntryInput } from '../transcript.js';
 import { mkdirDurable, removeAtomicWriteLeftovers } from './durable-write.js';
 import { FileInbox } from './file-inbox.js';
@@ -57,19 +58,12 @@ export interface FileSessionStoreOptions extends SessionsDirOptions {
   now?: () => Date;
 }
 
-/** Appends that arrived while earlier work for the session was running; written by one write. */
-interface AppendBatch {
-  /** Appends join a batch only with the same key (the same lease). */
-  key: string;
-  bodies: string[];
-  done: Promise<void>;
-}
-
-/** Per-session state of this store: the write queue and what it knows about the files. */
-interface Lane {
-  /** Settles when the last queued write for the session has. */
-  tail: Promise<unknown>;
-  batch: AppendBatch | undefined;
+/**
+ * What this store knows of one session's files: the state its write queue carries. Kept while the
+ * store lives (the appender's last `seq` would cost a read of the whole transcript to learn again).
+ */
+interface SessionFileState {
+  readonly id: string;
   /** Writes the transcript; knows its last `seq` once it has read the file. */
   transcript: TranscriptAppender;
   /** The record's slot files, once read (again after a lease is taken: another owner may have written). */
@@ -101,12 +95,16 @@ export class FileSessionStore implements SessionStore, SessionOwnership, Session
   private readonly fsync: boolean;
   private readonly now: () => Date;
   private readonly saveClock: () => Date;
-  private readonly lanes = new Map<string, Lane>();
   private readonly inbox: FileInbox;
+  /** Writes for one session in call order; each lane carries what the store knows of the session's files. */
+  readonly #queue = new SessionWriteQueue<SessionFileState>({
+    state: (id) => this.#freshState(id),
+    keepIdleLanes: true,
+  });
   /** Per session, the slot file that held its newest record when this store last read or wrote it. */
   readonly #recordFiles = new Map<string, string>();
-  /** Lanes whose transcript file is open, the one used longest ago first. */
-  readonly #openTranscripts = new Set<Lane>();
+  /** Sessions whose transcript file is open, the one used longest ago first. */
+  readonly #openTranscripts = new Set<SessionFileState>();
 
   constructor(options: FileSessionStoreOptions = {}) {
     this.dir = resolveSessionsDir(options);
@@ -135,24 +133,23 @@ export class FileSessionStore implements SessionStore, SessionOwnership, Session
   async save(input: SessionRecordInput, options: WriteOptions = {}): Promise<SessionRecord> {
     const body = recordBodyJson(input);
     const id = input.id;
-    const lane = this.lane(id);
-    return this.enqueue(lane, async () => {
-      lane.lease.check(options);
-      const transcriptSeq = await lane.transcript.lastSeq();
+    return this.#queue.run(id, async (session) => {
+      session.lease.check(options);
+      const transcriptSeq = await session.transcript.lastSeq();
       const dir = this.sessionDir(id);
-      const slots = lane.slots ?? (await readSlotsState(dir, id, this.now));
+      const slots = session.slots ?? (await readSlotsState(dir, id, this.now));
       const times = saveTimes(input, slots.times, this.saveClock());
       const json = encodeSnapshot(id, input.state, times, transcriptSeq, body);
-      if (!lane.swept) {
+      if (!session.swept) {
         refuseLink(dir, id); // a session folder that is a link would take the writes elsewhere
         await mkdirDurable(dir, this.fsync);
         // Temp files of format 1's saves (by rename) that a crash left.
         await removeAtomicWriteLeftovers(path.join(dir, SNAPSHOT_FILE));
-        lane.swept = true;
+        session.swept = true;
       }
-      lane.slots = undefined; // read again if this save fails half-way
+      session.slots = undefined; // read again if this save fails half-way
       const written = await writeNextSlot(dir, slots, json, times, this.fsync);
-      lane.slots = written;
+      session.slots = written;
       const file = path.join(dir, RECORD_SLOT_FILES[written.newest ?? 0]);
       this.#recordFiles.set(id, file);
       return decodeSnapshot(json, file, id);
@@ -161,14 +158,14 @@ export class FileSessionStore implements SessionStore, SessionOwnership, Session
 
   async load(id: string): Promise<SessionRecord | undefined> {
     assertValidSessionId(id);
-    await this.lanes.get(id)?.tail;
+    await this.#queue.idle(id);
     const read = await readRecord(this.sessionDir(id), id);
     if (read) this.#recordFiles.set(id, read.file);
     return read?.record;
   }
 
   async list(): Promise<SessionListEntry[]> {
-    await Promise.all([...this.lanes.values()].map((lane) => lane.tail));
+    await this.#queue.allIdle();
     let names: string[];
     try {
       names = (await readdir(this.dir, { withFileTypes: true }))
@@ -184,8 +181,7 @@ export class FileSessionStore implements SessionStore, SessionOwnership, Session
 
   async delete(id: string): Promise<boolean> {
     assertValidSessionId(id);
-    const lane = this.lane(id);
-    return this.enqueue(lane, async () => {
+    return this.#queue.run(id, async (session) => {
       // Renaming first makes the removal all-or-nothing for readers, even if the process dies mid-rm.
       const trash = path.join(this.dir, `.deleted-${id}-${randomBytes(4).toString('hex')}`);
       try {
@@ -194,9 +190,9 @@ export class FileSessionStore implements SessionStore, SessionOwnership, Session
         if (isMissing(error)) return false;
         throw error;
       }
-      this.#closeTranscript(lane);
+      this.#closeTranscript(session);
       this.#recordFiles.delete(id);
-      Object.assign(lane, this.freshLaneState(id));
+      Object.assign(session, this.#freshState(id));
       await rm(trash, { recursive: true, force: true });
       return true;
     });
@@ -211,50 +207,39 @@ export class FileSessionStore implements SessionStore, SessionOwnership, Session
     const now = this.now();
     const bodies = entries.map((entry) => transcriptEntryJson(id, entry, now));
     if (bodies.length === 0) return;
-    const lane = this.lane(id);
-    const key = options.lease ? `${options.lease.owner}#${options.lease.token}` : '';
-    let batch = lane.batch?.key === key ? lane.batch : undefined;
-    if (!batch) {
-      const fresh: AppendBatch = { key, bodies: [], done: Promise.resolve() };
-      fresh.done = this.enqueue(lane, async () => {
-        if (lane.batch === fresh) lane.batch = undefined;
-        lane.lease.check(options);
-        this.#keepOpen(lane);
-        return lane.transcript.append(fresh.bodies);
-      });
-      lane.batch = fresh;
-      batch = fresh;
-    }
-    batch.bodies.push(...bodies);
-    return batch.done;
+    return this.#queue.append(id, bodies, options, this.#writeAppends);
   }
+
+  /** Writes a batch of appends (the queue's batching; `options` are those of its first append). */
+  readonly #writeAppends = (bodies: string[], options: WriteOptions, session: SessionFileState) => {
+    session.lease.check(options);
+    this.#keepOpen(session);
+    return session.transcript.append(bodies);
+  };
 
   async readTranscript(id: string): Promise<TranscriptRead> {
     assertValidSessionId(id);
-    await this.lanes.get(id)?.tail;
+    await this.#queue.idle(id);
     return readTranscriptFile(this.file(id, TRANSCRIPT_FILE), id);
   }
 
   async acquireLease(id: string, request: LeaseRequest): Promise<SessionLease> {
     assertValidSessionId(id);
-    const lane = this.lane(id);
-    return this.enqueue(lane, async () => {
-      const lease = await lane.lease.acquire(request);
-      lane.slots = undefined;
+    return this.#queue.run(id, async (session) => {
+      const lease = await session.lease.acquire(request);
+      session.slots = undefined;
       return lease;
     });
   }
 
   async renewLease(lease: SessionLease, leaseMs: number): Promise<SessionLease> {
-    const lane = this.lane(lease.sessionId);
-    return this.enqueue(lane, () => lane.lease.renew(lease, leaseMs));
+    return this.#queue.run(lease.sessionId, (session) => session.lease.renew(lease, leaseMs));
   }
 
   async releaseLease(lease: SessionLease): Promise<void> {
-    const lane = this.lane(lease.sessionId);
-    return this.enqueue(lane, async () => {
-      this.#closeTranscript(lane);
-      await lane.lease.release(lease);
+    return this.#queue.run(lease.sessionId, async (session) => {
+      this.#closeTranscript(session);
+      await session.lease.release(lease);
     });
   }
 
@@ -270,9 +255,8 @@ export class FileSessionStore implements SessionStore, SessionOwnership, Session
 
   async completeInbox(id: string, seqs: readonly number[], options: WriteOptions = {}): Promise<void> {
     assertValidSessionId(id);
-    const lane = this.lane(id);
-    return this.enqueue(lane, async () => {
-      lane.lease.check(options);
+    return this.#queue.run(id, async (session) => {
+      session.lease.check(options);
       await this.inbox.complete(id, seqs);
     });
   }
@@ -284,19 +268,7 @@ export class FileSessionStore implements SessionStore, SessionOwnership, Session
     for (const id of await this.inbox.pendingSessions()) {
       if (claimed.length >= request.limit) break;
       if (!isValidSessionId(id)) continue;
-      const lane = this.lane(id);
-      const lease = await this.enqueue(lane, async () => {
-        const current = await lane.lease.read();
-        if (current && isLive(current)) return undefined;
-        if (!(await this.inbox.hasWork(id))) {
-          await this.inbox.settlePending(id);
-          return undefined;
-        }
-        return lane.lease.acquire(request, { ifFree: true }).catch((error: unknown) => {
-          if ((error as { code?: unknown }).code === 'in_use') return undefined;
-          throw error;
-        });
-      }).catch((error: unknown) => {
+      const lease = await this.#claimIfFree(id, request).catch((error: unknown) => {
         failure ??= error;
         return undefined;
       });
@@ -307,57 +279,57 @@ export class FileSessionStore implements SessionStore, SessionOwnership, Session
     return claimed;
   }
 
+  /** Takes session `id` when its lease is free and its inbox has open items; else undefined. */
+  #claimIfFree(id: string, request: LeaseRequest): Promise<SessionLease | undefined> {
+    return this.#queue.run(id, async (session) => {
+      const current = await session.lease.read();
+      if (current && isLive(current)) return undefined;
+      if (!(await this.inbox.hasWork(id))) {
+        await this.inbox.settlePending(id);
+        return undefined;
+      }
+      return session.lease.acquire(request, { ifFree: true }).catch((error: unknown) => {
+        if ((error as { code?: unknown }).code === 'in_use') return undefined;
+        throw error;
+      });
+    });
+  }
+
   /** Wakes `listener` when a session gets inbox items (fs.watch; workers poll as well). */
   watchInbox(listener: () => void): Promise<() => void> {
     return this.inbox.watch(listener);
   }
 
   /**
-   * Marks the lane's transcript as the one used last; past {@link MAX_OPEN_TRANSCRIPTS} open files, the
-   * one used longest ago is closed once its queued writes are done (it opens again when next written).
+   * Marks the session's transcript as the one used last; past {@link MAX_OPEN_TRANSCRIPTS} open files,
+   * the one used longest ago is closed once its queued writes are done (it opens again when next written).
    */
-  #keepOpen(lane: Lane): void {
-    this.#openTranscripts.delete(lane);
-    this.#openTranscripts.add(lane);
+  #keepOpen(session: SessionFileState): void {
+    this.#openTranscripts.delete(session);
+    this.#openTranscripts.add(session);
     if (this.#openTranscripts.size <= MAX_OPEN_TRANSCRIPTS) return;
-    const oldest = this.#openTranscripts.values().next().value as Lane;
+    const oldest = this.#openTranscripts.values().next().value as SessionFileState;
     this.#openTranscripts.delete(oldest);
-    void this.enqueue(oldest, async () => oldest.transcript.close());
+    void this.#queue.run(oldest.id, (state) => state.transcript.close());
   }
 
-  #closeTranscript(lane: Lane): void {
-    this.#openTranscripts.delete(lane);
-    lane.transcript.close();
+  #closeTranscript(session: SessionFileState): void {
+    this.#openTranscripts.delete(session);
+    session.transcript.close();
   }
 
   private file(id: string, name: string): string {
     return path.join(this.dir, id, name);
   }
 
-  private lane(id: string): Lane {
-    let lane = this.lanes.get(id);
-    if (!lane) {
-      lane = { tail: Promise.resolve(), batch: undefined, ...this.freshLaneState(id) };
-      this.lanes.set(id, lane);
-    }
-    return lane;
-  }
-
   /** What the store knows about a session's files before it has looked at them. */
-  private freshLaneState(id: string): Pick<Lane, 'transcript' | 'slots' | 'swept' | 'lease'> {
+  #freshState(id: string): SessionFileState {
     const transcript = new TranscriptAppender(this.file(id, TRANSCRIPT_FILE), id, {
       fsync: this.fsync,
       now: this.now,
     });
     const lease = new LeaseFile(this.sessionDir(id), this.file(id, LEASE_FILE), id, this.fsync);
-    return { transcript, slots: undefined, swept: false, lease };
-  }
-
-  /** Runs `task` after everything queued before it for the session, whatever their outcome. */
-  private enqueue<T>(lane: Lane, task: () => Promise<T>): Promise<T> {
-    const run = lane.tail.then(task);
-    lane.tail = run.then(noop, noop);
-    return run;
+    return { id, transcript, slots: undefined, swept: false, lease };
   }
 
   private async listRow(id: string): Promise<SessionListEntry | undefined> {

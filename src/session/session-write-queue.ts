@@ -1,0 +1,118 @@
+import type { SessionLease, WriteOptions } from './session-lease.js';
+
+/** Appends that arrived while earlier work for the session was running; written together. */
+interface AppendBatch {
+  /** Appends join a batch only under the same lease (owner and token), or all without one. */
+  lease: SessionLease | undefined;
+  bodies: string[];
+  done: Promise<void>;
+}
+
+/** One session's queue. */
+interface Lane<S> {
+  /** Settles, with `state`, when the last work queued for the session has. */
+  tail: Promise<S>;
+  /** The appends waiting to join one write, until that write starts. */
+  batch: AppendBatch | undefined;
+  /** Work queued and not settled yet. */
+  pending: number;
+  /** Ends a call's turn in the lane, giving the state to the next: made once a lane, not once a call. */
+  settled: () => S;
+}
+
+/** What a {@link SessionWriteQueue} carries for each session. */
+export interface SessionWriteQueueOptions<S> {
+  /** Makes a session's state when its lane opens; every task of the session is given it. */
+  state?: (id: string) => S;
+  /**
+   * Keep a lane (and its state) once its work is done. Without it, a lane is dropped when its
+   * last queued work settles and made afresh on the next call (with fresh state).
+   */
+  keepIdleLanes?: boolean;
+}
+
+/**
+ * One in-process write queue per session, shared by the file and PostgreSQL stores: calls take effect
+ * in call order and reads wait for the writes called before them (the store contract), whatever runs
+ * in parallel below. Appends that pile up while the session's queue is busy, under the same lease, go
+ * out together in one write. This is the path of every store write: a call costs two promises (its
+ * result and the lane's next tail) and no closure; a new batch of appends, one closure more.
+ */
+export class SessionWriteQueue<S = undefined> {
+  readonly #lanes = new Map<string, Lane<S>>();
+  readonly #state: ((id: string) => S) | undefined;
+  readonly #keepIdle: boolean;
+
+  constructor(options: SessionWriteQueueOptions<S> = {}) {
+    this.#state = options.state;
+    this.#keepIdle = options.keepIdleLanes ?? false;
+  }
+
+  /** Runs `task` with the session's state after everything queued before it for the session, whatever their outcome. */
+  run<T>(id: string, task: (state: S) => T | PromiseLike<T>): Promise<T> {
+    return this.#runIn(this.#lanes.get(id) ?? this.#open(id), task);
+  }
+
+  /**
+   * Queues `bodies` for `write`, joining the appends waiting for the session under the same lease.
+   * The batch is written with the `options` of its first append; if that fails, every append of it
+   * rejects with the error.
+   */
+  append(
+    id: string,
+    bodies: readonly string[],
+    options: WriteOptions,
+    write: (bodies: string[], options: WriteOptions, state: S) => Promise<void>,
+  ): Promise<void> {
+    const lane = this.#lanes.get(id) ?? this.#open(id);
+    let batch = lane.batch;
+    if (!batch || !sameLease(batch.lease, options.lease)) {
+      const fresh = { lease: options.lease, bodies: [] as string[] } as AppendBatch;
+      fresh.done = this.#runIn(lane, (state) => {
+        if (lane.batch === fresh) lane.batch = undefined;
+        return write(fresh.bodies, options, state);
+      });
+      lane.batch = fresh;
+      batch = fresh;
+    }
+    batch.bodies.push(...bodies);
+    return batch.done;
+  }
+
+  /** Settles when the session's queued work has. */
+  idle(id: string): Promise<unknown> {
+    return this.#lanes.get(id)?.tail ?? Promise.resolve();
+  }
+
+  /** Settles when every session's queued work has. */
+  allIdle(): Promise<unknown> {
+    return Promise.all([...this.#lanes.values()].map((lane) => lane.tail));
+  }
+
+  #runIn<T>(lane: Lane<S>, task: (state: S) => T | PromiseLike<T>): Promise<T> {
+    lane.pending++;
+    // The tail resolves to the state, so the next task gets it as its argument.
+    const result = lane.tail.then(task);
+    lane.tail = result.then(lane.settled, lane.settled);
+    return result;
+  }
+
+  #open(id: string): Lane<S> {
+    const state = this.#state?.(id) as S;
+    const lane: Lane<S> = {
+      tail: Promise.resolve(state),
+      batch: undefined,
+      pending: 0,
+      settled: () => {
+        if (--lane.pending === 0 && !this.#keepIdle) this.#lanes.delete(id);
+        return state;
+      },
+    };
+    this.#lanes.set(id, lane);
+    return lane;
+  }
+}
+
+function sameLease(a: SessionLease | undefined, b: SessionLease | undefined): boolean {
+  return a === b || (a?.owner === b?.owner && a?.token === b?.token);
+}
