@@ -15,18 +15,41 @@
 // adapter and the bare engine are enqueued on queues with the same settings (partitioned by session,
 // one at a time, polled every `--poll-ms`) and waited for with the same call; `--flat` adds the bare
 // engine on a plain queue (a different dequeue), to see what the partitioning itself costs.
+// `--probe` (dbos36c): each session's phases from marks (bench/lib/dbos-probe.mjs: every `DBOS.runStep`'s
+// call, function start and end and return, the model request's start and the server's response
+// flushed), per round of steps (react / pre / fn / post, a model round's fn split into lead / http /
+// tail), the window's head and end; the in-process agent's model calls and the gaps between them; the
+// statements each session sent per pool and how long any waited for a pool's connection.
+// `--probe-dump`: the last session of each mode, every mark and statement in order. `--probe-windows=<file>`:
+// each session's phases as windows of the monotonic clock, for a CPU profile taken meanwhile
+// (`node --cpu-prof ...`, then bench/lib/profile-windows.mjs). Baselines beside the adapter (dbos36c):
+// `--agent-wf`, the agent in a workflow of the bench's own, each effect a `DBOS.runStep` and nothing
+// else of the adapter's; `--hand-wf`, the hand-written loop (no agentloop) with the same steps.
 // npm run build && node bench/dbos-turn-timeline.mjs [--sessions=20] [--shapes=batch,chain] [--b=<dist>]
-//   [--poll-ms=20] [--flat]
+//   [--a=<dist>] [--poll-ms=20] [--flat] [--probe] [--probe-dump] [--probe-windows=<file>] [--agent-wf]
+//   [--hand-wf]
+
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { createAgent } from '../dist/index.js';
+import {
+  gcsWithin,
+  installProbe,
+  probedPhases,
+  probedWindows,
+  probePool,
+  takeMarks,
+} from './lib/dbos-probe.mjs';
 import { benchArgs, startBenchCluster } from './lib/engine-bench.mjs';
 import {
   closeShapes,
   enqueueBareDbos,
   FINAL,
+  handCompletes,
   registerBareDbosQueue,
   registerBareDbosWorkflow,
+  registerHandDbosWorkflow,
   shapeOf,
   shapeOptions,
   startShapes,
@@ -36,7 +59,13 @@ import { meanSpread } from './lib/stats.mjs';
 const args = benchArgs();
 const sessions = Number(args.sessions ?? 20);
 const { DBOS } = await import('@dbos-inc/dbos-sdk');
-const builds = { a: await import('../dist/engines/dbos/index.js') };
+// A flag given alone is a key with no value (benchArgs): look for the key.
+const probe = 'probe' in args;
+if (probe) installProbe(DBOS);
+// `--a=<dist>`: mode `dbos-a` from another build (with `--b`, two builds swap places between runs).
+const builds = {
+  a: await import(args.a ? path.resolve(args.a, 'engines/dbos/index.js') : '../dist/engines/dbos/index.js'),
+};
 if (args.b) builds.b = await import(path.resolve(args.b, 'engines/dbos/index.js'));
 const SHAPES = await startShapes();
 const shapes = (args.shapes ?? 'text,batch,chain').split(',');
@@ -57,7 +86,7 @@ const timedPool = (name, max) => {
     const query = client.query.bind(client);
     client.query = (text, ...rest) => {
       const sql = (typeof text === 'string' ? text : text.text).replace(/\s+/g, ' ').trim();
-      const entry = [name, performance.now(), 0, sql, client, 0];
+      const entry = [name, performance.now(), Number.NaN, sql, client, 0];
       log.push(entry);
       const done = () => {
         entry[2] = performance.now();
@@ -79,6 +108,10 @@ const timedPool = (name, max) => {
 };
 const sysPool = timedPool('sys', 10);
 const appPool = timedPool('app', 4);
+if (probe) {
+  probePool('sys', sysPool);
+  probePool('app', appPool);
+}
 const pollMs = Number(args['poll-ms'] ?? 20);
 // A flag given alone is a key with no value (benchArgs): look for the key.
 const flat = 'flat' in args;
@@ -89,6 +122,37 @@ const agents = Object.fromEntries(
   ]),
 );
 const bare = registerBareDbosWorkflow(DBOS);
+/**
+ * `--agent-wf`: the agent in a workflow of the bench's own with no adapter (no sessions table, no
+ * interrupt watch, no turn loop): each effect a `DBOS.runStep` recording JSON text, as the adapter's
+ * steps do; on the bare engine's queue. What the agent on DBOS steps costs before anything else of
+ * the adapter's.
+ */
+/** `--hand-wf`: the hand-written loop as a DBOS workflow (bench/lib/engine-shapes.mjs), on the bare queue. */
+const handWf = 'hand-wf' in args ? registerHandDbosWorkflow(DBOS, handCompletes(SHAPES)) : undefined;
+const agentWf =
+  'agent-wf' in args
+    ? DBOS.registerWorkflow(
+        async (id) => {
+          const steps = {
+            step: async (key, run) =>
+              JSON.parse(await DBOS.runStep(async () => JSON.stringify(await run()), { name: key })),
+          };
+          const agent = createAgent({
+            ...shapeOptions(SHAPES, shapeOf(id)),
+            sessionId: id.replace('~', '.'),
+            durableSteps: steps,
+          });
+          try {
+            const r = await agent.send('go');
+            return { response: r.response };
+          } finally {
+            agent.stop();
+          }
+        },
+        { name: 'bench.agentwf' },
+      )
+    : undefined;
 DBOS.setConfig({ name: 'turn-timeline', systemDatabasePool: sysPool, logLevel: 'error' });
 await DBOS.launch();
 for (const agent of Object.values(agents)) await agent.start();
@@ -146,7 +210,17 @@ function analyse(entries) {
   const inDb = union([...steps, ...own, ...app, [output[1], to]]);
   // Where the turn's end was recorded (the commit of DBOS's output row), for what follows it.
   const end = { at: to, cpu: (commit ?? output)[5] };
-  return { total, steps: inSteps, app: inApp, db: inDb, between: total - inDb, n: steps.length, end };
+  return {
+    total,
+    steps: inSteps,
+    app: inApp,
+    db: inDb,
+    between: total - inDb,
+    n: steps.length,
+    end,
+    from,
+    fromCpu: claim[5],
+  };
 }
 
 /** Epoch ms with a fraction, comparable with DBOS's epoch-ms columns (one machine, one clock). */
@@ -173,6 +247,10 @@ const modes = [
     run: session((id) => agent.post(id, 'go')),
   })),
   { name: 'bare', run: session((id) => enqueueBareDbos(DBOS, bare, id, shapeOf(id))) },
+  ...(agentWf ? [{ name: 'agent-wf', run: session((id) => enqueueBareDbos(DBOS, agentWf, id, id)) }] : []),
+  ...(handWf
+    ? [{ name: 'hand-wf', run: session((id) => enqueueBareDbos(DBOS, handWf, id, shapeOf(id))) }]
+    : []),
   ...(flat
     ? [
         {
@@ -222,6 +300,37 @@ const inProcess = async (id) => {
   agent.stop();
 };
 const report = {};
+function dump(mode, shape, marks, entries, from) {
+  const rows = [
+    ...marks.map(([t, what, detail]) => [t, t, `${what} ${detail ?? ''}`]),
+    ...entries.map((e) => [e[1], e[2], `${e[0]} ${e[3].slice(0, 70)}`]),
+  ].sort((x, y) => x[0] - y[0]);
+  console.log(`--probe-dump ${shape} ${mode} (ms from the queue's claim; statements: start +duration)`);
+  for (const [t0, t1, what] of rows)
+    console.log(
+      `  ${(t0 - from).toFixed(2).padStart(8)} ${t1 > t0 ? `+${(t1 - t0).toFixed(2)}`.padEnd(7) : ''.padEnd(7)} ${what}`,
+    );
+}
+/** `--probe`: per shape and mode, each session's phases ({@link probedPhases}), statements and waits. */
+const probes = {};
+/** `--probe-windows=<file>`: every session's phases as [mode phase, start us, end us], written there. */
+const windows = [];
+/** performance.now() times as the monotonic clock's us, by a session's first mark. */
+const usOf = (marks, ...ts) =>
+  ts.map((t) => t * 1000 + (marks.length ? marks[0][4] - marks[0][0] * 1000 : 0));
+const probeOf = (probed, window, entries) => ({
+  ...probedPhases({ ...probed, ...window, statements: entries }),
+  'stmt.sys': entries.filter((e) => e[0] === 'sys').length,
+  'stmt.app': entries.filter((e) => e[0] === 'app').length,
+  'stmt.sys.window': entries.filter((e) => e[0] === 'sys' && e[1] >= window.from && e[2] <= window.to).length,
+  'wait.n': probed.waits.length,
+  'wait.ms': probed.waits.reduce((a, w) => a + w[1], 0),
+  'wait.app.ms': probed.waits.reduce((a, w) => a + (w[0] === 'app' ? w[1] : 0), 0),
+  'wait.max.ms': probed.waits.reduce((a, w) => Math.max(a, w[1]), 0),
+  'gc.n': gcsWithin(window.from, window.to).length,
+  'gc.ms': gcsWithin(window.from, window.to).reduce((a, g) => a + g[1], 0),
+  'gc.major.ms': gcsWithin(window.from, window.to).reduce((a, g) => a + (g[2] ? g[1] : 0), 0),
+});
 /** Per shape and mode: each phase's mean, its standard error, its median, and the mode less bare. */
 const timeline = {};
 let n = 0;
@@ -230,24 +339,57 @@ try {
     const rows = Object.fromEntries(modes.map((m) => [m.name, []]));
     const clientSides = Object.fromEntries(modes.map((m) => [m.name, []]));
     const inproc = [];
+    const inprocCpu = [];
+    probes[shape] = Object.fromEntries([...modes.map((m) => [m.name, []]), ['in-process', []]]);
     for (let i = -3; i < sessions; i++) {
       for (let k = 0; k < modes.length; k++) {
         const m = modes[(i + 3 + k) % modes.length];
         log = [];
+        takeMarks();
         const cpu = process.cpuUsage();
         const side = await m.run(`${shape}~${m.name}-${n++}`);
         const used = process.cpuUsage(cpu);
         const a = analyse(log);
+        const probed = takeMarks();
+        if (args['probe-windows'] && i >= 0)
+          windows.push(
+            ...probedWindows(probed.marks, log).map(([phase, a, b]) => [`${m.name} ${phase}`, a, b]),
+            [`${m.name} window`, ...usOf(probed.marks, a.from, a.end.at)],
+          );
+        if (probe && i >= 0 && a)
+          probes[shape][m.name].push({
+            ...probeOf(probed, { from: a.from, to: a.end.at }, log),
+            'cpu.window': a.end.cpu - a.fromCpu,
+          });
+        // `--probe-dump`: the last session of each mode, every mark and statement in order.
+        if ('probe-dump' in args && i === sessions - 1 && a) dump(m.name, shape, probed.marks, log, a.from);
         if (i >= 0 && a) rows[m.name].push({ ...a, cpu: (used.user + used.system) / 1000 });
         side.polls = log.filter((e) => e[0] === 'sys' && RESULT_POLL.test(e[3])).length;
         side.end = a?.end;
         if (i >= 0) clientSides[m.name].push(side);
       }
+      log = [];
+      takeMarks();
       const start = performance.now();
+      const cpu = process.cpuUsage();
       await inProcess(`${shape}~inproc-${n++}`);
-      if (i >= 0) inproc.push(performance.now() - start);
+      const used = process.cpuUsage(cpu);
+      const stop = performance.now();
+      if (i >= 0) inproc.push(stop - start);
+      if (i >= 0) inprocCpu.push((used.user + used.system) / 1000);
+      const probed = takeMarks();
+      if (probe && i >= 0)
+        probes[shape]['in-process'].push({
+          ...probeOf(probed, { from: start, to: stop }, log),
+          'cpu.window': (used.user + used.system) / 1000,
+        });
+      if (args['probe-windows'] && i >= 0)
+        windows.push(...probedWindows(probed.marks).map(([phase, a, b]) => [`in-process ${phase}`, a, b]), [
+          'in-process window',
+          ...usOf(probed.marks, start, stop),
+        ]);
     }
-    report[shape] = { 'in-process': round(median(inproc)) };
+    report[shape] = { 'in-process': round(median(inproc)), 'in-process CPU': round(median(inprocCpu)) };
     for (const [name, list] of Object.entries(rows)) {
       const out = {};
       for (const key of ['total', 'steps', 'app', 'db', 'between', 'n', 'cpu'])
@@ -285,9 +427,9 @@ try {
 console.log('ms, medians per turn (dequeue to end; in DBOS step transactions; adapter statements; all');
 console.log("statements; between them), and the in-process agent's whole session:");
 for (const [shape, r] of Object.entries(report)) {
-  console.log(`${shape}: in-process ${r['in-process']}`);
+  console.log(`${shape}: in-process ${r['in-process']}, its CPU ${r['in-process CPU']}`);
   for (const [name, o] of Object.entries(r)) {
-    if (name === 'in-process') continue;
+    if (name.startsWith('in-process')) continue;
     console.log(
       `  ${name.padEnd(8)} total ${o.total}, steps ${o.steps} (${o.n}), adapter ${o.app}, db ${o.db}, between ${o.between}; this process's CPU ${o.cpu}`,
     );
@@ -307,4 +449,23 @@ for (const [shape, r] of Object.entries(timeline)) {
     }
   }
 }
-console.log(JSON.stringify({ report, timeline }));
+if (args['probe-windows']) writeFileSync(args['probe-windows'], JSON.stringify(windows));
+if (probe) {
+  console.log(
+    '--probe: ms per session, mean +- standard error (rounds: a round is one step, or steps run at once)',
+  );
+  for (const [shape, byMode] of Object.entries(probes)) {
+    console.log(`${shape}:`);
+    const keys = [
+      ...new Set(Object.values(byMode).flatMap((list) => list.flatMap((p) => Object.keys(p)))),
+    ].sort();
+    for (const key of keys) {
+      const cells = Object.entries(byMode).map(([name, list]) => {
+        const ms = meanSpread(list.map((p) => p[key] ?? 0));
+        return `${name} ${round(ms.mean)} +- ${round(ms.se)}`;
+      });
+      console.log(`  ${key.padEnd(16)} ${cells.join(' | ')}`);
+    }
+  }
+}
+console.log(JSON.stringify({ report, timeline, ...(probe ? { probes } : {}) }));

@@ -28,6 +28,10 @@
 //                engine's own round trips: what is left of (engine - in-process - bare) is the adapter's.
 //                dbos-bare's queue has the adapter's settings (partitioned by session id, one at a time,
 //                the same poll), and both wait for the result with the same call.
+//   hand / restate-hand / dbos-hand   the hand-written loop with no agentloop (the `openai` SDK, a
+//                step per model call and per tool call): in process, and on each engine, where its
+//                steps do the agent's I/O; the adapter's part against it is
+//                (engine - engine-hand) - (in-process - hand). dbos-hand on dbos-bare's queue.
 // Printed per mode and shape: the median of `repeat` rounds' means, and the mean of every session with
 // its standard error; the adapter's part both ways (by the mean: session by session when interleaved).
 // All modes share one PostgreSQL cluster (fsync on) and the model servers, in this process.
@@ -42,8 +46,9 @@
 // time by a shared machine's load.
 // npm run build && node bench/engines.mjs [--sessions=10] [--repeat=3] [--dbos-poll-ms=50] [--interleave]
 //   [--order=shuffle|rotate] [--seed=1] [--warmup=3]
-//   [--dbos-b=<another build's dist>] [--restate-b=<another build's dist>] [--restate-a=<a build's dist>]
-//   [--only=in-process,in-process-pg,seam,seam-wait,pg-workers,restate,restate-bare,dbos,dbos-bare]
+//   [--dbos-b=<another build's dist>] [--dbos-a=<a build's dist>] [--restate-b=<another build's dist>]
+//   [--restate-a=<a build's dist>]
+//   [--only=in-process,in-process-pg,seam,seam-wait,pg-workers,restate,restate-bare,dbos,dbos-bare,hand,dbos-hand]
 import path from 'node:path';
 import { createAgent, createSessionClient, startWorker } from '../dist/index.js';
 import { PostgresSessionStore } from '../dist/postgres/index.js';
@@ -58,6 +63,7 @@ import {
   handTurn,
   registerBareDbosQueue,
   registerBareDbosWorkflow,
+  registerHandDbosWorkflow,
   sendBareRestate,
   serveRestateEndpoint,
   shapeOf,
@@ -404,9 +410,13 @@ try {
       );
     }
   }
-  if (only.has('dbos') || only.has('dbos-bare')) {
+  if (only.has('dbos') || only.has('dbos-bare') || only.has('dbos-hand')) {
     const { DBOS } = await import('@dbos-inc/dbos-sdk');
-    const { dbosAgent } = await import('../dist/engines/dbos/index.js');
+    // `--dbos-a=<dist>`: mode `dbos` from another build's dist instead of this one's (with `--dbos-b`,
+    // the two builds swap places between runs: a mode's place in the rotation has a bias of its own).
+    const { dbosAgent } = await import(
+      args['dbos-a'] ? path.resolve(args['dbos-a'], 'engines/dbos/index.js') : '../dist/engines/dbos/index.js'
+    );
     const url = await createDatabase('bench_dbos');
     const pool = new pg.Pool({ connectionString: url, max: 4 });
     closers.push(() => pool.end());
@@ -424,6 +434,7 @@ try {
       : undefined;
     // The engine alone: a workflow on a queue taking the agent's turn's steps in its shape (BARE_PLANS).
     const bare = registerBareDbosWorkflow(DBOS);
+    const hand = registerHandDbosWorkflow(DBOS, completes);
     DBOS.setConfig({ name: 'agentloop-bench', systemDatabaseUrl: url, logLevel: 'error' });
     await DBOS.launch();
     closers.push(() => DBOS.shutdown());
@@ -433,7 +444,7 @@ try {
     await registerBareDbosQueue(DBOS, pollMs);
     // Each turn's workflow id, to read from DBOS's records how long it ran once dequeued: the engine's
     // time without the queue's and the result's polling, which round a session up to `pollMs`.
-    const workflows = { dbos: [], 'dbos-b': [], 'dbos-bare': [] };
+    const workflows = { dbos: [], 'dbos-b': [], 'dbos-bare': [], 'dbos-hand': [] };
     if (only.has('dbos')) {
       await use('dbos', 'dbos', async (id) => {
         const workflowId = await agent.post(id, 'go');
@@ -453,6 +464,13 @@ try {
         const workflowId = await enqueueBareDbos(DBOS, bare, id, shapeOf(id));
         workflows['dbos-bare'].push({ id, workflowId });
         // The adapter's modes' wait for the result, the same call.
+        check(await DBOS.retrieveWorkflow(workflowId).getResult({ pollingIntervalMs: pollMs }));
+      });
+    }
+    if (only.has('dbos-hand')) {
+      await use('dbos-hand', 'dboshand', async (id) => {
+        const workflowId = await enqueueBareDbos(DBOS, hand, id, shapeOf(id));
+        workflows['dbos-hand'].push({ id, workflowId });
         check(await DBOS.retrieveWorkflow(workflowId).getResult({ pollingIntervalMs: pollMs }));
       });
     }
@@ -532,14 +550,20 @@ for (const [engine, full, bare] of [
 // the agent's, where the bare engine's return at once): the adapter's part is what the agent on
 // Restate costs over the hand-written loop on Restate, less what the agent costs over the
 // hand-written loop in process: (restate - restate-hand) - (in-process - hand).
-if (results.restate && results['restate-hand'] && results['in-process'] && results.hand) {
+for (const [engine, handMode] of [
+  ['restate', 'restate-hand'],
+  ['dbos', 'dbos-hand'],
+  ['dbos-run', 'dbos-hand-run'],
+  ['dbos-b', 'dbos-hand'],
+]) {
+  if (!results[engine] || !results[handMode] || !results['in-process'] || !results.hand) continue;
   for (const shape of Object.keys(SHAPES)) {
     const part =
-      results.restate[shape] -
-      results['restate-hand'][shape] -
+      results[engine][shape] -
+      results[handMode][shape] -
       (results['in-process'][shape] - results.hand[shape]);
     console.log(
-      `  restate ${shape} (over restate-hand, less in-process over hand): adapter's part ${round(part)} ms of ${results.restate[shape]} ms (${round((part / results.restate[shape]) * 100)}%)`,
+      `  ${engine} ${shape} (over ${handMode}, less in-process over hand): adapter's part ${round(part)} ms of ${results[engine][shape]} ms (${round((part / results[engine][shape]) * 100)}%)`,
     );
   }
 }
@@ -660,6 +684,31 @@ if (interleave) {
       return `${shape} wall ${round(wall.mean)} +- ${round(wall.se)}, CPU ${round(used.mean)} +- ${round(used.se)}`;
     });
     console.log(`${a} less ${b}, ms a session (paired): ${cells.join('; ')}`);
+  }
+}
+// Against the hand-written loop by the mean: (engine - engine-hand) - (in-process - hand), session by
+// session when interleaved.
+for (const [engine, handMode] of [
+  ['restate', 'restate-hand'],
+  ['dbos', 'dbos-hand'],
+  ['dbos-run', 'dbos-hand-run'],
+  ['dbos-b', 'dbos-hand'],
+]) {
+  if (!samples[engine] || !samples[handMode] || !samples['in-process'] || !samples.hand) continue;
+  for (const shape of Object.keys(SHAPES)) {
+    const [full, engineHand, inproc, hand] = [engine, handMode, 'in-process', 'hand'].map(
+      (m) => samples[m][shape] ?? [],
+    );
+    const n = Math.min(full.length, engineHand.length, inproc.length, hand.length);
+    const parts = full.slice(0, n).map((x, k) => x - engineHand[k] - (inproc[k] - hand[k]));
+    const m = meanSpread(parts);
+    const f = meanSpread(full);
+    const key = `${engine} over ${handMode}`;
+    meanParts[key] ??= {};
+    meanParts[key][shape] = { ms: round(m.mean), se: round(m.se), share: round((m.mean / f.mean) * 100) };
+    console.log(
+      `  ${engine} ${shape} (over ${handMode}, less in-process over hand): adapter's part ${round(m.mean)} +- ${round(m.se)} ms of ${round(f.mean)} ms (${round((m.mean / f.mean) * 100)}% +- ${round((m.se / f.mean) * 100)}%)`,
+    );
   }
 }
 console.log('CPU ms per session (this process / its main thread / restate-server / PostgreSQL):');

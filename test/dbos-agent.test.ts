@@ -2,6 +2,7 @@ import { DBOS } from '@dbos-inc/dbos-sdk';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { DbosTurnSteps } from '../src/engines/dbos/dbos-turn-steps.js';
 import { dbosAgent } from '../src/engines/dbos/index.js';
 import { forkSession } from '../src/evals/fork-session.js';
 import { Cassette, replaySession } from '../src/evals/index.js';
@@ -231,6 +232,28 @@ describe('agentloop/dbos on PostgreSQL', () => {
     expect(result.state).toBe('Interrupted');
     expect(model.requests).toHaveLength(1);
     expect((await agent.send('interrupt-3', 'go on')).response).toBe('after the interrupt');
+  });
+
+  it("waits at a turn's end for the steps still running, and for no event-loop turn after them", async () => {
+    // Outside a workflow `DBOS.runStep` runs the function as it is: the step's own bookkeeping is what is tested.
+    const steps = new DbosTurnSteps();
+    let finish = (_value: string) => {};
+    const running = steps.step('drained-1', () => new Promise<string>((resolve) => (finish = resolve)));
+    let drained = false;
+    const done = steps.drained().then(() => {
+      drained = true;
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(drained).toBe(false);
+    let turned = false;
+    setImmediate(() => {
+      turned = true;
+    });
+    finish('done');
+    await done;
+    // The turn's end statement follows at once: no `setImmediate` round waited for (settled() waits two).
+    expect(turned).toBe(false);
+    expect(await running).toBe('done');
   });
 
   it('ends a turn at the iteration limit with a final answer', async () => {

@@ -218,6 +218,25 @@ export function registerBareDbosWorkflow(DBOS) {
   );
 }
 
+/**
+ * The hand-written loop ({@link handTurn}) as DBOS workflow `bench.hand(shape)`: each model call and
+ * each tool call a `DBOS.runStep` recording JSON text (as the adapter's steps record theirs, rather
+ * than DBOS's SuperJSON of the object), a reply's tool calls started together and awaited with
+ * `Promise.all`. Its steps do the agent's I/O, where the bare engine's return at once: `dbos -
+ * dbos-hand` less `in-process - hand` is the adapter's part against steps doing the same I/O
+ * (before `DBOS.launch()`; enqueue it with {@link enqueueBareDbos}).
+ */
+export function registerHandDbosWorkflow(DBOS, completes) {
+  const step = async (name, run) =>
+    JSON.parse(await DBOS.runStep(async () => JSON.stringify(await run()), { name }));
+  return DBOS.registerWorkflow(
+    async (shape) => handTurn(completes[shape], step, (steps) => Promise.all(steps)),
+    {
+      name: 'bench.hand',
+    },
+  );
+}
+
 /** The bare DBOS workflow's queue (every bench that runs the bare engine on DBOS). */
 export const BARE_DBOS_QUEUE = 'bench_bare';
 

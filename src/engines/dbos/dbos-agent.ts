@@ -238,6 +238,8 @@ async function runTurn(run: TurnRun): Promise<DbosTurnResult> {
     );
     let told = '';
     for (;;) {
+      // The agent rests: nothing of its machine is left to settle (its steps are waited for below).
+      if (ended) break;
       await quiesce();
       if (ended) break;
       const pending = agent.state === 'WaitingApproval' ? agent.pendingApprovals : [];
@@ -272,8 +274,10 @@ async function runTurn(run: TurnRun): Promise<DbosTurnResult> {
     }
     if ('error' in ended) throw ended.error;
     const result = ended.result;
-    // Steps an interrupt cut end (are recorded) before the turn's last steps are called.
-    await steps.settled();
+    // Steps an interrupt cut end (are recorded) before the turn's last steps are called; the agent
+    // rests, so no effect step follows them (no event-loop turns are waited for: the turn's end is
+    // on the session's path).
+    await steps.drained();
     const outcome: DbosTurnResult = {
       success: result.success,
       response: result.response,

@@ -83,6 +83,15 @@ export class DbosTurnSteps implements DurableSteps {
     return outcome.value;
   }
 
+  /**
+   * Resolves once no effect step runs, for a turn whose agent rests: no effect step follows one
+   * that ends then, so no event-loop turns are waited for after it, as {@link settled} waits.
+   */
+  async drained(): Promise<void> {
+    while (this.#running > 0) await new Promise<void>((resolve) => this.#waiters.add(resolve));
+    this.#waiters.clear();
+  }
+
   /** Resolves once no effect step runs (and none follows at once). */
   async settled(): Promise<void> {
     for (;;) {
