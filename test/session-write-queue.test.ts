@@ -251,4 +251,63 @@ describe('SessionWriteQueue: state and idle lanes', () => {
     expect(await queue.run('s1', (state) => state)).toBe(first);
     expect(made).toBe(1);
   });
+
+  it('with a bound, keeps the idle lanes used last and drops the one used longest ago, telling why', async () => {
+    const dropped: string[] = [];
+    const queue = new SessionWriteQueue({
+      state: (id) => ({ id }),
+      keepIdleLanes: { max: 2, dropped: (state) => dropped.push(state.id) },
+    });
+    const first = await queue.run('a', (state) => state);
+    await queue.run('b', () => {});
+    await queue.run('a', () => {}); // a is now the one used last
+    await queue.run('c', () => {});
+    await drained();
+    expect(dropped).toEqual(['b']);
+    expect(queue.laneCount).toBe(2);
+    expect(await queue.run('a', (state) => state)).toBe(first);
+    await queue.run('b', () => {}); // made again: c is the one used longest ago now
+    await drained();
+    expect(dropped).toEqual(['b', 'c']);
+    expect(queue.laneCount).toBe(2);
+  });
+
+  it('with a bound, never drops a lane with work queued or a batch being written, nor a pinned one', async () => {
+    const dropped: string[] = [];
+    const pins = new Set(['pinned']);
+    let made = 0;
+    const queue = new SessionWriteQueue({
+      state: (id) => ({ id, n: ++made }),
+      keepIdleLanes: { max: 1, pinned: (state) => pins.has(state.id), dropped: (state) => dropped.push(state.id) },
+    });
+    const busy = deferred();
+    const running = queue.run('busy', async (state) => {
+      await busy.promise;
+      return state;
+    });
+    const writing = deferred();
+    const batch = queue.append('batch', ['x'], {}, () => writing.promise);
+    const pinned = await queue.run('pinned', (state) => state);
+    for (const id of ['i1', 'i2', 'i3']) await queue.run(id, () => {});
+    await drained();
+    expect(dropped).toEqual(['i1', 'i2']);
+    // Three other sessions went idle meanwhile; the busy ones and the pinned one kept their lanes.
+    expect(queue.laneCount).toBe(4);
+    const joined = queue.append('batch', ['y'], {}, () => Promise.resolve());
+    busy.resolve();
+    writing.resolve();
+    await Promise.all([batch, joined]);
+    expect(await running).toEqual({ id: 'busy', n: 1 });
+    await drained();
+    // Idle now, they go as others are used; the pinned lane stays.
+    expect(dropped).toEqual(['i1', 'i2', 'i3', 'busy']);
+    expect(await queue.run('pinned', (s) => s)).toBe(pinned);
+    // Unpinned, it is dropped like any idle lane once others are used after it.
+    pins.delete('pinned');
+    await queue.run('pinned', () => {});
+    await queue.run('i4', () => {});
+    await drained();
+    expect(dropped).toContain('pinned');
+    expect(queue.laneCount).toBe(1);
+  });
 });

@@ -10,6 +10,7 @@ interface AppendBatch {
 
 /** One session's queue. */
 interface Lane<S> {
+  readonly id: string;
   /** Settles, with `state`, when the last work queued for the session has. */
   tail: Promise<S>;
   /** The appends waiting to join one write, until that write starts. */
@@ -18,6 +19,21 @@ interface Lane<S> {
   pending: number;
   /** Ends a call's turn in the lane, giving the state to the next: made once a lane, not once a call. */
   settled: () => S;
+  /** The session's state, as every task of the lane is given it. */
+  state: S;
+}
+
+/** Which idle lanes a {@link SessionWriteQueue} keeps, when it keeps them. */
+export interface IdleLanes<S> {
+  /**
+   * Idle lanes kept, the most recently used; past it, the lane used longest ago is dropped (and made
+   * afresh, with fresh state, when its session is next used). Busy and pinned lanes do not count.
+   */
+  max: number;
+  /** Lanes whose state this holds for, checked each time the lane goes idle, are kept whatever the count. */
+  pinned?: (state: S) => boolean;
+  /** Called with the state of a lane as it is dropped, to let go of what it holds (a descriptor). */
+  dropped?: (state: S) => void;
 }
 
 /** What a {@link SessionWriteQueue} carries for each session. */
@@ -25,10 +41,11 @@ export interface SessionWriteQueueOptions<S> {
   /** Makes a session's state when its lane opens; every task of the session is given it. */
   state?: (id: string) => S;
   /**
-   * Keep a lane (and its state) once its work is done. Without it, a lane is dropped when its
-   * last queued work settles and made afresh on the next call (with fresh state).
+   * Keep a lane (and its state) once its work is done: all of them (`true`), or the most recently
+   * used up to a count ({@link IdleLanes}). Without it, a lane is dropped when its last queued work
+   * settles and made afresh on the next call (with fresh state).
    */
-  keepIdleLanes?: boolean;
+  keepIdleLanes?: boolean | IdleLanes<S>;
 }
 
 /**
@@ -42,10 +59,26 @@ export class SessionWriteQueue<S = undefined> {
   readonly #lanes = new Map<string, Lane<S>>();
   readonly #state: ((id: string) => S) | undefined;
   readonly #keepIdle: boolean;
+  /** With a bound on idle lanes: the idle lanes that may be dropped, the one used longest ago first. */
+  readonly #idle: Map<string, Lane<S>> | undefined;
+  readonly #maxIdle: number;
+  readonly #pinned: ((state: S) => boolean) | undefined;
+  readonly #dropped: ((state: S) => void) | undefined;
 
   constructor(options: SessionWriteQueueOptions<S> = {}) {
     this.#state = options.state;
-    this.#keepIdle = options.keepIdleLanes ?? false;
+    const keep = options.keepIdleLanes ?? false;
+    this.#keepIdle = keep !== false;
+    const bound = typeof keep === 'object' ? keep : undefined;
+    this.#idle = bound && new Map();
+    this.#maxIdle = bound?.max ?? Number.POSITIVE_INFINITY;
+    this.#pinned = bound?.pinned;
+    this.#dropped = bound?.dropped;
+  }
+
+  /** Sessions that have a lane (busy, pinned or kept idle): for tests and diagnostics. */
+  get laneCount(): number {
+    return this.#lanes.size;
   }
 
   /** Runs `task` with the session's state after everything queued before it for the session, whatever their outcome. */
@@ -90,7 +123,8 @@ export class SessionWriteQueue<S = undefined> {
   }
 
   #runIn<T>(lane: Lane<S>, task: (state: S) => T | PromiseLike<T>): Promise<T> {
-    lane.pending++;
+    // A lane going busy leaves the idle ones (those that may be dropped).
+    if (lane.pending++ === 0) this.#idle?.delete(lane.id);
     // The tail resolves to the state, so the next task gets it as its argument.
     const result = lane.tail.then(task);
     lane.tail = result.then(lane.settled, lane.settled);
@@ -100,16 +134,34 @@ export class SessionWriteQueue<S = undefined> {
   #open(id: string): Lane<S> {
     const state = this.#state?.(id) as S;
     const lane: Lane<S> = {
+      id,
       tail: Promise.resolve(state),
       batch: undefined,
       pending: 0,
       settled: () => {
-        if (--lane.pending === 0 && !this.#keepIdle) this.#lanes.delete(id);
+        if (--lane.pending === 0) this.#rest(lane);
         return state;
       },
+      state,
     };
     this.#lanes.set(id, lane);
     return lane;
+  }
+
+  /** A lane whose work is all done: dropped, kept, or kept as the most recently used idle one. */
+  #rest(lane: Lane<S>): void {
+    if (!this.#keepIdle) {
+      this.#lanes.delete(lane.id);
+      return;
+    }
+    const idle = this.#idle;
+    if (!idle || this.#pinned?.(lane.state)) return;
+    idle.set(lane.id, lane); // it left the map when it went busy, so it goes in last
+    if (idle.size <= this.#maxIdle) return;
+    const oldest = idle.values().next().value as Lane<S>;
+    idle.delete(oldest.id);
+    this.#lanes.delete(oldest.id);
+    this.#dropped?.(oldest.state);
   }
 }
 
