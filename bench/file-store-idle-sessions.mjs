@@ -3,7 +3,10 @@
 // appends a transcript entry to each of `--sessions` sessions, one after another; then the heap used
 // (after a full collection) against before the first session, per session and in all. Then the hot
 // path: appends to one of 16 recently used sessions in turn, awaited, ns per append (median of
-// `--rounds`) and promises per append (an async_hooks PROMISE hook, exact and load-free).
+// `--rounds`) and promises per append (an async_hooks PROMISE hook, exact and load-free); and the
+// write queue alone as the file store makes it (idle lanes kept, at most 1,024 in builds that bound
+// them; a build before takes the bound for `true`), a trivial run awaited over the same 16 sessions,
+// ns per run: what the LRU touch adds, without the file system's noise.
 // npm run build && node --expose-gc bench/file-store-idle-sessions.mjs [--dist=dist] [--sessions=20000]
 //   [--calls=20000] [--rounds=5]
 import { createHook } from 'node:async_hooks';
@@ -23,6 +26,9 @@ if (typeof globalThis.gc !== 'function') throw new Error('run with node --expose
 
 const { FileSessionStore } = await import(
   pathToFileURL(path.join(dist, 'session/file-store/file-session-store.js')).href
+);
+const { SessionWriteQueue } = await import(
+  pathToFileURL(path.join(dist, 'session/session-write-queue.js')).href
 );
 
 /** Heap used after full collections (twice: weak callbacks run after the first). */
@@ -71,6 +77,16 @@ try {
   for (let i = 0; i < 1000; i++) await store.appendTranscript(hot[i % hot.length], entry);
   hook.disable();
 
+  const queue = new SessionWriteQueue({ state: (id) => ({ id }), keepIdleLanes: { max: 1024 } });
+  const task = () => {};
+  const queueRounds = [];
+  for (let round = 0; round < rounds; round++) {
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < calls * 5; i++) await queue.run(hot[i % hot.length], task);
+    queueRounds.push(Number(process.hrtime.bigint() - t0) / (calls * 5));
+  }
+  queueRounds.sort((a, b) => a - b);
+
   const mb = (bytes) => (bytes / 1024 / 1024).toFixed(1);
   console.log(`build ${args.dist ?? 'dist'}, ${sessions} sessions`);
   console.log(
@@ -80,6 +96,10 @@ try {
   console.log(
     `hot append (16 recent sessions, fsync off): median ${Math.round(perRound[rounds >> 1])} ns ` +
       `(rounds ${perRound.map((n) => Math.round(n)).join(' / ')}), ${(promises / 1000).toFixed(2)} promises an append`,
+  );
+  console.log(
+    `the queue alone, a run awaited (16 recent sessions): median ${Math.round(queueRounds[rounds >> 1])} ns ` +
+      `(rounds ${queueRounds.map((n) => Math.round(n)).join(' / ')})`,
   );
 } finally {
   await rm(root, { recursive: true, force: true });

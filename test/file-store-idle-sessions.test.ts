@@ -55,7 +55,10 @@ describe('FileSessionStore forgets the idle sessions used longest ago', () => {
     expect(store.sessionsKept).toBe(4);
     if (hasProc) {
       const open = await openFiles();
-      expect(all.map((id) => open.has(transcriptOf(id)))).toEqual([...Array(8).fill(false), ...Array(4).fill(true)]);
+      expect(all.map((id) => open.has(transcriptOf(id)))).toEqual([
+        ...Array(8).fill(false),
+        ...Array(4).fill(true),
+      ]);
     }
     // Another store writes one forgotten session meanwhile: this one reads it again, as a new process would.
     await new FileSessionStore({ dir, fsync: false }).appendTranscript('s0', [event('other')]);

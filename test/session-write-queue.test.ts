@@ -278,8 +278,15 @@ describe('SessionWriteQueue: state and idle lanes', () => {
     let made = 0;
     const queue = new SessionWriteQueue({
       state: (id) => ({ id, n: ++made }),
-      keepIdleLanes: { max: 1, pinned: (state) => pins.has(state.id), dropped: (state) => dropped.push(state.id) },
+      keepIdleLanes: {
+        max: 2,
+        pinned: (state) => pins.has(state.id),
+        dropped: (state) => dropped.push(state.id),
+      },
     });
+    // Both idle first (the two kept), then busy: they leave the idle lanes that may be dropped.
+    await queue.run('busy', () => {});
+    await queue.run('batch', () => {});
     const busy = deferred();
     const running = queue.run('busy', async (state) => {
       await busy.promise;
@@ -290,24 +297,24 @@ describe('SessionWriteQueue: state and idle lanes', () => {
     const pinned = await queue.run('pinned', (state) => state);
     for (const id of ['i1', 'i2', 'i3']) await queue.run(id, () => {});
     await drained();
-    expect(dropped).toEqual(['i1', 'i2']);
-    // Three other sessions went idle meanwhile; the busy ones and the pinned one kept their lanes.
-    expect(queue.laneCount).toBe(4);
+    expect(dropped).toEqual(['i1']);
+    expect(queue.laneCount).toBe(5);
     const joined = queue.append('batch', ['y'], {}, () => Promise.resolve());
     busy.resolve();
     writing.resolve();
     await Promise.all([batch, joined]);
     expect(await running).toEqual({ id: 'busy', n: 1 });
     await drained();
-    // Idle now, they go as others are used; the pinned lane stays.
-    expect(dropped).toEqual(['i1', 'i2', 'i3', 'busy']);
+    // Idle again, they push out the two used longest ago; the pinned lane stays.
+    expect(dropped).toEqual(['i1', 'i2', 'i3']);
     expect(await queue.run('pinned', (s) => s)).toBe(pinned);
     // Unpinned, it is dropped like any idle lane once others are used after it.
     pins.delete('pinned');
     await queue.run('pinned', () => {});
     await queue.run('i4', () => {});
+    await queue.run('i5', () => {});
     await drained();
-    expect(dropped).toContain('pinned');
-    expect(queue.laneCount).toBe(1);
+    expect(dropped).toEqual(['i1', 'i2', 'i3', 'busy', 'batch', 'pinned']);
+    expect(queue.laneCount).toBe(2);
   });
 });
