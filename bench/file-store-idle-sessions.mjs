@@ -6,7 +6,8 @@
 // `--rounds`) and promises per append (an async_hooks PROMISE hook, exact and load-free); and the
 // write queue alone as the file store makes it (idle lanes kept, at most 1,024 in builds that bound
 // them; a build before takes the bound for `true`), a trivial run awaited over the same 16 sessions,
-// ns per run: what the LRU touch adds, without the file system's noise.
+// ns per run: what the LRU touch adds, without the file system's noise. `--queue-dists=a,b` times the
+// queues of several builds in this process, their rounds alternating (so the load falls on each alike).
 // npm run build && node --expose-gc bench/file-store-idle-sessions.mjs [--dist=dist] [--sessions=20000]
 //   [--calls=20000] [--rounds=5]
 import { createHook } from 'node:async_hooks';
@@ -27,9 +28,12 @@ if (typeof globalThis.gc !== 'function') throw new Error('run with node --expose
 const { FileSessionStore } = await import(
   pathToFileURL(path.join(dist, 'session/file-store/file-session-store.js')).href
 );
-const { SessionWriteQueue } = await import(
-  pathToFileURL(path.join(dist, 'session/session-write-queue.js')).href
-);
+const queueDists = (args['queue-dists'] ?? dist).split(',').map((d) => path.resolve(d));
+const queueClasses = [];
+for (const d of queueDists) {
+  const url = pathToFileURL(path.join(d, 'session/session-write-queue.js')).href;
+  queueClasses.push((await import(url)).SessionWriteQueue);
+}
 
 /** Heap used after full collections (twice: weak callbacks run after the first). */
 async function heapUsed() {
@@ -77,15 +81,19 @@ try {
   for (let i = 0; i < 1000; i++) await store.appendTranscript(hot[i % hot.length], entry);
   hook.disable();
 
-  const queue = new SessionWriteQueue({ state: (id) => ({ id }), keepIdleLanes: { max: 1024 } });
+  const queues = queueClasses.map(
+    (Queue) => new Queue({ state: (id) => ({ id }), keepIdleLanes: { max: 1024 } }),
+  );
   const task = () => {};
-  const queueRounds = [];
+  const queueRounds = queues.map(() => []);
   for (let round = 0; round < rounds; round++) {
-    const t0 = process.hrtime.bigint();
-    for (let i = 0; i < calls * 5; i++) await queue.run(hot[i % hot.length], task);
-    queueRounds.push(Number(process.hrtime.bigint() - t0) / (calls * 5));
+    for (const [q, queue] of queues.entries()) {
+      const t0 = process.hrtime.bigint();
+      for (let i = 0; i < calls * 5; i++) await queue.run(hot[i % hot.length], task);
+      queueRounds[q].push(Number(process.hrtime.bigint() - t0) / (calls * 5));
+    }
   }
-  queueRounds.sort((a, b) => a - b);
+  for (const list of queueRounds) list.sort((a, b) => a - b);
 
   const mb = (bytes) => (bytes / 1024 / 1024).toFixed(1);
   console.log(`build ${args.dist ?? 'dist'}, ${sessions} sessions`);
@@ -97,10 +105,12 @@ try {
     `hot append (16 recent sessions, fsync off): median ${Math.round(perRound[rounds >> 1])} ns ` +
       `(rounds ${perRound.map((n) => Math.round(n)).join(' / ')}), ${(promises / 1000).toFixed(2)} promises an append`,
   );
-  console.log(
-    `the queue alone, a run awaited (16 recent sessions): median ${Math.round(queueRounds[rounds >> 1])} ns ` +
-      `(rounds ${queueRounds.map((n) => Math.round(n)).join(' / ')})`,
-  );
+  for (const [q, list] of queueRounds.entries()) {
+    console.log(
+      `the queue alone (${queueDists[q]}), a run awaited (16 recent sessions): median ` +
+        `${Math.round(list[rounds >> 1])} ns (rounds ${list.map((n) => Math.round(n)).join(' / ')})`,
+    );
+  }
 } finally {
   await rm(root, { recursive: true, force: true });
 }

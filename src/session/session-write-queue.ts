@@ -21,6 +21,12 @@ interface Lane<S> {
   settled: () => S;
   /** The session's state, as every task of the lane is given it. */
   state: S;
+  /** Whether the lane is in the list of idle lanes that may be dropped (with a bound on idle lanes). */
+  listed: boolean;
+  /** The idle lane used just before this one, in that list. */
+  older: Lane<S> | undefined;
+  /** The idle lane used just after this one, in that list. */
+  newer: Lane<S> | undefined;
 }
 
 /** Which idle lanes a {@link SessionWriteQueue} keeps, when it keeps them. */
@@ -59,9 +65,16 @@ export class SessionWriteQueue<S = undefined> {
   readonly #lanes = new Map<string, Lane<S>>();
   readonly #state: ((id: string) => S) | undefined;
   readonly #keepIdle: boolean;
-  /** With a bound on idle lanes: the idle lanes that may be dropped, the one used longest ago first. */
-  readonly #idle: Map<string, Lane<S>> | undefined;
+  /** With a bound on idle lanes. */
+  readonly #bounded: boolean;
   readonly #maxIdle: number;
+  /**
+   * The idle lanes that may be dropped, linked through their `older` and `newer` (a list of their
+   * own: moving one is a few field writes, where a `Map` delete and set cost a rehash now and then).
+   */
+  #oldestIdle: Lane<S> | undefined;
+  #newestIdle: Lane<S> | undefined;
+  #idleCount = 0;
   readonly #pinned: ((state: S) => boolean) | undefined;
   readonly #dropped: ((state: S) => void) | undefined;
 
@@ -70,7 +83,7 @@ export class SessionWriteQueue<S = undefined> {
     const keep = options.keepIdleLanes ?? false;
     this.#keepIdle = keep !== false;
     const bound = typeof keep === 'object' ? keep : undefined;
-    this.#idle = bound && new Map();
+    this.#bounded = bound !== undefined;
     this.#maxIdle = bound?.max ?? Number.POSITIVE_INFINITY;
     this.#pinned = bound?.pinned;
     this.#dropped = bound?.dropped;
@@ -124,7 +137,7 @@ export class SessionWriteQueue<S = undefined> {
 
   #runIn<T>(lane: Lane<S>, task: (state: S) => T | PromiseLike<T>): Promise<T> {
     // A lane going busy leaves the idle ones (those that may be dropped).
-    if (lane.pending++ === 0) this.#idle?.delete(lane.id);
+    if (lane.pending++ === 0 && lane.listed) this.#unlist(lane);
     // The tail resolves to the state, so the next task gets it as its argument.
     const result = lane.tail.then(task);
     lane.tail = result.then(lane.settled, lane.settled);
@@ -143,6 +156,9 @@ export class SessionWriteQueue<S = undefined> {
         return state;
       },
       state,
+      listed: false,
+      older: undefined,
+      newer: undefined,
     };
     this.#lanes.set(id, lane);
     return lane;
@@ -154,14 +170,32 @@ export class SessionWriteQueue<S = undefined> {
       this.#lanes.delete(lane.id);
       return;
     }
-    const idle = this.#idle;
-    if (!idle || this.#pinned?.(lane.state)) return;
-    idle.set(lane.id, lane); // it left the map when it went busy, so it goes in last
-    if (idle.size <= this.#maxIdle) return;
-    const oldest = idle.values().next().value as Lane<S>;
-    idle.delete(oldest.id);
+    if (!this.#bounded || this.#pinned?.(lane.state)) return;
+    // It left the list when it went busy, so it goes in as the newest.
+    const newest = this.#newestIdle;
+    lane.older = newest;
+    if (newest) newest.newer = lane;
+    else this.#oldestIdle = lane;
+    this.#newestIdle = lane;
+    lane.listed = true;
+    if (++this.#idleCount <= this.#maxIdle) return;
+    const oldest = this.#oldestIdle as Lane<S>;
+    this.#unlist(oldest);
     this.#lanes.delete(oldest.id);
     this.#dropped?.(oldest.state);
+  }
+
+  /** Takes `lane` out of the list of idle lanes that may be dropped. */
+  #unlist(lane: Lane<S>): void {
+    const { older, newer } = lane;
+    if (older) older.newer = newer;
+    else this.#oldestIdle = newer;
+    if (newer) newer.older = older;
+    else this.#newestIdle = older;
+    lane.older = undefined;
+    lane.newer = undefined;
+    lane.listed = false;
+    this.#idleCount--;
   }
 }
 

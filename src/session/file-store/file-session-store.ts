@@ -25,21 +25,21 @@ import { SessionWriteQueue } from '../session-write-queue.js';
 import type { TranscriptEntryInput } from '../transcript.js';
 import { mkdirDurable, removeAtomicWriteLeftovers } from './durable-write.js';
 import { FileInbox } from './file-inbox.js';
-import { isLive, LEASE_FILE, LeaseFile } from './lease-file.js';
+import { isLive } from './lease-file.js';
 import { mapLimit } from './map-limit.js';
 import { refuseLink } from './no-follow.js';
 import { isMissing } from './read-if-exists.js';
+import { freshSessionFileState, leaseHeld, type SessionFileState } from './session-file-state.js';
 import {
   decodeSnapshot,
   encodeSnapshot,
   RECORD_SLOT_FILES,
   readRecord,
   readSlotsState,
-  type SlotsState,
   SNAPSHOT_FILE,
   writeNextSlot,
 } from './snapshot-file.js';
-import { readTranscriptFile, TRANSCRIPT_FILE, TranscriptAppender } from './transcript-file.js';
+import { readTranscriptFile, TRANSCRIPT_FILE } from './transcript-file.js';
 
 export { resolveSessionsDir } from '../../sessions-dir.js';
 export { INBOX_DIR, PENDING_DIR } from './file-inbox.js';
@@ -67,25 +67,6 @@ export interface FileSessionStoreOptions extends SessionsDirOptions {
 
 /** Idle sessions a {@link FileSessionStore} keeps its knowledge of, unless told otherwise. */
 export const DEFAULT_MAX_IDLE_SESSIONS = 1024;
-
-/**
- * What this store knows of one session's files: the state its write queue carries. Kept while the
- * session is busy, leased here or among the most recently used idle ones (the appender's last `seq`
- * costs a read of the whole transcript to learn again); forgotten beyond, as a new process knows nothing.
- */
-interface SessionFileState {
-  readonly id: string;
-  /** Writes the transcript; knows its last `seq` once it has read the file. */
-  transcript: TranscriptAppender;
-  /** The record's slot files, once read (again after a lease is taken: another owner may have written). */
-  slots: SlotsState | undefined;
-  /** Whether leftover temp files of crashed saves have been removed. */
-  swept: boolean;
-  /** The session's lease (lock) file. */
-  lease: LeaseFile;
-  /** Until when (ms since the epoch) this store holds the session's lease, as far as it knows; 0 when it does not. */
-  heldUntil: number;
-}
 
 const LIST_CONCURRENCY = 16;
 /** Transcript files a store keeps open between appends (each is one file descriptor). */
@@ -140,7 +121,7 @@ export class FileSessionStore implements SessionStore, SessionOwnership, Session
       state: (id) => this.#freshState(id),
       keepIdleLanes: {
         max,
-        pinned: (session) => session.heldUntil !== 0 && session.heldUntil > Date.now(),
+        pinned: leaseHeld,
         dropped: (session) => this.#closeTranscript(session),
       },
     });
@@ -375,14 +356,8 @@ export class FileSessionStore implements SessionStore, SessionOwnership, Session
     return path.join(this.dir, id, name);
   }
 
-  /** What the store knows about a session's files before it has looked at them. */
   #freshState(id: string): SessionFileState {
-    const transcript = new TranscriptAppender(this.file(id, TRANSCRIPT_FILE), id, {
-      fsync: this.fsync,
-      now: this.now,
-    });
-    const lease = new LeaseFile(this.sessionDir(id), this.file(id, LEASE_FILE), id, this.fsync);
-    return { id, transcript, slots: undefined, swept: false, lease, heldUntil: 0 };
+    return freshSessionFileState(this.sessionDir(id), id, { fsync: this.fsync, now: this.now });
   }
 
   private async listRow(id: string): Promise<SessionListEntry | undefined> {
