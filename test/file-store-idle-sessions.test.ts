@@ -109,6 +109,18 @@ describe('FileSessionStore forgets the idle sessions used longest ago', () => {
     expect(store.sessionsKept).toBe(2);
   });
 
+  it('remembers the record slot of the maxIdleSessions sessions read or written last, and no more', async () => {
+    const store = new FileSessionStore({ dir, fsync: false, maxIdleSessions: 2 });
+    for (const id of ids(3)) {
+      await store.save({ id, state: 'AwaitingInput', snapshot: null });
+      await store.save({ id, state: 'AwaitingInput', snapshot: null });
+    }
+    const slot = (id: string) => path.basename(store.files(id).snapshot);
+    expect(ids(3).map(slot)).toEqual(['snapshot.json', 'snapshot.1.json', 'snapshot.1.json']);
+    await store.load('s0'); // read again: remembered, and s1 is the one read longest ago now
+    expect(ids(3).map(slot)).toEqual(['snapshot.1.json', 'snapshot.json', 'snapshot.1.json']);
+  });
+
   it(`keeps ${DEFAULT_MAX_IDLE_SESSIONS} by default, and refuses a count that is not one`, () => {
     expect(DEFAULT_MAX_IDLE_SESSIONS).toBe(1024);
     for (const bad of [-1, 1.5, Number.NaN, '8' as unknown as number]) {
