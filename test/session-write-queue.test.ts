@@ -272,6 +272,21 @@ describe('SessionWriteQueue: state and idle lanes', () => {
     expect(queue.laneCount).toBe(2);
   });
 
+  it('a dropped callback that throws does not fail the task of the lane whose rest dropped it', async () => {
+    const queue = new SessionWriteQueue({
+      keepIdleLanes: {
+        max: 1,
+        dropped: () => {
+          throw new Error('close failed');
+        },
+      },
+    });
+    await queue.run('a', () => {});
+    await queue.run('b', () => {}); // drops a
+    await expect(queue.run('b', () => 'next')).resolves.toBe('next');
+    expect(queue.laneCount).toBe(1);
+  });
+
   it('with a bound, never drops a lane with work queued or a batch being written, nor a pinned one', async () => {
     const dropped: string[] = [];
     const pins = new Set(['pinned']);

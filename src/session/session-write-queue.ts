@@ -38,7 +38,7 @@ export interface IdleLanes<S> {
   max: number;
   /** Lanes whose state this holds for, checked each time the lane goes idle, are kept whatever the count. */
   pinned?: (state: S) => boolean;
-  /** Called with the state of a lane as it is dropped, to let go of what it holds (a descriptor). */
+  /** Called with the state of a lane as it is dropped, to let go of what it holds (a descriptor); must not throw (a throw is ignored). */
   dropped?: (state: S) => void;
 }
 
@@ -182,7 +182,11 @@ export class SessionWriteQueue<S = undefined> {
     const oldest = this.#oldestIdle as Lane<S>;
     this.#unlist(oldest);
     this.#lanes.delete(oldest.id);
-    this.#dropped?.(oldest.state);
+    try {
+      this.#dropped?.(oldest.state);
+    } catch {
+      // Runs in another lane's settle: a throw would fail that lane's next task. The lane is gone either way.
+    }
   }
 
   /** Takes `lane` out of the list of idle lanes that may be dropped. */
