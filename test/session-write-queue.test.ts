@@ -251,4 +251,85 @@ describe('SessionWriteQueue: state and idle lanes', () => {
     expect(await queue.run('s1', (state) => state)).toBe(first);
     expect(made).toBe(1);
   });
+
+  it('with a bound, keeps the idle lanes used last and drops the one used longest ago, telling why', async () => {
+    const dropped: string[] = [];
+    const queue = new SessionWriteQueue({
+      state: (id) => ({ id }),
+      keepIdleLanes: { max: 2, dropped: (state) => dropped.push(state.id) },
+    });
+    const first = await queue.run('a', (state) => state);
+    await queue.run('b', () => {});
+    await queue.run('a', () => {}); // a is now the one used last
+    await queue.run('c', () => {});
+    await drained();
+    expect(dropped).toEqual(['b']);
+    expect(queue.laneCount).toBe(2);
+    expect(await queue.run('a', (state) => state)).toBe(first);
+    await queue.run('b', () => {}); // made again: c is the one used longest ago now
+    await drained();
+    expect(dropped).toEqual(['b', 'c']);
+    expect(queue.laneCount).toBe(2);
+  });
+
+  it('a dropped callback that throws does not fail the task of the lane whose rest dropped it', async () => {
+    const queue = new SessionWriteQueue({
+      keepIdleLanes: {
+        max: 1,
+        dropped: () => {
+          throw new Error('close failed');
+        },
+      },
+    });
+    await queue.run('a', () => {});
+    await queue.run('b', () => {}); // drops a
+    await expect(queue.run('b', () => 'next')).resolves.toBe('next');
+    expect(queue.laneCount).toBe(1);
+  });
+
+  it('with a bound, never drops a lane with work queued or a batch being written, nor a pinned one', async () => {
+    const dropped: string[] = [];
+    const pins = new Set(['pinned']);
+    let made = 0;
+    const queue = new SessionWriteQueue({
+      state: (id) => ({ id, n: ++made }),
+      keepIdleLanes: {
+        max: 2,
+        pinned: (state) => pins.has(state.id),
+        dropped: (state) => dropped.push(state.id),
+      },
+    });
+    // Both idle first (the two kept), then busy: they leave the idle lanes that may be dropped.
+    await queue.run('busy', () => {});
+    await queue.run('batch', () => {});
+    const busy = deferred();
+    const running = queue.run('busy', async (state) => {
+      await busy.promise;
+      return state;
+    });
+    const writing = deferred();
+    const batch = queue.append('batch', ['x'], {}, () => writing.promise);
+    const pinned = await queue.run('pinned', (state) => state);
+    for (const id of ['i1', 'i2', 'i3']) await queue.run(id, () => {});
+    await drained();
+    expect(dropped).toEqual(['i1']);
+    expect(queue.laneCount).toBe(5);
+    const joined = queue.append('batch', ['y'], {}, () => Promise.resolve());
+    busy.resolve();
+    writing.resolve();
+    await Promise.all([batch, joined]);
+    expect(await running).toEqual({ id: 'busy', n: 1 });
+    await drained();
+    // Idle again, they push out the two used longest ago; the pinned lane stays.
+    expect(dropped).toEqual(['i1', 'i2', 'i3']);
+    expect(await queue.run('pinned', (s) => s)).toBe(pinned);
+    // Unpinned, it is dropped like any idle lane once others are used after it.
+    pins.delete('pinned');
+    await queue.run('pinned', () => {});
+    await queue.run('i4', () => {});
+    await queue.run('i5', () => {});
+    await drained();
+    expect(dropped).toEqual(['i1', 'i2', 'i3', 'busy', 'batch', 'pinned']);
+    expect(queue.laneCount).toBe(2);
+  });
 });

@@ -10,6 +10,7 @@ interface AppendBatch {
 
 /** One session's queue. */
 interface Lane<S> {
+  readonly id: string;
   /** Settles, with `state`, when the last work queued for the session has. */
   tail: Promise<S>;
   /** The appends waiting to join one write, until that write starts. */
@@ -18,6 +19,27 @@ interface Lane<S> {
   pending: number;
   /** Ends a call's turn in the lane, giving the state to the next: made once a lane, not once a call. */
   settled: () => S;
+  /** The session's state, as every task of the lane is given it. */
+  state: S;
+  /** Whether the lane is in the list of idle lanes that may be dropped (with a bound on idle lanes). */
+  listed: boolean;
+  /** The idle lane used just before this one, in that list. */
+  older: Lane<S> | undefined;
+  /** The idle lane used just after this one, in that list. */
+  newer: Lane<S> | undefined;
+}
+
+/** Which idle lanes a {@link SessionWriteQueue} keeps, when it keeps them. */
+export interface IdleLanes<S> {
+  /**
+   * Idle lanes kept, the most recently used; past it, the lane used longest ago is dropped (and made
+   * afresh, with fresh state, when its session is next used). Busy and pinned lanes do not count.
+   */
+  max: number;
+  /** Lanes whose state this holds for, checked each time the lane goes idle, are kept whatever the count. */
+  pinned?: (state: S) => boolean;
+  /** Called with the state of a lane as it is dropped, to let go of what it holds (a descriptor); must not throw (a throw is ignored). */
+  dropped?: (state: S) => void;
 }
 
 /** What a {@link SessionWriteQueue} carries for each session. */
@@ -25,10 +47,11 @@ export interface SessionWriteQueueOptions<S> {
   /** Makes a session's state when its lane opens; every task of the session is given it. */
   state?: (id: string) => S;
   /**
-   * Keep a lane (and its state) once its work is done. Without it, a lane is dropped when its
-   * last queued work settles and made afresh on the next call (with fresh state).
+   * Keep a lane (and its state) once its work is done: all of them (`true`), or the most recently
+   * used up to a count ({@link IdleLanes}). Without it, a lane is dropped when its last queued work
+   * settles and made afresh on the next call (with fresh state).
    */
-  keepIdleLanes?: boolean;
+  keepIdleLanes?: boolean | IdleLanes<S>;
 }
 
 /**
@@ -42,10 +65,33 @@ export class SessionWriteQueue<S = undefined> {
   readonly #lanes = new Map<string, Lane<S>>();
   readonly #state: ((id: string) => S) | undefined;
   readonly #keepIdle: boolean;
+  /** With a bound on idle lanes. */
+  readonly #bounded: boolean;
+  readonly #maxIdle: number;
+  /**
+   * The idle lanes that may be dropped, linked through their `older` and `newer` (a list of their
+   * own: moving one is a few field writes, where a `Map` delete and set cost a rehash now and then).
+   */
+  #oldestIdle: Lane<S> | undefined;
+  #newestIdle: Lane<S> | undefined;
+  #idleCount = 0;
+  readonly #pinned: ((state: S) => boolean) | undefined;
+  readonly #dropped: ((state: S) => void) | undefined;
 
   constructor(options: SessionWriteQueueOptions<S> = {}) {
     this.#state = options.state;
-    this.#keepIdle = options.keepIdleLanes ?? false;
+    const keep = options.keepIdleLanes ?? false;
+    this.#keepIdle = keep !== false;
+    const bound = typeof keep === 'object' ? keep : undefined;
+    this.#bounded = bound !== undefined;
+    this.#maxIdle = bound?.max ?? Number.POSITIVE_INFINITY;
+    this.#pinned = bound?.pinned;
+    this.#dropped = bound?.dropped;
+  }
+
+  /** Sessions that have a lane (busy, pinned or kept idle): for tests and diagnostics. */
+  get laneCount(): number {
+    return this.#lanes.size;
   }
 
   /** Runs `task` with the session's state after everything queued before it for the session, whatever their outcome. */
@@ -90,7 +136,8 @@ export class SessionWriteQueue<S = undefined> {
   }
 
   #runIn<T>(lane: Lane<S>, task: (state: S) => T | PromiseLike<T>): Promise<T> {
-    lane.pending++;
+    // A lane going busy leaves the idle ones (those that may be dropped).
+    if (lane.pending++ === 0 && lane.listed) this.#unlist(lane);
     // The tail resolves to the state, so the next task gets it as its argument.
     const result = lane.tail.then(task);
     lane.tail = result.then(lane.settled, lane.settled);
@@ -100,16 +147,59 @@ export class SessionWriteQueue<S = undefined> {
   #open(id: string): Lane<S> {
     const state = this.#state?.(id) as S;
     const lane: Lane<S> = {
+      id,
       tail: Promise.resolve(state),
       batch: undefined,
       pending: 0,
       settled: () => {
-        if (--lane.pending === 0 && !this.#keepIdle) this.#lanes.delete(id);
+        if (--lane.pending === 0) this.#rest(lane);
         return state;
       },
+      state,
+      listed: false,
+      older: undefined,
+      newer: undefined,
     };
     this.#lanes.set(id, lane);
     return lane;
+  }
+
+  /** A lane whose work is all done: dropped, kept, or kept as the most recently used idle one. */
+  #rest(lane: Lane<S>): void {
+    if (!this.#keepIdle) {
+      this.#lanes.delete(lane.id);
+      return;
+    }
+    if (!this.#bounded || this.#pinned?.(lane.state)) return;
+    // It left the list when it went busy, so it goes in as the newest.
+    const newest = this.#newestIdle;
+    lane.older = newest;
+    if (newest) newest.newer = lane;
+    else this.#oldestIdle = lane;
+    this.#newestIdle = lane;
+    lane.listed = true;
+    if (++this.#idleCount <= this.#maxIdle) return;
+    const oldest = this.#oldestIdle as Lane<S>;
+    this.#unlist(oldest);
+    this.#lanes.delete(oldest.id);
+    try {
+      this.#dropped?.(oldest.state);
+    } catch {
+      // Runs in another lane's settle: a throw would fail that lane's next task. The lane is gone either way.
+    }
+  }
+
+  /** Takes `lane` out of the list of idle lanes that may be dropped. */
+  #unlist(lane: Lane<S>): void {
+    const { older, newer } = lane;
+    if (older) older.newer = newer;
+    else this.#oldestIdle = newer;
+    if (newer) newer.older = older;
+    else this.#newestIdle = older;
+    lane.older = undefined;
+    lane.newer = undefined;
+    lane.listed = false;
+    this.#idleCount--;
   }
 }
 

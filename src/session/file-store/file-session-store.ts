@@ -25,21 +25,21 @@ import { SessionWriteQueue } from '../session-write-queue.js';
 import type { TranscriptEntryInput } from '../transcript.js';
 import { mkdirDurable, removeAtomicWriteLeftovers } from './durable-write.js';
 import { FileInbox } from './file-inbox.js';
-import { isLive, LEASE_FILE, LeaseFile } from './lease-file.js';
+import { isLive } from './lease-file.js';
 import { mapLimit } from './map-limit.js';
 import { refuseLink } from './no-follow.js';
 import { isMissing } from './read-if-exists.js';
+import { freshSessionFileState, leaseHeld, type SessionFileState } from './session-file-state.js';
 import {
   decodeSnapshot,
   encodeSnapshot,
   RECORD_SLOT_FILES,
   readRecord,
   readSlotsState,
-  type SlotsState,
   SNAPSHOT_FILE,
   writeNextSlot,
 } from './snapshot-file.js';
-import { readTranscriptFile, TRANSCRIPT_FILE, TranscriptAppender } from './transcript-file.js';
+import { readTranscriptFile, TRANSCRIPT_FILE } from './transcript-file.js';
 
 export { resolveSessionsDir } from '../../sessions-dir.js';
 export { INBOX_DIR, PENDING_DIR } from './file-inbox.js';
@@ -56,23 +56,17 @@ export interface FileSessionStoreOptions extends SessionsDirOptions {
   fsync?: boolean;
   /** Clock for `createdAt`, `updatedAt` and transcript `at`; defaults to the system clock. */
   now?: () => Date;
+  /**
+   * Sessions this store keeps what it knows of when idle (the transcript's last `seq`, the record's
+   * slots), the most recently used; past it, the one used longest ago is forgotten (its transcript
+   * closed) and read again from its files when next used. Sessions with work queued or whose lease
+   * this store holds are kept on top. Default {@link DEFAULT_MAX_IDLE_SESSIONS}.
+   */
+  maxIdleSessions?: number;
 }
 
-/**
- * What this store knows of one session's files: the state its write queue carries. Kept while the
- * store lives (the appender's last `seq` would cost a read of the whole transcript to learn again).
- */
-interface SessionFileState {
-  readonly id: string;
-  /** Writes the transcript; knows its last `seq` once it has read the file. */
-  transcript: TranscriptAppender;
-  /** The record's slot files, once read (again after a lease is taken: another owner may have written). */
-  slots: SlotsState | undefined;
-  /** Whether leftover temp files of crashed saves have been removed. */
-  swept: boolean;
-  /** The session's lease (lock) file. */
-  lease: LeaseFile;
-}
+/** Idle sessions a {@link FileSessionStore} keeps its knowledge of, unless told otherwise. */
+export const DEFAULT_MAX_IDLE_SESSIONS = 1024;
 
 const LIST_CONCURRENCY = 16;
 /** Transcript files a store keeps open between appends (each is one file descriptor). */
@@ -96,13 +90,17 @@ export class FileSessionStore implements SessionStore, SessionOwnership, Session
   private readonly now: () => Date;
   private readonly saveClock: () => Date;
   private readonly inbox: FileInbox;
-  /** Writes for one session in call order; each lane carries what the store knows of the session's files. */
-  readonly #queue = new SessionWriteQueue<SessionFileState>({
-    state: (id) => this.#freshState(id),
-    keepIdleLanes: true,
-  });
-  /** Per session, the slot file that held its newest record when this store last read or wrote it. */
+  /**
+   * Writes for one session in call order; each lane carries what the store knows of the session's
+   * files, kept when idle for the `maxIdleSessions` used last and for the sessions leased here.
+   */
+  readonly #queue: SessionWriteQueue<SessionFileState>;
+  /**
+   * Per session, the slot file that held its newest record when this store last read or wrote it; of
+   * the `maxIdleSessions` sessions read or written last (the one read longest ago is dropped first).
+   */
   readonly #recordFiles = new Map<string, string>();
+  readonly #maxIdleSessions: number;
   /** Sessions whose transcript file is open, the one used longest ago first. */
   readonly #openTranscripts = new Set<SessionFileState>();
 
@@ -112,6 +110,26 @@ export class FileSessionStore implements SessionStore, SessionOwnership, Session
     this.now = options.now ?? (() => new Date());
     this.saveClock = monotonicClock(this.now);
     this.inbox = new FileInbox(this.dir, this.fsync);
+    const max = options.maxIdleSessions ?? DEFAULT_MAX_IDLE_SESSIONS;
+    if (!(Number.isSafeInteger(max) && max >= 0) && max !== Number.POSITIVE_INFINITY) {
+      throw new RangeError(
+        `FileSessionStore: maxIdleSessions must be a whole number of 0 or more (or Infinity), got ${String(max)}`,
+      );
+    }
+    this.#maxIdleSessions = max;
+    this.#queue = new SessionWriteQueue<SessionFileState>({
+      state: (id) => this.#freshState(id),
+      keepIdleLanes: {
+        max,
+        pinned: leaseHeld,
+        dropped: (session) => this.#closeTranscript(session),
+      },
+    });
+  }
+
+  /** Sessions whose state this store holds now (busy, leased here, or among the idle ones kept): for tests. */
+  get sessionsKept(): number {
+    return this.#queue.laneCount;
   }
 
   /** The folder of one session. */
@@ -151,7 +169,7 @@ export class FileSessionStore implements SessionStore, SessionOwnership, Session
       const written = await writeNextSlot(dir, slots, json, times, this.fsync);
       session.slots = written;
       const file = path.join(dir, RECORD_SLOT_FILES[written.newest ?? 0]);
-      this.#recordFiles.set(id, file);
+      this.#noteRecordFile(id, file);
       return decodeSnapshot(json, file, id);
     });
   }
@@ -160,7 +178,7 @@ export class FileSessionStore implements SessionStore, SessionOwnership, Session
     assertValidSessionId(id);
     await this.#queue.idle(id);
     const read = await readRecord(this.sessionDir(id), id);
-    if (read) this.#recordFiles.set(id, read.file);
+    if (read) this.#noteRecordFile(id, read.file);
     return read?.record;
   }
 
@@ -228,17 +246,23 @@ export class FileSessionStore implements SessionStore, SessionOwnership, Session
     return this.#queue.run(id, async (session) => {
       const lease = await session.lease.acquire(request);
       session.slots = undefined;
+      session.heldUntil = lease.expiresAt;
       return lease;
     });
   }
 
   async renewLease(lease: SessionLease, leaseMs: number): Promise<SessionLease> {
-    return this.#queue.run(lease.sessionId, (session) => session.lease.renew(lease, leaseMs));
+    return this.#queue.run(lease.sessionId, async (session) => {
+      const renewed = await session.lease.renew(lease, leaseMs);
+      session.heldUntil = renewed.expiresAt;
+      return renewed;
+    });
   }
 
   async releaseLease(lease: SessionLease): Promise<void> {
     return this.#queue.run(lease.sessionId, async (session) => {
       this.#closeTranscript(session);
+      session.heldUntil = 0;
       await session.lease.release(lease);
     });
   }
@@ -288,10 +312,12 @@ export class FileSessionStore implements SessionStore, SessionOwnership, Session
         await this.inbox.settlePending(id);
         return undefined;
       }
-      return session.lease.acquire(request, { ifFree: true }).catch((error: unknown) => {
+      const lease = await session.lease.acquire(request, { ifFree: true }).catch((error: unknown) => {
         if ((error as { code?: unknown }).code === 'in_use') return undefined;
         throw error;
       });
+      if (lease) session.heldUntil = lease.expiresAt;
+      return lease;
     });
   }
 
@@ -318,18 +344,20 @@ export class FileSessionStore implements SessionStore, SessionOwnership, Session
     session.transcript.close();
   }
 
+  /** Notes the slot that holds session `id`'s newest record, as the one noted last. */
+  #noteRecordFile(id: string, file: string): void {
+    const files = this.#recordFiles;
+    files.delete(id);
+    files.set(id, file);
+    if (files.size > this.#maxIdleSessions) files.delete(files.keys().next().value as string);
+  }
+
   private file(id: string, name: string): string {
     return path.join(this.dir, id, name);
   }
 
-  /** What the store knows about a session's files before it has looked at them. */
   #freshState(id: string): SessionFileState {
-    const transcript = new TranscriptAppender(this.file(id, TRANSCRIPT_FILE), id, {
-      fsync: this.fsync,
-      now: this.now,
-    });
-    const lease = new LeaseFile(this.sessionDir(id), this.file(id, LEASE_FILE), id, this.fsync);
-    return { id, transcript, slots: undefined, swept: false, lease };
+    return freshSessionFileState(this.sessionDir(id), id, { fsync: this.fsync, now: this.now });
   }
 
   private async listRow(id: string): Promise<SessionListEntry | undefined> {
