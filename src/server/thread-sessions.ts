@@ -1,5 +1,4 @@
 import { type Agent, createAgent } from '../agent/agent.js';
-import type { AgentOptions } from '../agent/agent-options.js';
 import type { McpAuthOptions } from '../mcp/mcp-auth.js';
 import type { Tool } from '../tools/define-tool.js';
 import { type AgentRuntimeOptions, type AgentSource, agentOptionsFor } from './agent-source.js';
@@ -86,14 +85,11 @@ export async function openThread(
     ...extra.meta,
     [PRINCIPAL_KEY]: context.principal,
   };
-  // One spread of the options a call; what is added only sometimes is set on it (no empty spreads).
-  const agentOptions: AgentOptions = {
-    ...options,
-    store: context.store,
-    session: threadId,
-    sessionRecord: record ?? null,
-    sessionInfo: { ...options.sessionInfo, meta },
-  };
+  // `agentOptionsFor` made this object for this call: the server's part is set on it, not spread again.
+  options.store = context.store;
+  options.session = threadId;
+  options.sessionRecord = record ?? null;
+  options.sessionInfo = { ...options.sessionInfo, meta };
   // The agent copies its tools: the source's list goes as it is unless the caller adds some.
   if (extra.tools !== undefined && extra.tools.length > 0) {
     const tools = [...(options.tools ?? [])];
@@ -107,12 +103,12 @@ export async function openThread(
       }
       tools.push(tool);
     }
-    agentOptions.tools = tools;
+    options.tools = tools;
   }
-  if (context.leaseMs !== undefined) agentOptions.leaseMs = context.leaseMs;
-  if (extra.lease) agentOptions.lease = extra.lease;
-  if (extra.mcpAuth && options.mcpServers) agentOptions.mcpAuth = extra.mcpAuth(options.mcpAuth);
-  const agent = createAgent(agentOptions);
+  if (context.leaseMs !== undefined) options.leaseMs = context.leaseMs;
+  if (extra.lease) options.lease = extra.lease;
+  if (extra.mcpAuth && options.mcpServers) options.mcpAuth = extra.mcpAuth(options.mcpAuth);
+  const agent = createAgent(options);
   try {
     await agent.ready(); // rejects when another process holds the session's lease
     void agent.actor; // throws when the session could not be loaded
