@@ -3,8 +3,9 @@
 // ask_bench, called as the SDK's Protocol calls it, no transport) and `lane` (the same call answered by
 // withAskLane below the Protocol, as `agentloop mcp serve` answers it over stdio, on a transport that
 // only hands messages over; when the build has the lane), in one process, and the functions whose
-// allocation differs most from `direct` (`--against=lane` compares the lane's). Allocation does not depend on the machine's load: it compares builds
-// where the wall cannot (bench/README.md, "mcpfast35").
+// allocation differs most from `direct` (`--against=lane` compares the lane's). Allocation does not
+// depend on the machine's load: it compares builds where the wall cannot (bench/README.md, "mcpfast35",
+// "mcpask").
 //   npm run build && node --expose-gc bench/mcp-ask-alloc.mjs [--dist=<a dist folder>] [--turns=400] [--top=40] [--against=handler|lane]
 import { randomUUID } from 'node:crypto';
 import { Session } from 'node:inspector/promises';
