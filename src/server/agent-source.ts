@@ -18,13 +18,20 @@ export type AgentRuntimeOptions = Omit<
   'instructions' | 'tools' | 'outputSchema' | 'store' | 'session'
 >;
 
-/** The `createAgent` options of `source` for one session, before the server adds the store and the session. */
+/**
+ * The `createAgent` options of `source` for one session, before the server adds the store and the
+ * session: a new object each call, which the caller may change.
+ */
 export async function agentOptionsFor(
   source: AgentSource,
   sessionId: string,
   runtime: AgentRuntimeOptions,
 ): Promise<AgentOptions> {
-  if (typeof source === 'function') return { ...runtime, ...(await source(sessionId)) };
+  if (typeof source === 'function') {
+    const own = source(sessionId);
+    // A factory that answers at once is not awaited (no promise and no turn of the microtask queue).
+    return { ...runtime, ...(isPromiseLike(own) ? await own : own) };
+  }
   if (isBundleAgent(source)) {
     return { ...toAgentOptions(source.definition, {}, runtime), sessionInfo: { bundle: source.bundleRoot } };
   }
@@ -33,4 +40,8 @@ export async function agentOptionsFor(
 
 function isBundleAgent(source: AgentDefinition | BundleAgent): source is BundleAgent {
   return 'definition' in source && 'bundleRoot' in source;
+}
+
+function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
 }

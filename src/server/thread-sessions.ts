@@ -55,6 +55,18 @@ export function ownerOf(record: SessionRecord): string {
   return typeof owner === 'string' ? owner : 'local';
 }
 
+/** What a protocol adds to a thread's agent (`openThread`). */
+interface OpenThreadExtra {
+  tools?: Tool[];
+  meta?: Record<string, unknown>;
+  lease?: SessionLease;
+  /** Wraps the agent's `mcpAuth` (a protocol that reports sign-ins: A2A's `auth-required`). */
+  mcpAuth?: (own: McpAuthOptions | undefined) => McpAuthOptions;
+}
+
+/** No extras: one object for every call that passes none. */
+const NO_EXTRA: OpenThreadExtra = {};
+
 /**
  * An agent carrying the thread's session in this process: restored when the store has it, created
  * under the thread id when not, owned by the caller. It holds the session's lease until closed; a
@@ -64,13 +76,7 @@ export async function openThread(
   context: ThreadContext,
   threadId: string,
   record: SessionRecord | undefined,
-  extra: {
-    tools?: Tool[];
-    meta?: Record<string, unknown>;
-    lease?: SessionLease;
-    /** Wraps the agent's `mcpAuth` (a protocol that reports sign-ins: A2A's `auth-required`). */
-    mcpAuth?: (own: McpAuthOptions | undefined) => McpAuthOptions;
-  } = {},
+  extra: OpenThreadExtra = NO_EXTRA,
 ): Promise<Agent> {
   const options = await agentOptionsFor(context.source, threadId, context.runtime);
   const meta = {
@@ -79,28 +85,30 @@ export async function openThread(
     ...extra.meta,
     [PRINCIPAL_KEY]: context.principal,
   };
-  const tools = [...(options.tools ?? [])];
-  for (const tool of extra.tools ?? []) {
-    if (tools.some((t) => t.name === tool.name)) {
-      throw new HttpError(
-        400,
-        'bad_input',
-        `RunAgentInput.tools: "${tool.name}" is the name of one of the agent's own tools`,
-      );
+  // `agentOptionsFor` made this object for this call: the server's part is set on it, not spread again.
+  options.store = context.store;
+  options.session = threadId;
+  options.sessionRecord = record ?? null;
+  options.sessionInfo = { ...options.sessionInfo, meta };
+  // The agent copies its tools: the source's list goes as it is unless the caller adds some.
+  if (extra.tools !== undefined && extra.tools.length > 0) {
+    const tools = [...(options.tools ?? [])];
+    for (const tool of extra.tools) {
+      if (tools.some((t) => t.name === tool.name)) {
+        throw new HttpError(
+          400,
+          'bad_input',
+          `RunAgentInput.tools: "${tool.name}" is the name of one of the agent's own tools`,
+        );
+      }
+      tools.push(tool);
     }
-    tools.push(tool);
+    options.tools = tools;
   }
-  const agent = createAgent({
-    ...options,
-    tools,
-    store: context.store,
-    session: threadId,
-    sessionRecord: record ?? null,
-    ...(context.leaseMs !== undefined ? { leaseMs: context.leaseMs } : {}),
-    ...(extra.lease ? { lease: extra.lease } : {}),
-    ...(extra.mcpAuth && options.mcpServers ? { mcpAuth: extra.mcpAuth(options.mcpAuth) } : {}),
-    sessionInfo: { ...options.sessionInfo, meta },
-  });
+  if (context.leaseMs !== undefined) options.leaseMs = context.leaseMs;
+  if (extra.lease) options.lease = extra.lease;
+  if (extra.mcpAuth && options.mcpServers) options.mcpAuth = extra.mcpAuth(options.mcpAuth);
+  const agent = createAgent(options);
   try {
     await agent.ready(); // rejects when another process holds the session's lease
     void agent.actor; // throws when the session could not be loaded

@@ -52,26 +52,34 @@ export function turnToolCalls(
   forClient: (text: string) => string,
   redactValue: (value: unknown) => unknown,
 ): AskOutput['toolCalls'] {
-  const results = new Map<string, string>();
-  for (const message of added) {
-    if (message.role === 'tool') results.set(message.tool_call_id, textOf(message.content));
-  }
   const calls: AskOutput['toolCalls'] = [];
+  // The tool results by call id, read once a turn made a call (a text turn reads none).
+  let results: Map<string, string> | undefined;
   for (const message of added) {
-    if (message.role !== 'assistant') continue;
-    for (const call of message.tool_calls ?? []) {
+    if (message.role !== 'assistant' || !message.tool_calls) continue;
+    results ??= toolResults(added);
+    for (const call of message.tool_calls) {
       if (call.type !== 'function') continue;
       const result = results.get(call.id);
-      calls.push({
+      const entry: AskOutput['toolCalls'][number] = {
         id: call.id,
         name: call.function.name,
         args: redactValue(parseArgs(call.function.arguments)),
         status: outcomes.get(call.id) ?? 'not_run',
-        ...(result === undefined ? {} : { result: forClient(result) }),
-      });
+      };
+      if (result !== undefined) entry.result = forClient(result);
+      calls.push(entry);
     }
   }
   return calls;
+}
+
+function toolResults(added: readonly Message[]): Map<string, string> {
+  const results = new Map<string, string>();
+  for (const message of added) {
+    if (message.role === 'tool') results.set(message.tool_call_id, textOf(message.content));
+  }
+  return results;
 }
 
 /** The structured content of a finished turn. */
@@ -83,7 +91,7 @@ export function askOutput(
   forClient: (text: string) => string,
 ): AskOutput {
   const usage = result.usage;
-  return {
+  const output: AskOutput = {
     session,
     state,
     success: result.success,
@@ -95,10 +103,12 @@ export function askOutput(
       inputTokens: usage.promptTokens,
       outputTokens: usage.completionTokens,
       totalTokens: usage.totalTokens,
-      ...(usage.costUsd !== undefined ? { costUsd: usage.costUsd } : {}),
     },
-    ...(result.error !== undefined ? { error: forClient(result.error) } : {}),
   };
+  // Optional members set in place, in the order the schema lists them (no object spread a call).
+  if (usage.costUsd !== undefined) output.usage.costUsd = usage.costUsd;
+  if (result.error !== undefined) output.error = forClient(result.error);
+  return output;
 }
 
 /**
@@ -113,7 +123,7 @@ export function askCallResult(toolName: string, output: AskOutput, refusal?: str
     : failed
       ? `${toolName}: the turn ended ${output.terminateReason}${output.error ? `: ${output.error}` : ''}${output.response ? `\n\n${output.response}` : ''}`
       : output.response;
-  return {
+  const answer: CallToolResult = {
     content: [
       { type: 'text', text },
       {
@@ -122,8 +132,9 @@ export function askCallResult(toolName: string, output: AskOutput, refusal?: str
       },
     ],
     structuredContent: output,
-    ...(failed ? { isError: true } : {}),
   };
+  if (failed) answer.isError = true;
+  return answer;
 }
 
 /** A refusal before any turn ran (bad input, unknown session, ...): a tool error naming the tool. */

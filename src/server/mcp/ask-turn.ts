@@ -6,14 +6,14 @@ import type {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Agent, ExecutionResult } from '../../agent/agent.js';
 import { progressText } from '../../events/progress-text.js';
-import type { ToolCallInfo } from '../../machines/emitted-events.js';
+import type { AgentEvent, ToolCallInfo } from '../../machines/emitted-events.js';
 import type { ApprovalPolicy } from '../../tools/tool-call.js';
 import { type AgentRuntimeOptions, type AgentSource, agentOptionsFor } from '../agent-source.js';
 import { scrubForClient } from '../client-text.js';
 import { HttpError } from '../http-error.js';
 import { watchInbox } from '../run-cancel-inbox.js';
 import type { SessionStore } from '../session-imports.js';
-import { openThread, threadRecord } from '../thread-sessions.js';
+import { openThread, type ThreadContext, threadRecord } from '../thread-sessions.js';
 import { approvalElicitation, decisionOf } from './approval-elicitation.js';
 import { askCallResult, askOutput, askRefusal, type CallOutcomes, turnToolCalls } from './ask-result.js';
 import type { RunningSessions, RunningTurn } from './running-sessions.js';
@@ -62,16 +62,20 @@ export interface AskArgs {
  * input is a tool error naming what is wrong, before anything is written.
  */
 export async function runAsk(target: AskTarget, args: AskArgs, call: AskCall): Promise<CallToolResult> {
-  const refuse = (message: string) => askRefusal(target.toolName, message);
-  if (args.message.trim() === '') return refuse('`message` is empty: send the text for the agent');
+  if (args.message.trim() === '') {
+    return askRefusal(target.toolName, '`message` is empty: send the text for the agent');
+  }
   if (args.message.length > target.maxMessageChars) {
-    return refuse(
+    return askRefusal(
+      target.toolName,
       `\`message\` has ${args.message.length} characters; the limit is ${target.maxMessageChars}`,
     );
   }
   const sessionId = args.session ?? randomUUID();
-  const claimed = await target.running.claim(sessionId);
-  if (!claimed) return refuse(busy(sessionId));
+  // A free session is claimed at once: no await (and no promise) unless a cancelled turn is coming to rest.
+  let claimed = target.running.claim(sessionId);
+  if (claimed instanceof Promise) claimed = await claimed;
+  if (!claimed) return askRefusal(target.toolName, busy(sessionId));
   let agent: Agent | undefined;
   try {
     // A session this call named (a new random id) has nothing in the store yet: nothing to read.
@@ -80,59 +84,130 @@ export async function runAsk(target: AskTarget, args: AskArgs, call: AskCall): P
       record =
         args.session === undefined ? undefined : await threadRecord(target.store, sessionId, call.principal);
     } catch (error) {
-      return refuse(sessionProblem(error, sessionId));
+      return askRefusal(target.toolName, sessionProblem(error, sessionId));
     }
     if (args.session !== undefined && record === undefined) {
-      return refuse(
+      return askRefusal(
+        target.toolName,
         `no session "${sessionId}" in the store; leave \`session\` out to start a new conversation`,
       );
     }
-    if (call.signal.aborted) return refuse('the call was cancelled before the turn started');
-    // Without an allow list the source goes as it is (one options layer and one closure fewer a call).
-    const thread =
-      target.allow.size === 0
-        ? { source: target.source, runtime: target.runtime }
-        : { source: withAllowList(target.source, target.runtime, target.allow), runtime: {} };
+    if (call.signal.aborted)
+      return askRefusal(target.toolName, 'the call was cancelled before the turn started');
     try {
-      agent = await openThread(
-        { store: target.store, ...thread, principal: call.principal },
-        sessionId,
-        record,
-      );
+      agent = await openThread(threadContext(target, call.principal), sessionId, record);
     } catch (error) {
-      return refuse(sessionProblem(error, sessionId));
+      return askRefusal(target.toolName, sessionProblem(error, sessionId));
     }
+    // A new session's id is known to nobody else before the answer: no inbox watch (and no timer) for it.
+    if (args.session === undefined) return await turn(target, agent, args.message, call, claimed, undefined);
     // What another process sharing the store posts to this session's inbox while the turn runs: an
     // interrupt (`agentloop send --interrupt`) ends the turn Interrupted, and entries for the transcript
-    // (an A2A push config set there) are written here, by the session's one writer. A new session's id
-    // is known to nobody else before the answer: no watch (and no timer) for it.
+    // (an A2A push config set there) are written here, by the session's one writer.
     const running = agent;
+    const turnClaim = claimed;
     const ended: InboxInterrupt = {};
-    const stopInbox =
-      args.session === undefined
-        ? undefined
-        : watchInbox(target.store, sessionId, {
-            pollMs: target.pollMs,
-            write: (entries) => target.store.appendTranscript(sessionId, entries),
-            // No one can name this call's run: an interrupt counts when it names none and came during the turn.
-            cancel: {
-              runId: randomUUID(),
-              onCancel: (reason) => {
-                ended.reason = reason;
-                claimed.cancelled();
-                running.interrupt(reason);
-              },
-            },
-          });
+    const stopInbox = watchInbox(target.store, sessionId, {
+      pollMs: target.pollMs,
+      write: (entries) => target.store.appendTranscript(sessionId, entries),
+      // No one can name this call's run: an interrupt counts when it names none and came during the turn.
+      cancel: {
+        runId: randomUUID(),
+        onCancel: (reason) => {
+          ended.reason = reason;
+          turnClaim.cancelled();
+          running.interrupt(reason);
+        },
+      },
+    });
     try {
       return await turn(target, agent, args.message, call, claimed, ended);
     } finally {
-      if (stopInbox) await stopInbox();
+      await stopInbox();
     }
   } finally {
-    await agent?.close().catch(() => {});
+    if (agent) await agent.close().catch(ignore);
     claimed.release();
   }
+}
+
+/**
+ * What `openThread` needs of a target for `principal`: made at its first call and kept (the allow list's
+ * source wrapper with it), not spread again every call.
+ */
+function threadContext(target: AskTarget, principal: string): ThreadContext {
+  let context = threadContexts.get(target);
+  if (context?.principal !== principal) {
+    // Without an allow list the source goes as it is (one options layer and one closure fewer).
+    context =
+      target.allow.size === 0
+        ? { store: target.store, source: target.source, runtime: target.runtime, principal }
+        : {
+            store: target.store,
+            source: withAllowList(target.source, target.runtime, target.allow),
+            runtime: {},
+            principal,
+          };
+    threadContexts.set(target, context);
+  }
+  return context;
+}
+
+const threadContexts = new WeakMap<AskTarget, ThreadContext>();
+
+function ignore(): void {}
+
+/** The cancel listener's options, one object for every call. */
+const ONCE = { once: true } as const;
+
+/** No tool call had an outcome (a turn without tool calls): shared, never written to. */
+const NO_OUTCOMES: CallOutcomes = new Map();
+
+/** One turn's listeners: what its events say of its calls, its progress, its approvals, the client's cancel. */
+class TurnWatch {
+  /** What the events said of the turn's calls (made at the first one). */
+  outcomes: Map<string, 'ok' | 'error' | 'declined'> | undefined;
+  /** The first refusal an approval made (the turn's text then says why). */
+  refusal: string | undefined;
+  #approvals: ApprovalAsker | undefined;
+
+  constructor(
+    private readonly target: AskTarget,
+    private readonly agent: Agent,
+    private readonly call: AskCall,
+    private readonly claimed: RunningTurn,
+  ) {}
+
+  /** The approval questions asked so far (none: undefined). */
+  get approvals(): ApprovalAsker | undefined {
+    return this.#approvals;
+  }
+
+  readonly toolCallEnd = (e: AgentEvent<'tool_call_end'>): void => {
+    this.outcomes ??= new Map();
+    if (this.outcomes.get(e.toolCallId) !== 'declined')
+      this.outcomes.set(e.toolCallId, e.error ? 'error' : 'ok');
+    this.call.progress?.(`${e.name} ${e.error ? 'failed' : 'done'}`);
+  };
+
+  readonly approvalResolved = (e: AgentEvent<'approval_resolved'>): void => {
+    if (e.approved) return;
+    this.outcomes ??= new Map();
+    this.outcomes.set(e.toolCallId, 'declined');
+  };
+
+  readonly approvalRequested = (e: AgentEvent<'approval_requested'>): void => {
+    this.call.progress?.(`waiting for approval of ${e.pending.map((p) => p.name).join(', ')}`);
+    this.#approvals ??= new ApprovalAsker(this.target, this.agent, this.call, (text) => {
+      this.refusal ??= text;
+    });
+    this.#approvals.ask(e.pending);
+  };
+
+  readonly cancel = (): void => {
+    this.claimed.cancelled();
+    this.agent.interrupt('cancelled by the MCP client');
+  };
 }
 
 async function turn(
@@ -141,31 +216,19 @@ async function turn(
   message: string,
   call: AskCall,
   claimed: RunningTurn,
-  inbox: InboxInterrupt,
+  inbox: InboxInterrupt | undefined,
 ): Promise<CallToolResult> {
   const forClient = (text: string) => scrubForClient(text, agent.redactor.redact);
   // A session left waiting for approval (its process died mid-question) rests Interrupted first.
   if (agent.state === 'WaitingApproval')
     agent.interrupt('a new message came over MCP while approvals waited');
   const before = agent.messages.length;
-  const outcomes = new Map<string, 'ok' | 'error' | 'declined'>();
-  let refusal: string | undefined;
-  const approvals = new ApprovalAsker(target, agent, call, (text) => {
-    refusal ??= text;
-  });
+  const watch = new TurnWatch(target, agent, call, claimed);
   const progress = call.progress;
   const stop = [
-    agent.on('tool_call_end', (e) => {
-      if (outcomes.get(e.toolCallId) !== 'declined') outcomes.set(e.toolCallId, e.error ? 'error' : 'ok');
-      progress?.(`${e.name} ${e.error ? 'failed' : 'done'}`);
-    }),
-    agent.on('approval_resolved', (e) => {
-      if (!e.approved) outcomes.set(e.toolCallId, 'declined');
-    }),
-    agent.on('approval_requested', (e) => {
-      progress?.(`waiting for approval of ${e.pending.map((p) => p.name).join(', ')}`);
-      approvals.ask(e.pending);
-    }),
+    agent.on('tool_call_end', watch.toolCallEnd),
+    agent.on('approval_resolved', watch.approvalResolved),
+    agent.on('approval_requested', watch.approvalRequested),
   ];
   // Events only progress reads: a client that sent no progressToken has the machine build none of them.
   if (progress) {
@@ -178,28 +241,25 @@ async function turn(
       }),
     );
   }
-  const onCancel = () => {
-    claimed.cancelled();
-    agent.interrupt('cancelled by the MCP client');
-  };
-  call.signal.addEventListener('abort', onCancel, { once: true });
+  call.signal.addEventListener('abort', watch.cancel, ONCE);
   let result: ExecutionResult;
   try {
     result = await agent.send(message);
-    if (approvals.asking) await approvals.idle();
+    if (watch.approvals?.asking) await watch.approvals.idle();
     await agent.flush();
   } catch (error) {
     return askRefusal(target.toolName, forClient(error instanceof Error ? error.message : String(error)));
   } finally {
-    call.signal.removeEventListener('abort', onCancel);
+    call.signal.removeEventListener('abort', watch.cancel);
     for (const off of stop) off();
   }
   const added = agent.messages.slice(before);
-  const calls = turnToolCalls(added, outcomes as CallOutcomes, forClient, (v) =>
+  const calls = turnToolCalls(added, watch.outcomes ?? NO_OUTCOMES, forClient, (v) =>
     agent.redactor.redactValue(v),
   );
   const output = askOutput(agent.sessionId, agent.state, result, calls, forClient);
-  if (inbox.reason !== undefined && output.state === 'Interrupted') {
+  let refusal = watch.refusal;
+  if (inbox?.reason !== undefined && output.state === 'Interrupted') {
     refusal ??= `${target.toolName}: the turn ended interrupted: ${forClient(inbox.reason)}`;
   }
   return askCallResult(target.toolName, output, refusal);

@@ -1,4 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { AnySchema, SchemaOutput } from '@modelcontextprotocol/sdk/server/zod-compat.js';
+import type { TaskRequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   ErrorCode,
@@ -8,6 +10,8 @@ import {
   type MessageExtraInfo,
   RELATED_TASK_META_KEY,
   type RequestId,
+  type ServerNotification,
+  type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import { type OwnCallExtra, type OwnToolCall, ownToolCallsOf } from './own-tool-calls.js';
 
@@ -119,40 +123,67 @@ class AskLaneTransport implements Transport {
 
   /** Runs the call with an `extra` made from the raw request, and sends its answer unless it was cancelled. */
   #answer(request: JSONRPCRequest, call: OwnToolCall): void {
-    const id = request.id;
     const controller = new AbortController();
-    this.#running.set(id, controller);
-    const base = this.#server.server;
+    this.#running.set(request.id, controller);
     const params = request.params as { arguments?: Record<string, unknown>; _meta?: OwnCallExtra['_meta'] };
-    // What the Protocol's extra does for a request: notifications and requests related to it, none once cancelled.
-    const extra: OwnCallExtra = {
-      signal: controller.signal,
-      _meta: params._meta,
-      sendNotification: async (notification) => {
-        if (controller.signal.aborted) return;
-        await base.notification(notification, { relatedRequestId: id });
-      },
-      sendRequest: async (outgoing, schema, options) => {
-        if (controller.signal.aborted)
-          throw new McpError(ErrorCode.ConnectionClosed, 'Request was cancelled');
-        return await base.request(outgoing, schema, { ...options, relatedRequestId: id });
-      },
-    };
-    Promise.resolve()
-      .then(() => call(params.arguments, extra))
-      .then(
-        async (result) => {
-          if (!controller.signal.aborted) await this.#inner.send({ jsonrpc: '2.0', id, result });
-        },
-        async (error: unknown) => {
-          if (!controller.signal.aborted)
-            await this.#inner.send({ jsonrpc: '2.0', id, error: errorOf(error) });
-        },
-      )
-      .catch((error: unknown) => this.onerror?.(new Error(`Failed to send response: ${error}`)))
-      .finally(() => {
-        if (this.#running.get(id) === controller) this.#running.delete(id);
-      });
+    void this.#run(
+      request.id,
+      controller,
+      call,
+      params.arguments,
+      new LaneCallExtra(this.#server, request.id, controller.signal, params._meta),
+    );
+  }
+
+  /** One async frame a call (not a chain of promises and handlers): the call, its answer, the bookkeeping. */
+  async #run(
+    id: RequestId,
+    controller: AbortController,
+    call: OwnToolCall,
+    args: Record<string, unknown> | undefined,
+    extra: OwnCallExtra,
+  ): Promise<void> {
+    await undefined; // the call starts after the message's dispatch, as the Protocol's handlers do
+    let answer: JSONRPCMessage;
+    try {
+      answer = { jsonrpc: '2.0', id, result: await call(args, extra) };
+    } catch (error) {
+      answer = { jsonrpc: '2.0', id, error: errorOf(error) };
+    }
+    try {
+      if (!controller.signal.aborted) await this.#inner.send(answer);
+    } catch (error) {
+      this.onerror?.(new Error(`Failed to send response: ${error}`));
+    } finally {
+      if (this.#running.get(id) === controller) this.#running.delete(id);
+    }
+  }
+}
+
+/**
+ * What the Protocol's extra does for a request: notifications and requests related to it, none once
+ * cancelled. Methods, not closures a call (the `ask_` handler calls them as `extra.sendNotification(…)`).
+ */
+class LaneCallExtra implements OwnCallExtra {
+  constructor(
+    private readonly server: McpServer,
+    private readonly id: RequestId,
+    readonly signal: AbortSignal,
+    readonly _meta: OwnCallExtra['_meta'],
+  ) {}
+
+  async sendNotification(notification: ServerNotification): Promise<void> {
+    if (this.signal.aborted) return;
+    await this.server.server.notification(notification, { relatedRequestId: this.id });
+  }
+
+  async sendRequest<U extends AnySchema>(
+    outgoing: ServerRequest,
+    schema: U,
+    options?: TaskRequestOptions,
+  ): Promise<SchemaOutput<U>> {
+    if (this.signal.aborted) throw new McpError(ErrorCode.ConnectionClosed, 'Request was cancelled');
+    return await this.server.server.request(outgoing, schema, { ...options, relatedRequestId: this.id });
   }
 }
 
