@@ -44,7 +44,9 @@ afterAll(async () => {
 });
 
 /** createMcpServer on agentloop's stdio transport over two streams, with the lane unless `lane: false`. */
-async function serve(options: { lane?: boolean; laneOnly?: boolean } = {}) {
+async function serve(
+  options: { lane?: boolean; laneOnly?: boolean; opening?: { entered: () => void; gate: Promise<void> } } = {},
+) {
   const writeNote = defineTool({
     name: 'write_note',
     description: 'writes a note',
@@ -59,7 +61,14 @@ async function serve(options: { lane?: boolean; laneOnly?: boolean } = {}) {
   const server = createMcpServer(
     {
       name: 'helper',
-      agent: () => ({ instructions: 'You help.', loopControlTools: false, tools: [writeNote] }),
+      // `opening`: the agent's options come once the test opens the gate (a slow factory: a bundle loading).
+      agent: options.opening
+        ? async () => {
+            options.opening?.entered();
+            await options.opening?.gate;
+            return { instructions: 'You help.', loopControlTools: false, tools: [writeNote] };
+          }
+        : () => ({ instructions: 'You help.', loopControlTools: false, tools: [writeNote] }),
       store: new MemorySessionStore(),
       runtime: { baseURL: model.url, apiKey: 'test-key' },
     },
@@ -198,6 +207,34 @@ describe('withAskLane: ask_ calls below the Protocol', () => {
     expect(bad).toEqual(await other.callTool({ name: 'shout', arguments: { word: 1 } }));
     expect(await client.listTools()).toEqual(await other.listTools());
     expect(outputOf(await ask(client, { message: 'hello' })).response).toBe('echo: hello');
+  }, 30_000);
+
+  it('cancel while the session opens: the turn never starts', async () => {
+    let entered!: () => void;
+    const inFactory = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const lane = await serve({ laneOnly: true, opening: { entered, gate } });
+    const { client } = await connect(lane);
+    // Registered after the transport's own reader: once this sees the cancel, the lane has taken it.
+    let cancelReceived = false;
+    lane.toServer.on('data', (chunk: Buffer) => {
+      if (chunk.toString('utf8').includes('notifications/cancelled')) cancelReceived = true;
+    });
+    const seen = model.requestCount;
+    const cancel = new AbortController();
+    const call = ask(client, { message: 'never sent' }, { signal: cancel.signal });
+    await inFactory;
+    cancel.abort('changed my mind');
+    await expect(call).rejects.toThrow();
+    await until(() => cancelReceived);
+    open();
+    await lane.running.idle();
+    expect(model.requestCount).toBe(seen);
   }, 30_000);
 
   it('cancel: the client’s notifications/cancelled interrupts the turn and no answer is sent', async () => {

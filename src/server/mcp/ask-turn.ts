@@ -99,6 +99,9 @@ export async function runAsk(target: AskTarget, args: AskArgs, call: AskCall): P
     } catch (error) {
       return askRefusal(target.toolName, sessionProblem(error, sessionId));
     }
+    // A cancel that came while the session opened (the turn listens for one only from its start).
+    if (call.signal.aborted)
+      return askRefusal(target.toolName, 'the call was cancelled before the turn started');
     // A new session's id is known to nobody else before the answer: no inbox watch (and no timer) for it.
     if (args.session === undefined) return await turn(target, agent, args.message, call, claimed, undefined);
     // What another process sharing the store posts to this session's inbox while the turn runs: an
