@@ -45,7 +45,11 @@ afterAll(async () => {
 
 /** createMcpServer on agentloop's stdio transport over two streams, with the lane unless `lane: false`. */
 async function serve(
-  options: { lane?: boolean; laneOnly?: boolean; opening?: { entered: () => void; gate: Promise<void> } } = {},
+  options: {
+    lane?: boolean;
+    laneOnly?: boolean;
+    opening?: { entered: () => void; gate: Promise<void> };
+  } = {},
 ) {
   const writeNote = defineTool({
     name: 'write_note',
