@@ -10,16 +10,11 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool, MemorySessionStore } from '../src/index.js';
-import {
-  type AskOutput,
-  createMcpServer,
-  McpStdioServerTransport,
-  withAskLane,
-} from '../src/server/mcp/index.js';
+import { MemorySessionStore } from '../src/index.js';
+import { createMcpServer, McpStdioServerTransport, withAskLane } from '../src/server/mcp/index.js';
 import { RunningSessions } from '../src/server/mcp/running-sessions.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
-import { routedModel, until } from './support/mcp-agent-server.js';
+import { askWith, noteWriter, outputOf, routedModel, textOf, until } from './support/mcp-agent-server.js';
 
 // The stdio lane (src/server/mcp/own-call-lane.ts): `ask_` calls answered below the SDK's Protocol,
 // everything else through it. The server is createMcpServer on agentloop's stdio transport over real
@@ -51,16 +46,7 @@ async function serve(
     opening?: { entered: () => void; gate: Promise<void> };
   } = {},
 ) {
-  const writeNote = defineTool({
-    name: 'write_note',
-    description: 'writes a note',
-    parameters: z.object({ text: z.string() }),
-    needsApproval: true,
-    execute: ({ text }) => {
-      written.push(text);
-      return `wrote ${text}`;
-    },
-  });
+  const writeNote = noteWriter((text) => written.push(text));
   const running = new RunningSessions();
   const server = createMcpServer(
     {
@@ -124,16 +110,8 @@ async function connect(served: Awaited<ReturnType<typeof serve>>, elicit?: () =>
   return { client, asked };
 }
 
-async function ask(
-  client: Client,
-  args: Record<string, unknown>,
-  options: { onprogress?: (p: Progress) => void; signal?: AbortSignal } = {},
-) {
-  return (await client.callTool({ name: TOOL, arguments: args }, undefined, options)) as CallToolResult;
-}
-const textOf = (result: CallToolResult) =>
-  result.content.map((part) => (part.type === 'text' ? part.text : '')).join('\n');
-const outputOf = (result: CallToolResult) => result.structuredContent as AskOutput;
+const ask = (client: Client, args: Record<string, unknown>, options?: Parameters<typeof askWith>[3]) =>
+  askWith(client, TOOL, args, options);
 /** A result with what differs between two runs of the same turn (the new session's id, tool call ids) named alike. */
 const comparable = (result: unknown) =>
   JSON.parse(

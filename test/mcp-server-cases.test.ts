@@ -4,19 +4,14 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import {
-  type CallToolResult,
-  ElicitRequestSchema,
-  type ElicitResult,
-} from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { defineTool, FileSessionStore } from '../src/index.js';
+import { FileSessionStore } from '../src/index.js';
 import { type ListeningServer, listenOn } from '../src/server/listen-on.js';
-import { type AskOutput, createMcpHttpHandler, type McpHttpServerOptions } from '../src/server/mcp/index.js';
+import { createMcpHttpHandler, type McpHttpServerOptions } from '../src/server/mcp/index.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
 import { repoRoot } from './support/build-dist.js';
-import { routedModel, until } from './support/mcp-agent-server.js';
+import { askWith, noteWriter, outputOf, routedModel, textOf, until } from './support/mcp-agent-server.js';
 import { scriptChildren } from './support/script-child.js';
 
 /**
@@ -73,16 +68,7 @@ async function serve(options: Partial<McpHttpServerOptions> = {}) {
   const dir = await mkdtemp(path.join(tmpdir(), 'mcp-cases-'));
   open.dirs.push(dir);
   written = [];
-  const writeNote = defineTool({
-    name: 'write_note',
-    description: 'writes a note',
-    parameters: z.object({ text: z.string() }),
-    needsApproval: true,
-    execute: ({ text }) => {
-      written.push(text);
-      return `wrote ${text}`;
-    },
-  });
+  const writeNote = noteWriter((text) => written.push(text));
   const handler = createMcpHttpHandler({
     name: 'helper',
     agent: () => ({ instructions: 'You help.', loopControlTools: false, tools: [writeNote] }),
@@ -107,12 +93,7 @@ async function connect(url: string, elicit?: () => ElicitResult) {
   return { client, transport };
 }
 
-async function ask(client: Client, tool: string, args: Record<string, unknown>) {
-  return (await client.callTool({ name: tool, arguments: args })) as CallToolResult;
-}
-const textOf = (result: CallToolResult) =>
-  result.content.map((part) => (part.type === 'text' ? part.text : '')).join('\n');
-const outputOf = (result: CallToolResult) => result.structuredContent as AskOutput;
+const ask = askWith;
 
 describe('agentloop as an MCP server: the remaining cases', () => {
   it('refuses a session whose lease another process holds, naming it, and runs nothing', async () => {

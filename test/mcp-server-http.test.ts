@@ -15,14 +15,13 @@ import { z } from 'zod';
 import { createAgent, defineAgent, defineTool, FileSessionStore } from '../src/index.js';
 import { decisionOf } from '../src/server/mcp/approval-elicitation.js';
 import {
-  type AskOutput,
   createMcpServer,
   type McpHttpServerOptions,
   type StartedMcpHttpServer,
   startMcpHttpServer,
 } from '../src/server/mcp/index.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
-import { routedModel, until } from './support/mcp-agent-server.js';
+import { askWith, noteWriter, outputOf, routedModel, textOf, until } from './support/mcp-agent-server.js';
 
 const open: { servers: StartedMcpHttpServer[]; models: ScriptedServer[]; clients: Client[]; dirs: string[] } =
   {
@@ -52,16 +51,7 @@ function helperTools() {
       return `${word}: found`;
     },
   });
-  const writeNote = defineTool({
-    name: 'write_note',
-    description: 'writes a note',
-    parameters: z.object({ text: z.string() }),
-    needsApproval: true,
-    execute: ({ text }) => {
-      written.push(text);
-      return `wrote ${text}`;
-    },
-  });
+  const writeNote = noteWriter((text) => written.push(text));
   return [lookup, writeNote];
 }
 
@@ -110,21 +100,8 @@ async function connect(
   return { client, asked };
 }
 
-async function ask(
-  client: Client,
-  args: Record<string, unknown>,
-  options: { onprogress?: (p: Progress) => void; signal?: AbortSignal } = {},
-) {
-  return (await client.callTool(
-    { name: 'ask_helper', arguments: args },
-    undefined,
-    options,
-  )) as CallToolResult;
-}
-
-const textOf = (result: CallToolResult) =>
-  result.content.map((part) => (part.type === 'text' ? part.text : '')).join('\n');
-const outputOf = (result: CallToolResult) => result.structuredContent as AskOutput;
+const ask = (client: Client, args: Record<string, unknown>, options?: Parameters<typeof askWith>[3]) =>
+  askWith(client, 'ask_helper', args, options);
 
 describe('agentloop as an MCP server over Streamable HTTP', () => {
   it('lists one ask_<agent> tool per agent, with an input and an output schema', async () => {

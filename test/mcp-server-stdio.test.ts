@@ -6,19 +6,13 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import {
-  type CallToolResult,
-  ElicitRequestSchema,
-  type ElicitResult,
-  type Progress,
-} from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema, type ElicitResult, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { main as cliMain } from '../src/cli/main.js';
 import { FileSessionStore } from '../src/index.js';
-import type { AskOutput } from '../src/server/mcp/index.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
 import { buildDist, cliPath, repoRoot } from './support/build-dist.js';
-import { routedModel, until } from './support/mcp-agent-server.js';
+import { askWith, outputOf, routedModel, textOf, until } from './support/mcp-agent-server.js';
 
 // `agentloop mcp serve` as an MCP client starts it: the built CLI spawned over stdio by the MCP SDK's
 // own client, the bundle's facilitator on a scripted model, sessions in a folder.
@@ -89,16 +83,8 @@ async function serve(options: { elicit?: () => ElicitResult; flags?: string[]; o
   return { client, asked, out };
 }
 
-async function ask(
-  client: Client,
-  args: Record<string, unknown>,
-  options: { onprogress?: (p: Progress) => void; signal?: AbortSignal } = {},
-) {
-  return (await client.callTool({ name: TOOL, arguments: args }, undefined, options)) as CallToolResult;
-}
-const textOf = (result: CallToolResult) =>
-  result.content.map((part) => (part.type === 'text' ? part.text : '')).join('\n');
-const outputOf = (result: CallToolResult) => result.structuredContent as AskOutput;
+const ask = (client: Client, args: Record<string, unknown>, options?: Parameters<typeof askWith>[3]) =>
+  askWith(client, TOOL, args, options);
 
 describe('agentloop mcp serve over stdio', () => {
   it('answers with progress, continues the session, stops on cancel, refuses bad input and unapproved calls', async () => {

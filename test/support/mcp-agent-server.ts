@@ -1,3 +1,8 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { defineTool } from '../../src/index.js';
+import type { AskOutput } from '../../src/server/mcp/index.js';
 import type { ScriptedTurn } from '../../src/testing/index.js';
 
 /** A chat request's message as the scripted server sees it. */
@@ -28,3 +33,34 @@ export function routedModel(noteTool: string, noteArgs: Record<string, unknown>)
 export async function until(check: () => boolean | Promise<boolean>): Promise<void> {
   while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 10));
 }
+
+/** The `write_note` tool `routedModel` calls for a note: it needs approval, and hands each note it writes to `wrote`. */
+export function noteWriter(wrote: (text: string) => void) {
+  return defineTool({
+    name: 'write_note',
+    description: 'writes a note',
+    parameters: z.object({ text: z.string() }),
+    needsApproval: true,
+    execute: ({ text }) => {
+      wrote(text);
+      return `wrote ${text}`;
+    },
+  });
+}
+
+/** Calls the agent's tool `tool` (`ask_<agent>`) with the MCP SDK's client. */
+export async function askWith(
+  client: Client,
+  tool: string,
+  args: Record<string, unknown>,
+  options: { onprogress?: (p: Progress) => void; signal?: AbortSignal } = {},
+): Promise<CallToolResult> {
+  return (await client.callTool({ name: tool, arguments: args }, undefined, options)) as CallToolResult;
+}
+
+/** A tool result's text parts, one a line. */
+export const textOf = (result: CallToolResult) =>
+  result.content.map((part) => (part.type === 'text' ? part.text : '')).join('\n');
+
+/** An `ask_<agent>` result's structured content. */
+export const outputOf = (result: CallToolResult) => result.structuredContent as AskOutput;
