@@ -71,7 +71,7 @@ import {
   startShapes,
 } from './lib/engine-shapes.mjs';
 import { clusterCpuMs, processCpuMsFine, threadCpuMs } from './lib/process-cpu.mjs';
-import { meanSpread } from './lib/stats.mjs';
+import { meanSpread, seededShuffle } from './lib/stats.mjs';
 
 process.env.RESTATE_LOGGING ??= 'ERROR';
 const args = benchArgs();
@@ -142,22 +142,11 @@ const cpuSample = (mode, shape, ms) => {
 const order = args.order ?? 'shuffle';
 if (order !== 'shuffle' && order !== 'rotate')
   throw new Error(`--order must be shuffle or rotate, got ${order}`);
-/** A small seeded generator (mulberry32), so that a run's orders can be run again. */
-const random = ((seed) => () => {
-  seed = (seed + 0x6d2b79f5) | 0;
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-})(Number(args.seed ?? 1));
-/** The modes in the order of round `i`: shuffled (Fisher-Yates) or rotated by `i`. */
+const shuffle = seededShuffle(Number(args.seed ?? 1));
+/** The modes in the order of round `i`: shuffled (seeded, so that a run's orders can be run again) or rotated by `i`. */
 const roundOrder = (modes, i) => {
   if (order === 'rotate') return modes.map((_, k) => modes[(i + k) % modes.length]);
-  const out = [...modes];
-  for (let k = out.length - 1; k > 0; k--) {
-    const j = Math.floor(random() * (k + 1));
-    [out[k], out[j]] = [out[j], out[k]];
-  }
-  return out;
+  return shuffle(modes);
 };
 
 /** Runs `runSession(id)` for `sessions` sessions, `repeat` times after a warm-up; ms per session (median). */

@@ -21,7 +21,7 @@ import {
   sendBareRestate,
   serveRestateEndpoint,
 } from './lib/engine-shapes.mjs';
-import { meanSpread } from './lib/stats.mjs';
+import { meanSpread, seededShuffle } from './lib/stats.mjs';
 
 process.env.RESTATE_LOGGING ??= 'ERROR';
 const args = benchArgs();
@@ -76,20 +76,8 @@ const endpoint = await serveRestateEndpoint(sdk, server, [
   ...Object.entries(builds).map(([name, build]) => drivenObject(name, build)),
 ]);
 const modes = ['bare', ...Object.keys(builds)];
-const random = ((seed) => () => {
-  seed = (seed + 0x6d2b79f5) | 0;
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-})(Number(args.seed ?? 1));
-const shuffled = () => {
-  const out = [...modes];
-  for (let k = out.length - 1; k > 0; k--) {
-    const j = Math.floor(random() * (k + 1));
-    [out[k], out[j]] = [out[j], out[k]];
-  }
-  return out;
-};
+const shuffle = seededShuffle(Number(args.seed ?? 1));
+const shuffled = () => shuffle(modes);
 const cpuMs = () => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;

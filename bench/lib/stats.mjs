@@ -26,3 +26,25 @@ export function meanSpread(values) {
   const sd = n > 1 ? Math.sqrt(xs.reduce((a, x) => a + (x - mean) ** 2, 0) / (n - 1)) : 0;
   return { mean, sd, se: sd / Math.sqrt(n), n };
 }
+
+/**
+ * A shuffler seeded by `seed` (mulberry32 numbers, Fisher-Yates): each call returns a shuffled copy of
+ * `items`, the same sequence of orders for the same seed, so that a run's orders can be run again.
+ */
+export function seededShuffle(seed) {
+  let state = seed;
+  const random = () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return (items) => {
+    const out = [...items];
+    for (let k = out.length - 1; k > 0; k--) {
+      const j = Math.floor(random() * (k + 1));
+      [out[k], out[j]] = [out[j], out[k]];
+    }
+    return out;
+  };
+}
