@@ -4,14 +4,14 @@
  * through the real `openai` SDK to the scripted server. A call without a progressToken has the machine
  * build no event that only progress reads.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAgent, MemorySessionStore } from '../src/index.js';
 import { createMcpServer } from '../src/server/mcp/index.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
 import { workSnapshot } from '../src/work-counters.js';
+import { connectInMemory } from './support/mcp-agent-server.js';
 import { echoTwiceScenario, progressEcho } from './support/progress-echo.js';
 
 const open: { models: ScriptedServer[]; clients: Client[] } = { models: [], clients: [] };
@@ -34,11 +34,8 @@ async function askWork(withProgress: boolean): Promise<{ events: number; progres
     }),
     store: new MemorySessionStore(),
   });
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await server.connect(serverSide);
-  const client = new Client({ name: 'work', version: '1' });
+  const client = await connectInMemory(server, 'work');
   open.clients.push(client);
-  await client.connect(clientSide);
   const progress: string[] = [];
   const before = workSnapshot().events;
   const result = (await client.callTool(

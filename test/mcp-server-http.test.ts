@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import {
   type CallToolResult,
   ElicitRequestSchema,
@@ -21,7 +20,15 @@ import {
   startMcpHttpServer,
 } from '../src/server/mcp/index.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
-import { askWith, noteWriter, outputOf, routedModel, textOf, until } from './support/mcp-agent-server.js';
+import {
+  askWith,
+  connectInMemory,
+  noteWriter,
+  outputOf,
+  routedModel,
+  textOf,
+  until,
+} from './support/mcp-agent-server.js';
 
 const open: { servers: StartedMcpHttpServer[]; models: ScriptedServer[]; clients: Client[]; dirs: string[] } =
   {
@@ -431,10 +438,7 @@ describe('createMcpServer', () => {
   it("names the tool after a definition's name and describes it with the definition's description", async () => {
     const agent = defineAgent({ name: 'analyst', description: 'Reads reports.', instructions: 'You read.' });
     const server = createMcpServer({ agent });
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await server.connect(serverSide);
-    const client = new Client({ name: 'in-memory', version: '1.0.0' });
-    await client.connect(clientSide);
+    const client = await connectInMemory(server);
     open.clients.push(client);
     const { tools } = await client.listTools();
     expect(tools.map((t) => [t.name, t.title])).toEqual([['ask_analyst', 'Ask analyst']]);
@@ -458,10 +462,7 @@ describe('createMcpServer', () => {
       },
       ({ a, b }) => ({ content: [{ type: 'text', text: String(a + b) }], structuredContent: { sum: a + b } }),
     );
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await server.connect(serverSide);
-    const client = new Client({ name: 'in-memory', version: '1.0.0' });
-    await client.connect(clientSide);
+    const client = await connectInMemory(server);
     open.clients.push(client);
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toEqual(['ask_helper', 'add']);

@@ -1,4 +1,6 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { defineTool } from '../../src/index.js';
@@ -64,3 +66,12 @@ export const textOf = (result: CallToolResult) =>
 
 /** An `ask_<agent>` result's structured content. */
 export const outputOf = (result: CallToolResult) => result.structuredContent as AskOutput;
+
+/** The MCP SDK's client connected to `server` over the SDK's in-memory transport (close it when done). */
+export async function connectInMemory(server: McpServer, name = 'in-memory'): Promise<Client> {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const client = new Client({ name, version: '1.0.0' });
+  await client.connect(clientSide);
+  return client;
+}
