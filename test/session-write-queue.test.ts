@@ -242,7 +242,10 @@ describe('SessionWriteQueue: state and idle lanes', () => {
 
   it('keeps idle lanes and their state with keepIdleLanes', async () => {
     let made = 0;
-    const queue = new SessionWriteQueue({ state: () => ({ n: ++made }), keepIdleLanes: true });
+    const queue = new SessionWriteQueue({
+      state: () => ({ n: ++made }),
+      keepIdleLanes: { max: Number.POSITIVE_INFINITY },
+    });
     const first = await queue.run('s1', (state) => state);
     await drained();
     const failed = queue.run('s1', () => Promise.reject(new Error('x')));

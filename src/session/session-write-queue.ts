@@ -21,7 +21,7 @@ interface Lane<S> {
   settled: () => S;
   /** The session's state, as every task of the lane is given it. */
   state: S;
-  /** Whether the lane is in the list of idle lanes that may be dropped (with a bound on idle lanes). */
+  /** Whether the lane is in the list of idle lanes that may be dropped (when idle lanes are kept). */
   listed: boolean;
   /** The idle lane used just before this one, in that list. */
   older: Lane<S> | undefined;
@@ -47,11 +47,11 @@ export interface SessionWriteQueueOptions<S> {
   /** Makes a session's state when its lane opens; every task of the session is given it. */
   state?: (id: string) => S;
   /**
-   * Keep a lane (and its state) once its work is done: all of them (`true`), or the most recently
-   * used up to a count ({@link IdleLanes}). Without it, a lane is dropped when its last queued work
-   * settles and made afresh on the next call (with fresh state).
+   * Keep a lane (and its state) once its work is done: the most recently used up to a count
+   * ({@link IdleLanes}; `max: Infinity` keeps all). Without it, a lane is dropped when its last queued
+   * work settles and made afresh on the next call (with fresh state).
    */
-  keepIdleLanes?: boolean | IdleLanes<S>;
+  keepIdleLanes?: IdleLanes<S>;
 }
 
 /**
@@ -64,9 +64,8 @@ export interface SessionWriteQueueOptions<S> {
 export class SessionWriteQueue<S = undefined> {
   readonly #lanes = new Map<string, Lane<S>>();
   readonly #state: ((id: string) => S) | undefined;
+  /** Whether idle lanes are kept (up to `#maxIdle`), or dropped as soon as they are idle. */
   readonly #keepIdle: boolean;
-  /** With a bound on idle lanes. */
-  readonly #bounded: boolean;
   readonly #maxIdle: number;
   /**
    * The idle lanes that may be dropped, linked through their `older` and `newer` (a list of their
@@ -80,13 +79,11 @@ export class SessionWriteQueue<S = undefined> {
 
   constructor(options: SessionWriteQueueOptions<S> = {}) {
     this.#state = options.state;
-    const keep = options.keepIdleLanes ?? false;
-    this.#keepIdle = keep !== false;
-    const bound = typeof keep === 'object' ? keep : undefined;
-    this.#bounded = bound !== undefined;
-    this.#maxIdle = bound?.max ?? Number.POSITIVE_INFINITY;
-    this.#pinned = bound?.pinned;
-    this.#dropped = bound?.dropped;
+    const keep = options.keepIdleLanes;
+    this.#keepIdle = keep !== undefined;
+    this.#maxIdle = keep?.max ?? 0;
+    this.#pinned = keep?.pinned;
+    this.#dropped = keep?.dropped;
   }
 
   /** Sessions that have a lane (busy, pinned or kept idle): for tests and diagnostics. */
@@ -170,7 +167,7 @@ export class SessionWriteQueue<S = undefined> {
       this.#lanes.delete(lane.id);
       return;
     }
-    if (!this.#bounded || this.#pinned?.(lane.state)) return;
+    if (this.#pinned?.(lane.state)) return;
     // It left the list when it went busy, so it goes in as the newest.
     const newest = this.#newestIdle;
     lane.older = newest;
