@@ -10,7 +10,7 @@ import { watchInbox } from '../src/server/run-cancel-inbox.js';
 import { hasInbox } from '../src/session/session-inbox.js';
 import type { TranscriptEntryInput } from '../src/session/transcript.js';
 import type { Scenario, ScriptedTurn } from '../src/testing/index.js';
-import { config, push, storePairs } from './support/a2a-push.js';
+import { config, push, storePairs, until } from './support/a2a-push.js';
 import { a2aServer, sdkClient, tempDir, textMessage } from './support/a2a-server.js';
 import { agUiServer, clientWith, runThrough, userMessage } from './support/ag-ui-server.js';
 import { deferred, serve } from './support/harness.js';
@@ -172,7 +172,7 @@ describe('watchInbox', () => {
     const writing = deferred();
     const wrote = deferred();
     const written: TranscriptEntryInput[] = [];
-    const stop = watchInbox(store, 's', {
+    const { stop } = watchInbox(store, 's', {
       pollMs: 10,
       write: async (entries) => {
         writing.resolve();
@@ -186,5 +186,38 @@ describe('watchInbox', () => {
     await stopped;
     expect(written).toEqual([{ kind: 'event', event: 'a2a_push', data: { taskId: 't' } }]);
     expect((await store.readInbox('s')).map((item) => item.kind)).toEqual(['interrupt']);
+  });
+
+  it('with `cancel`, takes what its first look reads for left over and hears an interrupt posted after `ready`, however slow that look is', async () => {
+    const firstRead = deferred();
+    const reads: number[] = [];
+    // A real store whose first inbox read is held (a busy connection pool) until the test lets it go.
+    class SlowFirstRead extends MemorySessionStore {
+      override async readInbox(sessionId: string) {
+        reads.push(reads.length);
+        if (reads.length === 1) await firstRead.promise;
+        return super.readInbox(sessionId);
+      }
+    }
+    const store = new SlowFirstRead();
+    await store.postInbox('s', { kind: 'interrupt', reason: 'from an earlier turn' });
+    const heard: string[] = [];
+    const watch = watchInbox(store, 's', {
+      pollMs: 5,
+      write: async () => {},
+      cancel: { runId: 'run-1', onCancel: (reason) => heard.push(reason) },
+    });
+    let ready = false;
+    void watch.ready.then(() => (ready = true));
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(ready).toBe(false); // the run may not start yet
+    firstRead.resolve();
+    await watch.ready;
+    expect(heard).toEqual([]);
+    await store.postInbox('s', { kind: 'interrupt', reason: 'stop this turn' });
+    await until(() => heard.length > 0);
+    await watch.stop();
+    expect(heard).toEqual(['stop this turn']);
+    expect(await store.readInbox('s')).toEqual([]);
   });
 });

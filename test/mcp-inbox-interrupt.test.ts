@@ -101,3 +101,45 @@ describe.each(storeKinds)(
     });
   },
 );
+
+describe('an ask_ turn whose first look at the inbox is slow (a busy pool)', () => {
+  it('starts only once that look has set aside left-over interrupts, so one posted during the turn still ends it', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'mcp-interrupt-slow-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true, maxRetries: 5 }));
+    // The carrier's inbox reads come 300 ms late: before the fix the turn reached the model first, and
+    // an interrupt posted then was read by the first look and taken for a left-over one.
+    class SlowInboxReads extends FileSessionStore {
+      override async readInbox(sessionId: string) {
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        return super.readInbox(sessionId);
+      }
+    }
+    const carrier = new SlowInboxReads({ dir });
+    const model = await startScriptedServer({ respond: routedModel('write_note', {}) });
+    cleanups.push(() => model.close());
+    const server = await startMcpHttpServer({
+      name: 'helper',
+      agent: () => ({ instructions: 'You help.', loopControlTools: false }),
+      store: carrier,
+      runtime: { baseURL: model.url, apiKey: 'test-key' },
+      pollMs: 20,
+    });
+    cleanups.push(() => server.close());
+    const client = new Client({ name: 'test-client', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+    cleanups.push(() => client.close().catch(() => {}));
+    const ask = async (args: Record<string, unknown>) =>
+      (await client.callTool({ name: 'ask_helper', arguments: args })) as CallToolResult;
+    const { session } = (await ask({ message: 'hello' })).structuredContent as AskOutput;
+
+    const call = ask({ message: 'please hang', session });
+    await until(() => model.requestCount === 2);
+    await createSessionClient({ store: new FileSessionStore({ dir }) }).interrupt(session);
+    const cut = await call;
+    expect(cut.structuredContent).toMatchObject({
+      session,
+      state: 'Interrupted',
+      terminateReason: 'interrupted',
+    });
+  }, 15_000);
+});

@@ -85,8 +85,13 @@ export interface InboxCancel {
  *   ended: they are completed without effect. Without `cancel`, interrupts are left in the inbox.
  * Nothing happens on a store without inboxes. With `empty` (a session made just now, whose inbox
  * nobody could have posted to yet), or without `cancel`, there is no first look: the poll (or the
- * store's wakeup) finds what comes. Returns the function that stops the watch; it resolves once a
- * look under way has ended (call it before the session is let go, so nothing is written after).
+ * store's wakeup) finds what comes.
+ *
+ * With `cancel` the first look decides which interrupts are left over (those it reads), so the run
+ * must not start before `ready`: otherwise an interrupt posted once the run is under way but before a
+ * slow first read (a busy pool) would be taken for a left-over one, and the run would never hear it.
+ * `stop` resolves once a look under way has ended (call it before the session is let go, so nothing
+ * is written after).
  */
 export function watchInbox(
   store: SessionStore,
@@ -100,8 +105,8 @@ export function watchInbox(
     write: (entries: TranscriptEntryInput[]) => Promise<void>;
     cancel?: InboxCancel;
   },
-): () => Promise<void> {
-  if (!hasInbox(store)) return async () => {};
+): InboxWatch {
+  if (!hasInbox(store)) return NO_WATCH;
   const { cancel } = options;
   let stopped = false;
   let first = options.empty !== true;
@@ -157,11 +162,29 @@ export function watchInbox(
   const every = options.wakeups?.watching ? Math.max(options.pollMs, 1000) : options.pollMs;
   const timer = setInterval(() => void look(), every);
   timer.unref();
-  if (cancel && options.empty !== true) void look();
-  return async () => {
-    stopped = true;
-    off?.();
-    clearInterval(timer);
-    await looking;
+  let ready = DONE;
+  if (cancel && options.empty !== true) {
+    void look();
+    ready = looking ?? DONE;
+  }
+  return {
+    ready,
+    stop: async () => {
+      stopped = true;
+      off?.();
+      clearInterval(timer);
+      await looking;
+    },
   };
 }
+
+/** A watch of one session's inbox (see {@link watchInbox}). */
+export interface InboxWatch {
+  /** Resolves once the first look has sorted out left-over interrupts (at once when there is none). */
+  ready: Promise<void>;
+  /** Stops the watch; resolves once a look under way has ended. */
+  stop: () => Promise<void>;
+}
+
+const DONE = Promise.resolve();
+const NO_WATCH: InboxWatch = { ready: DONE, stop: () => DONE };

@@ -159,13 +159,13 @@ export async function startTaskTurn(turn: TaskTurn, active: ActiveTasks): Promis
   task.agent = agent;
   // A cancel sent to another process sharing the store reaches this one through the session's inbox,
   // and so does a push config set there: this process writes it, the session's one writer.
-  const stopInbox = turn.inbox
+  const inbox = turn.inbox
     ? watchInbox(context.store, contextId, {
         ...turn.inbox,
         write: (entries) => feed.append(entries),
         cancel: { runId: taskId, onCancel: () => task.cancel() },
       })
-    : async () => {};
+    : undefined;
   if (turn.kind !== 'new') {
     // The task's earlier entries, so that its record (history, push configs) is whole here.
     const { entries } = await context.store.readTranscript(contextId);
@@ -305,6 +305,7 @@ export async function startTaskTurn(turn: TaskTurn, active: ActiveTasks): Promis
   const run = async () => {
     try {
       if (pending.length > 0 && !waitsSignIn) return; // failed above: nothing is sent
+      await inbox?.ready; // interrupts left over from earlier turns are sorted out before this one starts
       const outcome = await signedIn;
       if (outcome.kind === 'end') {
         const last = [status(outcome.state, [textPart(outcome.text)])];
@@ -330,7 +331,7 @@ export async function startTaskTurn(turn: TaskTurn, active: ActiveTasks): Promis
       await feed.writeHeld();
       await feed.settled();
     } finally {
-      await stopInbox();
+      await inbox?.stop();
       await feed.writeHeld().catch(() => {}); // the task's start, when the turn failed before any append
       try {
         await agent.close();

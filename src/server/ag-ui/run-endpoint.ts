@@ -3,7 +3,7 @@ import type { RunAgentInput } from '@ag-ui/core';
 import type { Agent } from '../../agent/agent.js';
 import { scrubForClient } from '../client-text.js';
 import { HttpError } from '../http-error.js';
-import { type InboxWakeups, watchInbox } from '../run-cancel-inbox.js';
+import { type InboxWakeups, type InboxWatch, watchInbox } from '../run-cancel-inbox.js';
 import type { TranscriptEntry } from '../session-imports.js';
 import { openThread, type ThreadContext, threadRecord } from '../thread-sessions.js';
 import { TranscriptFeed } from '../transcript-feed.js';
@@ -68,8 +68,8 @@ export async function handleRun(
   active.set(threadId, run);
   let agent: Agent | undefined;
   let stream: EventStream | undefined;
-  /** Stops the watch of the thread's inbox (cancels, entries other processes post). */
-  let stopInbox = async () => {};
+  /** The watch of the thread's inbox (cancels, entries other processes post). */
+  let inbox: InboxWatch | undefined;
   try {
     if (record?.meta?.[LAST_RUN_KEY] === runId && (input.resume ?? []).length === 0) {
       throw new HttpError(
@@ -155,7 +155,7 @@ export async function handleRun(
       },
     ]);
     if (limits.inbox) {
-      stopInbox = watchInbox(feed.store, threadId, {
+      inbox = watchInbox(feed.store, threadId, {
         ...limits.inbox,
         write: (entries) => feed.append(entries),
         cancel: {
@@ -185,6 +185,7 @@ export async function handleRun(
       mapper.onEvent(event);
       if (mapper.ended) endRun();
     });
+    await inbox?.ready; // interrupts left over from earlier runs are sorted out before this one starts
     if (answers.length > 0 || delta.toolResults.size > 0) {
       for (const answer of answers) {
         if (answer.approved) agent.approve(answer.toolCallId, { always: answer.always });
@@ -212,7 +213,7 @@ export async function handleRun(
     await feed.settled();
   } finally {
     // The response ends once the session is saved and let go: the client's next run finds it at rest.
-    await stopInbox();
+    await inbox?.stop();
     await settle(agent, active, threadId, release);
     stream?.end();
   }

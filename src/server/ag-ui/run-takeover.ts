@@ -129,7 +129,7 @@ async function carry(
     },
     () => {},
   );
-  const stopInbox = watchInbox(feed.store, threadId, {
+  const inbox = watchInbox(feed.store, threadId, {
     pollMs: taken.options.pollMs,
     wakeups: taken.options.wakeups,
     write: (entries) => feed.append(entries),
@@ -142,6 +142,7 @@ async function carry(
     },
   });
   try {
+    await inbox.ready;
     let resolveEnded!: () => void;
     const ended = new Promise<void>((resolve) => (resolveEnded = resolve));
     const off = agent.on('*', (event) => {
@@ -169,7 +170,7 @@ async function carry(
     ]);
     await feed.settled();
   } finally {
-    await stopInbox();
+    await inbox.stop();
     await agent.close().catch(() => {});
   }
 }

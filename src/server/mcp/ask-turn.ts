@@ -110,7 +110,7 @@ export async function runAsk(target: AskTarget, args: AskArgs, call: AskCall): P
     const running = agent;
     const turnClaim = claimed;
     const ended: InboxInterrupt = {};
-    const stopInbox = watchInbox(target.store, sessionId, {
+    const inbox = watchInbox(target.store, sessionId, {
       pollMs: target.pollMs,
       write: (entries) => target.store.appendTranscript(sessionId, entries),
       // No one can name this call's run: an interrupt counts when it names none and came during the turn.
@@ -124,9 +124,10 @@ export async function runAsk(target: AskTarget, args: AskArgs, call: AskCall): P
       },
     });
     try {
+      await inbox.ready;
       return await turn(target, agent, args.message, call, claimed, ended);
     } finally {
-      await stopInbox();
+      await inbox.stop();
     }
   } finally {
     if (agent) await agent.close().catch(ignore);
