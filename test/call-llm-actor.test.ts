@@ -121,6 +121,22 @@ describe('the callLlm effect', { timeout: 5_000 }, () => {
     expect(server.requests[0]!.tool_choice).toBe('auto');
   });
 
+  it('sends the text that came with the stream end only when someone reads content_chunk', async () => {
+    // The whole answer and the end come in one write: the reply carries the text; a machine step for
+    // it is made only for `content_chunk` listeners (text read before the end is always sent).
+    const { effect } = await setup({ turns: [{ content: 'All in one read.' }] });
+    const quiet = effectRun();
+    quiet.io.hears = (type) => type !== 'content_chunk';
+    const out = await effect(input(), quiet.io);
+    expect(out.message).toMatchObject({ role: 'assistant', content: 'All in one read.' });
+    expect(quiet.sent.filter((e) => e.type === 'LLM.DELTA')).toEqual([]);
+    const heard = effectRun();
+    heard.io.hears = (type) => type === 'content_chunk';
+    await effect(input(), heard.io);
+    const deltas = heard.sent.flatMap((e) => (e.type === 'LLM.DELTA' ? [e.delta] : []));
+    expect(deltas.join('')).toBe('All in one read.');
+  });
+
   it('asks for no tools when they are off (the final answer at a limit), and ignores calls made anyway', async () => {
     const { effect, server } = await setup({
       turns: [{ content: 'Done.', toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'a' } }] }],

@@ -2,7 +2,7 @@ import { auditLogFor } from '../events/audit-log.js';
 import { attachDebugLog, debugFromEnv } from '../events/debug-log.js';
 import type { AgentEventBus } from '../events/event-bus.js';
 import { createRedactor, type Redactor } from '../events/redact.js';
-import { createOpenAIClient } from '../llm/openai-client.js';
+import { sharedOpenAIClient } from '../llm/openai-client.js';
 import { composeToolHooks } from '../machines/actors/compose-tool-hooks.js';
 import type { AgentEffects } from '../machines/agent-effects.js';
 import type { SessionPersistence } from '../session/persistent-session.js';
@@ -48,7 +48,7 @@ export interface AgentParts {
  * hooks), then inspection. Nothing starts here: `loadAndStart` does.
  */
 export function agentParts(options: AgentOptions<unknown>, owner: AgentPartsOwner): AgentParts {
-  const client = createOpenAIClient(options);
+  const client = sharedOpenAIClient(options);
   const redactor = createRedactor({
     knownSecrets: [client.apiKey, options.apiKey],
     ...(options.secrets ? { secrets: options.secrets } : {}),

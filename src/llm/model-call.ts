@@ -36,6 +36,11 @@ export interface ModelIo {
   /** Streamed text (the deltas of one network read as one). */
   onText?: (delta: string) => void;
   /**
+   * `false`: the text of the stream's last read is not sent to `onText` when the stream ended with it
+   * (the reply carries it). Default true.
+   */
+  endText?: boolean;
+  /**
    * A call whose arguments are certainly complete, before the stream ends: streaming, native tools
    * enabled. Its id is the one the reply keeps. A later attempt (`onReset`) voids it.
    */
@@ -84,6 +89,7 @@ export async function callModel(
           idleMs: options.streamIdleTimeoutMs ?? DEFAULTS.streamIdleTimeoutMs,
           scope: request,
           onText: io.onText,
+          endText: io.endText,
           onCallReady: request.toolsEnabled && !inText ? io.onCallReady : undefined,
           notice: options.onNotice,
         };

@@ -17,6 +17,11 @@ export interface StreamReadOptions {
   scope: CallIdScope;
   /** Text as it streams; the deltas of one network read come as one (see `readCompletionStream`). */
   onText?: ((delta: string) => void) | undefined;
+  /**
+   * `false`: text still pending when the stream ends is not sent to `onText` (the completion carries
+   * it; a listener that only keeps text for a cut-short stream has no use for it). Default true.
+   */
+  endText?: boolean | undefined;
   /** Each call once its arguments are certainly complete, its id settled (`CompletionAssembler`). */
   onCallReady?: ((call: ModelToolCall) => void) | undefined;
   /** Hears content parts left out of the answer (unknown part types). */
@@ -87,11 +92,14 @@ export async function readModelStream(
   let pending = '';
   let ready: ModelToolCall[] = [];
   let flushAt: ReturnType<typeof setImmediate> | undefined;
-  /** Sends the pending text, then (unless the stream has ended) the calls that became ready. */
+  /**
+   * Sends the pending text (at the stream's end only with `endText`), then (unless the stream has
+   * ended) the calls that became ready.
+   */
   const flush = (withCalls: boolean) => {
     if (flushAt !== undefined) clearImmediate(flushAt);
     flushAt = undefined;
-    if (pending) {
+    if (pending && (withCalls || options.endText !== false)) {
       const delta = pending;
       pending = '';
       onText!(delta);

@@ -156,6 +156,10 @@ export function callLlmEffect(
       {
         signal,
         onText: streamed ? (delta) => io.send({ type: 'LLM.DELTA', delta }) : undefined,
+        // The machine keeps streamed text for a stream cut short (an interrupt, the deadline) and for
+        // `content_chunk`: text that came with the stream's end is in the reply, so it costs a machine
+        // step only when someone reads the chunks (docs/agent-loop.md, "Streamed text").
+        endText: streamed && io.hears?.('content_chunk') !== false,
         onCallReady:
           streamed && eager
             ? (call) => {
