@@ -110,7 +110,10 @@ for (const shape of Object.keys(SHAPES)) {
     for (const mode of shuffle(modes)) {
       const c0 = threadCpuMs();
       await mode.run(shape);
-      ((samples[mode.name] ??= {})[shape] ??= []).push(threadCpuMs() - c0);
+      const ms = threadCpuMs() - c0;
+      samples[mode.name] ??= {};
+      samples[mode.name][shape] ??= [];
+      samples[mode.name][shape].push(ms);
     }
   }
 }
