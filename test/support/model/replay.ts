@@ -246,6 +246,9 @@ export async function replay(path: ModelPath): Promise<ReplayReport> {
   agent.on('tool_call_start', (e) => toolStarts.add(e.toolCallId));
   // Someone listens for progress: a report reaches the machine (TOOL.PROGRESS) only then.
   agent.on('tool_progress', () => {});
+  // Someone reads the streamed text: text that comes with the stream's end reaches the machine
+  // (LLM.DELTA) only then (docs/agent-loop.md, "Streamed text").
+  agent.on('content_chunk', () => {});
   if (store) {
     store.stateOf = () => agent.state;
     // The actor starts once the (new, empty) session is open.
