@@ -37,9 +37,14 @@ if (args.role === 'model') {
   const store = new MemorySessionStore();
   const server = createMcpServer({ name: 'bench', agent: () => options, store });
   // The bench's own probe: this process's CPU time so far (not part of what is measured).
+  // The server's own wall of each tools/call, from its line handed to the server to its answer handed
+  // to the transport (µs summed by tool name; filled in below, after connect).
+  const serverWall = {};
   server.registerTool('bench_cpu', { description: 'CPU microseconds used' }, () => {
     const { user, system } = process.cpuUsage();
-    return { content: [{ type: 'text', text: `${user + system} ${mainThreadCpu()}` }] };
+    return {
+      content: [{ type: 'text', text: `${user + system} ${mainThreadCpu()} ${JSON.stringify(serverWall)}` }],
+    };
   });
   // The `sdirect` variant's probe: the `direct` turn (createAgent, send, close), run in this process
   // through a call of a tool with no schemas: the turn in the server process, with the MCP round trip
@@ -106,6 +111,23 @@ if (args.role === 'model') {
   // build has it; --lane=off (the `mcpnolane` variant): through the Protocol, as before the lane.
   const raw = args.transport === 'sdk' ? new StdioServerTransport() : new McpStdioServerTransport();
   await server.connect(withAskLane && args.lane !== 'off' ? withAskLane(server, raw) : raw);
+  // Around the raw transport (under the lane): when a call's line came and when its answer left.
+  const callStarts = new Map();
+  const handOver = raw.onmessage;
+  raw.onmessage = (message, extra) => {
+    if (message.method === 'tools/call')
+      callStarts.set(message.id, [process.hrtime.bigint(), message.params?.name]);
+    handOver(message, extra);
+  };
+  const sendRaw = raw.send.bind(raw);
+  raw.send = (message, options) => {
+    const start = 'id' in message && !('method' in message) ? callStarts.get(message.id) : undefined;
+    if (start) {
+      callStarts.delete(message.id);
+      serverWall[start[1]] = (serverWall[start[1]] ?? 0) + Number(process.hrtime.bigint() - start[0]) / 1e3;
+    }
+    return sendRaw(message, options);
+  };
 } else {
   await main();
 }
@@ -178,8 +200,8 @@ async function main() {
     /** The MCP server process's CPU µs so far: the whole process's, and its main thread's. */
     const cpu = async () => {
       const result = await client.callTool({ name: 'bench_cpu', arguments: {} });
-      const [all, main] = result.content[0].text.split(' ').map(Number);
-      return { all, main };
+      const [all, main, walls] = result.content[0].text.split(' ');
+      return { all: Number(all), main: Number(main), walls: JSON.parse(walls) };
     };
     return { client, turn, cpu, pid: stdio.pid };
   };
@@ -311,6 +333,18 @@ async function main() {
     mcpref: [],
     mcpnolane: [],
   };
+  // The server's wall ms a call (its line in to its answer out), by variant, and the tool each calls.
+  const serverWallPerTurn = Object.fromEntries(Object.keys(serverMainCpuPerTurn).map((k) => [k, []]));
+  const TOOL_OF = {
+    mcp: 'ask_bench',
+    mcpsdk: 'ask_bench',
+    mcpref: 'ask_bench',
+    mcpnolane: 'ask_bench',
+    sdirect: 'bench_direct',
+    lrtt: 'bench_lane_noop',
+    ldirect: 'bench_lane_direct',
+    mcpnocheck: 'bench_ask_unchecked',
+  };
   // --server-warmup=N: N more ask_ turns for each MCP server child first. The bench process runs every
   // in-process variant (direct and bare by default), so its agent code gets more warm-up than a server
   // child's; N = WARMUP evens the warm-up of the default variants (one warm-up per process, not per variant).
@@ -344,6 +378,8 @@ async function main() {
       if (server) {
         serverCpuPerTurn[name].push(child / 1e3 / TURNS);
         serverMainCpuPerTurn[name].push((child1.main - child0.main) / 1e3 / TURNS);
+        const tool = TOOL_OF[name];
+        serverWallPerTurn[name].push(((child1.walls[tool] ?? 0) - (child0.walls[tool] ?? 0)) / 1e3 / TURNS);
       }
     }
   }
@@ -369,6 +405,12 @@ async function main() {
     );
   }
   lines.push('');
+  const walls = Object.keys(variants).filter((k) => serverWallPerTurn[k]?.length > 0);
+  if (walls.length > 0) {
+    lines.push(
+      `The server's own wall a call, its line in to its answer out (median ms): ${walls.map((k) => `${k} ${ms(median(serverWallPerTurn[k]))}`).join(', ')}`,
+    );
+  }
   for (const name of ['mcp', 'mcpsdk', 'sdirect', 'ldirect', 'mcpnocheck', 'mcpref', 'mcpnolane']) {
     if (!variants[name] || !variants.direct) continue;
     const ratio = median(perTurn[name]) / median(perTurn.direct);
