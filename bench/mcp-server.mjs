@@ -111,22 +111,30 @@ if (args.role === 'model') {
   // build has it; --lane=off (the `mcpnolane` variant): through the Protocol, as before the lane.
   const raw = args.transport === 'sdk' ? new StdioServerTransport() : new McpStdioServerTransport();
   await server.connect(withAskLane && args.lane !== 'off' ? withAskLane(server, raw) : raw);
-  // Around the raw transport (under the lane): when a call's line came and when its answer left.
+  // Around the raw transport (under the lane): when a call's line came and when its answer left
+  // (`<tool>`); and from the stdin chunk that brought the line to the answer's `write` returned
+  // (`<tool>+`: the transport's read, parse, stringify and write too).
   const callStarts = new Map();
+  let chunkAt = 0n;
+  process.stdin.prependListener('data', () => {
+    chunkAt = process.hrtime.bigint();
+  });
   const handOver = raw.onmessage;
   raw.onmessage = (message, extra) => {
     if (message.method === 'tools/call')
-      callStarts.set(message.id, [process.hrtime.bigint(), message.params?.name]);
+      callStarts.set(message.id, [process.hrtime.bigint(), message.params?.name, chunkAt]);
     handOver(message, extra);
   };
   const sendRaw = raw.send.bind(raw);
   raw.send = (message, options) => {
     const start = 'id' in message && !('method' in message) ? callStarts.get(message.id) : undefined;
-    if (start) {
-      callStarts.delete(message.id);
-      serverWall[start[1]] = (serverWall[start[1]] ?? 0) + Number(process.hrtime.bigint() - start[0]) / 1e3;
-    }
-    return sendRaw(message, options);
+    if (!start) return sendRaw(message, options);
+    callStarts.delete(message.id);
+    const [at, tool, chunk] = start;
+    serverWall[tool] = (serverWall[tool] ?? 0) + Number(process.hrtime.bigint() - at) / 1e3;
+    const sent = sendRaw(message, options); // the write is made before send returns (a pipe, Linux)
+    serverWall[`${tool}+`] = (serverWall[`${tool}+`] ?? 0) + Number(process.hrtime.bigint() - chunk) / 1e3;
+    return sent;
   };
 } else {
   await main();
@@ -335,6 +343,7 @@ async function main() {
   };
   // The server's wall ms a call (its line in to its answer out), by variant, and the tool each calls.
   const serverWallPerTurn = Object.fromEntries(Object.keys(serverMainCpuPerTurn).map((k) => [k, []]));
+  const serverOuterWallPerTurn = Object.fromEntries(Object.keys(serverMainCpuPerTurn).map((k) => [k, []]));
   const TOOL_OF = {
     mcp: 'ask_bench',
     mcpsdk: 'ask_bench',
@@ -380,6 +389,10 @@ async function main() {
         serverMainCpuPerTurn[name].push((child1.main - child0.main) / 1e3 / TURNS);
         const tool = TOOL_OF[name];
         serverWallPerTurn[name].push(((child1.walls[tool] ?? 0) - (child0.walls[tool] ?? 0)) / 1e3 / TURNS);
+        const outer = `${tool}+`;
+        serverOuterWallPerTurn[name].push(
+          ((child1.walls[outer] ?? 0) - (child0.walls[outer] ?? 0)) / 1e3 / TURNS,
+        );
       }
     }
   }
@@ -409,6 +422,7 @@ async function main() {
   if (walls.length > 0) {
     lines.push(
       `The server's own wall a call, its line in to its answer out (median ms): ${walls.map((k) => `${k} ${ms(median(serverWallPerTurn[k]))}`).join(', ')}`,
+      `The same from the stdin chunk that brought the line to the answer's write returned: ${walls.map((k) => `${k} ${ms(median(serverOuterWallPerTurn[k]))}`).join(', ')}`,
     );
   }
   for (const name of ['mcp', 'mcpsdk', 'sdirect', 'ldirect', 'mcpnocheck', 'mcpref', 'mcpnolane']) {
