@@ -32,6 +32,8 @@
 //                step per model call and per tool call): in process, and on each engine, where its
 //                steps do the agent's I/O; the adapter's part against it is
 //                (engine - engine-hand) - (in-process - hand). dbos-hand on dbos-bare's queue.
+//                restate-hand keeps its messages in the object's state (a `get` at the start, a
+//                `set` at the end), as a loop that takes a session's next turn must (since rest36d).
 // Printed per mode and shape: the median of `repeat` rounds' means, and the mean of every session with
 // its standard error; the adapter's part both ways (by the mean: session by session when interleaved).
 // All modes share one PostgreSQL cluster (fsync on) and the model servers, in this process.

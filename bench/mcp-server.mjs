@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -36,9 +37,14 @@ if (args.role === 'model') {
   const store = new MemorySessionStore();
   const server = createMcpServer({ name: 'bench', agent: () => options, store });
   // The bench's own probe: this process's CPU time so far (not part of what is measured).
+  // The server's own wall of each tools/call, from its line handed to the server to its answer handed
+  // to the transport (µs summed by tool name; filled in below, after connect).
+  const serverWall = {};
   server.registerTool('bench_cpu', { description: 'CPU microseconds used' }, () => {
     const { user, system } = process.cpuUsage();
-    return { content: [{ type: 'text', text: `${user + system} ${mainThreadCpu()}` }] };
+    return {
+      content: [{ type: 'text', text: `${user + system} ${mainThreadCpu()} ${JSON.stringify(serverWall)}` }],
+    };
   });
   // The `sdirect` variant's probe: the `direct` turn (createAgent, send, close), run in this process
   // through a call of a tool with no schemas: the turn in the server process, with the MCP round trip
@@ -72,11 +78,64 @@ if (args.role === 'model') {
   server.registerTool('bench_ask_unchecked', { description: 'ask_bench without schemas' }, (extra) =>
     runAsk(target, { message: QUESTION }, { principal: 'local', signal: extra.signal }),
   );
+  // The `lrtt` and `ldirect` variants' probes: own tools (registerOwnTools, as ask_ is registered),
+  // so that their calls take the stdio lane as ask_'s do. `bench_lane_noop` answers at once (the round
+  // trip floor of an ask_ call: the client, both pipes, the transport, the lane); `bench_lane_direct` runs
+  // `direct`'s turn (createAgent, send, close) there: mcp - ldirect is ask_'s own work, ldirect - lrtt
+  // the turn in the server process.
+  const ownToolsModule = pathToFileURL(path.join(dist, 'server', 'mcp', 'own-tool-calls.js')).href;
+  const { registerOwnTools } = existsSync(fileURLToPath(ownToolsModule)) ? await import(ownToolsModule) : {};
+  if (registerOwnTools) {
+    const { z } = await import('./lib/root-deps.mjs');
+    const ok = { content: [{ type: 'text', text: 'ok' }] };
+    registerOwnTools(server, [
+      {
+        name: 'bench_lane_noop',
+        config: { description: 'answers at once, through the stdio lane', inputSchema: z.object({}) },
+        call: async () => ok,
+      },
+      {
+        name: 'bench_lane_direct',
+        config: { description: 'one direct turn, through the stdio lane', inputSchema: z.object({}) },
+        call: async () => {
+          const agent = createAgent({ ...options, store, session: randomUUID() });
+          const result = await agent.send(QUESTION);
+          await agent.close();
+          return result.success ? ok : { content: [{ type: 'text', text: 'failed' }] };
+        },
+      },
+    ]);
+  }
   // --transport=sdk: the SDK's StdioServerTransport (the `mcpsdk` variant); else agentloop's, as `agentloop mcp serve` runs.
   // agentloop mcp serve's stdio: ask_ calls answered below the SDK's Protocol (withAskLane), where the
   // build has it; --lane=off (the `mcpnolane` variant): through the Protocol, as before the lane.
   const raw = args.transport === 'sdk' ? new StdioServerTransport() : new McpStdioServerTransport();
   await server.connect(withAskLane && args.lane !== 'off' ? withAskLane(server, raw) : raw);
+  // Around the raw transport (under the lane): when a call's line came and when its answer left
+  // (`<tool>`); and from the stdin chunk that brought the line to the answer's `write` returned
+  // (`<tool>+`: the transport's read, parse, stringify and write too).
+  const callStarts = new Map();
+  let chunkAt = 0n;
+  process.stdin.prependListener('data', () => {
+    chunkAt = process.hrtime.bigint();
+  });
+  const handOver = raw.onmessage;
+  raw.onmessage = (message, extra) => {
+    if (message.method === 'tools/call')
+      callStarts.set(message.id, [process.hrtime.bigint(), message.params?.name, chunkAt]);
+    handOver(message, extra);
+  };
+  const sendRaw = raw.send.bind(raw);
+  raw.send = (message, options) => {
+    const start = 'id' in message && !('method' in message) ? callStarts.get(message.id) : undefined;
+    if (!start) return sendRaw(message, options);
+    callStarts.delete(message.id);
+    const [at, tool, chunk] = start;
+    serverWall[tool] = (serverWall[tool] ?? 0) + Number(process.hrtime.bigint() - at) / 1e3;
+    const sent = sendRaw(message, options); // the write is made before send returns (a pipe, Linux)
+    serverWall[`${tool}+`] = (serverWall[`${tool}+`] ?? 0) + Number(process.hrtime.bigint() - chunk) / 1e3;
+    return sent;
+  };
 } else {
   await main();
 }
@@ -100,6 +159,16 @@ async function main() {
     await agent.close();
     if (!result.success) throw new Error(`direct turn failed: ${result.error ?? result.terminateReason}`);
   };
+  // `dgap` (measurement only): `direct`'s turn, then this thread sleeps (off the CPU, Atomics.wait) for
+  // --gap-ms (0.5), about what a server child sleeps between its turns while the client reads the answer
+  // and sends the next call. Its wall counts the sleep; its main thread's CPU is what to compare with
+  // `direct`'s (does the same turn cost more CPU after an idle gap, its caches taken by other processes?).
+  const gapMs = Number(args['gap-ms'] ?? 0.5);
+  const sleeper = new Int32Array(new SharedArrayBuffer(4));
+  const dgap = async () => {
+    await direct();
+    Atomics.wait(sleeper, 0, 0, gapMs);
+  };
   const bare = async () => {
     const agent = createAgent(options);
     const result = await agent.send(QUESTION);
@@ -112,25 +181,24 @@ async function main() {
    */
   const startServer = async (transport, serverDist, lane) => {
     const client = new Client({ name: 'bench', version: '1' });
-    await client.connect(
-      new StdioClientTransport({
-        command: process.execPath,
-        // BENCH_PROF=<dir>: a CPU profile of the MCP server process (node --cpu-prof).
-        // BENCH_NODE_FLAGS: more node flags for it (`--perf-basic-prof` for `perf record`; the SDK's
-        // transport passes the child no NODE_OPTIONS).
-        args: [
-          ...(process.env.BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`] : []),
-          ...(process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(' ') : []),
-          fileURLToPath(import.meta.url),
-          '--role=mcp',
-          `--base-url=${baseURL}`,
-          `--transport=${transport}`,
-          ...(serverDist ? [`--dist=${serverDist}`] : []),
-          ...(lane === false ? ['--lane=off'] : []),
-        ],
-        stderr: 'inherit',
-      }),
-    );
+    const stdio = new StdioClientTransport({
+      command: process.execPath,
+      // BENCH_PROF=<dir>: a CPU profile of the MCP server process (node --cpu-prof).
+      // BENCH_NODE_FLAGS: more node flags for it (`--perf-basic-prof` for `perf record`; the SDK's
+      // transport passes the child no NODE_OPTIONS).
+      args: [
+        ...(process.env.BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`] : []),
+        ...(process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(' ') : []),
+        fileURLToPath(import.meta.url),
+        '--role=mcp',
+        `--base-url=${baseURL}`,
+        `--transport=${transport}`,
+        ...(serverDist ? [`--dist=${serverDist}`] : []),
+        ...(lane === false ? ['--lane=off'] : []),
+      ],
+      stderr: 'inherit',
+    });
+    await client.connect(stdio);
     const turn = async () => {
       const result = await client.callTool({ name: 'ask_bench', arguments: { message: QUESTION } });
       if (result.isError || result.structuredContent?.response !== FINAL_ANSWER) {
@@ -140,10 +208,10 @@ async function main() {
     /** The MCP server process's CPU µs so far: the whole process's, and its main thread's. */
     const cpu = async () => {
       const result = await client.callTool({ name: 'bench_cpu', arguments: {} });
-      const [all, main] = result.content[0].text.split(' ').map(Number);
-      return { all, main };
+      const [all, main, walls] = result.content[0].text.split(' ');
+      return { all: Number(all), main: Number(main), walls: JSON.parse(walls) };
     };
-    return { client, turn, cpu };
+    return { client, turn, cpu, pid: stdio.pid };
   };
   const ownCpu = () => {
     const { user, system } = process.cpuUsage();
@@ -165,15 +233,31 @@ async function main() {
   // mcpref (only with --ref-dist=<dir>): `mcp` served by a second child from another build (a copy of
   // main's dist, say), for a before/after pair in one run; `mcp / mcpref` is printed. --mcp-dist=<dir>:
   // the `mcp` child's build (default this checkout's), to swap the two children's builds between runs.
+  // dgap (only when asked for): `direct` with an idle gap after each turn (measurement only; above).
   // mcpnolane (only when asked for): `mcp` from the same build with ask_ calls through the SDK's Protocol
   // (no withAskLane), for the lane's before/after in one run; `mcp / mcpnolane` is printed.
-  const names = ['direct', 'bare', 'mcp', 'mcpsdk', 'rtt', 'sdirect', 'mcpnocheck', 'mcpref', 'mcpnolane'];
+  // lrtt, ldirect (only when asked for): rtt and sdirect through the stdio lane (own tools, as ask_'s
+  // calls go): mcp - ldirect is ask_'s own work, ldirect - lrtt the turn in the server process.
+  const names = [
+    'direct',
+    'dgap',
+    'bare',
+    'mcp',
+    'mcpsdk',
+    'rtt',
+    'sdirect',
+    'lrtt',
+    'ldirect',
+    'mcpnocheck',
+    'mcpref',
+    'mcpnolane',
+  ];
   const picked = args.variants ? args.variants.split(',') : ['direct', 'mcp'];
   const unknown = picked.filter((k) => !names.includes(k));
   if (unknown.length > 0)
     throw new Error(`--variants: no variant ${unknown.join(', ')} (${names.join(', ')})`);
   const servers = {};
-  if (picked.includes('mcp') || picked.includes('rtt') || picked.includes('sdirect'))
+  if (['mcp', 'rtt', 'sdirect', 'lrtt', 'ldirect'].some((k) => picked.includes(k)))
     servers.mcp = await startServer('agentloop', args['mcp-dist'] && path.resolve(args['mcp-dist']));
   if (picked.includes('mcpsdk')) servers.mcpsdk = await startServer('sdk');
   if (picked.includes('mcpnolane'))
@@ -186,8 +270,23 @@ async function main() {
     if (!args['ref-dist']) throw new Error('--variants=mcpref needs --ref-dist=<a dist folder>');
     servers.mcpref = await startServer('agentloop', path.resolve(args['ref-dist']));
   }
+  // --pin=split: the model child's main thread on CPU 0, this process's and every MCP server child's on
+  // CPU 1; --pin=same: all of them on CPU 1 (`taskset -p`: main threads only; V8's and libuv's worker
+  // threads stay free: pinned with all threads under `chrt -f`, same-priority threads starved each other
+  // on one core and a call timed out). Unpinned, the kernel places the processes as it likes (seen once:
+  // this process and the model on one core, a server child on the other, so that `mcp`'s turn talked to
+  // the model across cores and `direct`'s did not); pinned, every turn has the same placement towards the
+  // model. mcp35d measured no difference in mcp / direct the bench resolves (bench/README.md).
+  if (args.pin) {
+    if (args.pin !== 'split' && args.pin !== 'same') throw new Error('--pin: split or same');
+    const pin = (cpu, pid) => execFileSync('taskset', ['-p', '-c', String(cpu), String(pid)]);
+    pin(args.pin === 'split' ? 0 : 1, model.pid);
+    pin(1, process.pid);
+    for (const server of Object.values(servers)) pin(1, server.pid);
+  }
   const all = {
     direct,
+    dgap,
     bare,
     mcp: servers.mcp?.turn,
     mcpsdk: servers.mcpsdk?.turn,
@@ -202,6 +301,14 @@ async function main() {
         throw new Error(`mcpnocheck turn failed: ${JSON.stringify(result.content)}`);
       }
     },
+    lrtt: async () => {
+      const result = await servers.mcp.client.callTool({ name: 'bench_lane_noop', arguments: {} });
+      if (result.content[0].text !== 'ok') throw new Error('lrtt call failed');
+    },
+    ldirect: async () => {
+      const result = await servers.mcp.client.callTool({ name: 'bench_lane_direct', arguments: {} });
+      if (result.content[0].text !== 'ok') throw new Error('ldirect turn failed');
+    },
     sdirect: async () => {
       const result = await servers.mcp.client.callTool({ name: 'bench_direct', arguments: {} });
       if (result.content[0].text !== 'ok') throw new Error('sdirect turn failed');
@@ -211,7 +318,16 @@ async function main() {
   const perTurn = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
   // CPU ms a turn: this process's, plus the MCP server's for mcp (the model server's never counts).
   const cpuPerTurn = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
-  const serverCpuPerTurn = { mcp: [], mcpsdk: [], sdirect: [], mcpnocheck: [], mcpref: [], mcpnolane: [] };
+  const serverCpuPerTurn = {
+    mcp: [],
+    mcpsdk: [],
+    sdirect: [],
+    lrtt: [],
+    ldirect: [],
+    mcpnocheck: [],
+    mcpref: [],
+    mcpnolane: [],
+  };
   // The main thread's CPU ms a turn (V8's compiler and GC threads left out: their work swings by a
   // millisecond a turn between rounds): this process's, plus the server's for mcp.
   const mainCpuPerTurn = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
@@ -219,9 +335,24 @@ async function main() {
     mcp: [],
     mcpsdk: [],
     sdirect: [],
+    lrtt: [],
+    ldirect: [],
     mcpnocheck: [],
     mcpref: [],
     mcpnolane: [],
+  };
+  // The server's wall ms a call (its line in to its answer out), by variant, and the tool each calls.
+  const serverWallPerTurn = Object.fromEntries(Object.keys(serverMainCpuPerTurn).map((k) => [k, []]));
+  const serverOuterWallPerTurn = Object.fromEntries(Object.keys(serverMainCpuPerTurn).map((k) => [k, []]));
+  const TOOL_OF = {
+    mcp: 'ask_bench',
+    mcpsdk: 'ask_bench',
+    mcpref: 'ask_bench',
+    mcpnolane: 'ask_bench',
+    sdirect: 'bench_direct',
+    lrtt: 'bench_lane_noop',
+    ldirect: 'bench_lane_direct',
+    mcpnocheck: 'bench_ask_unchecked',
   };
   // --server-warmup=N: N more ask_ turns for each MCP server child first. The bench process runs every
   // in-process variant (direct and bare by default), so its agent code gets more warm-up than a server
@@ -237,7 +368,7 @@ async function main() {
       const server =
         name === 'mcp' || name === 'mcpsdk' || name === 'mcpref' || name === 'mcpnolane'
           ? servers[name]
-          : name === 'sdirect' || name === 'mcpnocheck'
+          : name === 'sdirect' || name === 'mcpnocheck' || name === 'lrtt' || name === 'ldirect'
             ? servers.mcp
             : undefined;
       const child0 = server ? await server.cpu() : { all: 0, main: 0 };
@@ -256,6 +387,12 @@ async function main() {
       if (server) {
         serverCpuPerTurn[name].push(child / 1e3 / TURNS);
         serverMainCpuPerTurn[name].push((child1.main - child0.main) / 1e3 / TURNS);
+        const tool = TOOL_OF[name];
+        serverWallPerTurn[name].push(((child1.walls[tool] ?? 0) - (child0.walls[tool] ?? 0)) / 1e3 / TURNS);
+        const outer = `${tool}+`;
+        serverOuterWallPerTurn[name].push(
+          ((child1.walls[outer] ?? 0) - (child0.walls[outer] ?? 0)) / 1e3 / TURNS,
+        );
       }
     }
   }
@@ -281,7 +418,14 @@ async function main() {
     );
   }
   lines.push('');
-  for (const name of ['mcp', 'mcpsdk', 'sdirect', 'mcpnocheck', 'mcpref', 'mcpnolane']) {
+  const walls = Object.keys(variants).filter((k) => serverWallPerTurn[k]?.length > 0);
+  if (walls.length > 0) {
+    lines.push(
+      `The server's own wall a call, its line in to its answer out (median ms): ${walls.map((k) => `${k} ${ms(median(serverWallPerTurn[k]))}`).join(', ')}`,
+      `The same from the stdin chunk that brought the line to the answer's write returned: ${walls.map((k) => `${k} ${ms(median(serverOuterWallPerTurn[k]))}`).join(', ')}`,
+    );
+  }
+  for (const name of ['mcp', 'mcpsdk', 'sdirect', 'ldirect', 'mcpnocheck', 'mcpref', 'mcpnolane']) {
     if (!variants[name] || !variants.direct) continue;
     const ratio = median(perTurn[name]) / median(perTurn.direct);
     const paired = perTurn[name].map((x, i) => x / perTurn.direct[i]);

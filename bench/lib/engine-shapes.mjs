@@ -141,10 +141,11 @@ export function bareRestateObject(sdk, { name = 'bare', yieldFirst = false } = {
  * bench/lib/chat-calls.mjs): each model call and each tool call through `step(name, run)`, a reply's
  * tool calls at once through `all`. With `ctx.run` as the step it is the least a Restate agent can
  * do for the same turn, so `restate - restate-hand` less `in-process - hand` is the adapter's part
- * against steps that do the same I/O (the bare engine's steps return at once).
+ * against steps that do the same I/O (the bare engine's steps return at once). `messages`: the
+ * conversation so far (a session's kept messages), the task's first messages by default; the turn
+ * appends to it.
  */
-export async function handTurn(complete, step, all) {
-  const messages = taskMessages();
+export async function handTurn(complete, step, all, messages = taskMessages()) {
   for (let i = 1; ; i++) {
     const message = await step(`${i}/model`, () => complete(messages));
     messages.push(assistantMessage(message));
@@ -175,17 +176,27 @@ export function handCompletes(shapes) {
   );
 }
 
-/** Restate with the hand-written loop ({@link handTurn}): object `hand`, handler `send({ shape })`. */
-export function handRestateObject(sdk, completes) {
+/**
+ * Restate with the hand-written loop ({@link handTurn}): object `hand`, handler `send({ shape })`.
+ * Like any loop that must take a session's next turn, it keeps the conversation in the object's
+ * state: `get('messages')` at the turn's start, `set('messages')` at its end (the adapter keeps its
+ * snapshot, which holds the messages, the same way). `{ keepsState: false }`: the loop before
+ * 2026-11-29 (rest36d), which kept nothing and so could not take a second turn (object `handnostate`).
+ */
+export function handRestateObject(sdk, completes, { keepsState = true } = {}) {
+  const step = (ctx) => (name, run) => ctx.run(name, run);
+  const all = (steps) => sdk.RestatePromise.all(steps);
   return sdk.object({
-    name: 'hand',
+    name: keepsState ? 'hand' : 'handnostate',
     handlers: {
-      send: async (ctx, input) =>
-        handTurn(
-          completes[input.shape],
-          (name, run) => ctx.run(name, run),
-          (steps) => sdk.RestatePromise.all(steps),
-        ),
+      send: keepsState
+        ? async (ctx, input) => {
+            const messages = (await ctx.get('messages')) ?? taskMessages();
+            const result = await handTurn(completes[input.shape], step(ctx), all, messages);
+            ctx.set('messages', messages);
+            return result;
+          }
+        : async (ctx, input) => handTurn(completes[input.shape], step(ctx), all),
     },
   });
 }

@@ -25,7 +25,7 @@ export async function serveScriptedModel() {
   process.stdin.resume();
 }
 
-/** Starts `script --role=model` and resolves with the model's base URL and `stop()` (ends the child). */
+/** Starts `script --role=model` and resolves with the model's base URL, its `pid` and `stop()` (ends the child). */
 export async function spawnScriptedModel(script) {
   const child = spawn(process.execPath, [script, '--role=model'], { stdio: ['pipe', 'pipe', 'inherit'] });
   const baseURL = await new Promise((resolve) => {
@@ -35,7 +35,7 @@ export async function spawnScriptedModel(script) {
       if (buffer.includes('\n')) resolve(buffer.slice(0, buffer.indexOf('\n')));
     });
   });
-  return { baseURL, stop: () => child.stdin.end() };
+  return { baseURL, pid: child.pid, stop: () => child.stdin.end() };
 }
 
 /**
