@@ -1,4 +1,4 @@
-import { hostname } from 'node:os';
+import { hostName } from '../session/host-name.js';
 import type { InboxInput, InboxItem } from '../session/session-inbox.js';
 import { type LeaseRequest, type SessionLease, staleLeaseError } from '../session/session-lease.js';
 import type { PgPool, PgPoolClient } from './pg-types.js';
@@ -106,7 +106,7 @@ export class PostgresInbox {
          lease_token = nextval('${t.schema}."fencing_tokens"'), lease_expires = now() + $4 * interval '1 millisecond'
        FROM c WHERE s.id = c.id
        RETURNING s.id, s.lease_token AS token, extract(epoch FROM s.lease_expires)::float8 * 1000 AS expires`,
-      [request.owner, process.pid, hostname(), request.leaseMs, request.limit],
+      [request.owner, process.pid, hostName(), request.leaseMs, request.limit],
     );
     return rows.map(toLease);
   }

@@ -1,4 +1,4 @@
-import { hostname } from 'node:os';
+import { hostName } from '../session/host-name.js';
 import {
   type LeaseRequest,
   type SessionLease,
@@ -14,7 +14,7 @@ export function leaseOf(id: string, owner: string, token: string | number, expir
     sessionId: id,
     owner,
     pid: process.pid,
-    host: hostname(),
+    host: hostName(),
     token: Number(token),
     expiresAt: Math.floor(expires),
   };
@@ -64,7 +64,7 @@ export class PostgresLeases {
          lease_host = EXCLUDED.lease_host, lease_token = EXCLUDED.lease_token, lease_expires = EXCLUDED.lease_expires
        WHERE s.lease_owner IS NULL OR s.lease_expires < now() OR s.lease_owner = EXCLUDED.lease_owner
        RETURNING lease_token, extract(epoch FROM lease_expires)::float8 * 1000 AS expires`,
-      [id, request.owner, process.pid, hostname(), request.leaseMs],
+      [id, request.owner, process.pid, hostName(), request.leaseMs],
     );
     const row = rows[0];
     if (row) return leaseOf(id, request.owner, row.lease_token, row.expires);

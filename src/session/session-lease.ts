@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { hostname } from 'node:os';
+import { hostName } from './host-name.js';
 import { SessionStoreError } from './session-store-error.js';
 
 /**
@@ -63,7 +63,7 @@ export function hasOwnership<T extends object>(store: T): store is T & SessionOw
 
 /** A new owner name for this process: `<host>:<pid>:<random>`. */
 export function newOwnerName(): string {
-  return `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  return `${hostName()}:${process.pid}:${randomBytes(4).toString('hex')}`;
 }
 
 /** The `in_use` error: the session is held by another owner. */
@@ -71,7 +71,7 @@ export function sessionInUseError(
   id: string,
   holder: Pick<SessionLease, 'pid' | 'host' | 'expiresAt'>,
 ): SessionStoreError {
-  const where = holder.host === hostname() ? '' : ` on ${holder.host}`;
+  const where = holder.host === hostName() ? '' : ` on ${holder.host}`;
   const until = new Date(holder.expiresAt).toISOString();
   return new SessionStoreError(
     'in_use',

@@ -1,6 +1,6 @@
-import { hostname } from 'node:os';
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import type pg from 'pg';
+import { hostName } from '../../session/host-name.js';
 
 /** Options of {@link startDbosRecovery}. */
 export interface DbosRecoveryOptions {
@@ -35,7 +35,7 @@ export interface DbosRecovery {
  * `DBOS.setConfig({ executorID })`. Processes sharing one id would recover each other's live turns.
  */
 export function dbosExecutorId(): string {
-  return `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
+  return `${hostName()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { closeSync, constants, readFileSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
-import { hostname } from 'node:os';
 import path from 'node:path';
+import { hostName } from '../host-name.js';
 import {
   type LeaseRequest,
   processAlive,
@@ -73,7 +73,7 @@ export class LeaseFile {
         sessionId: this.#id,
         owner: request.owner,
         pid: process.pid,
-        host: hostname(),
+        host: hostName(),
         token,
         expiresAt: Date.now() + request.leaseMs,
       };
@@ -91,7 +91,7 @@ export class LeaseFile {
       await this.#sweepClaims(token);
       return lease;
     }
-    throw sessionInUseError(this.#id, { pid: 0, host: hostname(), expiresAt: Date.now() });
+    throw sessionInUseError(this.#id, { pid: 0, host: hostName(), expiresAt: Date.now() });
   }
 
   /**
@@ -101,7 +101,7 @@ export class LeaseFile {
    */
   async #reserve(first: number): Promise<number | undefined> {
     for (let token = first; token < first + MAX_ATTEMPTS; token++) {
-      const claim = JSON.stringify({ pid: process.pid, host: hostname(), at: Date.now() });
+      const claim = JSON.stringify({ pid: process.pid, host: hostName(), at: Date.now() });
       if (await createFileExclusive(this.#claimFile(token), claim, false)) return token;
       const other = await this.#readClaim(token);
       if (other && !abandoned(other))
@@ -197,12 +197,12 @@ const RESERVATION_MS = 10_000;
 
 function abandoned(claim: Claim): boolean {
   if (claim.at + RESERVATION_MS <= Date.now()) return true;
-  return claim.host === hostname() && claim.pid !== process.pid && !processAlive(claim.pid);
+  return claim.host === hostName() && claim.pid !== process.pid && !processAlive(claim.pid);
 }
 
 /** A lease that still binds: not lapsed, and not held by a process of this host that is gone. */
 export function isLive(lease: SessionLease): boolean {
   if (lease.expiresAt <= Date.now()) return false;
-  if (lease.host === hostname() && lease.pid !== process.pid && !processAlive(lease.pid)) return false;
+  if (lease.host === hostName() && lease.pid !== process.pid && !processAlive(lease.pid)) return false;
   return true;
 }
