@@ -31,7 +31,11 @@
 //   hand / restate-hand / dbos-hand   the hand-written loop with no agentloop (the `openai` SDK, a
 //                step per model call and per tool call): in process, and on each engine, where its
 //                steps do the agent's I/O; the adapter's part against it is
-//                (engine - engine-hand) - (in-process - hand). dbos-hand on dbos-bare's queue.
+//                (engine - engine-hand) - (in-process - hand). dbos-hand on dbos-bare's queue; it
+//                keeps its session's messages in a table (read at its start, saved at its end, as the
+//                adapter keeps its snapshot: two statements, written as the adapter's are; dbos36d)
+//   dbos-hand-nostate   dbos-hand keeping no session state (the baseline until dbos36d), to read
+//                what keeping it costs the hand-written loop
 // Printed per mode and shape: the median of `repeat` rounds' means, and the mean of every session with
 // its standard error; the adapter's part both ways (by the mean: session by session when interleaved).
 // All modes share one PostgreSQL cluster (fsync on) and the model servers, in this process.
@@ -48,7 +52,7 @@
 //   [--order=shuffle|rotate] [--seed=1] [--warmup=3]
 //   [--dbos-b=<another build's dist>] [--dbos-a=<a build's dist>] [--restate-b=<another build's dist>]
 //   [--restate-a=<a build's dist>]
-//   [--only=in-process,in-process-pg,seam,seam-wait,pg-workers,restate,restate-bare,dbos,dbos-bare,hand,dbos-hand]
+//   [--only=in-process,in-process-pg,seam,seam-wait,pg-workers,restate,restate-bare,dbos,dbos-bare,hand,dbos-hand,dbos-hand-nostate]
 import path from 'node:path';
 import { createAgent, createSessionClient, startWorker } from '../dist/index.js';
 import { PostgresSessionStore } from '../dist/postgres/index.js';
@@ -399,7 +403,7 @@ try {
       );
     }
   }
-  if (only.has('dbos') || only.has('dbos-bare') || only.has('dbos-hand')) {
+  if (['dbos', 'dbos-bare', 'dbos-hand', 'dbos-hand-nostate'].some((m) => only.has(m))) {
     const { DBOS } = await import('@dbos-inc/dbos-sdk');
     // `--dbos-a=<dist>`: mode `dbos` from another build's dist instead of this one's (with `--dbos-b`,
     // the two builds swap places between runs: a mode's place in the rotation has a bias of its own).
@@ -423,7 +427,8 @@ try {
       : undefined;
     // The engine alone: a workflow on a queue taking the agent's turn's steps in its shape (BARE_PLANS).
     const bare = registerBareDbosWorkflow(DBOS);
-    const hand = registerHandDbosWorkflow(DBOS, completes);
+    const hand = registerHandDbosWorkflow(DBOS, completes, { pool });
+    const handNoState = registerHandDbosWorkflow(DBOS, completes, { name: 'bench.hand-nostate' });
     DBOS.setConfig({ name: 'agentloop-bench', systemDatabaseUrl: url, logLevel: 'error' });
     await DBOS.launch();
     closers.push(() => DBOS.shutdown());
@@ -433,7 +438,7 @@ try {
     await registerBareDbosQueue(DBOS, pollMs);
     // Each turn's workflow id, to read from DBOS's records how long it ran once dequeued: the engine's
     // time without the queue's and the result's polling, which round a session up to `pollMs`.
-    const workflows = { dbos: [], 'dbos-b': [], 'dbos-bare': [], 'dbos-hand': [] };
+    const workflows = { dbos: [], 'dbos-b': [], 'dbos-bare': [], 'dbos-hand': [], 'dbos-hand-nostate': [] };
     if (only.has('dbos')) {
       await use('dbos', 'dbos', async (id) => {
         const workflowId = await agent.post(id, 'go');
@@ -460,6 +465,13 @@ try {
       await use('dbos-hand', 'dboshand', async (id) => {
         const workflowId = await enqueueBareDbos(DBOS, hand, id, shapeOf(id));
         workflows['dbos-hand'].push({ id, workflowId });
+        check(await DBOS.retrieveWorkflow(workflowId).getResult({ pollingIntervalMs: pollMs }));
+      });
+    }
+    if (only.has('dbos-hand-nostate')) {
+      await use('dbos-hand-nostate', 'dboshand0', async (id) => {
+        const workflowId = await enqueueBareDbos(DBOS, handNoState, id, shapeOf(id));
+        workflows['dbos-hand-nostate'].push({ id, workflowId });
         check(await DBOS.retrieveWorkflow(workflowId).getResult({ pollingIntervalMs: pollMs }));
       });
     }
@@ -544,6 +556,8 @@ for (const [engine, handMode] of [
   ['dbos', 'dbos-hand'],
   ['dbos-run', 'dbos-hand-run'],
   ['dbos-b', 'dbos-hand'],
+  ['dbos', 'dbos-hand-nostate'],
+  ['dbos-run', 'dbos-hand-nostate-run'],
 ]) {
   if (!results[engine] || !results[handMode] || !results['in-process'] || !results.hand) continue;
   for (const shape of Object.keys(SHAPES)) {
@@ -682,6 +696,8 @@ for (const [engine, handMode] of [
   ['dbos', 'dbos-hand'],
   ['dbos-run', 'dbos-hand-run'],
   ['dbos-b', 'dbos-hand'],
+  ['dbos', 'dbos-hand-nostate'],
+  ['dbos-run', 'dbos-hand-nostate-run'],
 ]) {
   if (!samples[engine] || !samples[handMode] || !samples['in-process'] || !samples.hand) continue;
   for (const shape of Object.keys(SHAPES)) {
