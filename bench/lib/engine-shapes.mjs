@@ -4,7 +4,7 @@
 // turn's shape, no agent), so that both benches measure the same turns against the same bare engine.
 import http2 from 'node:http2';
 import { z } from 'zod';
-import { defineTool } from '../../dist/index.js';
+import { createAgent, defineTool } from '../../dist/index.js';
 import { startScriptedServer } from '../../dist/testing/index.js';
 import { assistantMessage, createComplete, taskMessages } from './chat-calls.mjs';
 import { OpenAI } from './root-deps.mjs';
@@ -250,6 +250,44 @@ export function registerHandDbosWorkflow(DBOS, completes, { pool, name = 'bench.
 }
 
 /**
+ * The agent with no adapter as DBOS workflow `bench.agent(shape, sessionId)` (dbos36d): each effect a
+ * `DBOS.runStep` recording JSON text (the `durableSteps` seam, as the adapter's steps record theirs),
+ * the session's snapshot read at the start and saved at the end as the hand-written loop keeps its
+ * messages ({@link handSessions}, schema `bench_agent`), and nothing else of the adapter's: no
+ * `Thinking` view, no interrupt watch, no turn loop, no outcome kept. So `dbos - dbos-agent` is the
+ * adapter's own part, and `(dbos-agent - dbos-hand) - (in-process - hand)` what the agent itself costs
+ * more inside a DBOS workflow than it does in process (before `DBOS.launch()`; enqueue it with
+ * {@link enqueueBareDbos}).
+ */
+export function registerAgentDbosWorkflow(DBOS, shapes, { pool }) {
+  const sessions = handSessions(pool, 'bench_agent');
+  const steps = {
+    step: async (key, run) =>
+      JSON.parse(await DBOS.runStep(async () => JSON.stringify(await run()), { name: key })),
+  };
+  return DBOS.registerWorkflow(
+    async (shape, sessionId) => {
+      const workflowId = DBOS.workflowID;
+      const snapshot = await sessions.start(sessionId, workflowId);
+      const agent = createAgent({
+        ...shapeOptions(shapes, shape),
+        sessionId,
+        ...(snapshot ? { snapshot } : {}),
+        durableSteps: steps,
+      });
+      try {
+        const result = await agent.send('look the values up');
+        await sessions.end(sessionId, workflowId, agent.actor.getPersistedSnapshot());
+        return { response: result.response };
+      } finally {
+        agent.stop();
+      }
+    },
+    { name: 'bench.agent' },
+  );
+}
+
+/**
  * The hand-written loop's sessions (`bench_hand.sessions`: a session's messages), written as carefully
  * as the adapter writes its own (src/engines/dbos/dbos-sessions.ts), so that the baseline gets every
  * cut the adapter has: named statements (prepared once a connection); a start that reads the messages
@@ -270,11 +308,11 @@ export function handSessions(pool, schema = 'bench_hand') {
       );
     })());
   const start = {
-    name: 'bench_hand_start',
+    name: `${schema}_start`,
     text: `SELECT CASE WHEN saved_by = $2 THEN prev_messages ELSE messages END AS messages FROM ${table} WHERE session_id = $1`,
   };
   const end = {
-    name: 'bench_hand_end',
+    name: `${schema}_end`,
     text: `WITH flush AS (SELECT CASE WHEN EXISTS (SELECT 1 FROM dbos.workflow_status WHERE workflow_uuid = $3)
              THEN set_config('synchronous_commit', 'off', true) END IS NOT NULL AS relaxed)
            INSERT INTO ${table} AS s (session_id, messages, saved_by) SELECT $1, $2::json, $3 FROM flush
