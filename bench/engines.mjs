@@ -54,6 +54,7 @@
 // npm run build && node bench/engines.mjs [--sessions=10] [--repeat=3] [--dbos-poll-ms=50] [--interleave]
 //   [--order=shuffle|rotate] [--seed=1] [--warmup=3]
 //   [--dbos-b=<another build's dist>] [--dbos-a=<a build's dist>] [--restate-b=<another build's dist>]
+//   [--dbos-b-interrupt-poll-ms=<ms>]
 //   [--restate-a=<a build's dist>]
 //   [--only=in-process,in-process-pg,seam,seam-wait,pg-workers,restate,restate-bare,dbos,dbos-bare,hand,dbos-hand,dbos-hand-nostate,dbos-agent]
 import path from 'node:path';
@@ -426,7 +427,15 @@ try {
       ? (await import(path.resolve(args['dbos-b'], 'engines/dbos/index.js'))).dbosAgent(
           'benchb',
           (id) => routedOptions(id),
-          { pool, queuePollMs: pollMs },
+          {
+            pool,
+            queuePollMs: pollMs,
+            // `--dbos-b-interrupt-poll-ms=<n>`: B's interrupt watch polls this often (the same build
+            // as both A and B, with a long poll, reads what the watch's polls cost a session).
+            ...(args['dbos-b-interrupt-poll-ms']
+              ? { interruptPollMs: Number(args['dbos-b-interrupt-poll-ms']) }
+              : {}),
+          },
         )
       : undefined;
     // The engine alone: a workflow on a queue taking the agent's turn's steps in its shape (BARE_PLANS).
