@@ -54,7 +54,7 @@
 // npm run build && node bench/engines.mjs [--sessions=10] [--repeat=3] [--dbos-poll-ms=50] [--interleave]
 //   [--order=shuffle|rotate] [--seed=1] [--warmup=3]
 //   [--dbos-b=<another build's dist>] [--dbos-a=<a build's dist>] [--restate-b=<another build's dist>]
-//   [--dbos-b-interrupt-poll-ms=<ms>]
+//   [--dbos-interrupt-poll-ms=<ms>] [--dbos-b-interrupt-poll-ms=<ms>]
 //   [--restate-a=<a build's dist>]
 //   [--only=in-process,in-process-pg,seam,seam-wait,pg-workers,restate,restate-bare,dbos,dbos-bare,hand,dbos-hand,dbos-hand-nostate,dbos-agent]
 import path from 'node:path';
@@ -419,7 +419,12 @@ try {
     const pool = new pg.Pool({ connectionString: url, max: 4 });
     closers.push(() => pool.end());
     const pollMs = Number(args['dbos-poll-ms'] ?? 50);
-    const agent = dbosAgent('bench', (id) => routedOptions(id), { pool, queuePollMs: pollMs });
+    // `--dbos-interrupt-poll-ms=<n>`: the adapter's interrupt watch polls this often (default 250 ms).
+    const agent = dbosAgent('bench', (id) => routedOptions(id), {
+      pool,
+      queuePollMs: pollMs,
+      ...(args['dbos-interrupt-poll-ms'] ? { interruptPollMs: Number(args['dbos-interrupt-poll-ms']) } : {}),
+    });
     // `--dbos-b=<dist>`: the DBOS adapter of another build too (mode `dbos-b`, its own agent name and
     // queue, the same DBOS): before/after in one process. That build must resolve this
     // `@dbos-inc/dbos-sdk` (link its node_modules/@dbos-inc here).
