@@ -1,5 +1,6 @@
 // What PostgreSQL runs for a DBOS session (issue 36): every statement the cluster executes while the
-// adapter's sessions run, against the bare engine's sessions of the same shape and against the same
+// adapter's sessions run, against the bare engine's sessions of the same shape, the hand-written loop's
+// on DBOS (keeping its session's messages: bench/lib/engine-shapes.mjs), and against the same
 // wall time with no session running (DBOS's pollers alone), from `pg_stat_statements` (calls and
 // execution time by statement, per session), with the cluster's CPU per session from /proc. Both pools
 // (the adapter's and DBOS's system database) are in one database, as in bench/engines.mjs.
@@ -12,8 +13,10 @@ import {
   closeShapes,
   enqueueBareDbos,
   FINAL,
+  handCompletes,
   registerBareDbosQueue,
   registerBareDbosWorkflow,
+  registerHandDbosWorkflow,
   shapeOf,
   shapeOptions,
   startShapes,
@@ -52,6 +55,8 @@ try {
   const { dbosAgent } = await import('../dist/engines/dbos/index.js');
   const agent = dbosAgent('bench', (id) => shapeOptions(SHAPES, shapeOf(id)), { pool, queuePollMs: pollMs });
   const bare = registerBareDbosWorkflow(DBOS);
+  // The hand-written loop keeping its session's messages (bench/lib/engine-shapes.mjs), on the adapter's pool.
+  const hand = registerHandDbosWorkflow(DBOS, handCompletes(SHAPES), { pool });
   DBOS.setConfig({ name: 'agentloop-bench', systemDatabaseUrl: named('dbos-system'), logLevel: 'error' });
   await DBOS.launch();
   closers.push(() => DBOS.shutdown());
@@ -67,6 +72,10 @@ try {
     },
     bare: async (id) => {
       const wf = await enqueueBareDbos(DBOS, bare, id, shape);
+      check(await DBOS.retrieveWorkflow(wf).getResult({ pollingIntervalMs: pollMs }));
+    },
+    hand: async (id) => {
+      const wf = await enqueueBareDbos(DBOS, hand, id, shape);
       check(await DBOS.retrieveWorkflow(wf).getResult({ pollingIntervalMs: pollMs }));
     },
   };
@@ -115,7 +124,7 @@ try {
   };
   let dbosWall = 0;
   let dbosRuns = 0;
-  const order = ['dbos', 'bare', 'idle'];
+  const order = ['dbos', 'bare', 'hand', 'idle'];
   for (let i = 0; i < sessions; i++) {
     for (let k = 0; k < order.length; k++) {
       const mode = order[(i + k) % order.length];
@@ -147,7 +156,7 @@ try {
   }
   const per = (n) => Math.round(((n ?? 0) / sessions) * 100) / 100;
   console.log(
-    `${shape}, ${sessions} sessions a mode, interleaved (dbos, bare, idle in turn), poll ${pollMs} ms; idle = the dbos mode's mean wall with nothing enqueued`,
+    `${shape}, ${sessions} sessions a mode, interleaved (dbos, bare, hand, idle in turn), poll ${pollMs} ms; idle = the dbos mode's mean wall with nothing enqueued`,
   );
   console.log(
     '\nper session: wall ms | PostgreSQL CPU ms by process group (10 ms ticks, summed, / sessions)',
@@ -167,13 +176,13 @@ try {
   const sumOf = (mode, f) =>
     per(Object.entries(totals[mode]?.st ?? {}).reduce((a, [k, v]) => a + (k.endsWith(f) ? v : 0), 0));
   console.log(
-    `\nstatements per session: dbos ${sumOf('dbos', 'calls')} (plan + exec ${sumOf('dbos', 'ms')} ms), bare ${sumOf('bare', 'calls')} (${sumOf('bare', 'ms')} ms), idle ${sumOf('idle', 'calls')} (${sumOf('idle', 'ms')} ms)`,
+    `\nstatements per session: dbos ${sumOf('dbos', 'calls')} (plan + exec ${sumOf('dbos', 'ms')} ms), bare ${sumOf('bare', 'calls')} (${sumOf('bare', 'ms')} ms), hand ${sumOf('hand', 'calls')} (${sumOf('hand', 'ms')} ms), idle ${sumOf('idle', 'calls')} (${sumOf('idle', 'ms')} ms)`,
   );
   console.log(
-    `of which planning: dbos ${sumOf('dbos', 'plan')} ms, bare ${sumOf('bare', 'plan')} ms, idle ${sumOf('idle', 'plan')} ms`,
+    `of which planning: dbos ${sumOf('dbos', 'plan')} ms, bare ${sumOf('bare', 'plan')} ms, hand ${sumOf('hand', 'plan')} ms, idle ${sumOf('idle', 'plan')} ms`,
   );
   console.log(
-    'calls dbos / bare / idle | plan + exec ms dbos / bare / idle (plan ms dbos / bare / idle) | statement',
+    'calls dbos / bare / hand / idle | plan + exec ms dbos / bare / hand / idle (plan ms dbos / bare / hand / idle) | statement',
   );
   const sorted = [...keys].sort(
     (a, b) =>
@@ -183,7 +192,7 @@ try {
   );
   for (const k of sorted.slice(0, top))
     console.log(
-      `${cell('dbos', k, 'calls')} / ${cell('bare', k, 'calls')} / ${cell('idle', k, 'calls')} | ${cell('dbos', k, 'ms')} / ${cell('bare', k, 'ms')} / ${cell('idle', k, 'ms')} (${cell('dbos', k, 'plan')} / ${cell('bare', k, 'plan')} / ${cell('idle', k, 'plan')}) | ${k}`,
+      `${cell('dbos', k, 'calls')} / ${cell('bare', k, 'calls')} / ${cell('hand', k, 'calls')} / ${cell('idle', k, 'calls')} | ${cell('dbos', k, 'ms')} / ${cell('bare', k, 'ms')} / ${cell('hand', k, 'ms')} / ${cell('idle', k, 'ms')} (${cell('dbos', k, 'plan')} / ${cell('bare', k, 'plan')} / ${cell('hand', k, 'plan')} / ${cell('idle', k, 'plan')}) | ${k}`,
     );
 } finally {
   for (const close of closers.reverse()) await close().catch((e) => console.error(e));

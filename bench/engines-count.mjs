@@ -2,7 +2,9 @@
 // the admin API's `sys_journal`, journals kept for an hour), DBOS step rows and PostgreSQL commits and
 // WAL flushes per turn (from `pg_stat_database` / `pg_stat_wal`), for the adapter and for the bare
 // engine taking the adapter's effect steps in the turn's shape (engine-shapes.mjs `BARE_PLANS`), with each
-// DBOS step's name and record bytes in order. Counts, not times: they do not move with the load.
+// DBOS step's name and record bytes in order; and on DBOS the hand-written loop (`hand`, keeping its
+// session's messages in a table as the adapter keeps its snapshot), with the bytes of the session's
+// row each leaves. Counts, not times: they do not move with the load.
 // npm run build && node bench/engines-count.mjs [--only=restate,dbos]
 
 import { countingPool } from './lib/counting-pool.mjs';
@@ -11,8 +13,10 @@ import {
   bareRestateObject,
   closeShapes,
   enqueueBareDbos,
+  handCompletes,
   registerBareDbosQueue,
   registerBareDbosWorkflow,
+  registerHandDbosWorkflow,
   sendBareRestate,
   serveRestateEndpoint,
   shapeOf,
@@ -82,6 +86,7 @@ try {
     // Polls far apart, so that a turn's window holds its own statements and few of the pollers'.
     const agent = dbosAgent('bench', options, { pool, queuePollMs: 1000 });
     const bareWf = registerBareDbosWorkflow(DBOS);
+    const handWf = registerHandDbosWorkflow(DBOS, handCompletes(SHAPES), { pool });
     DBOS.setConfig({ name: 'agentloop-bench', systemDatabasePool: sysPool, logLevel: 'error' });
     await DBOS.launch();
     closers.push(() => DBOS.shutdown());
@@ -101,12 +106,12 @@ try {
       return out;
     };
     for (const shape of Object.keys(SHAPES)) {
-      for (const mode of ['agent', 'bare']) {
+      for (const mode of ['agent', 'bare', 'hand']) {
         const id = `${shape}.count.${mode}`;
         const before = snap();
         let wf;
         if (mode === 'agent') wf = await agent.post(id, 'go');
-        else wf = await enqueueBareDbos(DBOS, bareWf, id, shape);
+        else wf = await enqueueBareDbos(DBOS, mode === 'bare' ? bareWf : handWf, id, shape);
         await DBOS.retrieveWorkflow(wf).getResult({ pollingIntervalMs: 1000 });
         const after = snap();
         const { rows } = await pool.query(
@@ -120,6 +125,14 @@ try {
         );
         rows[0].each = each.map((r) => `${r.name.replace(`${id}/`, '')} ${r.bytes}`).join(', ');
         rows[0].names = each.map((r) => r.name.replace(`${id}/`, ''));
+        // The session's row as the turn left it (bytes of each JSON column): what its end wrote.
+        const row =
+          mode === 'agent'
+            ? `SELECT octet_length(snapshot::text) AS snapshot, octet_length(view::text) AS view, octet_length(result::text) AS result FROM agentloop_dbos.sessions WHERE session_id = $1`
+            : mode === 'hand'
+              ? 'SELECT octet_length(messages::text) AS messages FROM bench_hand.sessions WHERE session_id = $1'
+              : undefined;
+        if (row) rows[0].session = (await pool.query(row, [id])).rows[0];
         const statements = diff(before, after);
         const total = Object.values(statements).reduce((a, b) => a + b, 0);
         out[`dbos ${mode} ${shape}`] = { steps: rows[0], total, statements };
@@ -128,7 +141,7 @@ try {
       const [agentNames, bareNames] = ['agent', 'bare'].map((m) => out[`dbos ${m} ${shape}`].steps.names);
       if (agentNames.join() !== bareNames.join())
         throw new Error(`${shape}: the bare steps ${bareNames} are not the turn's ${agentNames}`);
-      for (const m of ['agent', 'bare']) delete out[`dbos ${m} ${shape}`].steps.names;
+      for (const m of ['agent', 'bare', 'hand']) delete out[`dbos ${m} ${shape}`].steps.names;
     }
   }
 } finally {

@@ -31,9 +31,17 @@
 //   hand / restate-hand / dbos-hand   the hand-written loop with no agentloop (the `openai` SDK, a
 //                step per model call and per tool call): in process, and on each engine, where its
 //                steps do the agent's I/O; the adapter's part against it is
-//                (engine - engine-hand) - (in-process - hand). dbos-hand on dbos-bare's queue.
+//                (engine - engine-hand) - (in-process - hand).
 //                restate-hand keeps its messages in the object's state (a `get` at the start, a
 //                `set` at the end), as a loop that takes a session's next turn must (since rest36d).
+//                dbos-hand runs on dbos-bare's queue; it keeps its session's messages in a table
+//                (read at its start, saved at its end, as the adapter keeps its snapshot: two
+//                statements, written as the adapter's are; dbos36d)
+//   dbos-hand-nostate   dbos-hand keeping no session state (the baseline until dbos36d), to read
+//                what keeping it costs the hand-written loop
+//   dbos-agent   the agent on bare DBOS steps with no adapter (its snapshot kept as dbos-hand keeps its
+//                messages; no view, interrupt watch or turn loop): dbos - dbos-agent is the adapter's
+//                own part, (dbos-agent - dbos-hand) - (in-process - hand) the agent's own inside DBOS
 // Printed per mode and shape: the median of `repeat` rounds' means, and the mean of every session with
 // its standard error; the adapter's part both ways (by the mean: session by session when interleaved).
 // All modes share one PostgreSQL cluster (fsync on) and the model servers, in this process.
@@ -49,8 +57,9 @@
 // npm run build && node bench/engines.mjs [--sessions=10] [--repeat=3] [--dbos-poll-ms=50] [--interleave]
 //   [--order=shuffle|rotate] [--seed=1] [--warmup=3]
 //   [--dbos-b=<another build's dist>] [--dbos-a=<a build's dist>] [--restate-b=<another build's dist>]
+//   [--dbos-interrupt-poll-ms=<ms>] [--dbos-b-interrupt-poll-ms=<ms>]
 //   [--restate-a=<a build's dist>]
-//   [--only=in-process,in-process-pg,seam,seam-wait,pg-workers,restate,restate-bare,dbos,dbos-bare,hand,dbos-hand]
+//   [--only=in-process,in-process-pg,seam,seam-wait,pg-workers,restate,restate-bare,dbos,dbos-bare,hand,dbos-hand,dbos-hand-nostate,dbos-agent]
 import path from 'node:path';
 import { createAgent, createSessionClient, startWorker } from '../dist/index.js';
 import { PostgresSessionStore } from '../dist/postgres/index.js';
@@ -63,6 +72,7 @@ import {
   handCompletes,
   handRestateObject,
   handTurn,
+  registerAgentDbosWorkflow,
   registerBareDbosQueue,
   registerBareDbosWorkflow,
   registerHandDbosWorkflow,
@@ -401,7 +411,7 @@ try {
       );
     }
   }
-  if (only.has('dbos') || only.has('dbos-bare') || only.has('dbos-hand')) {
+  if (['dbos', 'dbos-bare', 'dbos-hand', 'dbos-hand-nostate', 'dbos-agent'].some((m) => only.has(m))) {
     const { DBOS } = await import('@dbos-inc/dbos-sdk');
     // `--dbos-a=<dist>`: mode `dbos` from another build's dist instead of this one's (with `--dbos-b`,
     // the two builds swap places between runs: a mode's place in the rotation has a bias of its own).
@@ -412,7 +422,12 @@ try {
     const pool = new pg.Pool({ connectionString: url, max: 4 });
     closers.push(() => pool.end());
     const pollMs = Number(args['dbos-poll-ms'] ?? 50);
-    const agent = dbosAgent('bench', (id) => routedOptions(id), { pool, queuePollMs: pollMs });
+    // `--dbos-interrupt-poll-ms=<n>`: the adapter's interrupt watch polls this often (default 250 ms).
+    const agent = dbosAgent('bench', (id) => routedOptions(id), {
+      pool,
+      queuePollMs: pollMs,
+      ...(args['dbos-interrupt-poll-ms'] ? { interruptPollMs: Number(args['dbos-interrupt-poll-ms']) } : {}),
+    });
     // `--dbos-b=<dist>`: the DBOS adapter of another build too (mode `dbos-b`, its own agent name and
     // queue, the same DBOS): before/after in one process. That build must resolve this
     // `@dbos-inc/dbos-sdk` (link its node_modules/@dbos-inc here).
@@ -420,12 +435,22 @@ try {
       ? (await import(path.resolve(args['dbos-b'], 'engines/dbos/index.js'))).dbosAgent(
           'benchb',
           (id) => routedOptions(id),
-          { pool, queuePollMs: pollMs },
+          {
+            pool,
+            queuePollMs: pollMs,
+            // `--dbos-b-interrupt-poll-ms=<n>`: B's interrupt watch polls this often (the same build
+            // as both A and B, with a long poll, reads what the watch's polls cost a session).
+            ...(args['dbos-b-interrupt-poll-ms']
+              ? { interruptPollMs: Number(args['dbos-b-interrupt-poll-ms']) }
+              : {}),
+          },
         )
       : undefined;
     // The engine alone: a workflow on a queue taking the agent's turn's steps in its shape (BARE_PLANS).
     const bare = registerBareDbosWorkflow(DBOS);
-    const hand = registerHandDbosWorkflow(DBOS, completes);
+    const hand = registerHandDbosWorkflow(DBOS, completes, { pool });
+    const handNoState = registerHandDbosWorkflow(DBOS, completes, { name: 'bench.hand-nostate' });
+    const agentWf = registerAgentDbosWorkflow(DBOS, SHAPES, { pool });
     DBOS.setConfig({ name: 'agentloop-bench', systemDatabaseUrl: url, logLevel: 'error' });
     await DBOS.launch();
     closers.push(() => DBOS.shutdown());
@@ -435,7 +460,14 @@ try {
     await registerBareDbosQueue(DBOS, pollMs);
     // Each turn's workflow id, to read from DBOS's records how long it ran once dequeued: the engine's
     // time without the queue's and the result's polling, which round a session up to `pollMs`.
-    const workflows = { dbos: [], 'dbos-b': [], 'dbos-bare': [], 'dbos-hand': [] };
+    const workflows = {
+      dbos: [],
+      'dbos-b': [],
+      'dbos-bare': [],
+      'dbos-hand': [],
+      'dbos-hand-nostate': [],
+      'dbos-agent': [],
+    };
     if (only.has('dbos')) {
       await use('dbos', 'dbos', async (id) => {
         const workflowId = await agent.post(id, 'go');
@@ -462,6 +494,20 @@ try {
       await use('dbos-hand', 'dboshand', async (id) => {
         const workflowId = await enqueueBareDbos(DBOS, hand, id, shapeOf(id));
         workflows['dbos-hand'].push({ id, workflowId });
+        check(await DBOS.retrieveWorkflow(workflowId).getResult({ pollingIntervalMs: pollMs }));
+      });
+    }
+    if (only.has('dbos-hand-nostate')) {
+      await use('dbos-hand-nostate', 'dboshand0', async (id) => {
+        const workflowId = await enqueueBareDbos(DBOS, handNoState, id, shapeOf(id));
+        workflows['dbos-hand-nostate'].push({ id, workflowId });
+        check(await DBOS.retrieveWorkflow(workflowId).getResult({ pollingIntervalMs: pollMs }));
+      });
+    }
+    if (only.has('dbos-agent')) {
+      await use('dbos-agent', 'dbosagent', async (id) => {
+        const workflowId = await enqueueBareDbos(DBOS, agentWf, id, shapeOf(id));
+        workflows['dbos-agent'].push({ id, workflowId });
         check(await DBOS.retrieveWorkflow(workflowId).getResult({ pollingIntervalMs: pollMs }));
       });
     }
@@ -546,6 +592,9 @@ for (const [engine, handMode] of [
   ['dbos', 'dbos-hand'],
   ['dbos-run', 'dbos-hand-run'],
   ['dbos-b', 'dbos-hand'],
+  ['dbos', 'dbos-hand-nostate'],
+  ['dbos-run', 'dbos-hand-nostate-run'],
+  ['dbos-agent', 'dbos-hand'],
 ]) {
   if (!results[engine] || !results[handMode] || !results['in-process'] || !results.hand) continue;
   for (const shape of Object.keys(SHAPES)) {
@@ -554,7 +603,7 @@ for (const [engine, handMode] of [
       results[handMode][shape] -
       (results['in-process'][shape] - results.hand[shape]);
     console.log(
-      `  ${engine} ${shape} (over ${handMode}, less in-process over hand): adapter's part ${round(part)} ms of ${results[engine][shape]} ms (${round((part / results[engine][shape]) * 100)}%)`,
+      `  ${engine} ${shape} (over ${handMode}, less in-process over hand): ${engine === 'dbos-agent' ? "the agent's own part inside DBOS" : "adapter's part"} ${round(part)} ms of ${results[engine][shape]} ms (${round((part / results[engine][shape]) * 100)}%)`,
     );
   }
 }
@@ -667,6 +716,7 @@ if (interleave) {
   for (const [a, b] of [
     ['restate', 'restate-b'],
     ['dbos', 'dbos-b'],
+    ['dbos', 'dbos-agent'],
   ]) {
     if (!samples[a] || !samples[b]) continue;
     const cells = Object.keys(SHAPES).map((shape) => {
@@ -674,7 +724,8 @@ if (interleave) {
       const used = meanSpread(cpuSamples[a][shape].map((x, k) => x - cpuSamples[b][shape][k]));
       return `${shape} wall ${round(wall.mean)} +- ${round(wall.se)}, CPU ${round(used.mean)} +- ${round(used.se)}`;
     });
-    console.log(`${a} less ${b}, ms a session (paired): ${cells.join('; ')}`);
+    const what = b === 'dbos-agent' ? " (the adapter's own part: view, interrupt watch, turn loop)" : '';
+    console.log(`${a} less ${b}${what}, ms a session (paired): ${cells.join('; ')}`);
   }
 }
 // Against the hand-written loop by the mean: (engine - engine-hand) - (in-process - hand), session by
@@ -684,6 +735,9 @@ for (const [engine, handMode] of [
   ['dbos', 'dbos-hand'],
   ['dbos-run', 'dbos-hand-run'],
   ['dbos-b', 'dbos-hand'],
+  ['dbos', 'dbos-hand-nostate'],
+  ['dbos-run', 'dbos-hand-nostate-run'],
+  ['dbos-agent', 'dbos-hand'],
 ]) {
   if (!samples[engine] || !samples[handMode] || !samples['in-process'] || !samples.hand) continue;
   for (const shape of Object.keys(SHAPES)) {
@@ -698,7 +752,7 @@ for (const [engine, handMode] of [
     meanParts[key] ??= {};
     meanParts[key][shape] = { ms: round(m.mean), se: round(m.se), share: round((m.mean / f.mean) * 100) };
     console.log(
-      `  ${engine} ${shape} (over ${handMode}, less in-process over hand): adapter's part ${round(m.mean)} +- ${round(m.se)} ms of ${round(f.mean)} ms (${round((m.mean / f.mean) * 100)}% +- ${round((m.se / f.mean) * 100)}%)`,
+      `  ${engine} ${shape} (over ${handMode}, less in-process over hand): ${engine === 'dbos-agent' ? "the agent's own part inside DBOS" : "adapter's part"} ${round(m.mean)} +- ${round(m.se)} ms of ${round(f.mean)} ms (${round((m.mean / f.mean) * 100)}% +- ${round((m.se / f.mean) * 100)}%)`,
     );
   }
 }

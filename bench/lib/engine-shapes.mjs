@@ -4,7 +4,7 @@
 // turn's shape, no agent), so that both benches measure the same turns against the same bare engine.
 import http2 from 'node:http2';
 import { z } from 'zod';
-import { defineTool } from '../../dist/index.js';
+import { createAgent, defineTool } from '../../dist/index.js';
 import { startScriptedServer } from '../../dist/testing/index.js';
 import { assistantMessage, createComplete, taskMessages } from './chat-calls.mjs';
 import { OpenAI } from './root-deps.mjs';
@@ -139,7 +139,7 @@ export function bareRestateObject(sdk, { name = 'bare', yieldFirst = false } = {
 /**
  * A hand-written agent loop with no agentloop (the `openai` SDK, streaming, as the agent calls it;
  * bench/lib/chat-calls.mjs): each model call and each tool call through `step(name, run)`, a reply's
- * tool calls at once through `all`. With `ctx.run` as the step it is the least a Restate agent can
+ * tool calls at once through `all`; `messages` (the task's by default) grows with the turn's. With `ctx.run` as the step it is the least a Restate agent can
  * do for the same turn, so `restate - restate-hand` less `in-process - hand` is the adapter's part
  * against steps that do the same I/O (the bare engine's steps return at once). `messages`: the
  * conversation so far (a session's kept messages), the task's first messages by default; the turn
@@ -230,22 +230,119 @@ export function registerBareDbosWorkflow(DBOS) {
 }
 
 /**
- * The hand-written loop ({@link handTurn}) as DBOS workflow `bench.hand(shape)`: each model call and
- * each tool call a `DBOS.runStep` recording JSON text (as the adapter's steps record theirs, rather
- * than DBOS's SuperJSON of the object), a reply's tool calls started together and awaited with
+ * The hand-written loop ({@link handTurn}) as DBOS workflow `bench.hand(shape, sessionId)`: each model
+ * call and each tool call a `DBOS.runStep` recording JSON text (as the adapter's steps record theirs,
+ * rather than DBOS's SuperJSON of the object), a reply's tool calls started together and awaited with
  * `Promise.all`. Its steps do the agent's I/O, where the bare engine's return at once: `dbos -
  * dbos-hand` less `in-process - hand` is the adapter's part against steps doing the same I/O
  * (before `DBOS.launch()`; enqueue it with {@link enqueueBareDbos}).
+ *
+ * With `pool` (dbos36d) it keeps its session as a loop that serves more than one turn must: the
+ * conversation is read at the turn's start and saved at its end ({@link handSessions}), two plain
+ * statements as the adapter's start and end, so that `dbos - dbos-hand` does not charge the adapter
+ * for keeping the state the next turn (and a resume) needs. Without `pool`, the loop keeps nothing
+ * (the baseline until dbos36d). `name`: the workflow's (default `bench.hand`).
  */
-export function registerHandDbosWorkflow(DBOS, completes) {
+export function registerHandDbosWorkflow(DBOS, completes, { pool, name = 'bench.hand' } = {}) {
   const step = async (name, run) =>
     JSON.parse(await DBOS.runStep(async () => JSON.stringify(await run()), { name }));
+  const sessions = pool ? handSessions(pool) : undefined;
   return DBOS.registerWorkflow(
-    async (shape) => handTurn(completes[shape], step, (steps) => Promise.all(steps)),
-    {
-      name: 'bench.hand',
+    async (shape, sessionId) => {
+      const all = (steps) => Promise.all(steps);
+      if (!sessions) return handTurn(completes[shape], step, all);
+      const workflowId = DBOS.workflowID;
+      const messages = (await sessions.start(sessionId, workflowId)) ?? taskMessages();
+      const result = await handTurn(completes[shape], step, all, messages);
+      await sessions.end(sessionId, workflowId, messages);
+      return result;
     },
+    { name },
   );
+}
+
+/**
+ * The agent with no adapter as DBOS workflow `bench.agent(shape, sessionId)` (dbos36d): each effect a
+ * `DBOS.runStep` recording JSON text (the `durableSteps` seam, as the adapter's steps record theirs),
+ * the session's snapshot read at the start and saved at the end as the hand-written loop keeps its
+ * messages ({@link handSessions}, schema `bench_agent`), and nothing else of the adapter's: no
+ * `Thinking` view, no interrupt watch, no turn loop, no outcome kept. So `dbos - dbos-agent` is the
+ * adapter's own part, and `(dbos-agent - dbos-hand) - (in-process - hand)` what the agent itself costs
+ * more inside a DBOS workflow than it does in process (before `DBOS.launch()`; enqueue it with
+ * {@link enqueueBareDbos}).
+ */
+export function registerAgentDbosWorkflow(DBOS, shapes, { pool }) {
+  const sessions = handSessions(pool, 'bench_agent');
+  const steps = {
+    step: async (key, run) =>
+      JSON.parse(await DBOS.runStep(async () => JSON.stringify(await run()), { name: key })),
+  };
+  return DBOS.registerWorkflow(
+    async (shape, sessionId) => {
+      const workflowId = DBOS.workflowID;
+      const snapshot = await sessions.start(sessionId, workflowId);
+      const agent = createAgent({
+        ...shapeOptions(shapes, shape),
+        sessionId,
+        ...(snapshot ? { snapshot } : {}),
+        durableSteps: steps,
+      });
+      try {
+        const result = await agent.send('look the values up');
+        await sessions.end(sessionId, workflowId, agent.actor.getPersistedSnapshot());
+        return { response: result.response };
+      } finally {
+        agent.stop();
+      }
+    },
+    { name: 'bench.agent' },
+  );
+}
+
+/**
+ * The hand-written loop's sessions (`bench_hand.sessions`: a session's messages), written as carefully
+ * as the adapter writes its own (src/engines/dbos/dbos-sessions.ts), so that the baseline gets every
+ * cut the adapter has: named statements (prepared once a connection); a start that reads the messages
+ * the turn starts from (those kept from before the turn when its own end ran already: a replay starts
+ * where the first execution started); an end that saves them with the turn's workflow id and commits
+ * without waiting for the WAL flush once DBOS holds the workflow in this database (DBOS's record of the
+ * workflow's end flushes it). What the hand-written loop leaves out is the adapter's own features: the
+ * `Thinking` view its start writes (for `state` and `interrupt`), the interrupt watch, the outcome.
+ */
+export function handSessions(pool, schema = 'bench_hand') {
+  const table = `"${schema}".sessions`;
+  let ready;
+  const migrate = () =>
+    (ready ??= (async () => {
+      await pool.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+      await pool.query(
+        `CREATE TABLE IF NOT EXISTS ${table} (session_id text PRIMARY KEY, messages json, prev_messages json, saved_by text)`,
+      );
+    })());
+  const start = {
+    name: `${schema}_start`,
+    text: `SELECT CASE WHEN saved_by = $2 THEN prev_messages ELSE messages END AS messages FROM ${table} WHERE session_id = $1`,
+  };
+  const end = {
+    name: `${schema}_end`,
+    text: `WITH flush AS (SELECT CASE WHEN EXISTS (SELECT 1 FROM dbos.workflow_status WHERE workflow_uuid = $3)
+             THEN set_config('synchronous_commit', 'off', true) END IS NOT NULL AS relaxed)
+           INSERT INTO ${table} AS s (session_id, messages, saved_by) SELECT $1, $2::json, $3 FROM flush
+           ON CONFLICT (session_id) DO UPDATE SET messages = EXCLUDED.messages, saved_by = EXCLUDED.saved_by,
+             prev_messages = CASE WHEN s.saved_by = $3 THEN s.prev_messages ELSE s.messages END`,
+  };
+  return {
+    /** The messages turn `workflowId` of the session starts from, or undefined before its first turn. */
+    async start(sessionId, workflowId) {
+      await migrate();
+      const { rows } = await pool.query({ ...start, values: [sessionId, workflowId] });
+      return rows[0]?.messages ?? undefined;
+    },
+    /** Saves the session's messages as turn `workflowId` left them. */
+    async end(sessionId, workflowId, messages) {
+      await pool.query({ ...end, values: [sessionId, JSON.stringify(messages), workflowId] });
+    },
+  };
 }
 
 /** The bare DBOS workflow's queue (every bench that runs the bare engine on DBOS). */
@@ -273,7 +370,8 @@ export async function registerBareDbosQueue(
 
 /**
  * Enqueues the bare workflow for session `id` of `shape` on its queue, keyed by the session as the
- * adapter's `post` keys a turn ({@link registerBareDbosQueue}); resolves with its workflow id.
+ * adapter's `post` keys a turn ({@link registerBareDbosQueue}), with arguments `(shape, id)`;
+ * resolves with its workflow id.
  */
 export async function enqueueBareDbos(
   DBOS,
@@ -285,7 +383,7 @@ export async function enqueueBareDbos(
   const handle = await DBOS.startWorkflow(workflow, {
     queueName: name,
     ...(partitioned ? { enqueueOptions: { queuePartitionKey: id } } : {}),
-  })(shape);
+  })(shape, id);
   return handle.workflowID;
 }
 
