@@ -19,10 +19,11 @@ import { PostgresSessionStore } from '../../dist/postgres/index.js';
 import { readJsonLines, runsByCall, startChaosModel, startChaosRun } from './chaos-load.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const { args, started, cluster, url, workers, sessions, timeoutMs, killMinMs, killMaxMs } = await startChaosRun({
-  workers: 4,
-  sessions: 200,
-});
+const { args, started, cluster, url, workers, sessions, timeoutMs, killMinMs, killMaxMs } =
+  await startChaosRun({
+    workers: 4,
+    sessions: 200,
+  });
 const stallMs = Number(args.stallMs ?? 120_000);
 const schema = `chaos_${process.pid}`;
 const work = await mkdtemp(path.join(tmpdir(), 'agentloop-chaos-'));
