@@ -20,7 +20,7 @@ describe('chaos: worker processes on one PostgreSQL, SIGKILLed at random moments
         '--sessions=30',
         // Kills count from when every worker is up, so a loaded machine slows the run down but does
         // not starve it (run-chaos.mjs). A stuck run stops after 60 s with nothing moving; the cap
-        // is for a machine slowed down a lot (a quiet one takes about 30 s).
+        // is for a machine slowed down a lot (the run took 17 s at load 10, 168 s at load 28).
         '--timeoutMs=240000',
         '--stallMs=60000',
         '--killMinMs=800',
