@@ -3,8 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { FileSessionStore, MemorySessionStore } from '../src/index.js';
 import { TranscriptFeed } from '../src/server/transcript-feed.js';
 import { hasInbox } from '../src/session/session-inbox.js';
-import { config, hook, NotingStore, push, storePairs, until } from './support/a2a-push.js';
+import { config, hook, NotingStore, push, storePairs } from './support/a2a-push.js';
 import { a2aServer, drain, sdkClient, tempDir, textMessage } from './support/a2a-server.js';
+import { waitUntil } from './support/wait-until.js';
 import { gateScenario, gateTool } from './support/waiting-tool.js';
 
 // A session has one writer: a push config set on a server that does not carry the task travels
@@ -41,7 +42,7 @@ describe.each(storePairs)(
       expect(other.appendedTo).not.toContain(contextId);
       release.resolve('waited');
       await rest;
-      await until(() => listener.bodies.some((b) => /COMPLETED|"completed"/.test(b)));
+      await waitUntil(() => listener.bodies.some((b) => /COMPLETED|"completed"/.test(b)));
       expect(listener.bodies.some((b) => b.includes('It is done.') && /artifact/i.test(b))).toBe(true);
       const { entries } = await store.readTranscript(contextId);
       expect(entries.filter((e) => e.kind === 'event' && e.event === 'a2a_push')).toHaveLength(1);
@@ -70,7 +71,7 @@ describe('push configs set on a server that does not carry the task', () => {
     const holder = new FileSessionStore({ dir });
     const lease = await holder.acquireLease(waiting.contextId, { owner: 'holder', leaseMs: 60_000 });
     const setting = client.createTaskPushNotificationConfig(config(waiting.id, `${listener.url}/2`));
-    await until(async () => (await holder.readInbox(waiting.contextId)).some((i) => i.kind === 'event'));
+    await waitUntil(async () => (await holder.readInbox(waiting.contextId)).some((i) => i.kind === 'event'));
     await holder.releaseLease(lease);
     await setting;
     const { configs } = await client.listTaskPushNotificationConfig({

@@ -14,6 +14,7 @@ import { startScriptedServer } from '../src/testing/index.js';
 import { sdkClient, tempDir } from './support/a2a-server.js';
 import { repoRoot } from './support/build-dist.js';
 import { scriptChildren } from './support/script-child.js';
+import { waitUntil } from './support/wait-until.js';
 
 const dist = (file: string) => JSON.stringify(pathToFileURL(path.join(repoRoot, 'dist', file)).href);
 
@@ -231,7 +232,7 @@ describe('two agentloop processes: A calls B through a2aAgentTool', () => {
       expect(call.spanContext().traceId).toBe(turnA.spanContext().traceId);
       const spanLine = (l: Record<string, unknown>) =>
         (l.span as { name?: string } | undefined)?.name === 'invoke_agent billing';
-      await waitFor(() => b.lines.some(spanLine));
+      await waitUntil(() => b.lines.some(spanLine), "B's span lines"); // they arrive as its output
       const spansB = b.lines.flatMap((l) =>
         l.span ? [l.span as { traceId: string; parent: string; name: string }] : [],
       );
@@ -246,9 +247,3 @@ describe('two agentloop processes: A calls B through a2aAgentTool', () => {
     }
   });
 });
-
-/** Resolves once `ready()` holds, looking every 20 ms (B's spans arrive as its lines). */
-async function waitFor(ready: () => boolean): Promise<void> {
-  for (let i = 0; i < 1500 && !ready(); i++) await new Promise((r) => setTimeout(r, 20));
-  expect(ready()).toBe(true);
-}

@@ -1,17 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { postRun, slowRunServer } from './support/ag-ui-server.js';
+import { waitUntil } from './support/wait-until.js';
 
 // A run hears interrupts posted to its session's inbox (how a cancel from another process arrives);
 // interrupts left from before it started are completed without effect.
 
 /** Resolves once the thread's inbox holds nothing (items are completed just after they are seen). */
-async function inboxEmpties(store: { readInbox(id: string): Promise<unknown[]> }, id: string) {
-  const deadline = Date.now() + 10_000;
-  while ((await store.readInbox(id)).length > 0) {
-    if (Date.now() > deadline) throw new Error(`the inbox of ${id} was not completed`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+const inboxEmpties = (store: { readInbox(id: string): Promise<unknown[]> }, id: string) =>
+  waitUntil(async () => (await store.readInbox(id)).length === 0, `the inbox of ${id} to be completed`);
 
 const input = (threadId: string, runId: string, text: string) => ({
   threadId,

@@ -8,6 +8,7 @@ import { type AnyEvent, postRun } from './support/ag-ui-server.js';
 import { repoRoot } from './support/build-dist.js';
 import { dropSchema, freshSchema, postgresUrl } from './support/postgres.js';
 import { type ScriptChild, scriptChildren } from './support/script-child.js';
+import { waitUntil } from './support/wait-until.js';
 
 // Two server processes on one store: the one carrying a run is SIGKILLed, and the other takes the run
 // over (docs/serve.md, "Takeover"); a cancel sent to the one that does not carry a run reaches it.
@@ -78,15 +79,6 @@ async function model(turns: typeof scenario.turns): Promise<ScriptedServer> {
   return server;
 }
 
-/** Resolves once `check` holds, looking every 25 ms; rejects after `ms` with `what`. */
-async function eventually(check: () => boolean, what: string, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
 function logLines(file: string): string[] {
   try {
     return readFileSync(file, 'utf8').trim().split('\n').filter(Boolean);
@@ -124,7 +116,7 @@ describe.each(['postgres', 'file'] as const)('a run whose server process was kil
     const first = client
       .runAgent({}, { onEvent: ({ event }) => void before.push(event) })
       .catch((error: unknown) => error);
-    await eventually(() => logLines(log).some((l) => l.startsWith('slow ')), 'the slow call to start');
+    await waitUntil(() => logLines(log).some((l) => l.startsWith('slow ')), 'the slow call to start');
     a.child.kill('SIGKILL');
     await a.exited;
     expect(await first).toBeInstanceOf(Error); // the stream was cut with the process
@@ -189,7 +181,7 @@ describe('a cancel sent to the server that does not carry the run', () => {
       protocolVersion: '1.0',
       messages: [{ id: 'u1', role: 'user', content: 'go slow' }],
     });
-    await eventually(() => logLines(log).some((l) => l.startsWith('slow ')), 'the slow call to start');
+    await waitUntil(() => logLines(log).some((l) => l.startsWith('slow ')), 'the slow call to start');
     const wrong = await fetch(`${thread}/runs/other-run/cancel`, { method: 'POST' });
     expect(wrong.status).toBe(404);
     const cancel = await fetch(`${thread}/runs/run-c/cancel`, { method: 'POST' });

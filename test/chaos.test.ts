@@ -18,16 +18,21 @@ describe('chaos: worker processes on one PostgreSQL, SIGKILLed at random moments
         path.join(repoRoot, 'test', 'chaos', 'run-chaos.mjs'),
         '--workers=3',
         '--sessions=30',
-        '--timeoutMs=90000',
+        // Kills count from when every worker is up, so a loaded machine slows the run down but does
+        // not starve it (run-chaos.mjs). A stuck run stops after 60 s with nothing moving; the cap
+        // is for a machine slowed down a lot (the run took 17 s at load 10, 168 s at load 28).
+        '--timeoutMs=240000',
+        '--stallMs=60000',
         '--killMinMs=800',
         '--killMaxMs=2000',
         `--url=${postgresUrl()}`,
       ],
-      { cwd: repoRoot, timeout: 120_000 },
+      { cwd: repoRoot, timeout: 270_000 },
     );
     const result = JSON.parse(stdout.trim().split('\n').at(-1)!);
     expect(result).toMatchObject({
       completed: 30,
+      stalled: false,
       recordedThenRunAgain: 0,
       nonIdempotentRunTwice: 0,
       approvalsDoubled: 0,
@@ -46,5 +51,5 @@ describe('chaos: worker processes on one PostgreSQL, SIGKILLed at random moments
     // One accepted answer per approval asked (a crash before a WaitingApproval save answers the call "not run" instead).
     expect(result.approvalsAccepted).toBeGreaterThan(0);
     expect(result.approvalsAccepted).toBeLessThanOrEqual(30);
-  }, 150_000);
+  }, 300_000);
 });

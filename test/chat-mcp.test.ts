@@ -4,8 +4,9 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDist, repoRoot } from './support/build-dist.js';
-import { alive, everythingBin, until } from './support/mcp-servers.js';
+import { alive, everythingBin } from './support/mcp-servers.js';
 import { Tmux } from './support/tmux.js';
+import { waitUntil } from './support/wait-until.js';
 
 /**
  * Issue 13's done-when in a real terminal (tmux): `agentloop chat --mcp-config mcp.json` without a
@@ -133,7 +134,7 @@ describe('chat with MCP servers and a plan', () => {
     // The spinner shows as the call starts, before its request reaches the server (its intent is written
     // to the transcript first). Killed before it read the request, the server is started again for the
     // call, which then runs its 60 s: kill it once it has read the request.
-    await until(() => bytesRead(before!) > readBefore, 10_000, 'the server to read the call');
+    await waitUntil(() => bytesRead(before!) > readBefore, 'the server to read the call');
     process.kill(before!, 'SIGKILL');
     text = await tmux.waitFor('flow', /The operation failed: the server stopped\.[\s\S]*you ›\s*$/);
     expect(text).toMatch(

@@ -8,6 +8,7 @@ import { durableEffects, rebuildError, recordError, stepKey } from '../src/machi
 import { effectRun } from './support/effect-io.js';
 import { agentAt, assertToolCallsAnswered, deferred, nextEvent, serve } from './support/harness.js';
 import { MemoryJournal } from './support/memory-steps.js';
+import { waitUntil } from './support/wait-until.js';
 
 const runs: string[] = [];
 const lookup = defineTool({
@@ -125,9 +126,9 @@ describe('durable effects (the engine seam)', () => {
     const started = nextEvent(first, 'tool_call_start');
     void first.send('charge 5 dollars').catch(() => {});
     await started;
-    await until(() => runs.includes('charge 500') && runs.includes('lookup c'));
+    await waitUntil(() => runs.includes('charge 500') && runs.includes('lookup c'));
     // The lookup recorded its result; the charge is still running when the process dies.
-    await until(() => journal.entry('s3/1/1/tool/call_0_1')?.done === true);
+    await waitUntil(() => journal.entry('s3/1/1/tool/call_0_1')?.done === true);
     journal.crash();
     first.stop();
     charging.resolve();
@@ -165,7 +166,7 @@ describe('durable effects (the engine seam)', () => {
     const journal = new MemoryJournal();
     const first = agentAt(server, { sessionId: 's4', tools: [fetchPage], durableSteps: journal.execution() });
     void first.send('read x').catch(() => {});
-    await until(() => runs.length === 1);
+    await waitUntil(() => runs.length === 1);
     journal.crash();
     first.stop();
     slow.resolve();
@@ -198,16 +199,16 @@ describe('durable effects (the engine seam)', () => {
     const journal = new MemoryJournal();
     const first = agentAt(server, { sessionId: 's6', durableSteps: journal.execution() });
     const turn = first.send('hi');
-    await until(() => server.requests.length === 1);
+    await waitUntil(() => server.requests.length === 1);
     first.interrupt('stop');
     const result = await turn;
-    await until(() => journal.entry('s6/1/1/model')?.done === true);
+    await waitUntil(() => journal.entry('s6/1/1/model')?.done === true);
     expect(first.state).toBe('Interrupted');
     expect(journal.entry('s6/1/1/model')!.value).toMatchObject({ aborted: true });
 
     const replay = agentAt(server, { sessionId: 's6', durableSteps: journal.execution() });
     const again = replay.send('hi');
-    await until(() => replay.state === 'Thinking');
+    await waitUntil(() => replay.state === 'Thinking');
     replay.interrupt('stop');
     expect((await again).messages).toEqual(result.messages);
     expect(server.requests).toHaveLength(1);
@@ -284,11 +285,3 @@ describe('durableEffects on its own', () => {
     expect(rebuildError(recordError('plain')).message).toBe('plain');
   });
 });
-
-async function until(check: () => boolean, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}

@@ -10,11 +10,12 @@ import { watchInbox } from '../src/server/run-cancel-inbox.js';
 import { hasInbox } from '../src/session/session-inbox.js';
 import type { TranscriptEntryInput } from '../src/session/transcript.js';
 import type { Scenario, ScriptedTurn } from '../src/testing/index.js';
-import { config, push, storePairs, until } from './support/a2a-push.js';
+import { config, push, storePairs } from './support/a2a-push.js';
 import { a2aServer, sdkClient, tempDir, textMessage } from './support/a2a-server.js';
 import { agUiServer, clientWith, runThrough, userMessage } from './support/ag-ui-server.js';
 import { deferred, serve } from './support/harness.js';
 import { closedAfterTest } from './support/server-fixture.js';
+import { waitUntil } from './support/wait-until.js';
 import { gateScenario, gateTool } from './support/waiting-tool.js';
 
 // Every server run that carries a session writes the entries other processes post to its inbox (an
@@ -215,7 +216,7 @@ describe('watchInbox', () => {
     await watch.ready;
     expect(heard).toEqual([]);
     await store.postInbox('s', { kind: 'interrupt', reason: 'stop this turn' });
-    await until(() => heard.length > 0);
+    await waitUntil(() => heard.length > 0);
     await watch.stop();
     expect(heard).toEqual(['stop this turn']);
     expect(await store.readInbox('s')).toEqual([]);

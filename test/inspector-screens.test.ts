@@ -12,6 +12,7 @@ import { createSanitizer } from '../src/inspector/sanitize.js';
 import { loadSavedSessions } from '../src/inspector/saved-sessions.js';
 import { type Scenario, type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
 import { launchChromium } from './support/chromium.js';
+import { waitUntil } from './support/wait-until.js';
 
 /**
  * Issue 16: the inspector page at 1280 and 800 px wide, in Chromium. Geometry is asserted through
@@ -123,7 +124,7 @@ beforeAll(async () => {
   agents.push(waiting);
   inspector.attach(waiting, { name: 'Iris', title: 'Must use the current CRM' });
   void waiting.send('Must use the current CRM');
-  await waitUntil(() => waiting.pendingApprovals.length === 1);
+  await waitUntil(() => waiting.pendingApprovals.length === 1, 'the approval to be pending');
 
   const stopped = createAgent({
     name: 'Reporter',
@@ -138,7 +139,7 @@ beforeAll(async () => {
   agents.push(stopped);
   inspector.attach(stopped, { name: 'Reporter', title: 'export the call-back report' });
   const turn = stopped.send('export the call-back report');
-  await waitUntil(() => stopped.state === 'ExecutingTool');
+  await waitUntil(() => stopped.state === 'ExecutingTool', 'the tool to run');
   stopped.interrupt('the user pressed Ctrl+C');
   await turn;
 
@@ -152,14 +153,6 @@ afterAll(async () => {
   await Promise.all(servers.map((server) => server.close()));
   if (dir) await rm(dir, { recursive: true, force: true, maxRetries: 5 });
 });
-
-async function waitUntil(test: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!test()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${test}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 async function pick(page: Page, name: string, state: string): Promise<void> {
   await page.click(`.session:has(.name:text-is("${name}")):has(.badge.state-${state})`);

@@ -14,7 +14,8 @@ import { MemorySessionStore } from '../src/index.js';
 import { createMcpServer, McpStdioServerTransport, withAskLane } from '../src/server/mcp/index.js';
 import { RunningSessions } from '../src/server/mcp/running-sessions.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
-import { askWith, noteWriter, outputOf, routedModel, textOf, until } from './support/mcp-agent-server.js';
+import { askWith, noteWriter, outputOf, routedModel, textOf } from './support/mcp-agent-server.js';
+import { waitUntil } from './support/wait-until.js';
 
 // The stdio lane (src/server/mcp/own-call-lane.ts): `ask_` calls answered below the SDK's Protocol,
 // everything else through it. The server is createMcpServer on agentloop's stdio transport over real
@@ -126,7 +127,7 @@ async function rawExchange(served: Awaited<ReturnType<typeof serve>>, messages: 
   for (const message of messages) served.toServer.write(`${JSON.stringify(message)}\n`);
   const ids = messages.flatMap((m) => ('id' in m && !('result' in m) ? [m.id] : []));
   const answered = () => served.lines.slice(from).filter((m) => 'id' in m && ('result' in m || 'error' in m));
-  await until(() => ids.every((id) => answered().some((m) => 'id' in m && m.id === id)));
+  await waitUntil(() => ids.every((id) => answered().some((m) => 'id' in m && m.id === id)));
   return answered();
 }
 
@@ -213,7 +214,7 @@ describe('withAskLane: ask_ calls below the Protocol', () => {
     await inFactory;
     cancel.abort('changed my mind');
     await expect(call).rejects.toThrow();
-    await until(() => cancelReceived);
+    await waitUntil(() => cancelReceived);
     open();
     await lane.running.idle();
     expect(model.requestCount).toBe(seen);
@@ -227,7 +228,7 @@ describe('withAskLane: ask_ calls below the Protocol', () => {
     const seen = model.requestCount;
     const cancel = new AbortController();
     const call = ask(client, { message: 'hang on', session }, { signal: cancel.signal });
-    await until(() => model.requestCount > seen);
+    await waitUntil(() => model.requestCount > seen);
     const sent = lane.lines.length;
     cancel.abort('enough');
     await expect(call).rejects.toThrow();
@@ -305,7 +306,7 @@ describe('withAskLane: ask_ calls below the Protocol', () => {
     const { client } = await connect(lane);
     const seen = model.requestCount;
     const call = ask(client, { message: 'hang' }).catch((error: unknown) => error);
-    await until(() => model.requestCount > seen);
+    await waitUntil(() => model.requestCount > seen);
     await lane.server.close();
     await lane.running.idle(); // the turn came to rest (it would hang for ever unaborted)
     await client.close();

@@ -9,8 +9,9 @@ import { createSessionClient, FileSessionStore, type SessionStore } from '../src
 import { type AskOutput, type StartedMcpHttpServer, startMcpHttpServer } from '../src/server/mcp/index.js';
 import type { SessionInboxStore } from '../src/session/session-inbox.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
-import { routedModel, until } from './support/mcp-agent-server.js';
+import { routedModel } from './support/mcp-agent-server.js';
 import { dropSchema, freshSchema, postgresStore } from './support/postgres.js';
+import { waitUntil } from './support/wait-until.js';
 
 // An `ask_<agent>` turn on a named session ends Interrupted when another process posts an interrupt to
 // the session's inbox (`agentloop send --session <id> --interrupt`: `createSessionClient().interrupt`
@@ -80,7 +81,7 @@ describe.each(storeKinds)(
       });
 
       const call = ask({ message: 'please hang', session });
-      await until(() => model.requestCount === 3);
+      await waitUntil(() => model.requestCount === 3);
       await sender.interrupt(session);
       const cut = await call;
       expect(cut.isError).toBe(true);
@@ -133,7 +134,7 @@ describe('an ask_ turn whose first look at the inbox is slow (a busy pool)', () 
     const { session } = (await ask({ message: 'hello' })).structuredContent as AskOutput;
 
     const call = ask({ message: 'please hang', session });
-    await until(() => model.requestCount === 2);
+    await waitUntil(() => model.requestCount === 2);
     await createSessionClient({ store: new FileSessionStore({ dir }) }).interrupt(session);
     const cut = await call;
     expect(cut.structuredContent).toMatchObject({

@@ -5,7 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Agent } from '../src/index.js';
 import { loadMcpConfigFile, mcpToolName } from '../src/mcp/index.js';
 import { agentOn, nextEvent } from './support/harness.js';
-import { alive, testServer, toolTexts, until } from './support/mcp-servers.js';
+import { alive, testServer, toolTexts } from './support/mcp-servers.js';
+import { waitUntil } from './support/wait-until.js';
 
 // The lifecycle of MCP servers with the tests' own server (test/support/mcp-test-server.mjs, written
 // with the MCP SDK's server API): a crash mid-call, a hang past the timeout or an interrupt, a tool
@@ -48,7 +49,7 @@ describe('MCP server lifecycle', () => {
     expect(first.terminateReason).toBe('completed');
     expect(agent.mcpServers[0]!.state).toBe('down');
     const oldPid = pidOf(counted!);
-    await until(() => !alive(oldPid), 5_000, 'the crashed server to exit');
+    await waitUntil(() => !alive(oldPid), 'the crashed server to exit');
 
     const second = await agent.send('count again');
     const again = toolTexts(second.messages).at(-1)!;
@@ -67,7 +68,7 @@ describe('MCP server lifecycle', () => {
     closing.push(agent);
     const result = await agent.send('hang');
     expect(toolTexts(result.messages)[0]).toMatch(/^Error: tool "test__hang" timed out after 400 ms/);
-    await until(() => lines(log).some((l) => / cancelled \d+$/.test(l)), 5_000, 'the cancellation');
+    await waitUntil(() => lines(log).some((l) => / cancelled \d+$/.test(l)), 'the cancellation');
   });
 
   it("the turn's interrupt cancels a running call on the server", async () => {
@@ -80,14 +81,10 @@ describe('MCP server lifecycle', () => {
     const started = nextEvent(agent, 'tool_call_start');
     const turn = agent.send('hang');
     await started;
-    await until(
-      () => lines(log).some((l) => l.endsWith('hang started')),
-      5_000,
-      'the call to reach the server',
-    );
+    await waitUntil(() => lines(log).some((l) => l.endsWith('hang started')), 'the call to reach the server');
     agent.interrupt('stop');
     expect((await turn).terminateReason).toBe('interrupted');
-    await until(() => lines(log).some((l) => / cancelled \d+$/.test(l)), 5_000, 'the cancellation');
+    await waitUntil(() => lines(log).some((l) => / cancelled \d+$/.test(l)), 'the cancellation');
   });
 
   it('tools/list_changed: the new tool is offered on the next model call', async () => {

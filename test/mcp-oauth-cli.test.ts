@@ -6,7 +6,8 @@ import { buildDist } from './support/build-dist.js';
 import { runCli } from './support/cli-process.js';
 import { testDir } from './support/harness.js';
 import { type OAuthControl, startOAuthServer } from './support/mcp-remote-servers.mjs';
-import { testServerFile, until } from './support/mcp-servers.js';
+import { testServerFile } from './support/mcp-servers.js';
+import { waitUntil } from './support/wait-until.js';
 
 // `agentloop mcp login|list|logout` and `run` with a server that needs sign-in, on the project's
 // .mcp.json, against the OAuth-protected server the test starts. The test plays the browser.
@@ -51,7 +52,7 @@ describe('agentloop mcp', () => {
       const found = /needs you to sign in: open (\S+)/.exec(text)?.[1];
       if (found) link = new URL(found);
     });
-    await until(() => link !== undefined, 10_000, 'the sign-in link');
+    await waitUntil(() => link !== undefined, 'the sign-in link');
     const consent = await fetch(link!, { redirect: 'manual' });
     expect((await fetch(consent.headers.get('location')!)).status).toBe(200);
     const done = await login;

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Agent } from '../src/index.js';
 import { agentAt, serve, testDir } from './support/harness.js';
 import { type OAuthControl, startOAuthServer } from './support/mcp-remote-servers.mjs';
-import { consent, toolTexts, until } from './support/mcp-servers.js';
+import { consent, toolTexts } from './support/mcp-servers.js';
+import { waitUntil } from './support/wait-until.js';
 
 // Two tool calls that both meet a 401 after the refresh failed start one sign-in, not two: one link
 // is given, and that link (its state and PKCE verifier) is the one that works.
@@ -40,7 +41,7 @@ describe('concurrent 401s after a failed refresh', () => {
     });
     await agent.ready();
     await fetch(await consent(signIns[0]!));
-    await until(() => remote(agent).state === 'ready', 5_000, 'the sign-in');
+    await waitUntil(() => remote(agent).state === 'ready', 'the sign-in');
     oauth.control.revokeRefreshTokens();
     oauth.control.expireAccessTokens();
     const result = await agent.send('echo three times');
@@ -51,7 +52,7 @@ describe('concurrent 401s after a failed refresh', () => {
     expect(signIns).toHaveLength(2); // the first sign-in, and one for the three calls
     const back = await fetch(await consent(signIns[1]!));
     expect(back.status).toBe(200);
-    await until(() => remote(agent).state === 'ready', 5_000, 'the second sign-in');
+    await waitUntil(() => remote(agent).state === 'ready', 'the second sign-in');
     const again = await agent.send('echo again');
     expect(toolTexts(again.messages).at(-1)).toBe('echo: signed in again');
     expect(signIns).toHaveLength(2);

@@ -9,7 +9,8 @@ import { McpAuthStore } from '../src/mcp/mcp-auth-store.js';
 import type { Scenario } from '../src/testing/index.js';
 import { agentAt, serve, testDir } from './support/harness.js';
 import { type OAuthControl, startOAuthServer } from './support/mcp-remote-servers.mjs';
-import { consent, testServer, toolTexts, until } from './support/mcp-servers.js';
+import { consent, testServer, toolTexts } from './support/mcp-servers.js';
+import { waitUntil } from './support/wait-until.js';
 
 // Signing in to a remote MCP server with OAuth, through the MCP SDK's client auth and agentloop's
 // provider, against an OAuth-protected server the test starts (the SDK's server-side auth). The test
@@ -115,7 +116,7 @@ describe('OAuth sign-in to a remote MCP server', () => {
     expect(remote(agent).state).toBe('signin');
 
     expect((await fetch(back)).status).toBe(200);
-    await until(() => remote(agent).state === 'ready', 5_000, 'the server to be ready after sign-in');
+    await waitUntil(() => remote(agent).state === 'ready', 'the server to be ready after sign-in');
     expect(remote(agent).tools).toEqual(['remote__echo', 'remote__whoami']);
     expect(control.authorizations - before.authorizations).toBe(1);
     expect(control.registrations - before.registrations).toBe(1);
@@ -153,7 +154,7 @@ describe('OAuth sign-in to a remote MCP server', () => {
     const first = await signingAgent({ turns: [{ content: 'x' }] }, dir);
     await first.agent.ready();
     await fetch(await consent(first.signIns[0]!));
-    await until(() => remote(first.agent).state === 'ready', 5_000, 'the first sign-in');
+    await waitUntil(() => remote(first.agent).state === 'ready', 'the first sign-in');
     await first.agent.close();
     const { control } = oauth;
     const authorizations = control.authorizations;
@@ -205,7 +206,7 @@ describe('OAuth sign-in to a remote MCP server', () => {
     );
     await agent.ready();
     await fetch(await consent(signIns[0]!));
-    await until(() => remote(agent).state === 'ready', 5_000, 'the sign-in');
+    await waitUntil(() => remote(agent).state === 'ready', 'the sign-in');
     oauth.control.revokeRefreshTokens();
     oauth.control.expireAccessTokens();
     const result = await agent.send('echo');
@@ -216,7 +217,7 @@ describe('OAuth sign-in to a remote MCP server', () => {
     expect(signIns).toHaveLength(2);
     expect(remote(agent).state).toBe('signin');
     await fetch(await consent(signIns[1]!));
-    await until(() => remote(agent).state === 'ready', 5_000, 'the second sign-in');
+    await waitUntil(() => remote(agent).state === 'ready', 'the second sign-in');
     const again = await agent.send('echo again');
     expect(toolTexts(again.messages).at(-1)).toBe('echo: signed in again');
     expect(out.errors).toEqual([]);
@@ -280,7 +281,7 @@ describe('OAuth sign-in over the HTTP+SSE transport', () => {
         await agent.ready();
         expect(agent.mcpServers[0]!.state).toBe('signin');
         await fetch(await consent(signIns[0]!));
-        await until(() => agent.mcpServers[0]!.state === 'ready', 5_000, `the sign-in (type ${type})`);
+        await waitUntil(() => agent.mcpServers[0]!.state === 'ready', `the sign-in (type ${type})`);
         expect(agent.mcpServers[0]!.transport).toBe('sse');
         const result = await agent.send('echo');
         expect(toolTexts(result.messages)).toEqual(['echo: over sse']);

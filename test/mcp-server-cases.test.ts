@@ -11,8 +11,9 @@ import { type ListeningServer, listenOn } from '../src/server/listen-on.js';
 import { createMcpHttpHandler, type McpHttpServerOptions } from '../src/server/mcp/index.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
 import { repoRoot } from './support/build-dist.js';
-import { askWith, noteWriter, outputOf, routedModel, textOf, until } from './support/mcp-agent-server.js';
+import { askWith, noteWriter, outputOf, routedModel, textOf } from './support/mcp-agent-server.js';
 import { scriptChildren } from './support/script-child.js';
+import { waitUntil } from './support/wait-until.js';
 
 /**
  * The MCP server's remaining cases through the MCP SDK's own client over Streamable HTTP: a session
@@ -112,7 +113,8 @@ describe('agentloop as an MCP server: the remaining cases', () => {
     expect(model.requests).toHaveLength(asked);
     other.child.kill('SIGKILL');
     await other.exited;
-  });
+    // It starts a node process that imports dist/: 30 s and more on a loaded machine.
+  }, 120_000);
 
   it('serves two agents as two tools, each running its own agent', async () => {
     const { url, model } = await serve({
@@ -165,7 +167,7 @@ describe('agentloop as an MCP server: the remaining cases', () => {
     const { client, transport } = await connect(url);
     await ask(client, 'ask_helper', { message: 'hello' });
     const id = transport.sessionId!;
-    await until(() => handler.openSessions === 0);
+    await waitUntil(() => handler.openSessions === 0);
     const answer = await fetch(url, {
       method: 'POST',
       headers: {

@@ -27,8 +27,8 @@ import {
   outputOf,
   routedModel,
   textOf,
-  until,
 } from './support/mcp-agent-server.js';
+import { waitUntil } from './support/wait-until.js';
 
 const open: { servers: StartedMcpHttpServer[]; models: ScriptedServer[]; clients: Client[]; dirs: string[] } =
   {
@@ -177,10 +177,10 @@ describe('agentloop as an MCP server over Streamable HTTP', () => {
     const first = outputOf(await ask(client, { message: 'hello' }));
     const cancel = new AbortController();
     const call = ask(client, { message: 'please hang', session: first.session }, { signal: cancel.signal });
-    await until(() => model.requestCount === 2);
+    await waitUntil(() => model.requestCount === 2);
     cancel.abort('enough');
     await expect(call).rejects.toThrow();
-    await until(async () => (await store.load(first.session))?.state === 'Interrupted');
+    await waitUntil(async () => (await store.load(first.session))?.state === 'Interrupted');
     const next = await ask(client, { message: 'still there?', session: first.session });
     expect(textOf(next)).toContain('echo: still there?');
     expect(outputOf(next)).toMatchObject({ state: 'Completed', response: 'echo: still there?' });
@@ -279,10 +279,10 @@ describe('agentloop as an MCP server over Streamable HTTP', () => {
     const first = outputOf(await ask(client, { message: 'hello' }));
     const cancel = new AbortController();
     const call = ask(client, { message: 'take a note', session: first.session }, { signal: cancel.signal });
-    await until(() => asked);
+    await waitUntil(() => asked);
     cancel.abort('never mind');
     await expect(call).rejects.toThrow();
-    await until(async () => (await store.load(first.session))?.state === 'Interrupted');
+    await waitUntil(async () => (await store.load(first.session))?.state === 'Interrupted');
     expect(written).toEqual([]);
   });
 

@@ -12,7 +12,8 @@ import { main as cliMain } from '../src/cli/main.js';
 import { FileSessionStore } from '../src/index.js';
 import { type ScriptedServer, startScriptedServer } from '../src/testing/index.js';
 import { buildDist, cliPath, repoRoot } from './support/build-dist.js';
-import { askWith, outputOf, routedModel, textOf, until } from './support/mcp-agent-server.js';
+import { askWith, outputOf, routedModel, textOf } from './support/mcp-agent-server.js';
+import { waitUntil } from './support/wait-until.js';
 
 // `agentloop mcp serve` as an MCP client starts it: the built CLI spawned over stdio by the MCP SDK's
 // own client, the bundle's facilitator on a scripted model, sessions in a folder.
@@ -108,7 +109,7 @@ describe('agentloop mcp serve over stdio', () => {
     const seen = model.requestCount;
     const cancel = new AbortController();
     const call = ask(client, { message: 'hang on', session }, { signal: cancel.signal });
-    await until(() => model.requestCount > seen);
+    await waitUntil(() => model.requestCount > seen);
     cancel.abort('enough');
     await expect(call).rejects.toThrow();
     const next = await ask(client, { message: 'back', session });

@@ -17,11 +17,28 @@ const stores: [string, () => Promise<SessionStore>, boolean][] = [
   ['PostgresSessionStore', async () => disposablePostgresStore('wake', cleanups), true],
 ];
 
+/**
+ * Settles once a worker on `store` has made its first claim. startWorker claims only once its
+ * wakeups are on, so a post after this is heard (a sleep instead raced the LISTEN on a loaded machine).
+ */
+function firstClaim(store: SessionStore): Promise<void> {
+  const inbox = store as SessionStore & Required<SessionInboxStore>;
+  const claim = inbox.claimSessions.bind(inbox);
+  return new Promise((resolve) => {
+    inbox.claimSessions = async (request) => {
+      const leases = await claim(request);
+      resolve();
+      return leases;
+    };
+  });
+}
+
 describe.each(stores)('wakeups on %s', (_name, makeStore, wakesClients) => {
   it('a worker claims a posted session and an interrupt reaches the running turn without waiting for a poll', async () => {
     const { server, tool: waitLong, started } = await waitingTurn();
     servers.push(server);
     const store = await makeStore();
+    const claimed = firstClaim(store);
     const worker = startWorker({
       store,
       agent: () => ({ baseURL: server.url, apiKey: 'k', tools: [waitLong] }),
@@ -30,8 +47,7 @@ describe.each(stores)('wakeups on %s', (_name, makeStore, wakesClients) => {
     workers.push(worker);
     // The client polls fast on the memory store (it has no save wakeups), slowly on PostgreSQL.
     const client = createSessionClient({ store, pollMs: wakesClients ? SLOW_POLL_MS : 20 });
-    // Let the worker's LISTEN start before the post (a post before it would wait for the poll).
-    await new Promise((r) => setTimeout(r, 300));
+    await claimed; // the worker has looked once, with its wakeups on: the post below is heard
     const t0 = Date.now();
     await client.send('wake-1', 'wait');
     while (started() === 0 && Date.now() - t0 < 5_000) await new Promise((r) => setTimeout(r, 10));
@@ -64,6 +80,7 @@ describe.each(stores)('wakeups on %s', (_name, makeStore, wakesClients) => {
       }
       return leases;
     };
+    const looked = firstClaim(store);
     const claimed = new Map<string, number>();
     const worker = startWorker({
       store,
@@ -75,7 +92,7 @@ describe.each(stores)('wakeups on %s', (_name, makeStore, wakesClients) => {
       },
     });
     workers.push(worker);
-    await new Promise((r) => setTimeout(r, 300));
+    await looked;
     const t0 = Date.now();
     await client.send('late-1', 'wait');
     while (!claimed.has('late-2') && Date.now() - t0 < SLOW_POLL_MS * 1.5)
@@ -109,6 +126,7 @@ describe.each(stores)('wakeups on %s', (_name, makeStore, wakesClients) => {
       }
       return items;
     };
+    const looked = firstClaim(store);
     workers.push(
       startWorker({
         store,
@@ -116,7 +134,7 @@ describe.each(stores)('wakeups on %s', (_name, makeStore, wakesClients) => {
         pollMs: SLOW_POLL_MS,
       }),
     );
-    await new Promise((r) => setTimeout(r, 300));
+    await looked;
     await client.send('busy-1', 'wait');
     const t0 = Date.now();
     while (started() === 0 && Date.now() - t0 < 5_000) await new Promise((r) => setTimeout(r, 10));
@@ -152,5 +170,40 @@ describe.each(stores)('wakeups on %s', (_name, makeStore, wakesClients) => {
     expect(Date.now() - t0).toBeLessThan(SLOW_POLL_MS / 2);
     // The turn was stopped, whether or not its tool had started yet.
     if (started() > 0) expect(stoppedAt()).toBeGreaterThan(0);
+  });
+
+  it('a post made while the worker is still starting its wakeups is claimed without waiting for a poll', async () => {
+    const { server, tool: waitLong, started } = await waitingTurn();
+    servers.push(server);
+    const store = (await makeStore()) as SessionStore & Required<SessionInboxStore>;
+    const client = createSessionClient({ store, pollMs: wakesClients ? SLOW_POLL_MS : 20 });
+    // The worker's LISTEN starts late (a loaded machine): the post lands before it is on.
+    let listen!: () => void;
+    const listening = new Promise<void>((resolve) => (listen = resolve));
+    const watch = store.watchInbox.bind(store);
+    store.watchInbox = async (listener) => {
+      await listening;
+      return watch(listener);
+    };
+    const looked = firstClaim(store);
+    workers.push(
+      startWorker({
+        store,
+        agent: () => ({ baseURL: server.url, apiKey: 'k', tools: [waitLong] }),
+        pollMs: SLOW_POLL_MS,
+      }),
+    );
+    // A worker that claims before its wakeups are on (the race this test is about) has looked by
+    // now; one that waits for them has not, and does not until they are.
+    await Promise.race([looked, new Promise((r) => setTimeout(r, 200))]);
+    const t0 = Date.now();
+    await client.send('starting-1', 'wait');
+    listen();
+    while (started() === 0 && Date.now() - t0 < SLOW_POLL_MS * 1.5)
+      await new Promise((r) => setTimeout(r, 10));
+    expect(started()).toBe(1);
+    expect(Date.now() - t0).toBeLessThan(SLOW_POLL_MS / 2);
+    await client.interrupt('starting-1');
+    await client.waitFor('starting-1', { states: ['Interrupted'], timeoutMs: 20_000 });
   });
 });

@@ -79,6 +79,9 @@ export function startWorker(options: WorkerOptions): Worker {
     .catch(() => undefined);
 
   const loop = (async () => {
+    // The first claim waits for the wakeups to be on: a post between an earlier first claim and the
+    // LISTEN would be heard by neither, and waited for a poll.
+    await unwatch;
     while (!stopping) {
       nudged = false;
       const free = concurrency - carried.size;

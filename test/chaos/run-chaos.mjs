@@ -3,20 +3,28 @@
 // random moments and restarted, until every session completed. Counted from what the tools wrote and
 // what the store holds; prints one JSON line of counts. Needs dist/ (npm run build).
 // node test/chaos/run-chaos.mjs --workers=4 --sessions=200 [--url=postgres://...]
+// A worker is killed `--killMinMs`-`--killMaxMs` after every worker is up (printed "ready"): on a
+// loaded machine a restart can take longer than the kill interval, and kills on the wall clock alone
+// killed workers before they claimed anything (0 of 30 sessions in 160 s at load 27). The run ends
+// once every session completed, at `--timeoutMs`, or once nothing moved for `--stallMs` (default
+// 120 s; 0: never): no tool started or ended and no session completed; `stalled` says which.
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { createSessionClient } from '../../dist/index.js';
 import { PostgresSessionStore } from '../../dist/postgres/index.js';
 import { readJsonLines, runsByCall, startChaosModel, startChaosRun } from './chaos-load.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const { started, cluster, url, workers, sessions, timeoutMs, killMinMs, killMaxMs } = await startChaosRun({
-  workers: 4,
-  sessions: 200,
-});
+const { args, started, cluster, url, workers, sessions, timeoutMs, killMinMs, killMaxMs } =
+  await startChaosRun({
+    workers: 4,
+    sessions: 200,
+  });
+const stallMs = Number(args.stallMs ?? 120_000);
 const schema = `chaos_${process.pid}`;
 const work = await mkdtemp(path.join(tmpdir(), 'agentloop-chaos-'));
 const counter = path.join(work, 'tool-runs.jsonl');
@@ -28,10 +36,17 @@ const config = { url, schema, counter, approvals, baseURL: server.url, concurren
 
 const spawnNode = (script) => {
   const child = spawn(process.execPath, [path.join(here, script), JSON.stringify(config)], {
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stderr.on('data', (d) => {
     if (process.env.CHAOS_DEBUG) process.stderr.write(d);
+  });
+  // Settles once the process is up (a worker prints "ready" once it has started) or gone.
+  child.ready = new Promise((resolve) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      if (line.startsWith('ready')) resolve();
+    });
+    child.once('exit', resolve);
   });
   return child;
 };
@@ -50,6 +65,8 @@ let kills = 0;
 let killing = true;
 const killLoop = (async () => {
   while (killing) {
+    // The kill interval counts from when every worker is up: time at work, not time starting.
+    await Promise.all(pool.map((child) => child.ready));
     await new Promise((r) => setTimeout(r, killMinMs + Math.random() * (killMaxMs - killMinMs)));
     if (!killing) break;
     const i = Math.floor(Math.random() * pool.length);
@@ -60,17 +77,28 @@ const killLoop = (async () => {
 })();
 
 const pending = new Set(ids);
+/** When a tool last started or ended or a session last completed, and the counts then. */
+let lastMove = { at: Date.now(), toolLines: 0, pending: pending.size };
+let stalled = false;
 while (pending.size > 0 && Date.now() - started < timeoutMs) {
   for (const id of [...pending]) {
     const view = await client.get(id).catch(() => undefined);
     if (view?.state === 'Completed' && view.inbox === 0) pending.delete(id);
   }
+  const toolLines = (await readFile(counter, 'utf8').catch(() => '')).split('\n').length;
+  if (toolLines !== lastMove.toolLines || pending.size !== lastMove.pending) {
+    lastMove = { at: Date.now(), toolLines, pending: pending.size };
+  } else if (stallMs > 0 && Date.now() - lastMove.at > stallMs) {
+    stalled = true;
+    break;
+  }
   if (pending.size > 0) await new Promise((r) => setTimeout(r, 300));
 }
 killing = false;
+// The workers first: a kill loop waiting for one still starting ends with its exit.
+for (const child of pool) child.kill('SIGKILL');
 await killLoop;
 approver.kill('SIGTERM');
-for (const child of pool) child.kill('SIGKILL');
 await new Promise((r) => setTimeout(r, 300));
 
 // Count.
@@ -80,6 +108,8 @@ const result = {
   workers,
   sessions,
   completed: sessions - pending.size,
+  // Nothing moved for `stallMs` before every session completed: the run stopped there.
+  stalled,
   kills,
   seconds: Math.round((Date.now() - started) / 100) / 10,
   toolRuns: runs.filter((r) => r.phase === 'start').length,

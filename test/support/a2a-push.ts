@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import { afterAll, afterEach, vi } from 'vitest';
+import { afterAll, afterEach } from 'vitest';
 import { FileSessionStore, type SessionStore } from '../../src/index.js';
 import { PostgresSessionStore } from '../../src/postgres/postgres-session-store.js';
 import { dropSchema, freshSchema, postgresStore, postgresUrl } from './postgres.js';
@@ -20,15 +20,6 @@ export const config = (taskId: string, url: string) => ({
   token: 'tok',
   authentication: undefined,
 });
-
-/** Waits (on the condition, up to 15 s) until `ok` holds. */
-export const until = (ok: () => boolean | Promise<boolean>) =>
-  vi.waitFor(
-    async () => {
-      if (!(await ok())) throw new Error('not yet');
-    },
-    { timeout: 15_000, interval: 20 },
-  );
 
 const hooks: Server[] = [];
 afterEach(async () => {

@@ -31,11 +31,6 @@ export function routedModel(noteTool: string, noteArgs: Record<string, unknown>)
   };
 }
 
-/** Resolves once `check` holds, checking every 10 ms (no timed assertion: the test's timeout bounds it). */
-export async function until(check: () => boolean | Promise<boolean>): Promise<void> {
-  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 10));
-}
-
 /** The `write_note` tool `routedModel` calls for a note: it needs approval, and hands each note it writes to `wrote`. */
 export function noteWriter(wrote: (text: string) => void) {
   return defineTool({

@@ -38,15 +38,6 @@ export function alive(pid: number): boolean {
   }
 }
 
-/** Waits until `check` holds, or fails after `ms`. */
-export async function until(check: () => boolean, ms = 5_000, what = 'the condition'): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 /** The text of each tool message among `messages`, in order. */
 export const toolTexts = (messages: readonly { role: string; content?: unknown }[]): string[] =>
   messages.filter((m) => m.role === 'tool').map((m) => String(m.content));
