@@ -23,6 +23,7 @@ import {
   shapeOptions,
   startShapes,
 } from './lib/engine-shapes.mjs';
+import { restateAdmin } from './lib/restate-admin.mjs';
 
 process.env.RESTATE_LOGGING ??= 'ERROR';
 const only = onlyOf(benchArgs(), 'restate,dbos');
@@ -37,16 +38,7 @@ try {
     const { restateAgent, restateClient } = await import('../dist/engines/restate/index.js');
     const sdk = await import('@restatedev/restate-sdk');
     const server = await startRestateServer();
-    const adminCall = async (where, method, body) => {
-      const response = await fetch(`${server.admin}${where}`, {
-        method,
-        headers: { 'content-type': 'application/json', accept: 'application/json' },
-        body: JSON.stringify(body),
-      });
-      if (!response.ok) throw new Error(`${method} ${where}: ${response.status} ${await response.text()}`);
-      return response.json();
-    };
-    const query = async (sql) => (await adminCall('/query', 'POST', { query: sql })).rows;
+    const { call: adminCall, query } = restateAdmin(server.admin);
     closers.push(server.stop);
     const endpoint = await serveRestateEndpoint(sdk, server, [
       restateAgent('bench', options),

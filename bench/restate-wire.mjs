@@ -22,6 +22,7 @@ import {
   shapeOptions,
   startShapes,
 } from './lib/engine-shapes.mjs';
+import { restateAdmin } from './lib/restate-admin.mjs';
 
 process.env.RESTATE_LOGGING ??= 'ERROR';
 const args = benchArgs();
@@ -110,16 +111,7 @@ const http = http2.createServer((req, res) => {
 });
 await new Promise((r) => http.listen(0, '127.0.0.1', r));
 await server.register(`http://127.0.0.1:${http.address().port}`);
-const adminCall = async (where, method, body) => {
-  const response = await fetch(`${server.admin}${where}`, {
-    method,
-    headers: { 'content-type': 'application/json', accept: 'application/json' },
-    body: JSON.stringify(body),
-  });
-  if (!response.ok) throw new Error(`${method} ${where}: ${response.status} ${await response.text()}`);
-  return response.json();
-};
-const query = async (sql) => (await adminCall('/query', 'POST', { query: sql })).rows;
+const { call: adminCall, query } = restateAdmin(server.admin);
 for (const svc of ['bench', 'hand', 'bare'])
   await adminCall(`/services/${svc}`, 'PATCH', { journal_retention: '1h' });
 const client = restateClient({ url: server.ingress, agent: 'bench' });

@@ -22,6 +22,29 @@ afterEach(async () => {
   for (const clean of cleanups.splice(0).reverse()) await clean();
 });
 
+/**
+ * The `helper` agent served over Streamable HTTP on `store` (inbox looks every 20 ms) against a scripted
+ * model, and an MCP client's `ask_helper` call; all closed after the test.
+ */
+async function serveHelper(store: SessionStore) {
+  const model: ScriptedServer = await startScriptedServer({ respond: routedModel('write_note', {}) });
+  cleanups.push(() => model.close());
+  const server: StartedMcpHttpServer = await startMcpHttpServer({
+    name: 'helper',
+    agent: () => ({ instructions: 'You help.', loopControlTools: false }),
+    store,
+    runtime: { baseURL: model.url, apiKey: 'test-key' },
+    pollMs: 20,
+  });
+  cleanups.push(() => server.close());
+  const client = new Client({ name: 'test-client', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+  cleanups.push(() => client.close().catch(() => {}));
+  const ask = async (args: Record<string, unknown>) =>
+    (await client.callTool({ name: 'ask_helper', arguments: args })) as CallToolResult;
+  return { model, ask };
+}
+
 type Stores = { carrier: SessionStore & SessionInboxStore; other: SessionStore & SessionInboxStore };
 
 const storeKinds: [string, () => Promise<Stores>][] = [
@@ -53,21 +76,7 @@ describe.each(storeKinds)(
   (_, make) => {
     it('ends the turn Interrupted (the result says so); one posted while no turn runs does not cut the next', async () => {
       const { carrier, other } = await make();
-      const model: ScriptedServer = await startScriptedServer({ respond: routedModel('write_note', {}) });
-      cleanups.push(() => model.close());
-      const server: StartedMcpHttpServer = await startMcpHttpServer({
-        name: 'helper',
-        agent: () => ({ instructions: 'You help.', loopControlTools: false }),
-        store: carrier,
-        runtime: { baseURL: model.url, apiKey: 'test-key' },
-        pollMs: 20,
-      });
-      cleanups.push(() => server.close());
-      const client = new Client({ name: 'test-client', version: '1.0.0' });
-      await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
-      cleanups.push(() => client.close().catch(() => {}));
-      const ask = async (args: Record<string, unknown>) =>
-        (await client.callTool({ name: 'ask_helper', arguments: args })) as CallToolResult;
+      const { model, ask } = await serveHelper(carrier);
       const outputOf = (result: CallToolResult) => result.structuredContent as AskOutput;
       const textOf = (result: CallToolResult) =>
         result.content.map((part) => (part.type === 'text' ? part.text : '')).join('\n');
@@ -115,22 +124,7 @@ describe('an ask_ turn whose first look at the inbox is slow (a busy pool)', () 
         return super.readInbox(sessionId);
       }
     }
-    const carrier = new SlowInboxReads({ dir });
-    const model = await startScriptedServer({ respond: routedModel('write_note', {}) });
-    cleanups.push(() => model.close());
-    const server = await startMcpHttpServer({
-      name: 'helper',
-      agent: () => ({ instructions: 'You help.', loopControlTools: false }),
-      store: carrier,
-      runtime: { baseURL: model.url, apiKey: 'test-key' },
-      pollMs: 20,
-    });
-    cleanups.push(() => server.close());
-    const client = new Client({ name: 'test-client', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
-    cleanups.push(() => client.close().catch(() => {}));
-    const ask = async (args: Record<string, unknown>) =>
-      (await client.callTool({ name: 'ask_helper', arguments: args })) as CallToolResult;
+    const { model, ask } = await serveHelper(new SlowInboxReads({ dir }));
     const { session } = (await ask({ message: 'hello' })).structuredContent as AskOutput;
 
     const call = ask({ message: 'please hang', session });
