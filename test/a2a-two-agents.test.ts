@@ -131,6 +131,8 @@ describe('two agentloop processes: A calls B through a2aAgentTool', () => {
       agentA.approve(agentA.pendingApprovals[0]!.toolCallId);
       const result = await turn;
       expect(result.response).toBe('B charged the card.');
+      // B's line comes through its stdout, which may be read after A's answer came over HTTP.
+      await waitUntil(() => b.lines.some((l) => 'charged' in l), "B's charged line");
       expect(b.lines.filter((l) => 'charged' in l)).toEqual([{ charged: 5 }]);
       const lastTool = agentA.messages.filter((m) => m.role === 'tool').at(-1);
       expect(String(lastTool?.content)).toBe('charged 5');

@@ -184,3 +184,48 @@ describe('a session whose first save never landed', () => {
     expect(view.lastResult.response).toBe('done');
   });
 });
+
+describe("a client's look at a session (record and inbox) while a worker applies its answer", () => {
+  it('never pairs the record from before the answer with the inbox from after it', async () => {
+    const server = await startScriptedServer({
+      scenario: {
+        turns: [{ toolCalls: [{ name: 'deploy', arguments: { env: 'prod' } }] }, { content: 'Deployed.' }],
+      },
+    });
+    servers.push(server);
+    const store = new MemorySessionStore();
+    const runs = new Map<string, number>();
+    workers.push(
+      startWorker({
+        store,
+        agent: () => ({ baseURL: server.url, apiKey: 'k', tools: countingTools(runs) }),
+        pollMs: 20,
+      }),
+    );
+    // The client's inbox reads come 300 ms late (a pool opening a connection for the second of two
+    // reads): the worker applies the answer, finishes the turn and completes the item meanwhile.
+    let slowInbox = false;
+    const clientStore = new Proxy(store, {
+      get(target, prop) {
+        if (prop === 'readInbox')
+          return async (id: string) => {
+            if (slowInbox) await new Promise((resolve) => setTimeout(resolve, 300));
+            return target.readInbox(id);
+          };
+        const value = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const client = createSessionClient({ store: clientStore, pollMs: 20 });
+    await client.send('w-3', 'deploy the build');
+    const waiting = await client.waitFor('w-3', { states: ['WaitingApproval'], timeoutMs: 20_000 });
+    expect(await client.approve('w-3', waiting.pendingApprovals[0]!.toolCallId)).toBe(true);
+    slowInbox = true;
+    // Any resting state will do: before the fix this saw WaitingApproval (the record read first) with
+    // an empty inbox (read after the worker completed the answer) and took it for the session's rest.
+    const rested = await client.waitFor('w-3', { timeoutMs: 20_000 });
+    expect(rested.state).toBe('Completed');
+    expect(rested.lastResult.response).toBe('Deployed.');
+    expect(runs.get('w-3/deploy')).toBe(1);
+  });
+});

@@ -69,10 +69,17 @@ export function createSessionClient(options: {
     );
     return watched;
   };
-  /** The record and the number of open inputs: what `waitFor` looks at each time. */
+  /**
+   * The record and the number of open inputs: what `waitFor` looks at each time. The inbox is read
+   * first, the record after it: a worker saves the record of what an input did before it completes the
+   * input, so an empty inbox read first means the record read next shows it. Read side by side, the
+   * record could come from before the input was applied and the inbox from after it was completed (a
+   * pool opening a connection for one of the two), and the session seemed to rest where it was.
+   */
   const peek = async (sessionId: string) => {
     assertValidSessionId(sessionId);
-    const [record, inbox] = await Promise.all([store.load(sessionId), store.readInbox(sessionId)]);
+    const inbox = await store.readInbox(sessionId);
+    const record = await store.load(sessionId);
     return { record, inbox: inbox.length };
   };
   /** The view of what `peek` saw; the transcript (read after the record) holds its conversation. */
