@@ -92,16 +92,14 @@ export async function runAsk(target: AskTarget, args: AskArgs, call: AskCall): P
         `no session "${sessionId}" in the store; leave \`session\` out to start a new conversation`,
       );
     }
-    if (call.signal.aborted)
-      return askRefusal(target.toolName, 'the call was cancelled before the turn started');
+    if (call.signal.aborted) return askRefusal(target.toolName, CANCELLED_BEFORE_TURN);
     try {
       agent = await openThread(threadContext(target, call.principal), sessionId, record);
     } catch (error) {
       return askRefusal(target.toolName, sessionProblem(error, sessionId));
     }
     // A cancel that came while the session opened (the turn listens for one only from its start).
-    if (call.signal.aborted)
-      return askRefusal(target.toolName, 'the call was cancelled before the turn started');
+    if (call.signal.aborted) return askRefusal(target.toolName, CANCELLED_BEFORE_TURN);
     // A new session's id is known to nobody else before the answer: no inbox watch (and no timer) for it.
     if (args.session === undefined) return await turn(target, agent, args.message, call, claimed, undefined);
     // What another process sharing the store posts to this session's inbox while the turn runs: an
@@ -160,6 +158,9 @@ function threadContext(target: AskTarget, principal: string): ThreadContext {
 const threadContexts = new WeakMap<AskTarget, ThreadContext>();
 
 function ignore(): void {}
+
+/** The refusal of a call its client cancelled before its turn started (checked before and after the session opens). */
+const CANCELLED_BEFORE_TURN = 'the call was cancelled before the turn started';
 
 /** The cancel listener's options, one object for every call. */
 const ONCE = { once: true } as const;

@@ -36,5 +36,5 @@ export function freshSessionFileState(
 
 /** Whether the store holds the session's lease (taken or renewed by it, not released, not lapsed). */
 export function leaseHeld(session: SessionFileState): boolean {
-  return session.heldUntil !== 0 && session.heldUntil > Date.now();
+  return session.heldUntil > Date.now(); // 0: not held
 }
