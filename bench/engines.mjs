@@ -482,32 +482,17 @@ try {
         check(await DBOS.retrieveWorkflow(workflowId).getResult({ pollingIntervalMs: pollMs }));
       });
     }
-    if (only.has('dbos-bare')) {
-      await use('dbos-bare', 'dbosbare', async (id) => {
-        const workflowId = await enqueueBareDbos(DBOS, bare, id, shapeOf(id));
-        workflows['dbos-bare'].push({ id, workflowId });
-        // The adapter's modes' wait for the result, the same call.
-        check(await DBOS.retrieveWorkflow(workflowId).getResult({ pollingIntervalMs: pollMs }));
-      });
-    }
-    if (only.has('dbos-hand')) {
-      await use('dbos-hand', 'dboshand', async (id) => {
-        const workflowId = await enqueueBareDbos(DBOS, hand, id, shapeOf(id));
-        workflows['dbos-hand'].push({ id, workflowId });
-        check(await DBOS.retrieveWorkflow(workflowId).getResult({ pollingIntervalMs: pollMs }));
-      });
-    }
-    if (only.has('dbos-hand-nostate')) {
-      await use('dbos-hand-nostate', 'dboshand0', async (id) => {
-        const workflowId = await enqueueBareDbos(DBOS, handNoState, id, shapeOf(id));
-        workflows['dbos-hand-nostate'].push({ id, workflowId });
-        check(await DBOS.retrieveWorkflow(workflowId).getResult({ pollingIntervalMs: pollMs }));
-      });
-    }
-    if (only.has('dbos-agent')) {
-      await use('dbos-agent', 'dbosagent', async (id) => {
-        const workflowId = await enqueueBareDbos(DBOS, agentWf, id, shapeOf(id));
-        workflows['dbos-agent'].push({ id, workflowId });
+    // The workflows enqueued by hand, each waited for with the adapter's modes' call for the result.
+    for (const [mode, tag, workflow] of [
+      ['dbos-bare', 'dbosbare', bare],
+      ['dbos-hand', 'dboshand', hand],
+      ['dbos-hand-nostate', 'dboshand0', handNoState],
+      ['dbos-agent', 'dbosagent', agentWf],
+    ]) {
+      if (!only.has(mode)) continue;
+      await use(mode, tag, async (id) => {
+        const workflowId = await enqueueBareDbos(DBOS, workflow, id, shapeOf(id));
+        workflows[mode].push({ id, workflowId });
         check(await DBOS.retrieveWorkflow(workflowId).getResult({ pollingIntervalMs: pollMs }));
       });
     }
