@@ -315,35 +315,31 @@ async function main() {
     },
   };
   const variants = Object.fromEntries(picked.map((k) => [k, all[k]]));
-  const perTurn = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
+  /** An empty list of figures for each variant picked. */
+  const perVariant = () => Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
+  const perTurn = perVariant();
   // CPU ms a turn: this process's, plus the MCP server's for mcp (the model server's never counts).
-  const cpuPerTurn = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
-  const serverCpuPerTurn = {
-    mcp: [],
-    mcpsdk: [],
-    sdirect: [],
-    lrtt: [],
-    ldirect: [],
-    mcpnocheck: [],
-    mcpref: [],
-    mcpnolane: [],
-  };
+  const cpuPerTurn = perVariant();
+  // The variants whose turn runs in the MCP server child (its CPU and wall are read from there).
+  const SERVER_VARIANTS = [
+    'mcp',
+    'mcpsdk',
+    'sdirect',
+    'lrtt',
+    'ldirect',
+    'mcpnocheck',
+    'mcpref',
+    'mcpnolane',
+  ];
+  const perServerVariant = () => Object.fromEntries(SERVER_VARIANTS.map((k) => [k, []]));
+  const serverCpuPerTurn = perServerVariant();
   // The main thread's CPU ms a turn (V8's compiler and GC threads left out: their work swings by a
   // millisecond a turn between rounds): this process's, plus the server's for mcp.
-  const mainCpuPerTurn = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
-  const serverMainCpuPerTurn = {
-    mcp: [],
-    mcpsdk: [],
-    sdirect: [],
-    lrtt: [],
-    ldirect: [],
-    mcpnocheck: [],
-    mcpref: [],
-    mcpnolane: [],
-  };
+  const mainCpuPerTurn = perVariant();
+  const serverMainCpuPerTurn = perServerVariant();
   // The server's wall ms a call (its line in to its answer out), by variant, and the tool each calls.
-  const serverWallPerTurn = Object.fromEntries(Object.keys(serverMainCpuPerTurn).map((k) => [k, []]));
-  const serverOuterWallPerTurn = Object.fromEntries(Object.keys(serverMainCpuPerTurn).map((k) => [k, []]));
+  const serverWallPerTurn = perServerVariant();
+  const serverOuterWallPerTurn = perServerVariant();
   const TOOL_OF = {
     mcp: 'ask_bench',
     mcpsdk: 'ask_bench',
