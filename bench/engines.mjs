@@ -39,6 +39,11 @@
 //                statements, written as the adapter's are; dbos36d)
 //   dbos-hand-nostate   dbos-hand keeping no session state (the baseline until dbos36d), to read
 //                what keeping it costs the hand-written loop
+//   restate-agent  the agent on bare Restate `ctx.run` steps with no adapter (rsplit36,
+//                bench/lib/restate-agent-object.mjs: its snapshot kept in the object's state as
+//                restate-hand keeps its messages; no view, `turn` entry, mirror, approval or interrupt
+//                loop, steps awaited one after another): restate - restate-agent is the adapter's own
+//                part, (restate-agent - restate-hand) - (in-process - hand) the agent's own inside Restate
 //   dbos-agent   the agent on bare DBOS steps with no adapter (its snapshot kept as dbos-hand keeps its
 //                messages; no view, interrupt watch or turn loop): dbos - dbos-agent is the adapter's
 //                own part, (dbos-agent - dbos-hand) - (in-process - hand) the agent's own inside DBOS
@@ -59,7 +64,7 @@
 //   [--dbos-b=<another build's dist>] [--dbos-a=<a build's dist>] [--restate-b=<another build's dist>]
 //   [--dbos-interrupt-poll-ms=<ms>] [--dbos-b-interrupt-poll-ms=<ms>]
 //   [--restate-a=<a build's dist>]
-//   [--only=in-process,in-process-pg,seam,seam-wait,pg-workers,restate,restate-bare,dbos,dbos-bare,hand,dbos-hand,dbos-hand-nostate,dbos-agent]
+//   [--only=in-process,in-process-pg,seam,seam-wait,pg-workers,restate,restate-bare,restate-hand,restate-agent,dbos,dbos-bare,hand,dbos-hand,dbos-hand-nostate,dbos-agent]
 import path from 'node:path';
 import { createAgent, createSessionClient, startWorker } from '../dist/index.js';
 import { PostgresSessionStore } from '../dist/postgres/index.js';
@@ -82,6 +87,7 @@ import {
   shapeOptions,
   startShapes,
 } from './lib/engine-shapes.mjs';
+import { agentRestateObject } from './lib/restate-agent-object.mjs';
 import { clusterCpuMs, processCpuMsFine, threadCpuMs } from './lib/process-cpu.mjs';
 import { meanSpread, seededShuffle } from './lib/stats.mjs';
 
@@ -360,7 +366,9 @@ try {
       }
     }
   }
-  if (['restate', 'restate-bare', 'restate-bare-io', 'restate-hand'].some((m) => only.has(m))) {
+  if (
+    ['restate', 'restate-bare', 'restate-bare-io', 'restate-hand', 'restate-agent'].some((m) => only.has(m))
+  ) {
     // `--restate-a=<dist>`: mode `restate` from another build's dist instead of this one's (with
     // `--restate-b`, two builds swapped between runs: each its own copy of agentloop's modules).
     const { restateAgent, restateClient } = await import(
@@ -385,6 +393,7 @@ try {
       bareRestateObject(sdk),
       bareRestateObject(sdk, { name: 'bareio', yieldFirst: true }),
       handRestateObject(sdk, completes),
+      agentRestateObject(sdk, SHAPES),
     ]);
     closers.push(endpoint.close);
     if (only.has('restate')) {
@@ -403,6 +412,11 @@ try {
     if (only.has('restate-hand')) {
       await use('restate-hand', 'rhand', async (id) =>
         check(await sendBareRestate(server.ingress, id, shapeOf(id), 'hand')),
+      );
+    }
+    if (only.has('restate-agent')) {
+      await use('restate-agent', 'ragent', async (id) =>
+        check(await sendBareRestate(server.ingress, id, shapeOf(id), 'agent')),
       );
     }
     if (only.has('restate-bare-io')) {
@@ -580,6 +594,7 @@ for (const [engine, handMode] of [
   ['dbos', 'dbos-hand-nostate'],
   ['dbos-run', 'dbos-hand-nostate-run'],
   ['dbos-agent', 'dbos-hand'],
+  ['restate-agent', 'restate-hand'],
 ]) {
   if (!results[engine] || !results[handMode] || !results['in-process'] || !results.hand) continue;
   for (const shape of Object.keys(SHAPES)) {
@@ -588,7 +603,7 @@ for (const [engine, handMode] of [
       results[handMode][shape] -
       (results['in-process'][shape] - results.hand[shape]);
     console.log(
-      `  ${engine} ${shape} (over ${handMode}, less in-process over hand): ${engine === 'dbos-agent' ? "the agent's own part inside DBOS" : "adapter's part"} ${round(part)} ms of ${results[engine][shape]} ms (${round((part / results[engine][shape]) * 100)}%)`,
+      `  ${engine} ${shape} (over ${handMode}, less in-process over hand): ${engine === 'dbos-agent' ? "the agent's own part inside DBOS" : engine === 'restate-agent' ? "the agent's own part inside Restate" : "adapter's part"} ${round(part)} ms of ${results[engine][shape]} ms (${round((part / results[engine][shape]) * 100)}%)`,
     );
   }
 }
@@ -702,6 +717,8 @@ if (interleave) {
     ['restate', 'restate-b'],
     ['dbos', 'dbos-b'],
     ['dbos', 'dbos-agent'],
+    ['restate', 'restate-agent'],
+    ['restate-b', 'restate-agent'],
   ]) {
     if (!samples[a] || !samples[b]) continue;
     const cells = Object.keys(SHAPES).map((shape) => {
@@ -709,7 +726,12 @@ if (interleave) {
       const used = meanSpread(cpuSamples[a][shape].map((x, k) => x - cpuSamples[b][shape][k]));
       return `${shape} wall ${round(wall.mean)} +- ${round(wall.se)}, CPU ${round(used.mean)} +- ${round(used.se)}`;
     });
-    const what = b === 'dbos-agent' ? " (the adapter's own part: view, interrupt watch, turn loop)" : '';
+    const what =
+      b === 'dbos-agent'
+        ? " (the adapter's own part: view, interrupt watch, turn loop)"
+        : b === 'restate-agent'
+          ? " (the adapter's own part: view, turn entry, driver and turn loop)"
+          : '';
     console.log(`${a} less ${b}${what}, ms a session (paired): ${cells.join('; ')}`);
   }
 }
@@ -723,6 +745,7 @@ for (const [engine, handMode] of [
   ['dbos', 'dbos-hand-nostate'],
   ['dbos-run', 'dbos-hand-nostate-run'],
   ['dbos-agent', 'dbos-hand'],
+  ['restate-agent', 'restate-hand'],
 ]) {
   if (!samples[engine] || !samples[handMode] || !samples['in-process'] || !samples.hand) continue;
   for (const shape of Object.keys(SHAPES)) {
@@ -737,8 +760,36 @@ for (const [engine, handMode] of [
     meanParts[key] ??= {};
     meanParts[key][shape] = { ms: round(m.mean), se: round(m.se), share: round((m.mean / f.mean) * 100) };
     console.log(
-      `  ${engine} ${shape} (over ${handMode}, less in-process over hand): ${engine === 'dbos-agent' ? "the agent's own part inside DBOS" : "adapter's part"} ${round(m.mean)} +- ${round(m.se)} ms of ${round(f.mean)} ms (${round((m.mean / f.mean) * 100)}% +- ${round((m.se / f.mean) * 100)}%)`,
+      `  ${engine} ${shape} (over ${handMode}, less in-process over hand): ${engine === 'dbos-agent' ? "the agent's own part inside DBOS" : engine === 'restate-agent' ? "the agent's own part inside Restate" : "adapter's part"} ${round(m.mean)} +- ${round(m.se)} ms of ${round(f.mean)} ms (${round((m.mean / f.mean) * 100)}% +- ${round((m.se / f.mean) * 100)}%)`,
     );
+  }
+}
+// The Restate split in this process's main-thread CPU (rsplit36), session by session: the adapter's own
+// part (restate - restate-agent) and the agent's own inside Restate, (restate-agent - restate-hand) -
+// (in-process - hand); and the whole part over the fair loop, (restate - restate-hand) - (in-process - hand).
+if (interleave && cpuSamples['restate-agent'] && cpuSamples['restate-hand'] && cpuSamples.hand) {
+  console.log('the Restate split in main-thread CPU, ms a session (mean +- s.e., paired):');
+  for (const [label, plus, minus] of [
+    ["adapter's own (restate - restate-agent)", ['restate'], ['restate-agent']],
+    [
+      "agent's own inside Restate ((restate-agent - restate-hand) - (in-process - hand))",
+      ['restate-agent', 'hand'],
+      ['restate-hand', 'in-process'],
+    ],
+    [
+      'whole part ((restate - restate-hand) - (in-process - hand))',
+      ['restate', 'hand'],
+      ['restate-hand', 'in-process'],
+    ],
+  ]) {
+    if (![...plus, ...minus].every((m) => cpuSamples[m])) continue;
+    const cells = Object.keys(SHAPES).map((shape) => {
+      const sum = (modes, k) => modes.reduce((a, m) => a + cpuSamples[m][shape][k], 0);
+      const xs = cpuSamples[plus[0]][shape].map((_, k) => sum(plus, k) - sum(minus, k));
+      const d = meanSpread(xs);
+      return `${shape} ${round(d.mean)} +- ${round(d.se)}`;
+    });
+    console.log(`  ${label}: ${cells.join(', ')}`);
   }
 }
 console.log('CPU ms per session (this process / its main thread / restate-server / PostgreSQL):');
