@@ -42,7 +42,7 @@
 //   restate-agent  the agent on bare Restate `ctx.run` steps with no adapter (rsplit36,
 //                bench/lib/restate-agent-object.mjs: its snapshot kept in the object's state as
 //                restate-hand keeps its messages; no view, `turn` entry, mirror, approval or interrupt
-//                loop, steps awaited one after another): restate - restate-agent is the adapter's own
+//                loop; steps asked together awaited together): restate - restate-agent is the adapter's own
 //                part, (restate-agent - restate-hand) - (in-process - hand) the agent's own inside Restate
 //   dbos-agent   the agent on bare DBOS steps with no adapter (its snapshot kept as dbos-hand keeps its
 //                messages; no view, interrupt watch or turn loop): dbos - dbos-agent is the adapter's

@@ -7,31 +7,51 @@ import { FINAL, shapeOptions } from './engine-shapes.mjs';
 
 /**
  * The smallest correct `DurableSteps` on a Restate context: each effect a `ctx.run` issued where the
- * machine asks for it (so the journal's commands come in the machine's order), its promise awaited
- * only once the one asked before it settled. The SDK lets one await at a time make progress (two at
- * once fail the attempt, "awaitNext already pending"), so a batch's steps, asked for together, are
- * awaited one after another, in the order asked (their closures still run together: the SDK starts
- * each on a `do_progress`, whichever step is awaited). No race, no loop, no event-loop turns of its
- * own: what it cannot do is what the adapter's driver adds (an awakeable or a cancellation raced with
- * the running steps).
+ * machine asks for it (so the journal's commands come in the machine's order). The SDK lets one await
+ * at a time make progress (two at once fail the attempt, "awaitNext already pending"), so the steps
+ * asked together (a batch's calls: the machine asks for them in one go) are awaited together, once
+ * they are all asked (a microtask after the first), a lone step by itself and several with the
+ * SDK's `RestatePromise.all`, as the hand-written loop awaits a reply's calls; steps asked while that
+ * await runs wait for the next. No race, no turn loop, no event-loop turns of its own: what it cannot
+ * do is what the adapter's driver adds (an awakeable or a cancellation raced with running steps, an
+ * outcome handed over as soon as it comes).
  */
-export function serialSteps(ctx) {
-  let tail = Promise.resolve();
+export function gatheredSteps(sdk, ctx) {
+  /** Steps asked and not yet awaited: their Restate promise and their asker's settle. */
+  let asked = [];
+  let pumping = false;
+  const pump = async () => {
+    while (asked.length > 0) {
+      const group = asked;
+      asked = [];
+      if (group.length === 1) {
+        const [one] = group;
+        await one.promise.then(one.resolve, one.reject);
+        continue;
+      }
+      // Outcomes as data, so one failure (an engine error: a step's own failures are data) settles its asker alone.
+      const outcomes = await sdk.RestatePromise.all(
+        group.map((s) => s.promise.map((value, failure) => (failure ? { error: failure } : { value }))),
+      );
+      outcomes.forEach((o, k) => ('error' in o ? group[k].reject(o.error) : group[k].resolve(o.value)));
+    }
+    pumping = false;
+  };
   return {
     step(key, run) {
-      const recorded = ctx.run(key, run);
-      const settled = tail.then(() => recorded);
-      tail = settled.then(
-        () => {},
-        () => {},
-      );
-      return settled;
+      const promise = ctx.run(key, run);
+      return new Promise((resolve, reject) => {
+        asked.push({ promise, resolve, reject });
+        if (pumping) return;
+        pumping = true;
+        queueMicrotask(pump);
+      });
     },
   };
 }
 
 /**
- * Object `agent` (handler `send({ shape })`): the agent on {@link serialSteps}, its snapshot kept in the
+ * Object `agent` (handler `send({ shape })`): the agent on {@link gatheredSteps}, its snapshot kept in the
  * object's state as the hand-written loop keeps its messages (`bench/lib/engine-shapes.mjs`
  * `handRestateObject`: a `get` at the turn's start, one `set` at its end), and nothing else: no view,
  * no `turn` entry, no mirror, no approvals, no interrupt.
@@ -46,7 +66,7 @@ export function agentRestateObject(sdk, shapes, { name = 'agent' } = {}) {
           ...shapeOptions(shapes, input.shape),
           sessionId: ctx.key,
           ...(snapshot ? { snapshot } : {}),
-          durableSteps: serialSteps(ctx),
+          durableSteps: gatheredSteps(sdk, ctx),
         });
         try {
           const result = await agent.send('go');
