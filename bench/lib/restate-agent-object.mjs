@@ -33,7 +33,10 @@ export function gatheredSteps(sdk, ctx) {
       const outcomes = await sdk.RestatePromise.all(
         group.map((s) => s.promise.map((value, failure) => (failure ? { error: failure } : { value }))),
       );
-      outcomes.forEach((o, k) => ('error' in o ? group[k].reject(o.error) : group[k].resolve(o.value)));
+      for (const [k, o] of outcomes.entries()) {
+        if ('error' in o) group[k].reject(o.error);
+        else group[k].resolve(o.value);
+      }
     }
     pumping = false;
   };
