@@ -6,7 +6,7 @@ import { isBusyState } from '../../machines/agent-states.js';
 import type { ToolCallInfo } from '../../machines/emitted-events.js';
 import type { SessionStore } from '../../session/session-store.js';
 import { type MirrorStep, SessionMirror } from '../session-mirror.js';
-import { quiesce, RestateStepDriver } from './restate-steps.js';
+import { RestateStepDriver } from './restate-steps.js';
 
 /** The agent options for a session (model, tools, instructions); the adapter sets the session and steps. */
 export type AgentOptionsFactory = (sessionId: string) => AgentOptions | Promise<AgentOptions>;
@@ -174,14 +174,16 @@ async function runTurn(
     agent.send(text).then(
       (result) => {
         ended = { result };
+        driver.wake();
       },
       (error: unknown) => {
         ended = { error };
+        driver.wake();
       },
     );
     const asked = new Set<string>();
     for (;;) {
-      await quiesce();
+      await driver.settled();
       // A copy to the store issued at an approval wait is waited for: the last copy starts where it ended.
       if (ended && !mirror?.copying) break;
       // Calls newly waiting for approval get an awakeable each; the state tells clients where they stand.

@@ -30,6 +30,10 @@ export class RestateStepDriver implements DurableSteps {
   readonly #ctx: ObjectContext;
   readonly #waiting = new Map<number, Waiting>();
   #next = 0;
+  /** Whether something was asked for (or the turn ended) since the last wait began. */
+  #asked = false;
+  /** Ends the wait of {@link settled} early, when it waits. */
+  #kick: (() => void) | undefined;
 
   constructor(ctx: ObjectContext) {
     this.#ctx = ctx;
@@ -46,6 +50,41 @@ export class RestateStepDriver implements DurableSteps {
         promise,
         settle: (outcome) => ('value' in outcome ? resolve(outcome.value as T) : reject(outcome.error)),
       });
+      this.wake();
+    });
+  }
+
+  /** Tells the loop the machine did something it must look at (asked for a step, ended the turn). */
+  wake(): void {
+    this.#asked = true;
+    this.#kick?.();
+  }
+
+  /**
+   * Lets the machine react to what was just settled, before the loop looks at it: resolves a microtask
+   * after the machine asked for a step or the turn ended ({@link wake}: the machine asks for a
+   * batch's steps in one go, so they are all asked by then), or, when it asks for nothing (it came to
+   * an approval wait), after every promise reaction and two turns of the event loop ({@link quiesce}).
+   * Until 2026-11-29 every round waited the two turns (rsplit36): two wakes of the thread a step, and
+   * the step's closure started two turns later.
+   */
+  settled(): Promise<void> {
+    if (this.#asked) {
+      this.#asked = false;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve) => {
+      let handle: ReturnType<typeof setImmediate> | undefined = setImmediate(() => {
+        handle = setImmediate(done);
+      });
+      const done = () => {
+        if (handle) clearImmediate(handle);
+        handle = undefined;
+        this.#kick = undefined;
+        this.#asked = false;
+        resolve();
+      };
+      this.#kick = () => queueMicrotask(done);
     });
   }
 
@@ -59,6 +98,8 @@ export class RestateStepDriver implements DurableSteps {
    * when the invocation was cancelled (the `interrupt` handler), leaving every step outstanding.
    */
   async next(): Promise<'settled' | 'cancelled'> {
+    // What was asked until now is in this wait: the next round's `settled` waits for what comes after.
+    this.#asked = false;
     let winner: Outcome;
     try {
       winner = await this.#first();
