@@ -9,9 +9,15 @@
 //              wakes proper, a poll or check phase's callback)
 //   sdk        the SDK's awaits of Restate promises (`doProgress`: one per await made), its VM rounds
 //              (`do_progress`, each after a `setImmediate`), the `ctx.run` closures it started
+//   steps      per session, summed over its `ctx.run` steps (the SDK's `run` wrapped): from a step asked
+//              for to its closure started (`ask>start`, wall and main-thread CPU), the closure's own time
+//              (`closure`: the model call or the tool), from a closure's end to the next step asked
+//              (`end>next ask`: the journal's ack and the machine's reaction), from the session's start
+//              to the first step asked (`first ask`), and from the last closure's end to the answer
 //   cpu        this process's main-thread CPU a session (schedstat), and wall: both with async_hooks on
 //              (promise hooks make promise-heavy code dearer: read bench/engines.mjs for CPU)
-// npm run build && node bench/restate-wakes.mjs [--sessions=20] [--shapes=text,batch,chain]
+// With `--no-hooks` the callbacks are not counted (no async_hooks: the steps' times and CPU as they are).
+// npm run build && node bench/restate-wakes.mjs [--sessions=20] [--shapes=text,batch,chain] [--no-hooks]
 //   [--modes=restate,agent,hand] [--b=<another build's dist>] (mode `restate-b`: that build's adapter)
 import { createHook } from 'node:async_hooks';
 import path from 'node:path';
@@ -68,9 +74,60 @@ executor.doProgress = function (promise) {
   }
   return doProgress.call(this, promise);
 };
+// Each `ctx.run` step's marks: asked (with main-thread CPU), closure started (with CPU), closure ended.
+const contextImpl = await import(
+  path.resolve(
+    path.dirname(new URL(import.meta.resolve('@restatedev/restate-sdk')).pathname),
+    'context_impl.js',
+  )
+);
+let steps;
+const ctxRun = contextImpl.ContextImpl.prototype.run;
+contextImpl.ContextImpl.prototype.run = function (name, action, options) {
+  if (!steps || typeof name !== 'string' || typeof action !== 'function')
+    return ctxRun.call(this, name, action, options);
+  const step = { ask: performance.now(), askCpu: threadCpuMs() };
+  steps.push(step);
+  return ctxRun.call(
+    this,
+    name,
+    async () => {
+      step.start = performance.now();
+      step.startCpu = threadCpuMs();
+      try {
+        return await action();
+      } finally {
+        step.end = performance.now();
+      }
+    },
+    options,
+  );
+};
+/** A session's step sums from its marks (steps replayed, with no closure run, are left out). */
+function stepSums(list, t0, t1) {
+  const ran = list.filter((s) => s.start !== undefined);
+  const sum = (f) => ran.reduce((a, s) => a + f(s), 0);
+  const ends = ran.map((s) => s.end).sort((a, b) => a - b);
+  const asks = list.map((s) => s.ask).sort((a, b) => a - b);
+  // Each ask after the first: from the latest closure end before it (the outcome it reacts to).
+  let gaps = 0;
+  for (const ask of asks.slice(1)) {
+    const before = ends.filter((e) => e <= ask).at(-1);
+    if (before !== undefined) gaps += ask - before;
+  }
+  return {
+    'step ask>start ms': sum((s) => s.start - s.ask),
+    'step ask>start CPU': sum((s) => s.startCpu - s.askCpu),
+    'step closure ms': sum((s) => s.end - s.start),
+    'step end>next ask ms': gaps,
+    'step first ask ms': asks.length ? asks[0] - t0 : 0,
+    'step last end>answer ms': ends.length ? t1 - ends.at(-1) : 0,
+  };
+}
 // The event loop's callbacks by kind, and those entered with nothing below them (the thread's wakes).
+const hooks = !('no-hooks' in args);
 let depth = 0;
-createHook({
+const depthHook = createHook({
   init() {},
   before(_id) {
     depth++;
@@ -78,9 +135,9 @@ createHook({
   after() {
     depth--;
   },
-}).enable();
+});
 const kinds = new Map();
-createHook({
+const kindHook = createHook({
   init(id, type) {
     if (type !== 'PROMISE') kinds.set(id, type);
   },
@@ -93,7 +150,11 @@ createHook({
   destroy(id) {
     kinds.delete(id);
   },
-}).enable();
+});
+if (hooks) {
+  depthHook.enable();
+  kindHook.enable();
+}
 
 const SHAPES = await startShapes();
 const completes = handCompletes(SHAPES);
@@ -124,13 +185,16 @@ try {
     for (let i = 0; i < sessions; i++) {
       for (const m of shuffle(modes)) {
         counts = {};
+        steps = [];
         const cpu0 = threadCpuMs();
         const t0 = performance.now();
         await run[m](`${shape}~${m}-${n++}`);
-        const wall = performance.now() - t0;
+        const t1 = performance.now();
+        const wall = t1 - t0;
         const cpu = threadCpuMs() - cpu0;
-        const c = counts;
+        const c = { ...counts, ...stepSums(steps, t0, t1) };
         counts = undefined;
+        steps = undefined;
         c.wall = wall;
         c['main CPU'] = cpu;
         samples[m] ??= {};
@@ -152,7 +216,9 @@ for (const shape of shapes) {
   for (const key of keys) {
     const cells = modes.map((m) => {
       const s = meanSpread(samples[m][shape].map((c) => c[key] ?? 0));
-      return key === 'wall' || key === 'main CPU' ? `${round(s.mean)} +- ${round(s.se)}` : `${round(s.mean)}`;
+      return key === 'wall' || key.includes('CPU') || key.includes(' ms')
+        ? `${round(s.mean)} +- ${round(s.se)}`
+        : `${round(s.mean)}`;
     });
     console.log(`  ${key.padEnd(24)} ${cells.join(' / ')}`);
   }
