@@ -21,6 +21,7 @@ import {
   sendBareRestate,
   serveRestateEndpoint,
 } from './lib/engine-shapes.mjs';
+import { threadCpuMs } from './lib/process-cpu.mjs';
 import { meanSpread, seededShuffle } from './lib/stats.mjs';
 
 process.env.RESTATE_LOGGING ??= 'ERROR';
@@ -53,10 +54,14 @@ const drivenObject = (name, { RestateStepDriver, quiesce }) =>
         };
         machine().then(() => {
           done = true;
+          driver.wake?.();
         });
+        // The build's wait for the machine: `settled()` where the driver has it (rsplit36: at once once
+        // the machine asked or ended, two turns otherwise), the two turns of `quiesce()` before.
+        const settled = driver.settled ? () => driver.settled() : quiesce;
         let idle = 0;
         for (;;) {
-          await quiesce();
+          await settled();
           if (done) break;
           if (driver.idle) {
             if (++idle < 2) continue;
@@ -78,7 +83,10 @@ const endpoint = await serveRestateEndpoint(sdk, server, [
 const modes = ['bare', ...Object.keys(builds)];
 const shuffle = seededShuffle(Number(args.seed ?? 1));
 const shuffled = () => shuffle(modes);
+/** This process's main thread's CPU ms (schedstat; the whole process's where there is none). */
 const cpuMs = () => {
+  const thread = threadCpuMs();
+  if (thread !== undefined) return thread;
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
 };
