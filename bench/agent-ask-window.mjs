@@ -73,9 +73,8 @@ try {
     const all = { agent: [], hand: [] };
     await inspector.post('Profiler.start');
     for (let i = 0; i < sessions; i++) {
-      for (const [mode, run] of Object.entries(
-        i % 2 ? Object.entries(modes).reverse() : Object.entries(modes),
-      )) {
+      const order = Object.entries(modes);
+      for (const [mode, run] of i % 2 ? order.reverse() : order) {
         windows = [];
         await run(`${shape}~${mode}-${n++}`);
         cpu[mode].push(windows.reduce((a, w) => a + w.cpu, 0) / windows.length);
