@@ -87,8 +87,8 @@ import {
   shapeOptions,
   startShapes,
 } from './lib/engine-shapes.mjs';
-import { agentRestateObject } from './lib/restate-agent-object.mjs';
 import { clusterCpuMs, processCpuMsFine, threadCpuMs } from './lib/process-cpu.mjs';
+import { agentRestateObject } from './lib/restate-agent-object.mjs';
 import { meanSpread, seededShuffle } from './lib/stats.mjs';
 
 process.env.RESTATE_LOGGING ??= 'ERROR';
