@@ -83,3 +83,58 @@ describe.skipIf('missing' in binary)('the Restate step driver', () => {
     expect(replay).toEqual(first);
   }, 60_000);
 });
+
+// The turn loop's wait for the machine (rsplit36): it looks again as soon as the machine asked for a
+// step or the turn ended, and lets two event-loop turns pass only when the machine asked for nothing.
+describe('the Restate step driver: settled()', () => {
+  /** A Restate promise that never settles (`settled()` never touches it; `next()` maps it and waits). */
+  const unawaited = {
+    map: () => new Promise(() => {}),
+  } as unknown as restate.RestatePromise<unknown>;
+  const ctx = {} as restate.ObjectContext;
+  /** Resolves with the event-loop turns that passed before `promise` settled (at most 5). */
+  const turnsUntil = async (promise: Promise<void>): Promise<number> => {
+    let settled = false;
+    void promise.then(() => {
+      settled = true;
+    });
+    for (let turns = 0; turns < 5; turns++) {
+      await Promise.resolve();
+      await Promise.resolve();
+      if (settled) return turns;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    return 5;
+  };
+
+  it('looks again at once when the machine asked for a step', async () => {
+    const driver = new RestateStepDriver(ctx);
+    void driver.wait(unawaited);
+    expect(await turnsUntil(driver.settled())).toBe(0);
+  });
+
+  it('waits two turns of the event loop when nothing was asked, and no longer', async () => {
+    const driver = new RestateStepDriver(ctx);
+    expect(await turnsUntil(driver.settled())).toBe(2);
+  });
+
+  it('ends that wait when the machine asks for a step during it, or its turn ends', async () => {
+    const asked = new RestateStepDriver(ctx);
+    const waiting = asked.settled();
+    void asked.wait(unawaited);
+    expect(await turnsUntil(waiting)).toBe(0);
+    const ended = new RestateStepDriver(ctx);
+    const resting = ended.settled();
+    ended.wake();
+    expect(await turnsUntil(resting)).toBe(0);
+  });
+
+  it('does not count what the last wait already held (an awakeable made before it)', async () => {
+    const driver = new RestateStepDriver(ctx);
+    void driver.wait(unawaited);
+    await driver.settled();
+    // `next()` takes everything asked so far into its wait; the machine's reaction to its outcome comes after.
+    void driver.next();
+    expect(await turnsUntil(driver.settled())).toBe(2);
+  });
+});
