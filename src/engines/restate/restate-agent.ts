@@ -6,7 +6,7 @@ import { isBusyState } from '../../machines/agent-states.js';
 import type { ToolCallInfo } from '../../machines/emitted-events.js';
 import type { SessionStore } from '../../session/session-store.js';
 import { type MirrorStep, SessionMirror } from '../session-mirror.js';
-import { RestateStepDriver } from './restate-steps.js';
+import { quiesce, RestateStepDriver } from './restate-steps.js';
 
 /** The agent options for a session (model, tools, instructions); the adapter sets the session and steps. */
 export type AgentOptionsFactory = (sessionId: string) => AgentOptions | Promise<AgentOptions>;
@@ -182,6 +182,8 @@ async function runTurn(
       },
     );
     const asked = new Set<string>();
+    /** Whether the loop found nothing to wait for once already and let the machine settle since. */
+    let looked = false;
     for (;;) {
       await driver.settled();
       // A copy to the store issued at an approval wait is waited for: the last copy starts where it ended.
@@ -206,8 +208,17 @@ async function runTurn(
         ctx.set(VIEW, { ...view(agent, agent.state), turnId, ...previous } satisfies StoredView);
         if (mirror) void (await mirror.prepare(agent))((key, run) => driver.step(key, run));
       }
-      if (driver.idle)
+      if (driver.idle) {
+        // A look that came at once (the turn's end, with a copy's bookkeeping still settling) gets the
+        // two event-loop turns every look had before it is called stuck.
+        if (!looked) {
+          looked = true;
+          await quiesce();
+          continue;
+        }
         throw new Error(`agentloop/restate: the turn of session "${sessionId}" waits for nothing`);
+      }
+      looked = false;
       if ((await driver.next()) === 'cancelled' && isBusyState(agent.state)) {
         agent.interrupt('interrupted through Restate');
       }
