@@ -18,15 +18,18 @@
 //              (promise hooks make promise-heavy code dearer: read bench/engines.mjs for CPU)
 // With `--no-hooks` the callbacks are not counted (no async_hooks: the steps' times and CPU as they are).
 // npm run build && node bench/restate-wakes.mjs [--sessions=20] [--shapes=text,batch,chain] [--no-hooks]
-//   [--modes=restate,agent,hand] [--b=<another build's dist>] (mode `restate-b`: that build's adapter)
+//   [--modes=restate,agent,hand,inproc,inhand] [--b=<another build's dist>] (mode `restate-b`: that
+//   build's adapter; `inproc`, `inhand`: the agent and the hand-written loop in process, steps marked alike)
 import { createHook } from 'node:async_hooks';
 import path from 'node:path';
+import { createAgent } from '../dist/index.js';
 import { benchArgs } from './lib/engine-bench.mjs';
 import {
   closeShapes,
   FINAL,
   handCompletes,
   handRestateObject,
+  handTurn,
   sendBareRestate,
   serveRestateEndpoint,
   shapeOf,
@@ -176,6 +179,32 @@ const run = {
   agent: (id) => sendBareRestate(server.ingress, id, shapeOf(id), 'agent').then(check),
   hand: (id) => sendBareRestate(server.ingress, id, shapeOf(id), 'hand').then(check),
 };
+/**
+ * Modes `inproc` and `inhand` (with `--modes=...`): the agent and the hand-written loop in process, each
+ * step marked as the SDK's `run` is above (asked, started at once, ended), so that the per-step sums
+ * read the same way with no engine: what the agent costs over the loop before its first ask and after
+ * its last step, in process against inside Restate.
+ */
+const marked = (_name, action) => {
+  if (!steps) return action();
+  const step = { ask: performance.now(), askCpu: threadCpuMs() };
+  steps.push(step);
+  step.start = performance.now();
+  step.startCpu = threadCpuMs();
+  return action().finally(() => {
+    step.end = performance.now();
+  });
+};
+run.inproc = async (id) => {
+  const agent = createAgent({
+    ...shapeOptions(SHAPES, shapeOf(id)),
+    sessionId: id.replace('~', '.'),
+    durableSteps: { step: marked },
+  });
+  check(await agent.send('go'));
+  agent.stop();
+};
+run.inhand = async (id) => check(await handTurn(completes[shapeOf(id)], marked, (all) => Promise.all(all)));
 const shuffle = seededShuffle(Number(args.seed ?? 1));
 const samples = {};
 let n = 0;
