@@ -45,7 +45,7 @@ import {
   startShapes,
 } from './lib/engine-shapes.mjs';
 import { flagArgs } from './lib/flags.mjs';
-import { threadCpuMs } from './lib/process-cpu.mjs';
+import { threadCpuMs, threadSwitches } from './lib/process-cpu.mjs';
 import { meanSpread, seededShuffle } from './lib/stats.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -68,16 +68,10 @@ const check = (response) => {
   if (response !== FINAL) throw new Error(`unexpected ${response}`);
 };
 
-/** The main thread's voluntary and involuntary context switches so far (/proc/self/status). */
+/** The main thread's voluntary and involuntary context switches so far (zeros where there is no /proc). */
 const switches = () => {
-  try {
-    const text = readFileSync(`/proc/${process.pid}/task/${process.pid}/status`, 'utf8');
-    const v = Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(text)?.[1]);
-    const nv = Number(/nonvoluntary_ctxt_switches:\s+(\d+)/.exec(text)?.[1]);
-    return { v, nv };
-  } catch {
-    return { v: 0, nv: 0 };
-  }
+  const s = threadSwitches();
+  return { v: s?.voluntary ?? 0, nv: s?.involuntary ?? 0 };
 };
 
 const sleeper = new Int32Array(new SharedArrayBuffer(4));

@@ -68,9 +68,9 @@ console.log(`-- by file (ms a session: ${a}, ${b}, difference) --\n${show(diff('
 console.log(`-- by function --\n${show(diff('fns'), Number(top))}`);
 const sum = (rows) => rows.reduce((s, r) => s + r[3], 0);
 const files = diff('files');
-const positive = files.filter((r) => r[3] > 0);
+const net = sum(files);
+const dearer = files.filter((r) => r[3] > 0).length;
+const top5 = sum(files.sort((x, y) => y[3] - x[3]).slice(0, 5));
 console.log(
-  `difference spread: ${positive.length} of ${files.length} files dearer; the 5 largest hold ${(
-    (100 * sum(files.sort((x, y) => y[3] - x[3]).slice(0, 5))) / Math.max(1e-9, sum(files))
-  ).toFixed(0)}% of the net difference`,
+  `difference spread: ${dearer} of ${files.length} files dearer${net > 0 ? `; the 5 largest hold ${((100 * top5) / net).toFixed(0)}% of the net difference` : ''}`,
 );
