@@ -2,7 +2,8 @@
 // `seam-wait` (the agent on an in-memory durable seam, the thread left idle 2 ms after each step) costs
 // 0.5-0.7 ms CPU a wait more than `in-process` in the chain shape, with no engine. This bench tells the
 // possible causes apart, in one process, sessions interleaved (a seeded shuffle per round), this
-// process's main-thread CPU read around each session (Linux schedstat, as engines.mjs reads it):
+// process's main-thread CPU read exactly around each session (Linux schedstat after a 1 us sleep; see
+// exactCpuMs) and by ticks as engines.mjs reads it:
 //   base          the step returns at once (for the agent: the seam with no wait; `in-process` is the
 //                 agent with no seam at all)
 //   turn          the step's outcome one event-loop turn later (`setImmediate`), no wait
@@ -16,10 +17,13 @@
 //   churn-<ms>    as busy, but writing through `--churn-mb` (default 16) MB of memory as it spins: the
 //                 caches emptied of the agent's code and data as another process would, the thread on
 //                 its CPU
-// If the extra CPU is in `sleep` as in `idle` and not in `busy`, it is the thread being off its CPU
-// (caches and branch predictors cold when it comes back, on a machine whose other processes run
-// meanwhile); if it is in `busy` too, it is work that follows wall time (timers, V8's time-based GC
-// heuristics, background tasks finished on the main thread); if it is in `turn`, it is the extra wake.
+// Read each mode's extra against the time it keeps the thread away a step (the `away` column: its wall
+// time a step over base; Node rounds a `setTimeout` below 1 ms up to 1 ms, and wakes come late on a
+// loaded machine). If the extra follows the time away whatever the thread did meanwhile (asleep, or
+// spinning), and more when it churned memory, and a CPU profile of `busy` shows every file slower
+// rather than new functions, it is the step's code and data gone cold (bench/README.md, wake36: it
+// was); work that comes with time (GC, timers, V8 tasks) would show as its own functions or GCs; the
+// extra wake alone is `turn`.
 // Steps running together (a batch's tool calls) wait alike, each its own wait.
 // For each mode, per session: main-thread CPU (less the spin), GCs seen by a `gc` PerformanceObserver
 // (count, and ms of pause on the main thread), voluntary / involuntary context switches of the main
@@ -320,7 +324,7 @@ console.log(
   `step-wait-cpu: ${shapeName} (${steps} steps), ${sessions} sessions a mode interleaved, ${start.toISOString()} - ${new Date().toISOString()}, load ${load0} -> ${load1}`,
 );
 console.log(
-  'mode | main CPU ms | extra over base | extra a step | read by ticks: extra over base | GCs (major) | GC ms | vol / invol switches',
+  'mode | main CPU ms | extra over base | extra a step | away a step | read by ticks: extra over base | GCs (major) | GC ms | vol / invol switches',
 );
 const out = {};
 for (const mode of modes) {
@@ -336,6 +340,7 @@ for (const mode of modes) {
       ms(list.map((r) => r.cpu)),
       `${f(e.mean)} +- ${f(e.se)}`,
       `${f((e.mean / steps) * 1000, 0)} +- ${f((e.se / steps) * 1000, 0)} us`,
+      `${f(meanSpread(list.map((r, i) => r.to - r.from - (base[i].to - base[i].from))).mean / steps)} ms`,
       `${f(t.mean)} +- ${f(t.se)}`,
       `${f(meanSpread(list.map((r) => r.gcs)).mean)} (${f(meanSpread(list.map((r) => r.major)).mean)})`,
       f(meanSpread(list.map((r) => r.gcMs)).mean),
