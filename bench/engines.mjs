@@ -13,6 +13,7 @@
 //   seam         the same agent with an in-memory DurableSteps (a Map): the adapter's own CPU cost
 //   seam-wait    the seam with the main thread left idle `--seam-wait-ms` (default 2) after each step,
 //                as an engine's ack leaves it: the agent's own CPU when its steps are apart, no engine
+//   hand-wait    the hand-written loop (`hand`) with seam-wait's waits: what they cost it
 //   pg-workers   the built-in workers: startWorker on a PostgresSessionStore, createSessionClient
 //                send + waitFor (fsync on, the worker in this process)
 //   restate      restateAgent on restate-server 1.7 (the endpoint in this process, send through the
@@ -58,13 +59,15 @@
 // or rotated by one a round (`--order=rotate`, the order before 2026-11-29).
 // With `--interleave` this process's CPU is read around every session too (the endpoint and the agent
 // run in it), and the adapter's part is printed in CPU ms beside the wall figure: less moved than wall
-// time by a shared machine's load.
+// time by a shared machine's load. The main thread's sleeps a session (voluntary context switches)
+// are printed too: on a busy machine each costs the step after it 0.3-0.77 ms of CPU (its caches
+// refilled; bench/README.md, wake36), so two modes that sleep alike pay alike.
 // npm run build && node bench/engines.mjs [--sessions=10] [--repeat=3] [--dbos-poll-ms=50] [--interleave]
 //   [--order=shuffle|rotate] [--seed=1] [--warmup=3]
 //   [--dbos-b=<another build's dist>] [--dbos-a=<a build's dist>] [--restate-b=<another build's dist>]
 //   [--dbos-interrupt-poll-ms=<ms>] [--dbos-b-interrupt-poll-ms=<ms>]
 //   [--restate-a=<a build's dist>]
-//   [--only=in-process,in-process-pg,seam,seam-wait,pg-workers,restate,restate-bare,restate-hand,restate-agent,dbos,dbos-bare,hand,dbos-hand,dbos-hand-nostate,dbos-agent]
+//   [--only=in-process,in-process-pg,seam,seam-wait,hand-wait,pg-workers,restate,restate-bare,restate-hand,restate-agent,dbos,dbos-bare,hand,dbos-hand,dbos-hand-nostate,dbos-agent]
 import path from 'node:path';
 import { createAgent, createSessionClient, startWorker } from '../dist/index.js';
 import { PostgresSessionStore } from '../dist/postgres/index.js';
@@ -87,7 +90,7 @@ import {
   shapeOptions,
   startShapes,
 } from './lib/engine-shapes.mjs';
-import { clusterCpuMs, processCpuMsFine, threadCpuMs } from './lib/process-cpu.mjs';
+import { clusterCpuMs, processCpuMsFine, threadCpuMs, threadSwitches } from './lib/process-cpu.mjs';
 import { agentRestateObject } from './lib/restate-agent-object.mjs';
 import { meanSpread, seededShuffle } from './lib/stats.mjs';
 
@@ -156,6 +159,17 @@ const cpuSample = (mode, shape, ms) => {
   cpuSamples[mode][shape] ??= [];
   cpuSamples[mode][shape].push(ms);
 };
+/**
+ * With `--interleave`, every measured session's sleeps of the main thread (voluntary context switches),
+ * per mode and shape: each costs the next step its caches' contents on a busy machine (bench/README.md,
+ * wake36), so a mode that sleeps more a session pays more CPU for the same work.
+ */
+const sleepSamples = {};
+const sleepSample = (mode, shape, n) => {
+  sleepSamples[mode] ??= {};
+  sleepSamples[mode][shape] ??= [];
+  sleepSamples[mode][shape].push(n);
+};
 /** The order of the modes in each round of interleaved sessions (`--order`, `--seed`). */
 const order = args.order ?? 'shuffle';
 if (order !== 'shuffle' && order !== 'rotate')
@@ -213,6 +227,7 @@ async function measureInterleaved(modes) {
       const total = new Map(modes.map((m) => [m, 0]));
       for (let i = 0; i < sessions; i++) {
         for (const m of roundOrder(modes, i)) {
+          const slept = threadSwitches()?.voluntary;
           const before = { ...othersCpu(), ...ownCpu() };
           const start = performance.now();
           await m.runSession(`${shape}~${m.tag}-${r}-${n++}`);
@@ -222,6 +237,7 @@ async function measureInterleaved(modes) {
           total.set(m, total.get(m) + ms);
           for (const key of Object.keys(after)) spent.get(m)[key] += after[key] - before[key];
           cpuSample(m.mode, shape, after.main - before.main);
+          sleepSample(m.mode, shape, (threadSwitches()?.voluntary ?? Number.NaN) - slept);
         }
       }
       for (const m of modes) runs.get(m).push(total.get(m) / sessions);
@@ -342,6 +358,25 @@ try {
       const agent = createAgent({ ...routedOptions(id), sessionId: storeId(id), durableSteps: steps });
       check(await agent.send('look the values up'));
       agent.stop();
+    });
+  }
+  if (only.has('hand-wait')) {
+    // The hand-written loop with `seam-wait`'s waits (each step's value handed back `--seam-wait-ms`
+    // later, steps running together 1 ms apart unless `--seam-wait-together`): what the same idle waits
+    // cost the loop with no agentloop, so that `seam-wait - hand-wait` is the agent's own over the
+    // hand loop with its steps apart (wake36: the two pay about alike, bench/README.md).
+    const waitMs = Number(args['seam-wait-ms'] ?? 2);
+    const together = 'seam-wait-together' in args;
+    await use('hand-wait', 'handwait', async (id) => {
+      let running = 0;
+      const step = async (_name, run) => {
+        const place = running++;
+        const value = await run();
+        await new Promise((resolve) => setTimeout(resolve, waitMs + (together ? 0 : place)));
+        running--;
+        return value;
+      };
+      check(await handTurn(completes[shapeOf(id)], step, (steps) => Promise.all(steps)));
     });
   }
   if (only.has('pg-workers')) {
@@ -622,6 +657,34 @@ for (const [mode, shapes] of Object.entries(samples)) {
     return `${shape} ${round(m.mean)} +- ${round(m.se)} (sd ${round(m.sd)})`;
   });
   console.log(`  ${mode.padEnd(14)} ${cells.join(', ')}`);
+}
+if (interleave) {
+  console.log("the main thread's sleeps a session (voluntary context switches, mean +- s.e.):");
+  for (const [mode, shapes] of Object.entries(sleepSamples)) {
+    const cells = Object.entries(shapes).map(([shape, xs]) => {
+      const m = meanSpread(xs);
+      return `${shape} ${round(m.mean)} +- ${round(m.se)}`;
+    });
+    console.log(`  ${mode.padEnd(14)} ${cells.join(', ')}`);
+  }
+  // The agent's own main-thread CPU over the hand loop's with the same waits, beside the same with no
+  // waits: how much dearer the waits make the agent's own work (wake36: about nothing).
+  const [apart, handApart, inproc, hand] = ['seam-wait', 'hand-wait', 'in-process', 'hand'].map(
+    (m) => cpuSamples[m],
+  );
+  if (apart && handApart && inproc && hand) {
+    console.log("the agent's own main-thread CPU over the hand loop's, ms a session, paired:");
+    for (const shape of Object.keys(SHAPES)) {
+      const waits = meanSpread(apart[shape].map((x, k) => x - handApart[shape][k]));
+      const none = meanSpread(inproc[shape].map((x, k) => x - hand[shape][k]));
+      const more = meanSpread(
+        apart[shape].map((x, k) => x - handApart[shape][k] - (inproc[shape][k] - hand[shape][k])),
+      );
+      console.log(
+        `  ${shape}: seam-wait - hand-wait ${round(waits.mean)} +- ${round(waits.se)}; in-process - hand ${round(none.mean)} +- ${round(none.se)}; the waits add ${round(more.mean)} +- ${round(more.se)}`,
+      );
+    }
+  }
 }
 const meanParts = {};
 /** The adapter's part in CPU ms of this process, per engine and shape (interleaved runs). */

@@ -65,3 +65,21 @@ export function processCpuMsFine(pid) {
   for (const tid of tasks) ms += threadCpuMs(pid, tid) ?? 0;
   return ms;
 }
+
+/**
+ * A thread's context switches so far (Linux's /proc status), by default this process's main thread:
+ * `voluntary` counts the times it went to sleep (waiting for I/O, a timer, a lock), `involuntary` the
+ * times the scheduler took its CPU while it ran. Each sleep on a busy machine costs the thread its
+ * caches' contents (bench/step-wait-cpu.mjs). Undefined where there is no /proc.
+ */
+export function threadSwitches(pid = process.pid, tid = pid) {
+  try {
+    const text = readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8');
+    return {
+      voluntary: Number(/\nvoluntary_ctxt_switches:\s+(\d+)/.exec(text)?.[1]),
+      involuntary: Number(/\nnonvoluntary_ctxt_switches:\s+(\d+)/.exec(text)?.[1]),
+    };
+  } catch {
+    return undefined;
+  }
+}
