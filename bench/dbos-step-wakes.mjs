@@ -149,7 +149,8 @@ try {
       const mine = runs.filter((r) => r.mode === mode && r.shape === shape);
       const types = {};
       for (const r of mine) {
-        for (const [t, c] of Object.entries(seen.get(r.wf)?.types ?? {})) types[t] = (types[t] ?? 0) + c / mine.length;
+        for (const [t, c] of Object.entries(seen.get(r.wf)?.types ?? {}))
+          types[t] = (types[t] ?? 0) + c / mine.length;
       }
       const stmts = meanSpread(mine.map((r) => seen.get(r.wf)?.statements ?? 0));
       const steps = meanSpread(mine.map((r) => outputs.get(r.wf)?.steps ?? 0));
@@ -168,7 +169,8 @@ try {
       const tally = (mode) => {
         const out = new Map();
         for (const r of byMode[mode]) {
-          for (const [k, c] of seen.get(r.wf)?.stacks ?? []) out.set(k, (out.get(k) ?? 0) + c / byMode[mode].length);
+          for (const [k, c] of seen.get(r.wf)?.stacks ?? [])
+            out.set(k, (out.get(k) ?? 0) + c / byMode[mode].length);
         }
         return out;
       };
