@@ -13,6 +13,7 @@
 //   seam         the same agent with an in-memory DurableSteps (a Map): the adapter's own CPU cost
 //   seam-wait    the seam with the main thread left idle `--seam-wait-ms` (default 2) after each step,
 //                as an engine's ack leaves it: the agent's own CPU when its steps are apart, no engine
+//   hand-wait    the hand-written loop with seam-wait's waits: seam-wait's baseline (dbosgap36)
 //   pg-workers   the built-in workers: startWorker on a PostgresSessionStore, createSessionClient
 //                send + waitFor (fsync on, the worker in this process)
 //   restate      restateAgent on restate-server 1.7 (the endpoint in this process, send through the
@@ -59,7 +60,7 @@
 //   [--dbos-b=<another build's dist>] [--dbos-a=<a build's dist>] [--restate-b=<another build's dist>]
 //   [--dbos-interrupt-poll-ms=<ms>] [--dbos-b-interrupt-poll-ms=<ms>]
 //   [--restate-a=<a build's dist>]
-//   [--only=in-process,in-process-pg,seam,seam-wait,pg-workers,restate,restate-bare,dbos,dbos-bare,hand,dbos-hand,dbos-hand-nostate,dbos-agent]
+//   [--only=in-process,in-process-pg,seam,seam-wait,hand-wait,pg-workers,restate,restate-bare,dbos,dbos-bare,hand,dbos-hand,dbos-hand-nostate,dbos-agent]
 import path from 'node:path';
 import { createAgent, createSessionClient, startWorker } from '../dist/index.js';
 import { PostgresSessionStore } from '../dist/postgres/index.js';
@@ -336,6 +337,25 @@ try {
       const agent = createAgent({ ...routedOptions(id), sessionId: storeId(id), durableSteps: steps });
       check(await agent.send('look the values up'));
       agent.stop();
+    });
+  }
+  if (only.has('hand-wait')) {
+    // The hand-written loop with seam-wait's waits (`--seam-wait-ms` after each step, a batch's steps
+    // one more ms apart each): `(seam-wait - hand-wait) - (in-process - hand)` is what the agent's own
+    // work costs more when its steps are apart, with no engine, to set beside the agent's own part
+    // inside DBOS, `(dbos-agent - dbos-hand) - (in-process - hand)` (dbosgap36).
+    const waitMs = Number(args['seam-wait-ms'] ?? 2);
+    const together = 'seam-wait-together' in args;
+    await use('hand-wait', 'handwait', async (id) => {
+      let running = 0;
+      const step = async (_name, run) => {
+        const place = running++;
+        const value = await run();
+        await new Promise((resolve) => setTimeout(resolve, waitMs + (together ? 0 : place)));
+        running--;
+        return value;
+      };
+      check(await handTurn(completes[shapeOf(id)], step, (steps) => Promise.all(steps)));
     });
   }
   if (only.has('pg-workers')) {
@@ -711,6 +731,34 @@ if (interleave) {
     });
     const what = b === 'dbos-agent' ? " (the adapter's own part: view, interrupt watch, turn loop)" : '';
     console.log(`${a} less ${b}${what}, ms a session (paired): ${cells.join('; ')}`);
+  }
+}
+// The agent's own part in main-thread CPU, inside DBOS and with its steps apart and no engine (dbosgap36):
+// (dbos-agent - dbos-hand) - (in-process - hand) beside (seam-wait - hand-wait) - (in-process - hand),
+// and the agent over the hand-written loop alone in each setting, session by session.
+if (interleave) {
+  const c = (mode, shape) => cpuSamples[mode]?.[shape];
+  for (const [name, agentMode, handMode] of [
+    ['inside DBOS', 'dbos-agent', 'dbos-hand'],
+    ['steps apart, no engine', 'seam-wait', 'hand-wait'],
+    ['in process', 'in-process', 'hand'],
+  ]) {
+    if (!Object.keys(SHAPES).every((s) => c(agentMode, s) && c(handMode, s))) continue;
+    const cells = Object.keys(SHAPES).map((shape) => {
+      const over = meanSpread(c(agentMode, shape).map((x, k) => x - c(handMode, shape)[k]));
+      const base =
+        agentMode !== 'in-process' && c('in-process', shape) && c('hand', shape)
+          ? meanSpread(
+              c(agentMode, shape).map(
+                (x, k) => x - c(handMode, shape)[k] - (c('in-process', shape)[k] - c('hand', shape)[k]),
+              ),
+            )
+          : undefined;
+      return `${shape} ${round(over.mean)} +- ${round(over.se)}${base ? ` (less in process: ${round(base.mean)} +- ${round(base.se)})` : ''}`;
+    });
+    console.log(
+      `the agent over the hand-written loop, ${name} (${agentMode} - ${handMode}), main-thread CPU ms a session (paired): ${cells.join('; ')}`,
+    );
   }
 }
 // Against the hand-written loop by the mean: (engine - engine-hand) - (in-process - hand), session by
