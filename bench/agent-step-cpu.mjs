@@ -5,7 +5,7 @@
 // per round), this process's main-thread CPU read around each session (Linux schedstat). Prints per
 // mode and shape the mean +- s.e. ms a session, the gap to `hand` and between builds (paired), and the
 // split per model call / per tool call / per session solved from the three shapes.
-//   npm run build && node bench/agent-step-cpu.mjs [--dists=<a>/dist,dist] [--sessions=60] [--warmup=30] [--seed=1] [--no-hand] [--lean]
+//   npm run build && node bench/agent-step-cpu.mjs [--dists=<a>/dist,dist] [--sessions=60] [--warmup=30] [--seed=1] [--no-hand] [--lean] [--wait[=2]]
 //   node --cpu-prof bench/agent-step-cpu.mjs --profile=chain [--mode=hand] --sessions=3000   (one mode, one shape)
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -68,6 +68,23 @@ for (const [k, dist] of dists.entries()) {
   // `--lean`: the same agent without the default tools the hand-written loop does not send (the loop
   // controls and `update_plan`: their schemas are in every request, serialized by the SDK and parsed
   // by the server), so the gap to `hand` is read without the request's extra bytes.
+  // `--wait[=ms]`: the same agent with its steps apart (engines.mjs's `seam-wait`: an in-memory
+  // DurableSteps that leaves the thread idle `ms`, default 2, after each step, steps of a batch 1 ms
+  // apart), so builds are compared on the agent's CPU when an engine's waits make each step dearer.
+  if (args.wait !== undefined) {
+    const waitMs = args.wait === 'true' ? 2 : Number(args.wait);
+    let running = 0;
+    const durableSteps = {
+      step: async (_key, run) => {
+        const place = running++;
+        const value = await run();
+        await new Promise((resolve) => setTimeout(resolve, waitMs + place));
+        running--;
+        return value;
+      },
+    };
+    modes.push(agentMode(`${dists.length > 1 ? `agent${k}` : 'agent'}-wait`, { durableSteps }));
+  }
   if (args.lean !== undefined)
     modes.push(
       agentMode(`${dists.length > 1 ? `agent${k}` : 'agent'}-lean`, {
@@ -143,7 +160,8 @@ for (const mode of modes) {
   const per = Object.fromEntries(shapeNames.map((s) => [s, meanSpread(samples[mode.name][s])]));
   process.stdout.write(`${line(mode.name + (mode.dist ? ` (${mode.dist})` : ''), per)}\n   ${split(per)}\n`);
 }
-const agents = modes.filter((m) => m.dist && !m.name.endsWith('-lean'));
+const agents = modes.filter((m) => m.dist && !m.name.endsWith('-lean') && !m.name.endsWith('-wait'));
+const waits = modes.filter((m) => m.name.endsWith('-wait'));
 const leans = modes.filter((m) => m.name.endsWith('-lean'));
 if (samples.hand)
   for (const mode of agents) {
@@ -155,7 +173,15 @@ if (samples.hand)
     const per = paired(mode.name, 'hand');
     process.stdout.write(`${line(`${mode.name} - hand`, per)}\n   ${split(per)}\n`);
   }
-for (let k = 1; k < agents.length; k++) {
-  const per = paired(agents[k].name, agents[0].name);
-  process.stdout.write(`${line(`${agents[k].name} - ${agents[0].name}`, per)}\n   ${split(per)}\n`);
+for (const group of [agents, waits])
+  for (let k = 1; k < group.length; k++) {
+    const per = paired(group[k].name, group[0].name);
+    process.stdout.write(`${line(`${group[k].name} - ${group[0].name}`, per)}\n   ${split(per)}\n`);
+  }
+// The agent's CPU made dearer by the waits between its steps, per build.
+for (const mode of waits) {
+  const plain = mode.name.slice(0, -'-wait'.length);
+  if (!samples[plain]) continue;
+  const per = paired(mode.name, plain);
+  process.stdout.write(`${line(`${mode.name} - ${plain}`, per)}\n   ${split(per)}\n`);
 }

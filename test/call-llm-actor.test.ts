@@ -8,7 +8,7 @@ import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool, ToolRegistry } from '../src/index.js';
-import { DeadlineExceededError } from '../src/llm/deadline.js';
+import { DeadlineExceededError } from '../src/llm/call-abort.js';
 import type { Message } from '../src/llm/message.js';
 import {
   callLlmEffect,

@@ -146,4 +146,33 @@ describe('the work of a model call, counted', () => {
         expect((entry as { data: { requestHash: string } }).data.requestHash).toMatch(/^[0-9a-f]{64}$/);
     },
   );
+
+  it.each([false, true])(
+    'abort controllers: one a model call of ours, and those of the SDK and fetch for its request (stream=%s)',
+    async (stream) => {
+      const server = await serve(echoTwiceScenario);
+      const agent = agentAt(server, { tools: [progressEcho], stream });
+      await agent.ready();
+      const Original = globalThis.AbortController;
+      let made = 0;
+      globalThis.AbortController = class extends Original {
+        constructor() {
+          super();
+          made++;
+        }
+      };
+      try {
+        expect((await agent.send('go')).iterations).toBe(3);
+      } finally {
+        globalThis.AbortController = Original;
+      }
+      await agent.flush();
+      // Per model call (3): the attempt's controller, which the effect's stop, the deadline and the
+      // stream's idle cut all abort (src/llm/call-abort.ts), then the SDK's own for the request and the
+      // one fetch's `Request` makes. Before lean36 a streamed call made one more of ours (the effect's,
+      // because callLlm read `io.signal`, and the stream reader's idle controller listening on it). The
+      // tool batches make none (they hear a stop notice).
+      expect(made).toBe(3 * 3);
+    },
+  );
 });

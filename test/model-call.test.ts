@@ -5,7 +5,7 @@
 import OpenAI from 'openai';
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DeadlineExceededError } from '../src/llm/deadline.js';
+import { DeadlineExceededError, type StopNotice } from '../src/llm/call-abort.js';
 import { callModel } from '../src/llm/model-call.js';
 import type { ModelToolCall } from '../src/llm/model-reply.js';
 import type { ModelOptions, ModelRequest } from '../src/llm/model-request.js';
@@ -298,20 +298,90 @@ describe('callModel', () => {
   });
 
   it.each([
-    ['chat-completions', true],
-    ['chat-completions', false],
-    ['responses', true],
-    ['responses', false],
-  ] as const)('stops a %s call (stream=%s) the moment the caller aborts', async (api, stream) => {
+    ['chat-completions', true, 'signal'],
+    ['chat-completions', false, 'signal'],
+    ['responses', true, 'signal'],
+    ['responses', false, 'signal'],
+    ['chat-completions', true, 'stop notice'],
+    ['chat-completions', false, 'stop notice'],
+    ['responses', true, 'stop notice'],
+    ['responses', false, 'stop notice'],
+  ] as const)('stops a %s call (stream=%s) the moment the caller aborts its %s', async (api, stream, by) => {
     const { io, request, model } = await setup(
       { turns: [{ content: 'never', fault: 'hang' }] },
       { api, stream },
     );
-    const controller = new AbortController();
     const reason = new Error('stop');
-    setTimeout(() => controller.abort(reason), 50);
+    const { caller, stop } = callerStop(by);
+    setTimeout(() => stop(reason), 50);
     const started = Date.now();
-    await expect(callModel(model, request(), { ...io, signal: controller.signal })).rejects.toBe(reason);
+    await expect(callModel(model, request(), { ...io, signal: undefined, ...caller })).rejects.toBe(reason);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('stops mid-stream, after text came, when the stop notice stops; a deadline set meanwhile is not what it says', async () => {
+    const { io, request, model, heard } = await setup({
+      turns: [{ content: 'one two three four five six', chunkDelayMs: 40 }],
+    });
+    const reason = new Error('interrupted mid-stream');
+    const { caller, stop } = callerStop('stop notice');
+    const call = callModel(model, request({ deadline: Date.now() + 60_000 }), {
+      ...io,
+      signal: undefined,
+      ...caller,
+      onText: (delta) => {
+        heard.push(`text ${delta}`);
+        stop(reason);
+      },
+    });
+    await expect(call).rejects.toBe(reason);
+    expect(heard.filter((h) => h.startsWith('text')).length).toBeGreaterThan(0);
+  });
+
+  it('stops during the wait between attempts when the stop notice stops', async () => {
+    const { server, io, request, model } = await setup(
+      { turns: [{ error: { status: 500 } }] },
+      { retry: { baseDelayMs: 60_000, jitter: 'none' } },
+    );
+    const reason = new Error('stopped while waiting');
+    const { caller, stop } = callerStop('stop notice');
+    const started = Date.now();
+    const call = callModel(model, request(), {
+      ...io,
+      signal: undefined,
+      ...caller,
+      onRetry: () => stop(reason),
+    });
+    await expect(call).rejects.toBe(reason);
+    expect(server.requests).toHaveLength(1);
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 });
+
+/** The caller's way to stop a call: an AbortSignal, or a plain stop notice (what an effect passes). */
+function callerStop(by: 'signal' | 'stop notice'): {
+  caller: { signal?: AbortSignal; stop?: StopNotice };
+  stop: (reason: unknown) => void;
+} {
+  if (by === 'signal') {
+    const controller = new AbortController();
+    return { caller: { signal: controller.signal }, stop: (reason) => controller.abort(reason) };
+  }
+  const listeners = new Set<() => void>();
+  const notice = {
+    aborted: false,
+    reason: undefined as unknown,
+    onAbort(listener: () => void) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+  return {
+    caller: { stop: notice },
+    stop: (reason) => {
+      notice.aborted = true;
+      notice.reason = reason;
+      for (const listener of listeners) listener();
+    },
+  };
+}

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULTS } from '../src/defaults.js';
+import { CallAbort } from '../src/llm/call-abort.js';
 import type { ClassifiedError } from '../src/llm/error-classification.js';
 import {
   abortableSleep,
@@ -175,6 +176,25 @@ describe('withRetry against a real server through the real SDK', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 
+  it('stops during the wait when a stop notice (no signal) stops, rejecting with its reason', async () => {
+    server = await startFaultServer([{ kind: 'status', status: 503 }]);
+    const client = server.client();
+    const stop = new CallAbort({}, null);
+    const reason = new Error('user interrupt');
+    let calls = 0;
+    const started = Date.now();
+    const outcome = withRetry(
+      () => {
+        calls++;
+        return streamText(client, stop.attempt().signal);
+      },
+      { stop, baseDelayMs: 60_000, jitter: 'none', onRetry: () => stop.abort(reason) },
+    );
+    await expect(outcome).rejects.toBe(reason);
+    expect(calls).toBe(1);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
   it('stops during an attempt when the signal aborts, without retrying', async () => {
     server = await startFaultServer([{ kind: 'hang' }]);
     const client = server.client();
@@ -192,6 +212,14 @@ describe('withRetry without a server', () => {
     controller.abort(new Error('gone'));
     let calls = 0;
     await expect(withRetry(async () => calls++, { signal: controller.signal })).rejects.toThrow('gone');
+    expect(calls).toBe(0);
+  });
+
+  it('does not start an attempt when the stop notice has stopped', async () => {
+    const stop = new CallAbort({}, null);
+    stop.abort(new Error('gone'));
+    let calls = 0;
+    await expect(withRetry(async () => calls++, { stop })).rejects.toThrow('gone');
     expect(calls).toBe(0);
   });
 

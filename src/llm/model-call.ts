@@ -1,7 +1,7 @@
 import { DEFAULTS } from '../defaults.js';
 import type { TelemetryScope } from '../telemetry/telemetry-scope.js';
+import { CallAbort, DeadlineExceededError, type StopNotice } from './call-abort.js';
 import { callsInText } from './chat-request.js';
-import { DeadlineExceededError } from './deadline.js';
 import { observedAttempt } from './model-call-telemetry.js';
 import {
   type Completion,
@@ -29,10 +29,15 @@ export interface ModelResetInfo {
   attempt: number;
 }
 
-/** The abort signal of one model call and who hears it as it goes. */
+/** What stops one model call (a signal or a stop notice) and who hears it as it goes. */
 export interface ModelIo {
   /** Aborting ends the call at once; it rejects with the signal's reason. */
-  signal: AbortSignal;
+  signal?: AbortSignal | undefined;
+  /**
+   * The same as `signal`, without one: stopping ends the call at once; it rejects with `stop.reason`.
+   * An effect passes its `EffectIO`, so a call makes no signal for its caller (bench/README.md, lean36).
+   */
+  stop?: StopNotice | undefined;
   /** Streamed text (the deltas of one network read as one). */
   onText?: (delta: string) => void;
   /**
@@ -57,53 +62,50 @@ export interface ModelIo {
  * message as it goes into the conversation (with its reasoning items on the Responses wire), its
  * calls with ids unique in the conversation, `finishReason`, usage and reasoning.
  *
- * Rejects with `io.signal`'s reason when it aborts, a `DeadlineExceededError` when the deadline passes,
- * and an `LlmCallError` when the retry policy gives up. Without a deadline the caller's signal is used
- * as it is: an `AbortController` and an `AbortSignal.any` per call cost more than the rest of the
- * call's bookkeeping (bench/README.md).
+ * Rejects with the caller's reason when it stops the call (`io.stop` or `io.signal`), a
+ * `DeadlineExceededError` when the deadline passes, and an `LlmCallError` when the retry policy gives
+ * up. One `AbortController` per attempt is all the call makes (`CallAbort`): the caller's stop, the
+ * deadline and the stream's idle cut all abort it, heard through plain listeners (an `AbortSignal.any`
+ * or a controller per stop source cost more than the rest of the call's bookkeeping, bench/README.md).
  */
 export async function callModel(
   options: ModelOptions,
   request: ModelRequest,
   io: ModelIo,
 ): Promise<ModelReply> {
-  const signal = io.signal;
   const wire = wireFor(options, request);
-  let deadline: AbortController | undefined;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  if (request.deadline !== null) {
-    const controller = new AbortController();
-    deadline = controller;
-    timer = setTimeout(
-      () => controller.abort(new DeadlineExceededError()),
-      Math.max(0, request.deadline - Date.now()),
-    );
-  }
-  const combined = deadline ? AbortSignal.any([signal, deadline.signal]) : signal;
+  const stop = new CallAbort(io, request.deadline);
   const inText = callsInText(options, request);
-  const read: StreamReadOptions | undefined =
-    options.stream === false
-      ? undefined
-      : {
-          signal: combined,
-          idleMs: options.streamIdleTimeoutMs ?? DEFAULTS.streamIdleTimeoutMs,
-          scope: request,
-          onText: io.onText,
-          endText: io.endText,
-          onCallReady: request.toolsEnabled && !inText ? io.onCallReady : undefined,
-          notice: options.onNotice,
-        };
+  const idleMs = options.stream === false ? 0 : (options.streamIdleTimeoutMs ?? DEFAULTS.streamIdleTimeoutMs);
+  const onCallReady = request.toolsEnabled && !inText ? io.onCallReady : undefined;
   let answered = 0;
   let startedAt = 0;
+  const send = (controller: AbortController) => {
+    const read: StreamReadOptions | undefined =
+      options.stream === false
+        ? undefined
+        : {
+            signal: controller.signal,
+            controller,
+            idleMs,
+            scope: request,
+            onText: io.onText,
+            endText: io.endText,
+            onCallReady,
+            notice: options.onNotice,
+          };
+    return wire(read, controller.signal);
+  };
   const attempt = (attemptNumber: number) => {
     if (attemptNumber > 1) io.onReset?.({ reason: 'retry', attempt: attemptNumber });
     answered = attemptNumber;
     startedAt = Date.now();
+    const controller = stop.attempt();
     const telemetry = io.telemetry;
-    if (!telemetry) return wire(read, combined);
-    return observedAttempt(telemetry, options, request, attemptNumber, () => wire(read, combined));
+    if (!telemetry) return send(controller);
+    return observedAttempt(telemetry, options, request, attemptNumber, () => send(controller));
   };
-  const retry: RetryOptions = { ...options.retry, signal: combined, url: options.client.baseURL };
+  const retry: RetryOptions = { ...options.retry, stop, url: options.client.baseURL };
   if (request.deadline !== null) retry.deadline = request.deadline;
   const onRetry = io.onRetry;
   if (onRetry) {
@@ -122,10 +124,10 @@ export async function callModel(
     );
     return reply;
   } catch (error) {
-    if (deadline?.signal.aborted && !signal.aborted) throw new DeadlineExceededError();
+    if (stop.timedOut) throw new DeadlineExceededError();
     throw error;
   } finally {
-    clearTimeout(timer);
+    stop.dispose();
   }
 }
 

@@ -1,4 +1,5 @@
 import { DEFAULTS } from '../defaults.js';
+import { type StopNotice, signalOf } from './call-abort.js';
 import { type ClassifiedError, classifyLlmError, type LlmErrorKind } from './error-classification.js';
 
 /** How a backoff delay is randomised: `full` draws from [0, d), `equal` from [d/2, d), `none` waits d. */
@@ -31,6 +32,11 @@ export interface RetryInfo {
 export interface RetryOptions extends Partial<RetryPolicy> {
   /** Aborting stops at once: the pending wait rejects with `signal.reason`, no attempt follows. */
   signal?: AbortSignal;
+  /**
+   * The same as `signal`, heard without one (a model call's `CallAbort`): a signal is made from it only
+   * for a wait between attempts.
+   */
+  stop?: StopNotice;
   /** Called before each wait (for a `retry` event or a log line). */
   onRetry?: (info: RetryInfo) => void;
   /** Source of randomness in [0, 1) for the jitter; `Math.random` by default. */
@@ -132,16 +138,20 @@ export async function withRetry<T>(
   attempt: (attemptNumber: number) => Promise<T>,
   options: RetryOptions = {},
 ): Promise<T> {
-  const { signal } = options;
+  const { signal, stop } = options;
+  const throwIfStopped = () => {
+    signal?.throwIfAborted();
+    if (stop?.aborted) throw stop.reason;
+  };
   // The policy is read when an attempt fails: a call answered at the first attempt (most) pays for
   // nothing else (bench/README.md, issue 37).
   let policy: RetryPolicy | undefined;
   for (let attemptNumber = 1; ; attemptNumber++) {
-    signal?.throwIfAborted();
+    throwIfStopped();
     try {
       return await attempt(attemptNumber);
     } catch (err) {
-      signal?.throwIfAborted();
+      throwIfStopped();
       policy ??= resolveRetryPolicy(options);
       const error = options.classify ? options.classify(err) : classifyError(err, options.url);
       if (!error.retryable || attemptNumber >= policy.maxAttempts) {
@@ -152,7 +162,7 @@ export async function withRetry<T>(
         throw new LlmCallError(error, attemptNumber, err);
       }
       options.onRetry?.({ attempt: attemptNumber, delayMs, error });
-      await (options.sleep ?? abortableSleep)(delayMs, signal);
+      await (options.sleep ?? abortableSleep)(delayMs, signal ?? (stop ? signalOf(stop) : undefined));
     }
   }
 }

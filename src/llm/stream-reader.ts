@@ -11,6 +11,11 @@ import type { CallIdScope } from './tool-call-ids.js';
 export interface StreamReadOptions {
   /** Aborts the request and the read. */
   signal: AbortSignal;
+  /**
+   * The controller of `signal`, made for this read alone (a model call's attempt, `CallAbort`): the
+   * idle cut aborts it, and the reader makes no controller of its own nor listens on `signal`.
+   */
+  controller?: AbortController | undefined;
   /** A stream (or the wait for its first byte) silent this long is cut with a `StreamCutError`. */
   idleMs: number;
   /** Checks and makes the calls' ids. */
@@ -76,15 +81,23 @@ export async function readModelStream(
   options: StreamReadOptions,
 ): Promise<Completion> {
   const { signal, idleMs, onText, onCallReady } = options;
-  const idle = new AbortController();
-  const forward = () => idle.abort(signal.reason);
-  if (signal.aborted) forward();
-  else signal.addEventListener('abort', forward, { once: true });
+  // The read's own controller (the idle cut aborts it) is the caller's when it is this read's alone;
+  // otherwise one that follows the caller's signal.
+  let idle = options.controller;
+  let forward: (() => void) | undefined;
+  if (!idle) {
+    const own = new AbortController();
+    idle = own;
+    forward = () => own.abort(signal.reason);
+    if (signal.aborted) forward();
+    else signal.addEventListener('abort', forward, { once: true });
+  }
+  const cut = idle;
   let lastData = Date.now();
   let timer: ReturnType<typeof setTimeout> | undefined;
   const check = () => {
     const quiet = Date.now() - lastData;
-    if (quiet >= idleMs) idle.abort(new StreamCutError(`no data from the model server for ${idleMs} ms`));
+    if (quiet >= idleMs) cut.abort(new StreamCutError(`no data from the model server for ${idleMs} ms`));
     else timer = setTimeout(check, idleMs - quiet);
   };
   timer = setTimeout(check, idleMs);
@@ -127,7 +140,7 @@ export async function readModelStream(
   let firstChunkMs: number | undefined;
   let identity: ResponseIdentity = {};
   try {
-    const response = await open(idle.signal);
+    const response = await open(cut.signal);
     for await (const chunk of response) {
       lastData = Date.now();
       firstChunkMs ??= lastData - opened;
@@ -135,7 +148,7 @@ export async function readModelStream(
       assembler.push(chunk);
     }
     // An aborted stream ends quietly in the SDK; a stream closed early by the server is a cut (retried).
-    idle.signal.throwIfAborted();
+    cut.signal.throwIfAborted();
     if (!assembler.ended) throw new StreamCutError();
     flush(false);
     const completion = assembler.toCompletion();
@@ -144,11 +157,11 @@ export async function readModelStream(
   } catch (error) {
     // The SDK throws its own abort error when the signal aborts before the body streams: the reason
     // is the caller's (forwarded) or the idle cut's.
-    if (idle.signal.aborted) throw idle.signal.reason;
+    if (cut.signal.aborted) throw cut.signal.reason;
     throw error;
   } finally {
     clearTimeout(timer);
     if (flushAt !== undefined) clearImmediate(flushAt);
-    signal.removeEventListener('abort', forward);
+    if (forward) signal.removeEventListener('abort', forward);
   }
 }

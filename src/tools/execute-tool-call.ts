@@ -1,3 +1,4 @@
+import type { StopNotice } from '../llm/call-abort.js';
 import type { ToolEndInfo } from '../telemetry/agent-telemetry.js';
 import type { TelemetryScope } from '../telemetry/telemetry-scope.js';
 import { toolTelemetry } from '../telemetry/trace-parent.js';
@@ -9,15 +10,9 @@ import type { ToolRegistry } from './tool-registry.js';
 /**
  * How a running call hears that it must stop (an interrupt, the agent stopping). Lighter than an
  * AbortSignal, which costs an AbortController per runner even when no tool reads it; `fromSignal`
- * adapts one.
+ * adapts one. The model call hears its stop the same way (src/llm/call-abort.ts).
  */
-export interface StopNotice {
-  readonly aborted: boolean;
-  /** Why it stopped (the abort reason), once `aborted`. */
-  readonly reason: unknown;
-  /** Calls `listener` once when it stops; returns a function that stops listening. */
-  onAbort(listener: () => void): () => void;
-}
+export type { StopNotice };
 
 /** A `StopNotice` from an AbortSignal. */
 export function fromSignal(signal: AbortSignal): StopNotice {

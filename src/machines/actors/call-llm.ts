@@ -14,7 +14,7 @@ import type { Plan } from '../../tools/update-plan-tool.js';
 import type { EffectIO } from '../effect-io.js';
 import type { AgentEventMap } from '../emitted-events.js';
 
-export { DeadlineExceededError } from '../../llm/deadline.js';
+export { DeadlineExceededError } from '../../llm/call-abort.js';
 
 /** Input of the `callLlm` actor. */
 export interface LlmCallInput {
@@ -110,10 +110,9 @@ export function callLlmEffect(
   const noBlocks: readonly ContextBlock[] = [];
 
   return async (input, io) => {
-    const signal = io.signal;
     const plan = (call: ModelToolCall) => planToolCall(call, registry, options.approval, input.sessionId);
     let blocks: readonly ContextBlock[] = input.plan?.steps.length ? [planBlock(input.plan)] : noBlocks;
-    if (options.contextBlocks) blocks = [...blocks, ...(await options.contextBlocks(input, signal))];
+    if (options.contextBlocks) blocks = [...blocks, ...(await options.contextBlocks(input, io.signal))];
     const compaction = input.compaction ?? null;
     let messages = compactedRequest(input.messages, compaction, blocks);
     if (options.prepareMessages) {
@@ -154,7 +153,8 @@ export function callLlmEffect(
         callIdStem: xml ? `xml_${input.turn}_${input.iteration}` : `call_m${input.messages.length}`,
       },
       {
-        signal,
+        // The effect's own stop notice: no signal is made for the call's caller (bench/README.md, lean36).
+        stop: io,
         onText: streamed ? (delta) => io.send({ type: 'LLM.DELTA', delta }) : undefined,
         // The machine keeps streamed text for a stream cut short (an interrupt, the deadline) and for
         // `content_chunk`: text that came with the stream's end is in the reply, so it costs a machine

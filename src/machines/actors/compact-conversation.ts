@@ -1,5 +1,5 @@
 import { DEFAULTS } from '../../defaults.js';
-import { DeadlineExceededError } from '../../llm/deadline.js';
+import { DeadlineExceededError } from '../../llm/call-abort.js';
 import type { Message, Usage } from '../../llm/message.js';
 import { callModel } from '../../llm/model-call.js';
 import type { ModelOptions } from '../../llm/model-request.js';
@@ -112,7 +112,7 @@ export function compactEffect(
           usedCallIds: callIdsIn([]),
           callIdStem: `compact_${input.turn}_${input.iteration}`,
         },
-        { signal: io.signal },
+        { stop: io },
       );
     } catch (error) {
       if (io.aborted) throw error;
