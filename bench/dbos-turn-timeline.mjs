@@ -47,6 +47,7 @@ import {
   enqueueBareDbos,
   FINAL,
   handCompletes,
+  jsonStep,
   registerBareDbosQueue,
   registerBareDbosWorkflow,
   registerHandDbosWorkflow,
@@ -134,10 +135,7 @@ const agentWf =
   'agent-wf' in args
     ? DBOS.registerWorkflow(
         async (id) => {
-          const steps = {
-            step: async (key, run) =>
-              JSON.parse(await DBOS.runStep(async () => JSON.stringify(await run()), { name: key })),
-          };
+          const steps = { step: (key, run) => jsonStep(DBOS, key, run) };
           const agent = createAgent({
             ...shapeOptions(SHAPES, shapeOf(id)),
             sessionId: id.replace('~', '.'),

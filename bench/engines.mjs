@@ -364,7 +364,8 @@ try {
     // The hand-written loop with `seam-wait`'s waits (each step's value handed back `--seam-wait-ms`
     // later, steps running together 1 ms apart unless `--seam-wait-together`): what the same idle waits
     // cost the loop with no agentloop, so that `seam-wait - hand-wait` is the agent's own over the
-    // hand loop with its steps apart (wake36: the two pay about alike, bench/README.md).
+    // hand loop with its steps apart (wake36: the two pay about alike, bench/README.md), to set beside
+    // the agent's own part inside DBOS, `(dbos-agent - dbos-hand) - (in-process - hand)` (dbosgap36).
     const waitMs = Number(args['seam-wait-ms'] ?? 2);
     const together = 'seam-wait-together' in args;
     await use('hand-wait', 'handwait', async (id) => {
@@ -796,6 +797,34 @@ if (interleave) {
           ? " (the adapter's own part: view, turn entry, driver and turn loop)"
           : '';
     console.log(`${a} less ${b}${what}, ms a session (paired): ${cells.join('; ')}`);
+  }
+}
+// The agent's own part in main-thread CPU, inside DBOS and with its steps apart and no engine (dbosgap36):
+// (dbos-agent - dbos-hand) - (in-process - hand) beside (seam-wait - hand-wait) - (in-process - hand),
+// and the agent over the hand-written loop alone in each setting, session by session.
+if (interleave) {
+  const c = (mode, shape) => cpuSamples[mode]?.[shape];
+  for (const [name, agentMode, handMode] of [
+    ['inside DBOS', 'dbos-agent', 'dbos-hand'],
+    ['steps apart, no engine', 'seam-wait', 'hand-wait'],
+    ['in process', 'in-process', 'hand'],
+  ]) {
+    if (!Object.keys(SHAPES).every((s) => c(agentMode, s) && c(handMode, s))) continue;
+    const cells = Object.keys(SHAPES).map((shape) => {
+      const over = meanSpread(c(agentMode, shape).map((x, k) => x - c(handMode, shape)[k]));
+      const base =
+        agentMode !== 'in-process' && c('in-process', shape) && c('hand', shape)
+          ? meanSpread(
+              c(agentMode, shape).map(
+                (x, k) => x - c(handMode, shape)[k] - (c('in-process', shape)[k] - c('hand', shape)[k]),
+              ),
+            )
+          : undefined;
+      return `${shape} ${round(over.mean)} +- ${round(over.se)}${base ? ` (less in process: ${round(base.mean)} +- ${round(base.se)})` : ''}`;
+    });
+    console.log(
+      `the agent over the hand-written loop, ${name} (${agentMode} - ${handMode}), main-thread CPU ms a session (paired): ${cells.join('; ')}`,
+    );
   }
 }
 // Against the hand-written loop by the mean: (engine - engine-hand) - (in-process - hand), session by

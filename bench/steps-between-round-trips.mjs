@@ -6,7 +6,12 @@
 // trips alone), and the hand-written loop (bench/lib/chat-calls.mjs) without and with them. Prints
 // CPU and wall per session (mean +- standard error) and `seam+pg - seam - pg-only`, `hand+pg - hand -
 // pg-only`: what the interleaving itself costs, whoever wrote the loop.
+// `gap` (dbosgap36): what sits between the steps instead of `SELECT 1` round trips, to tell what makes
+// the agent's own work dearer there: `imm` (an event-loop turn, no code), `js` (JSON of a 400-item
+// object: other code that allocates), `spin` (a read of 8 MB: the data caches, no allocation),
+// `alloc` (6,000 small objects: the young generation, little code). The modes' names keep `pg`.
 // npm run build && node bench/steps-between-round-trips.mjs [text|batch|chain] [sessions=100] [rt=3]
+//   [gap=pg|imm|js|spin|alloc]
 import pg from 'pg';
 import { createAgent } from '../dist/index.js';
 import { startBenchCluster } from './lib/engine-bench.mjs';
@@ -27,8 +32,37 @@ const N = Number(process.argv[3] ?? 100);
 const RT = Number(process.argv[4] ?? 3); // round trips before and after each step (DBOS: 3 before, 4 after)
 let n = 0;
 const steps = { chain: 11, text: 1, batch: 7 }[shape];
+const GAP = process.argv[5] ?? 'pg';
+const junk = Array.from({ length: 400 }, (_, i) => ({
+  id: i,
+  name: `item ${i}`,
+  tags: ['a', 'b', String(i)],
+  nested: { x: i * 2, y: [i, i + 1] },
+}));
+const big = new Float64Array((8 * 1024 * 1024) / 8);
+let sink = 0;
+/** One "round trip" of the gap between steps (`gap`). */
+const gaps = {
+  pg: () => pool.query('SELECT 1'),
+  imm: () => new Promise((resolve) => setImmediate(resolve)),
+  js: async () => {
+    const text = JSON.stringify(junk);
+    sink += JSON.parse(text).length + text.replace(/item/g, 'x').length;
+  },
+  spin: async () => {
+    let a = 0;
+    for (let j = 0; j < big.length; j += 8) a += big[j];
+    sink += a;
+  },
+  alloc: async () => {
+    let keep = null;
+    for (let j = 0; j < 6000; j++) keep = { j, next: keep?.j, s: 'x' };
+    sink += keep.j;
+  },
+};
+if (!gaps[GAP]) throw new Error(`gap must be one of ${Object.keys(gaps)}, got ${GAP}`);
 const rts = async (k) => {
-  for (let i = 0; i < k; i++) await pool.query('SELECT 1');
+  for (let i = 0; i < k; i++) await gaps[GAP]();
 };
 const agentWith = async (durableSteps) => {
   const agent = createAgent({
@@ -116,5 +150,6 @@ console.log(
   `${shape} hand+pg - hand - pg-only: cpu ${mean(dh).toFixed(2)} +- ${se(dh).toFixed(2)}, wall ${mean(wh).toFixed(2)} +- ${se(wh).toFixed(2)}`,
 );
 await pool.end();
+if (sink === -1) console.log(sink);
 await cluster.stop();
 await closeShapes(SHAPES);

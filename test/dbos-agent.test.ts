@@ -30,6 +30,20 @@ const slow = defineTool({
   },
 });
 
+/**
+ * A workflow taking one `DbosTurnSteps` step: whether the step handed back the very object its effect
+ * made (registered before `DBOS.launch()`).
+ */
+const ownOutcome = DBOS.registerWorkflow(
+  async (): Promise<boolean> => {
+    const steps = new DbosTurnSteps();
+    const made = { reply: 'made in this execution' };
+    const got = await steps.step('own-outcome-1', async () => made);
+    return got === made;
+  },
+  { name: 'test.ownOutcome' },
+);
+
 const scenarios = new Map<string, ScriptedServer>();
 let database: Awaited<ReturnType<typeof freshDatabase>> | undefined;
 let pool: pg.Pool;
@@ -232,6 +246,17 @@ describe('agentloop/dbos on PostgreSQL', () => {
     expect(result.state).toBe('Interrupted');
     expect(model.requests).toHaveLength(1);
     expect((await agent.send('interrupt-3', 'go on')).response).toBe('after the interrupt');
+  });
+
+  it('hands a step that ran in this execution its own outcome, not a parse of its record', async () => {
+    const handle = await DBOS.startWorkflow(ownOutcome)();
+    expect(await handle.getResult()).toBe(true);
+    // The record DBOS keeps is the JSON text a replay parses.
+    const { rows } = await pool.query(
+      `SELECT output FROM dbos.operation_outputs WHERE workflow_uuid = $1 AND function_name = 'own-outcome-1'`,
+      [handle.workflowID],
+    );
+    expect(rows[0]?.output).toContain('made in this execution');
   });
 
   it("waits at a turn's end for the steps still running, and for no event-loop turn after them", async () => {

@@ -244,8 +244,7 @@ export function registerBareDbosWorkflow(DBOS) {
  * (the baseline until dbos36d). `name`: the workflow's (default `bench.hand`).
  */
 export function registerHandDbosWorkflow(DBOS, completes, { pool, name = 'bench.hand' } = {}) {
-  const step = async (name, run) =>
-    JSON.parse(await DBOS.runStep(async () => JSON.stringify(await run()), { name }));
+  const step = (name, run) => jsonStep(DBOS, name, run);
   const sessions = pool ? handSessions(pool) : undefined;
   return DBOS.registerWorkflow(
     async (shape, sessionId) => {
@@ -262,6 +261,25 @@ export function registerHandDbosWorkflow(DBOS, completes, { pool, name = 'bench.
 }
 
 /**
+ * A `DBOS.runStep` recording what `run` resolves with as JSON text (as the adapter's steps record
+ * theirs, rather than DBOS's SuperJSON of the object): the value itself when the step ran in this
+ * execution (as the adapter's steps return it since dbosgap36), the parsed record when DBOS answered
+ * from one (a replay).
+ */
+export async function jsonStep(DBOS, name, run) {
+  let ran;
+  const recorded = await DBOS.runStep(
+    async () => {
+      const value = await run();
+      ran = { value };
+      return JSON.stringify(value);
+    },
+    { name },
+  );
+  return ran ? ran.value : JSON.parse(recorded);
+}
+
+/**
  * The agent with no adapter as DBOS workflow `bench.agent(shape, sessionId)` (dbos36d): each effect a
  * `DBOS.runStep` recording JSON text (the `durableSteps` seam, as the adapter's steps record theirs),
  * the session's snapshot read at the start and saved at the end as the hand-written loop keeps its
@@ -273,10 +291,7 @@ export function registerHandDbosWorkflow(DBOS, completes, { pool, name = 'bench.
  */
 export function registerAgentDbosWorkflow(DBOS, shapes, { pool }) {
   const sessions = handSessions(pool, 'bench_agent');
-  const steps = {
-    step: async (key, run) =>
-      JSON.parse(await DBOS.runStep(async () => JSON.stringify(await run()), { name: key })),
-  };
+  const steps = { step: (key, run) => jsonStep(DBOS, key, run) };
   return DBOS.registerWorkflow(
     async (shape, sessionId) => {
       const workflowId = DBOS.workflowID;

@@ -52,24 +52,30 @@ export class DbosTurnSteps implements DurableSteps {
   async step<T>(key: string, run: () => Promise<T>): Promise<T> {
     this.#running++;
     let outcome: StepOutcome<T>;
+    /** What this attempt's run of the step recorded: read back as is, not parsed from its record. */
+    let ran: StepOutcome<T> | undefined;
     try {
       const recorded = await DBOS.runStep(
         async (): Promise<string> => {
-          if (this.#held !== undefined) return JSON.stringify({ skipped: this.#held });
+          if (this.#held !== undefined) {
+            ran = { skipped: this.#held };
+            return JSON.stringify(ran);
+          }
           const entry: { interrupt?: string } = {};
           this.#live.add(entry);
           try {
             const value = await run();
-            return JSON.stringify(
-              entry.interrupt !== undefined ? { value, interrupt: entry.interrupt } : { value },
-            );
+            ran = entry.interrupt !== undefined ? { value, interrupt: entry.interrupt } : { value };
+            return JSON.stringify(ran);
           } finally {
             this.#live.delete(entry);
           }
         },
         { name: key },
       );
-      outcome = fromRecord<T>(recorded);
+      // The step ran here: its outcome is the one just recorded, the objects the effect made (as the
+      // agent in process gets them); a replay parses the record, which holds the same JSON data.
+      outcome = ran ?? fromRecord<T>(recorded);
     } finally {
       this.#running--;
       if (this.#running === 0) for (const wake of this.#waiters) wake();
