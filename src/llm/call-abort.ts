@@ -38,18 +38,10 @@ export class CallAbort implements StopNotice {
     caller: { signal?: AbortSignal | undefined; stop?: StopNotice | undefined },
     deadline: number | null,
   ) {
-    const stop = caller.stop;
-    const signal = caller.signal;
+    const stop = caller.stop ?? (caller.signal ? fromSignal(caller.signal) : undefined);
     if (stop) {
       if (stop.aborted) this.abort(stop.reason);
       else this.#detach = stop.onAbort(() => this.abort(stop.reason));
-    } else if (signal) {
-      if (signal.aborted) this.abort(signal.reason);
-      else {
-        const forward = () => this.abort(signal.reason);
-        signal.addEventListener('abort', forward, { once: true });
-        this.#detach = () => signal.removeEventListener('abort', forward);
-      }
     }
     if (deadline !== null && !this.aborted) {
       this.#timer = setTimeout(
@@ -100,6 +92,22 @@ export class CallAbort implements StopNotice {
     this.#attempt = undefined;
     this.#listeners = undefined;
   }
+}
+
+/** A `StopNotice` from an AbortSignal: its listener is the signal's own `abort` listener. */
+export function fromSignal(signal: AbortSignal): StopNotice {
+  return {
+    get aborted() {
+      return signal.aborted;
+    },
+    get reason() {
+      return signal.reason;
+    },
+    onAbort(listener) {
+      signal.addEventListener('abort', listener, { once: true });
+      return () => signal.removeEventListener('abort', listener);
+    },
+  };
 }
 
 /**

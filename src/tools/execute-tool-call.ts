@@ -1,4 +1,4 @@
-import type { StopNotice } from '../llm/call-abort.js';
+import { fromSignal, type StopNotice } from '../llm/call-abort.js';
 import type { ToolEndInfo } from '../telemetry/agent-telemetry.js';
 import type { TelemetryScope } from '../telemetry/telemetry-scope.js';
 import { toolTelemetry } from '../telemetry/trace-parent.js';
@@ -13,22 +13,7 @@ import type { ToolRegistry } from './tool-registry.js';
  * adapts one. The model call hears its stop the same way (src/llm/call-abort.ts).
  */
 export type { StopNotice };
-
-/** A `StopNotice` from an AbortSignal. */
-export function fromSignal(signal: AbortSignal): StopNotice {
-  return {
-    get aborted() {
-      return signal.aborted;
-    },
-    get reason() {
-      return signal.reason;
-    },
-    onAbort(listener) {
-      signal.addEventListener('abort', listener, { once: true });
-      return () => signal.removeEventListener('abort', listener);
-    },
-  };
-}
+export { fromSignal };
 
 /** Options for running one call. */
 export interface ExecuteToolCallOptions {
