@@ -89,6 +89,7 @@ import {
   shapeOf,
   shapeOptions,
   startShapes,
+  TASK,
 } from './lib/engine-shapes.mjs';
 import { clusterCpuMs, processCpuMsFine, threadCpuMs, threadSwitches } from './lib/process-cpu.mjs';
 import { agentRestateObject } from './lib/restate-agent-object.mjs';
@@ -278,7 +279,7 @@ const closers = [];
 // JIT warm-up for every mode: the first mode measured would pay it otherwise.
 await measureShapes('jit', async (id) => {
   const agent = createAgent({ ...routedOptions(id), sessionId: storeId(id) });
-  check(await agent.send('look the values up'));
+  check(await agent.send(TASK));
   agent.stop();
 });
 const pg = (await import('pg')).default;
@@ -290,7 +291,7 @@ try {
   if (only.has('in-process')) {
     await use('in-process', 'inproc', async (id) => {
       const agent = createAgent({ ...routedOptions(id), sessionId: storeId(id) });
-      check(await agent.send('look the values up'));
+      check(await agent.send(TASK));
       agent.stop();
     });
   }
@@ -315,7 +316,7 @@ try {
     closers.push(() => store.close());
     await use('in-process-pg', 'inpg', async (id) => {
       const agent = createAgent({ ...routedOptions(id), store, session: storeId(id) });
-      check(await agent.send('look the values up'));
+      check(await agent.send(TASK));
       await agent.flush();
       agent.stop();
     });
@@ -332,7 +333,7 @@ try {
         },
       };
       const agent = createAgent({ ...routedOptions(id), sessionId: storeId(id), durableSteps: steps });
-      check(await agent.send('look the values up'));
+      check(await agent.send(TASK));
       agent.stop();
     });
   }
@@ -356,7 +357,7 @@ try {
         },
       };
       const agent = createAgent({ ...routedOptions(id), sessionId: storeId(id), durableSteps: steps });
-      check(await agent.send('look the values up'));
+      check(await agent.send(TASK));
       agent.stop();
     });
   }
@@ -392,7 +393,7 @@ try {
       try {
         results['pg-workers'][shape] = await measure('pgw', shape, async (id) => {
           const sid = storeId(id);
-          await client.send(sid, 'look the values up');
+          await client.send(sid, TASK);
           const view = await client.waitFor(sid, { states: ['Completed', 'Error'], timeoutMs: 60_000 });
           if (view.state !== 'Completed') throw new Error(`session ${sid} ended ${view.state}`);
         });
@@ -434,11 +435,11 @@ try {
     closers.push(endpoint.close);
     if (only.has('restate')) {
       const client = restateClient({ url: server.ingress, agent: 'bench' });
-      await use('restate', 'restate', async (id) => check(await client.send(id, 'go')));
+      await use('restate', 'restate', async (id) => check(await client.send(id, TASK)));
     }
     if (restateB) {
       const client = restateB.restateClient({ url: server.ingress, agent: 'benchb' });
-      await use('restate-b', 'restateb', async (id) => check(await client.send(id, 'go')));
+      await use('restate-b', 'restateb', async (id) => check(await client.send(id, TASK)));
     }
     if (only.has('restate-bare')) {
       await use('restate-bare', 'bare', async (id) =>
@@ -520,14 +521,14 @@ try {
     };
     if (only.has('dbos')) {
       await use('dbos', 'dbos', async (id) => {
-        const workflowId = await agent.post(id, 'go');
+        const workflowId = await agent.post(id, TASK);
         workflows.dbos.push({ id, workflowId });
         check(await DBOS.retrieveWorkflow(workflowId).getResult({ pollingIntervalMs: pollMs }));
       });
     }
     if (agentB) {
       await use('dbos-b', 'dbosb', async (id) => {
-        const workflowId = await agentB.post(id, 'go');
+        const workflowId = await agentB.post(id, TASK);
         workflows['dbos-b'].push({ id, workflowId });
         check(await DBOS.retrieveWorkflow(workflowId).getResult({ pollingIntervalMs: pollMs }));
       });

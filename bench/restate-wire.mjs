@@ -72,12 +72,12 @@ const server = await startRestateServer();
 const handObject = handRestateObject(sdk, completes);
 // The same loop with its steps marked: its own object, so that the journal read above stays the plain one's.
 const { handTurn } = await import('./lib/engine-shapes.mjs');
-const { taskMessages } = await import('./lib/chat-calls.mjs');
+const { firstMessages } = await import('./lib/engine-shapes.mjs');
 const handMarked = sdk.object({
   name: 'handmarked',
   handlers: {
     send: async (ctx, input) => {
-      const messages = (await ctx.get('messages')) ?? taskMessages();
+      const messages = (await ctx.get('messages')) ?? firstMessages();
       const result = await handTurn(
         completes[input.shape],
         markedRun(ctx),

@@ -23,10 +23,14 @@ const implementations = { [TOOL_NAME]: lookup };
  * `complete(messages, signal?)`: one Chat Completions call with the task's tool, resolving with the
  * assistant message. Streaming accumulates the deltas (tool calls by index). `onArgsDelivered`
  * (figure 3 only) notes when the SDK hands over the chunk that completes a call's arguments.
+ * `request`: the model and tool list to send instead of the task's (bench/lib/engine-shapes.mjs sends
+ * the agent's own, so that both loops send the same bodies).
  */
-export function createComplete(client, { stream, onArgsDelivered }) {
+export function createComplete(client, { stream, onArgsDelivered, request }) {
+  const model = request?.model ?? MODEL;
+  const toolList = request?.tools ?? tools;
   return async (messages, signal) => {
-    const body = { model: MODEL, messages, tools, tool_choice: 'auto' };
+    const body = { model, messages, tools: toolList, tool_choice: 'auto' };
     const options = signal ? { signal } : undefined;
     if (!stream) return (await client.chat.completions.create(body, options)).choices[0].message;
     const response = await client.chat.completions.create(

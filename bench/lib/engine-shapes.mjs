@@ -6,7 +6,7 @@ import http2 from 'node:http2';
 import { z } from 'zod';
 import { createAgent, defineTool } from '../../dist/index.js';
 import { startScriptedServer } from '../../dist/testing/index.js';
-import { assistantMessage, createComplete, taskMessages } from './chat-calls.mjs';
+import { assistantMessage, createComplete } from './chat-calls.mjs';
 import { OpenAI } from './root-deps.mjs';
 
 /** What the one tool reads for `key`. */
@@ -22,6 +22,10 @@ export const lookup = defineTool({
 const call = (i) => ({ name: 'lookup', arguments: { key: `k${i}` } });
 /** Every shape's final answer. */
 export const FINAL = 'All values looked up.';
+/** What every session is asked, by the agent modes and the hand-written loop alike. */
+export const TASK = 'look the values up';
+/** The hand-written loop's first messages: the task, as the agent sends it (no system prompt). */
+export const firstMessages = () => [{ role: 'user', content: TASK }];
 
 /** Each shape's model replies, as its scripted model server answers them. */
 const SCRIPTS = {
@@ -89,7 +93,64 @@ export async function startShapes() {
       throw new Error(`${name}: the bare plan is not the turn's steps`);
     shapes[name] = shape;
   }
+  const request = await agentRequest(shapes.text);
+  for (const shape of Object.values(shapes)) shape.request = request;
+  await checkSameRequests(shapes);
   return shapes;
+}
+
+/**
+ * Runs one session of each shape with the agent and one with the hand-written loop, and throws unless
+ * every request body of the two is the same text: the bench's comparison of the two loops holds only
+ * while they ask the model servers for the same work.
+ */
+async function checkSameRequests(shapes) {
+  const completes = handCompletes(shapes);
+  for (const [name, shape] of Object.entries(shapes)) {
+    const bodies = () => {
+      const texts = shape.server.requests.map((r) => JSON.stringify(r));
+      shape.server.reset();
+      return texts;
+    };
+    const agent = createAgent({ ...shapeOptions(shapes, name), sessionId: `${name}.request-check` });
+    try {
+      await agent.send(TASK);
+    } finally {
+      agent.stop();
+    }
+    const agentBodies = bodies();
+    await handTurn(
+      completes[name],
+      (_key, run) => run(),
+      (steps) => Promise.all(steps),
+    );
+    const handBodies = bodies();
+    const differs = agentBodies.findIndex((body, i) => body !== handBodies[i]);
+    if (differs >= 0 || agentBodies.length !== handBodies.length)
+      throw new Error(
+        `${name}: the hand-written loop's requests differ from the agent's (request ${differs + 1} of ${agentBodies.length})`,
+      );
+  }
+}
+
+/**
+ * The model and the tool list the agent sends (its `lookup` and its default tools: the loop controls
+ * and `update_plan`), read from one agent session's first request, so that the hand-written loop
+ * sends the same request bodies: what both loops pay to serialize, send and parse is then the same,
+ * and what is left between them is the loops' own work. Until 2026-11-29 (issue 36) the hand-written
+ * loop sent the bench task's one tool and prompts, 1.4 KB a request less than the agent.
+ */
+async function agentRequest(shape) {
+  const agent = createAgent({ ...shapeOptions({ probe: shape }, 'probe'), sessionId: 'request-probe' });
+  try {
+    await agent.send(TASK);
+  } finally {
+    agent.stop();
+  }
+  const first = shape.server.requests[0];
+  shape.server.reset();
+  if (!first?.tools?.length) throw new Error('the agent sent no tools: cannot copy its request');
+  return { model: first.model, tools: first.tools };
 }
 
 export async function closeShapes(shapes) {
@@ -139,13 +200,13 @@ export function bareRestateObject(sdk, { name = 'bare', yieldFirst = false } = {
 /**
  * A hand-written agent loop with no agentloop (the `openai` SDK, streaming, as the agent calls it;
  * bench/lib/chat-calls.mjs): each model call and each tool call through `step(name, run)`, a reply's
- * tool calls at once through `all`; `messages` (the task's by default) grows with the turn's. With `ctx.run` as the step it is the least a Restate agent can
+ * tool calls at once through `all`; `messages` ({@link firstMessages} by default) grows with the turn's. With `ctx.run` as the step it is the least a Restate agent can
  * do for the same turn, so `restate - restate-hand` less `in-process - hand` is the adapter's part
  * against steps that do the same I/O (the bare engine's steps return at once). `messages`: the
- * conversation so far (a session's kept messages), the task's first messages by default; the turn
+ * conversation so far (a session's kept messages), {@link firstMessages} by default; the turn
  * appends to it.
  */
-export async function handTurn(complete, step, all, messages = taskMessages()) {
+export async function handTurn(complete, step, all, messages = firstMessages()) {
   for (let i = 1; ; i++) {
     const message = await step(`${i}/model`, () => complete(messages));
     messages.push(assistantMessage(message));
@@ -171,6 +232,7 @@ export function handCompletes(shapes) {
       name,
       createComplete(new OpenAI({ baseURL: shape.server.url, apiKey: 'bench', maxRetries: 0 }), {
         stream: true,
+        request: shape.request,
       }),
     ]),
   );
@@ -191,7 +253,7 @@ export function handRestateObject(sdk, completes, { keepsState = true } = {}) {
     handlers: {
       send: keepsState
         ? async (ctx, input) => {
-            const messages = (await ctx.get('messages')) ?? taskMessages();
+            const messages = (await ctx.get('messages')) ?? firstMessages();
             const result = await handTurn(completes[input.shape], step(ctx), all, messages);
             ctx.set('messages', messages);
             return result;
@@ -251,7 +313,7 @@ export function registerHandDbosWorkflow(DBOS, completes, { pool, name = 'bench.
       const all = (steps) => Promise.all(steps);
       if (!sessions) return handTurn(completes[shape], step, all);
       const workflowId = DBOS.workflowID;
-      const messages = (await sessions.start(sessionId, workflowId)) ?? taskMessages();
+      const messages = (await sessions.start(sessionId, workflowId)) ?? firstMessages();
       const result = await handTurn(completes[shape], step, all, messages);
       await sessions.end(sessionId, workflowId, messages);
       return result;
@@ -303,7 +365,7 @@ export function registerAgentDbosWorkflow(DBOS, shapes, { pool }) {
         durableSteps: steps,
       });
       try {
-        const result = await agent.send('look the values up');
+        const result = await agent.send(TASK);
         await sessions.end(sessionId, workflowId, agent.actor.getPersistedSnapshot());
         return { response: result.response };
       } finally {

@@ -3,7 +3,7 @@
 // approval and interrupt loop, its driver's rounds), and `(restate-agent - restate-hand) - (in-process
 // - hand)` what the agent itself costs more inside Restate than it does in process.
 import { createAgent } from '../../dist/index.js';
-import { FINAL, shapeOptions } from './engine-shapes.mjs';
+import { FINAL, shapeOptions, TASK } from './engine-shapes.mjs';
 
 /**
  * The smallest correct `DurableSteps` on a Restate context: each effect a `ctx.run` issued where the
@@ -72,7 +72,7 @@ export function agentRestateObject(sdk, shapes, { name = 'agent' } = {}) {
           durableSteps: gatheredSteps(sdk, ctx),
         });
         try {
-          const result = await agent.send('go');
+          const result = await agent.send(TASK);
           ctx.set('snapshot', agent.actor.getPersistedSnapshot());
           if (result.response !== FINAL) throw new Error(`unexpected ${result.response}`);
           return { response: result.response };
