@@ -31,7 +31,8 @@
 //                the same poll), and both wait for the result with the same call.
 //   hand / restate-hand / dbos-hand   the hand-written loop with no agentloop (the `openai` SDK, a
 //                step per model call and per tool call): in process, and on each engine, where its
-//                steps do the agent's I/O; the adapter's part against it is
+//                steps do the agent's I/O, sending the agent's own request bodies (its tools, the
+//                same task; checked byte for byte at start-up); the adapter's part against it is
 //                (engine - engine-hand) - (in-process - hand).
 //                restate-hand keeps its messages in the object's state (a `get` at the start, a
 //                `set` at the end), as a loop that takes a session's next turn must (since rest36d).
