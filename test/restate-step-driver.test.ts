@@ -55,13 +55,63 @@ const batch = restate.object({
   },
 });
 
+/** Resolves with the event-loop turns that passed before `promise` settled (at most 5). */
+async function turnsUntil(promise: Promise<void>): Promise<number> {
+  let settled = false;
+  void promise.then(() => {
+    settled = true;
+  });
+  for (let turns = 0; turns < 5; turns++) {
+    await Promise.resolve();
+    await Promise.resolve();
+    if (settled) return turns;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  return 5;
+}
+
+/**
+ * Per session, the event-loop turns `settled()` waited after each settled step: a batch of three
+ * calls asked in one go (`batch`); or (`apart`) a slow and a quick step asked together, the quick one's
+ * end asking for a third, which ends while the slow one (of the earlier round) still runs.
+ */
+const looks = new Map<string, number[]>();
+
+const looking = restate.object({
+  name: 'looking',
+  handlers: {
+    send: async (ctx: restate.ObjectContext, shape: 'batch' | 'apart'): Promise<number[]> => {
+      const seen: number[] = [];
+      looks.set(ctx.key, seen);
+      const driver = new RestateStepDriver(ctx);
+      const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+      const steps: Promise<unknown>[] = [];
+      if (shape === 'batch') {
+        for (const i of [0, 1, 2]) steps.push(driver.step(`call_${i}`, () => pause(20 * i).then(() => i)));
+      } else {
+        steps.push(driver.step('slow', () => pause(400).then(() => 'slow')));
+        const quick = driver.step('quick', async () => 'quick');
+        // The asker's reaction to the quick step asks for one more (as a compaction's end asks for a model call).
+        steps.push(quick.then(() => steps.push(driver.step('third', async () => 'third'))));
+      }
+      await driver.settled();
+      while (!driver.idle) {
+        await driver.next();
+        seen.push(await turnsUntil(driver.settled()));
+      }
+      await Promise.all(steps);
+      return seen;
+    },
+  },
+});
+
 describe.skipIf('missing' in binary)('the Restate step driver', () => {
   let server: RestateServer;
   let endpoint: { url: string; close(): Promise<void> };
 
   beforeAll(async () => {
     server = await startRestateServer();
-    endpoint = await registeredEndpoint(server, batch);
+    endpoint = await registeredEndpoint(server, batch, looking);
   }, 60_000);
 
   afterAll(async () => {
@@ -82,6 +132,20 @@ describe.skipIf('missing' in binary)('the Restate step driver', () => {
     expect([...(first?.order ?? [])].sort()).toEqual(['r0', 'r1', 'r2', 'r3', 'r4']);
     expect(replay).toEqual(first);
   }, 60_000);
+
+  it("looks again at once while a batch's other calls run, and waits two turns once none runs", async () => {
+    const call = (key: string, shape: string) =>
+      fetch(`${server.ingress}/looking/${key}/send`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(shape),
+      }).then((response) => response.json());
+    // Calls 0 and 1 end while the others run: no turns; the last leaves nothing running: two.
+    expect(await call('batch', 'batch')).toEqual([0, 0, 2]);
+    // The quick step ends beside the slow one asked with it: at once. The third ends beside the slow
+    // one of an earlier round: the machine may ask for more then, so the loop lets it react two turns.
+    expect(await call('apart', 'apart')).toEqual([0, 2, 2]);
+  }, 60_000);
 });
 
 // The turn loop's wait for the machine (rsplit36): it looks again as soon as the machine asked for a
@@ -92,20 +156,6 @@ describe('the Restate step driver: settled()', () => {
     map: () => new Promise(() => {}),
   } as unknown as restate.RestatePromise<unknown>;
   const ctx = {} as restate.ObjectContext;
-  /** Resolves with the event-loop turns that passed before `promise` settled (at most 5). */
-  const turnsUntil = async (promise: Promise<void>): Promise<number> => {
-    let settled = false;
-    void promise.then(() => {
-      settled = true;
-    });
-    for (let turns = 0; turns < 5; turns++) {
-      await Promise.resolve();
-      await Promise.resolve();
-      if (settled) return turns;
-      await new Promise<void>((resolve) => setImmediate(resolve));
-    }
-    return 5;
-  };
 
   it('looks again at once when the machine asked for a step', async () => {
     const driver = new RestateStepDriver(ctx);

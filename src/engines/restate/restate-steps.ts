@@ -7,6 +7,10 @@ type Outcome = { id: number; outcome: { value: unknown } | { error: unknown } };
 /** A Restate promise the turn waits for, and what to do with its outcome. */
 interface Waiting {
   promise: RestatePromise<unknown>;
+  /** A `ctx.run` step of an effect (not an awakeable). */
+  step: boolean;
+  /** The wait during or before which it was asked: a tool batch's calls are asked in one go, so they share one. */
+  round: number;
   settle: (outcome: { value: unknown } | { error: unknown }) => void;
   /**
    * Its outcome as data (`promise.map`), made once and raced in every round it waits in. Dropped
@@ -34,20 +38,30 @@ export class RestateStepDriver implements DurableSteps {
   #asked = false;
   /** Ends the wait of {@link settled} early, when it waits. */
   #kick: (() => void) | undefined;
+  /** Counts the waits ({@link next}): what is asked between two of them shares a round. */
+  #round = 0;
+  /** Whether the last wait settled a step and left only steps asked with it running (its batch's other calls). */
+  #batchRunning = false;
 
   constructor(ctx: ObjectContext) {
     this.#ctx = ctx;
   }
 
   step<T>(key: string, run: () => Promise<T>): Promise<T> {
-    return this.wait(this.#ctx.run(key, run)) as Promise<T>;
+    return this.#enter(this.#ctx.run(key, run), true);
   }
 
   /** Waits for a Restate promise (an awakeable) through the loop. */
   wait<T>(promise: RestatePromise<T>): Promise<T> {
+    return this.#enter(promise, false);
+  }
+
+  #enter<T>(promise: RestatePromise<T>, step: boolean): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.#waiting.set(this.#next++, {
         promise,
+        step,
+        round: this.#round,
         settle: (outcome) => ('value' in outcome ? resolve(outcome.value as T) : reject(outcome.error)),
       });
       this.wake();
@@ -63,14 +77,18 @@ export class RestateStepDriver implements DurableSteps {
   /**
    * Lets the machine react to what was just settled, before the loop looks at it: resolves a microtask
    * after the machine asked for a step or the turn ended ({@link wake}: the machine asks for a
-   * batch's steps in one go, so they are all asked by then), or, when it asks for nothing (it came to
-   * an approval wait), after every promise reaction and two turns of the event loop ({@link quiesce}).
-   * Until 2026-11-29 every round waited the two turns (rsplit36): two wakes of the thread a step, and
-   * the step's closure started two turns later.
+   * batch's steps in one go, so they are all asked by then), or after the last wait settled one step
+   * and left running only steps asked with it (a call of a tool batch ended before the others: the
+   * machine asks for nothing until they end, so the next wait may start at once), or, when it asks
+   * for nothing (it came to an approval wait), after every promise reaction and two turns of the
+   * event loop ({@link quiesce}). Until 2026-11-29 every round waited the two turns (rsplit36): two
+   * wakes of the thread a step, and the step's closure started two turns later; a batch's calls that
+   * ended before the last paid them until issue 36's last session.
    */
   settled(): Promise<void> {
-    if (this.#asked) {
+    if (this.#asked || this.#batchRunning) {
       this.#asked = false;
+      this.#batchRunning = false;
       return Promise.resolve();
     }
     return new Promise<void>((resolve) => {
@@ -100,6 +118,7 @@ export class RestateStepDriver implements DurableSteps {
   async next(): Promise<'settled' | 'cancelled'> {
     // What was asked until now is in this wait: the next round's `settled` waits for what comes after.
     this.#asked = false;
+    this.#round++;
     let winner: Outcome;
     try {
       winner = await this.#first();
@@ -111,6 +130,7 @@ export class RestateStepDriver implements DurableSteps {
     if ('error' in winner.outcome && winner.outcome.error instanceof CancelledError) return this.#cancelled();
     const waiting = this.#waiting.get(winner.id);
     this.#waiting.delete(winner.id);
+    this.#batchRunning = waiting?.step === true && onlyItsBatch(this.#waiting, waiting.round);
     waiting?.settle(winner.outcome);
     return 'settled';
   }
@@ -132,6 +152,18 @@ export class RestateStepDriver implements DurableSteps {
     for (const waiting of this.#waiting.values()) waiting.outcome = undefined;
     return 'cancelled';
   }
+}
+
+/**
+ * Whether something still runs and all of it is steps asked in `round` (with the step that just
+ * settled): the machine's reaction to one call of a batch asks for nothing while its other calls run.
+ * A step asked in another round (a stopped model call's, still running when a compaction's step
+ * settled) does not count: the machine may ask for a step in reaction, which the next wait must hold.
+ */
+function onlyItsBatch(waiting: Map<number, Waiting>, round: number): boolean {
+  if (waiting.size === 0) return false;
+  for (const other of waiting.values()) if (!other.step || other.round !== round) return false;
+  return true;
 }
 
 /** The waiting promise's outcome as data, made once per promise (until a cancellation drops it). */
