@@ -7,6 +7,7 @@
 
 import { describe, expect, it } from 'vitest';
 import type { AnyActorRef, InspectionEvent } from 'xstate';
+import { MemorySessionStore } from '../src/index.js';
 import { type WorkCounts, workSnapshot } from '../src/work-counters.js';
 import { agentAt, serve } from './support/harness.js';
 
@@ -51,9 +52,10 @@ describe('the work of starting an agent, counted', () => {
     expect(work.actors).toEqual(['agent', 'callLlm']);
     expect(work.steps).toEqual(['xstate.init', 'INITIALIZE', ...TURN_STEPS]);
     expect(work.children).toEqual([]);
-    // Entering Initializing (1) and AwaitingInput with `initialized` (1, one update: it was two), then
-    // the turn: the message (1), entering Thinking (1), the answer (1), the turn's end (1), Completed (1).
-    expect(work.contextUpdates).toBe(2 + 5);
+    // Start-up: AwaitingInput entered with `initialized` set (1). It was three updates: entering
+    // Initializing (the context now starts there), the `initialize` actor's output, entering AwaitingInput.
+    // Then the turn: the message (1), entering Thinking (1), the answer (1), the turn's end (1), Completed (1).
+    expect(work.contextUpdates).toBe(1 + 5);
   });
 
   it('with an `initialize` option: its actor runs, and is stopped once it has answered', async () => {
@@ -63,6 +65,19 @@ describe('the work of starting an agent, counted', () => {
     expect(work.actors).toEqual(['agent', 'initialize', 'callLlm']);
     expect(work.steps).toEqual(['xstate.init', 'INITIALIZE', 'xstate.done.actor.initialize', ...TURN_STEPS]);
     expect(work.children).toEqual([]);
-    expect(work.contextUpdates).toBe(2 + 5);
+    expect(work.contextUpdates).toBe(1 + 5);
+  });
+
+  it('a listener hears one state_change at start-up, into AwaitingInput, whether the agent waits for its session or not', async () => {
+    const server = await serve({ turns: [{ content: 'hello' }] });
+    for (const options of [{}, { store: new MemorySessionStore(), session: 'start-up' }]) {
+      const agent = agentAt(server, options);
+      const heard: unknown[] = [];
+      agent.on('state_change', (e) => heard.push([e.previous, e.state]));
+      await agent.ready();
+      // The context starts in Initializing: entering it is no update and no event (an agent whose
+      // start waited for its session used to tell its listeners `null -> Initializing` first).
+      expect(heard).toEqual([['Initializing', 'AwaitingInput']]);
+    }
   });
 });

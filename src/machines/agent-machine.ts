@@ -104,8 +104,9 @@ export const agentMachine = machineSetup
       // says whether an `initialize` effect is bound. Only then is the `initialize` actor made: an agent
       // without one goes to AwaitingInput in that one step. Its end and failure are handled here (not
       // as an invoke's), as is an `initialize` actor restored from a snapshot an older version saved.
+      // The context starts with `lastState: 'Initializing'` (initialContext): no update on entry.
       Initializing: {
-        entry: [{ type: 'enterState', params: { state: 'Initializing' } }, 'startUp'],
+        entry: 'startUp',
         on: {
           INITIALIZE: [
             { guard: 'runsInitialize', actions: 'runInitialize' },
