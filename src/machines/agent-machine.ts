@@ -42,9 +42,10 @@ import { machineSetup } from './machine-setup.js';
 
 /**
  * The agent loop as a statechart. Pure definition: the LLM call (`callLlm`), the tool runner
- * (`runTools`) and start-up (`initialize`, only for an agent with that effect) are actors referenced by name that run the effects bound to
- * the agent actor (`bindAgentEffects`; `createAgent` does it). Guards are in machine-setup.ts, actions
- * in actions/, the tool batch's operations in tool-batch.ts. See docs/agent-loop.md.
+ * (`runTools`) and start-up (`initialize`, only for an agent with that effect) are actors referenced
+ * by name that run the effects bound to the agent actor (`bindAgentEffects`; `createAgent` does it).
+ * Guards are in machine-setup.ts, actions in actions/, the tool batch's operations in tool-batch.ts.
+ * See docs/agent-loop.md.
  */
 export const agentMachine = machineSetup
   .extend({
