@@ -40,6 +40,7 @@ export const isolatedFiles: Record<string, string> = {
   'test/session-snapshot-validation.test.ts':
     "process 'unhandledRejection' listeners (watchCrashes): another file's leftovers would count",
   'test/model-call-work.test.ts': "process-wide work counters: another file's leftover work would count",
+  'test/start-up-work.test.ts': "process-wide work counters: another file's leftover work would count",
   'test/durable-model-record.test.ts': 'process-wide work counters (the request hash)',
   'test/mcp-ask-work.test.ts': "process-wide work counters: another file's leftover work would count",
 };

@@ -46,7 +46,7 @@ describe('initialContext', () => {
       alwaysAllowed: [],
       plan: null,
       initialized: false,
-      lastState: null,
+      lastState: 'Initializing',
       compaction: null,
     });
   });

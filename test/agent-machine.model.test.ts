@@ -62,6 +62,8 @@ const EVENT_CASES = [
   'LLM.TOOL_CALL_READY',
   'LLM.RESET',
   'LLM.CONTEXT',
+  'INITIALIZE:effect', // start-up with an `initialize` effect: its actor is spawned
+  'INITIALIZE:none', // start-up without one: straight to AwaitingInput
   'xstate.done.actor.initialize',
   'xstate.error.actor.initialize',
   'WRITE_FAILED', // a transcript append or save failed (ENOSPC)
@@ -105,7 +107,7 @@ function modelViolations(candidates: ModelPath[]) {
  * was answered by a tool message with no assistant message recording it. Kept as a regression test.
  */
 const DEADLINE_CUT_PATH = pathOf([
-  ev.initDone(),
+  ev.initialize(false),
   ev.userMessage(),
   ev.ready('w1'),
   ev.llmDeadline(),

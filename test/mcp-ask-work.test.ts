@@ -71,9 +71,10 @@ async function directWork(): Promise<number> {
 describe('the work of an ask_<agent> call, counted', () => {
   it('without a progressToken: what agent.send() on a saved session builds, and the calls’ ends', async () => {
     const direct = await directWork();
-    // 3 `model_call` (the transcript records them), `turn_end` (the agent settles send() on it), the
-    // first `state_change` (built before the agent's effects are bound).
-    expect(direct).toBe(3 + 1 + 1);
+    // 3 `model_call` (the transcript records them), `turn_end` (the agent settles send() on it). Before
+    // init36 one more: entering Initializing's `state_change`, built before the effects were bound (the
+    // machine's context now starts in Initializing: entering it emits nothing).
+    expect(direct).toBe(3 + 1);
     const { events, progress } = await askWork(false);
     expect(progress).toEqual([]);
     // And a `tool_call_end` per call (the structured content's status of each call). No `iteration`,
@@ -95,6 +96,6 @@ describe('the work of an ask_<agent> call, counted', () => {
       'thinking (model call 3)',
     ]);
     // On top of the above: 3 `iteration`, 2 `tool_call_start`, 2 `tool_progress`.
-    expect(events).toBe(3 + 1 + 1 + 2 + 3 + 2 + 2);
+    expect(events).toBe(3 + 1 + 2 + 3 + 2 + 2);
   });
 });

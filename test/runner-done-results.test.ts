@@ -66,8 +66,8 @@ describe('tool runner results', () => {
   it('a one-call batch is recorded by the done event alone, after its tool_call_start', async () => {
     const { received, emitted, tools } = await runTurn([call('a', 1)], runToolsEffect({ registry }));
     // The runner sends the machine nothing: the start is announced as it is spawned, the result comes
-    // with its done event.
-    expect(received.filter((t) => !t.startsWith('xstate.'))).toEqual(['USER_MESSAGE']);
+    // with its done event. (INITIALIZE: the start-up the machine asks itself for.)
+    expect(received.filter((t) => !t.startsWith('xstate.'))).toEqual(['INITIALIZE', 'USER_MESSAGE']);
     expect(tools).toEqual([{ role: 'tool', tool_call_id: 'a', content: 'n=1' }]);
     const toolEvents = emitted.filter((e) => e.type.startsWith('tool_call_')).map((e) => e.type);
     expect(toolEvents).toEqual(['tool_call_start', 'tool_call_end']);

@@ -215,7 +215,7 @@ describe('receiveReply', () => {
       batchOf(output.calls, { pending: ['b'], started: ['a', 'c'], runners: { 'tools:a': ['a', 'c'] } }),
     );
     expect(next.messages).toEqual([system, output.message]);
-    expect(next.lastState).toBeNull();
+    expect(next.lastState).toBe(context.lastState);
     expect(probe.emitted.map((e) => [e.type, e.toolCallId])).toEqual([
       ['tool_call_start', 'a'],
       ['tool_call_start', 'c'],

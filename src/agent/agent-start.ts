@@ -1,6 +1,7 @@
 import { type Actor, createActor } from 'xstate';
 import type { AgentEventBus } from '../events/event-bus.js';
 import type { Redactor } from '../events/redact.js';
+import { startUpPending, startUpSoon } from '../machines/actions/start-actions.js';
 import { bindAgentEffects } from '../machines/agent-effects.js';
 import { type AgentMachine, agentMachine } from '../machines/agent-machine.js';
 import type { AgentEvent } from '../machines/emitted-events.js';
@@ -90,6 +91,8 @@ export function startAgentActor(start: AgentStart, snapshot: unknown, catalog?: 
   persistence?.attach(actor);
   const ready = leftInitializing(actor);
   actor.start();
+  // Saved in Initializing before its start-up began: a restore runs no entry action to ask for it.
+  if (snapshot && startUpPending(actor.getSnapshot())) startUpSoon(actor);
   for (const input of [...(persistence?.afterStart() ?? []), ...start.queued()]) start.apply(input);
   // A restore that rests in Error (a lost transcript) enters no state: say so as the machine would.
   if (persistence?.report?.transcript) {

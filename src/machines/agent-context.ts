@@ -80,7 +80,9 @@ export function initialContext(input: AgentMachineInput): AgentContext {
     alwaysAllowed: [],
     plan: null,
     initialized: false,
-    lastState: null,
+    // A new machine starts in Initializing: its context is made as it enters it, so entering it is
+    // no update of its own (and no `state_change`: the agent is in Initializing from `createAgent` on).
+    lastState: 'Initializing',
     compaction: null,
   };
 }

@@ -46,5 +46,12 @@ export type AgentActorEvent =
   /** The request is past `compactAt`: compact before this model call (callLlm waits to be stopped). */
   | { type: 'LLM.COMPACT' };
 
+/**
+ * The machine's start-up, which it sends itself a microtask after it starts (see `startUp` in
+ * actions/start-actions.ts): `effect` says whether an `initialize` effect is bound, to be run by the
+ * `initialize` actor; without one the machine goes straight to AwaitingInput.
+ */
+export type AgentStartEvent = { type: 'INITIALIZE'; effect: boolean };
+
 /** Every event the machine accepts. */
-export type AgentMachineEvent = AgentInputEvent | AgentActorEvent;
+export type AgentMachineEvent = AgentInputEvent | AgentActorEvent | AgentStartEvent;

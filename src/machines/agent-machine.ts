@@ -1,5 +1,6 @@
-import { type ActorRefFrom, assign } from 'xstate';
+import type { ActorRefFrom } from 'xstate';
 import { applyCompaction, finishCompaction } from './actions/compaction-actions.js';
+import { failInitializing, finishInitializing, runInitialize, startUp } from './actions/start-actions.js';
 import { enterState } from './actions/state-actions.js';
 import {
   contextReport,
@@ -37,14 +38,14 @@ import {
   timeoutFinalCall,
 } from './actions/turn-actions.js';
 import { initialContext } from './agent-context.js';
-import type { TerminateReason } from './emitted-events.js';
 import { machineSetup } from './machine-setup.js';
 
 /**
  * The agent loop as a statechart. Pure definition: the LLM call (`callLlm`), the tool runner
- * (`runTools`) and start-up (`initialize`) are actors referenced by name that run the effects bound to
- * the agent actor (`bindAgentEffects`; `createAgent` does it). Guards are in machine-setup.ts, actions
- * in actions/, the tool batch's operations in tool-batch.ts. See docs/agent-loop.md.
+ * (`runTools`) and start-up (`initialize`, only for an agent with that effect) are actors referenced
+ * by name that run the effects bound to the agent actor (`bindAgentEffects`; `createAgent` does it).
+ * Guards are in machine-setup.ts, actions in actions/, the tool batch's operations in tool-batch.ts.
+ * See docs/agent-loop.md.
  */
 export const agentMachine = machineSetup
   .extend({
@@ -59,7 +60,9 @@ export const agentMachine = machineSetup
       emitError,
       emitTurnEnd,
       extendLimit,
+      failInitializing,
       finishCutOff,
+      finishInitializing,
       finishWithAnswer,
       finishWithBreaker,
       finishCompaction,
@@ -72,8 +75,10 @@ export const agentMachine = machineSetup
       rejectCall,
       requestApproval,
       retryNotice,
+      runInitialize,
       runnerDone,
       startEarly,
+      startUp,
       startTurn,
       stopRunners,
       streamDelta,
@@ -96,29 +101,20 @@ export const agentMachine = machineSetup
       EXTEND_LIMIT: { actions: 'extendLimit' },
     },
     states: {
+      // Start-up: the machine asks itself (INITIALIZE, a microtask after it starts: `startUp`) and
+      // says whether an `initialize` effect is bound. Only then is the `initialize` actor made: an agent
+      // without one goes to AwaitingInput in that one step. Its end and failure are handled here (not
+      // as an invoke's), as is an `initialize` actor restored from a snapshot an older version saved.
+      // The context starts with `lastState: 'Initializing'` (initialContext): no update on entry.
       Initializing: {
-        entry: { type: 'enterState', params: { state: 'Initializing' } },
-        invoke: {
-          id: 'initialize',
-          src: 'initialize',
-          input: ({ context }) => ({ sessionId: context.sessionId }),
-          onDone: {
-            target: 'AwaitingInput',
-            actions: assign(({ context, event: ev }) => ({
-              messages: context.messages.concat(ev.output?.messages ?? []),
-              initialized: true,
-            })),
-          },
-          onError: {
-            target: 'Error',
-            actions: assign(({ event: ev }) => ({
-              error: {
-                message: ev.error instanceof Error ? ev.error.message : String(ev.error),
-                code: 'init_failed',
-              },
-              terminateReason: 'error' as TerminateReason,
-            })),
-          },
+        entry: 'startUp',
+        on: {
+          INITIALIZE: [
+            { guard: 'runsInitialize', actions: 'runInitialize' },
+            { target: 'AwaitingInput', actions: 'finishInitializing' },
+          ],
+          'xstate.done.actor.initialize': { target: 'AwaitingInput', actions: 'finishInitializing' },
+          'xstate.error.actor.initialize': { target: 'Error', actions: 'failInitializing' },
         },
       },
       AwaitingInput: {

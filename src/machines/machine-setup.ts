@@ -23,8 +23,9 @@ export const machineSetup = setup({
     emitted: {} as AgentEvent,
   },
   actors: {
-    // Start-up has nothing to do without effects: the machine reaches AwaitingInput, and the first
-    // model call says what is missing.
+    // Spawned only for an agent with an `initialize` effect (INITIALIZE says so). Without effects it
+    // has nothing to do (a snapshot saved by an older version, which invoked it for every agent,
+    // restores it): the machine reaches AwaitingInput, and the first model call says what is missing.
     initialize: effectActor<InitializeOutput, { sessionId: string }>(
       'initialize',
       async (e, input, io) => (e.initialize ? e.initialize(input, io) : {}),
@@ -51,6 +52,8 @@ export const machineSetup = setup({
     batchComplete: ({ context }) => isComplete(context.batch),
     batchEndsTurn: ({ context }) => isComplete(context.batch) && loopBreaker(context.batch) !== undefined,
     runnerClosesBatch: ({ context, event }) => runnerClosesBatch(context.batch, event),
+    // The start-up has an `initialize` effect to run (INITIALIZE says so).
+    runsInitialize: ({ event }) => event.type === 'INITIALIZE' && event.effect,
     canContinueTurn: ({ context }) => context.initialized && context.turn > 0,
     isInitialized: ({ context }) => context.initialized,
     endedAtIterationLimit: ({ context }) => context.terminateReason === 'max_iterations',

@@ -127,6 +127,8 @@ const resultOf = (c: ToolCallRequest): ToolResult => ({
 
 /** Event constructors, named by event case. */
 export const ev = {
+  /** The start-up the machine asks itself for, with or without an `initialize` effect bound. */
+  initialize: (effect: boolean): ModelEvent => ({ type: 'INITIALIZE', effect }),
   initDone: (): ModelEvent => ({ type: 'xstate.done.actor.initialize', output: {}, actorId: 'initialize' }),
   initError: (): ModelEvent => ({
     type: 'xstate.error.actor.initialize',
@@ -214,6 +216,8 @@ export function eventCase(event: ModelEvent): string {
       return event.error.code === 'deadline_exceeded' ? 'llm:deadline' : 'llm:error';
     case 'TOOL.FINISHED':
       return `tool-result:${event.result.name}`;
+    case 'INITIALIZE':
+      return event.effect ? 'INITIALIZE:effect' : 'INITIALIZE:none';
     default:
       // A runner's done event reports the result of the call that finished last.
       if (isRunnerDone(event))
@@ -253,6 +257,10 @@ const doneEvent = (c: AgentContext, runner: string) =>
 /** agent.compact() after a turn, when there is something to summarize (else it sends nothing). */
 const compactNow = (c: AgentContext) => (c.turn > 0 && compactionCalls(c) ? [ev.compacted(c)] : []);
 
+/** Whether the snapshot's `initialize` actor runs (start-up with an effect, until it ends). */
+export const initializing = (snapshot: Snapshot) =>
+  snapshot.value === 'Initializing' && snapshot.children.initialize !== undefined;
+
 /**
  * What can happen next in the real world, given the snapshot. Events the real world produces by
  * itself right after the previous step (a runner's done event, an auto-run tool finishing) are the
@@ -273,7 +281,10 @@ export function menu(snapshot: Snapshot): ModelEvent[] {
   const extend = c.maxIterations < MAX_EXTENDED ? [ev.extendLimit()] : [];
   switch (value) {
     case 'Initializing':
-      return [ev.initDone(), ev.initError()];
+      // Its `initialize` actor runs (spawned on INITIALIZE), or start-up has not begun.
+      return initializing(snapshot)
+        ? [ev.initDone(), ev.initError()]
+        : [ev.initialize(true), ev.initialize(false)];
     case 'AwaitingInput':
       return [ev.userMessage()];
     case 'Thinking': {
@@ -349,6 +360,7 @@ export function abstractState(snapshot: Snapshot): string {
     c.batch.pending.includes(id) ? 'P' : c.batch.results[id] ? 'R' : c.batch.started.includes(id) ? 'S' : '-';
   return JSON.stringify([
     snapshot.value,
+    initializing(snapshot),
     c.initialized,
     c.turn > 0,
     Math.min(c.iteration, c.maxIterations + 1),

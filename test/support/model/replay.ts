@@ -220,13 +220,16 @@ export async function replay(path: ModelPath): Promise<ReplayReport> {
   });
 
   const init = deferred<{ messages?: Message[] }>();
+  const start = steps[0]?.event;
+  const withInitialize = start?.type !== 'INITIALIZE' || start.effect;
   const transitions = new Set<string>();
   const agent: Agent = createAgent({
     baseURL: server.url,
     apiKey: 'test',
     tools: [work, deploy],
     instructions: 'Be brief.',
-    initialize: () => init.promise,
+    // Only a path that starts up with an `initialize` effect has one (the machine says which).
+    ...(withInitialize ? { initialize: () => init.promise } : {}),
     limits: { maxIterations: MAX_ITERATIONS, ...(withDeadline ? { timeoutMs: DEADLINE_MS } : {}) },
     retry: { baseDelayMs: 1, maxDelayMs: 1, jitter: 'none' },
     ...(store ? { store } : {}),
@@ -329,6 +332,8 @@ export async function replay(path: ModelPath): Promise<ReplayReport> {
       return;
     }
     switch (event.type) {
+      case 'INITIALIZE':
+        return; // the machine asks itself, a microtask after it starts
       case 'xstate.done.actor.initialize':
         return init.resolve({});
       case 'xstate.error.actor.initialize':
