@@ -23,6 +23,11 @@ export interface ToolBatch {
   runners: Record<string, string[]>;
 }
 
+// Records keyed by id (`results`, `runners`) are copied with `Object.assign({}, ...)`, not a spread,
+// when the copy gains a key: on Node 20 (V8 11.3) an object made by a spread gets a shape outside V8's
+// shape tree, so each key added to it makes new shapes every time (about 1 us a key, and garbage only
+// a full GC collects; bench/README.md, xs36). A spread that only replaces keys is fine.
+
 /** No batch. Sharing it is safe: batches are never changed in place. */
 export const EMPTY_BATCH: ToolBatch = { calls: [], results: {}, pending: [], started: [], runners: {} };
 
@@ -74,7 +79,7 @@ export function startRun(batch: ToolBatch, calls: ToolCallRequest[], runnerId: s
     ...batch,
     calls: added.length > 0 ? [...batch.calls, ...added] : batch.calls,
     started: [...batch.started, ...ids],
-    runners: { ...batch.runners, [runnerId]: ids },
+    runners: Object.assign({}, batch.runners, { [runnerId]: ids }),
   };
 }
 
@@ -82,7 +87,7 @@ export function startRun(batch: ToolBatch, calls: ToolCallRequest[], runnerId: s
 export function answerApproval(batch: ToolBatch, toolCallId: string, declined?: ToolResult): ToolBatch {
   const pending = batch.pending.filter((id) => id !== toolCallId);
   if (!declined) return { ...batch, pending };
-  return { ...batch, pending, results: { ...batch.results, [toolCallId]: declined } };
+  return { ...batch, pending, results: Object.assign({}, batch.results, { [toolCallId]: declined }) };
 }
 
 /**
@@ -102,7 +107,7 @@ export function acceptResults(
     ended !== undefined && ended in batch.runners ? without(batch.runners, ended) : batch.runners;
   if (accepted.length === 0)
     return { batch: runners === batch.runners ? batch : { ...batch, runners }, accepted };
-  const results = { ...batch.results };
+  const results = Object.assign({}, batch.results);
   for (const result of accepted) results[result.toolCallId] = result;
   return { batch: { ...batch, results, runners }, accepted };
 }

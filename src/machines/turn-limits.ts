@@ -22,7 +22,8 @@ export interface LimitVerdict {
 export function checkLimitsAfterTools(context: AgentContext, results: ToolResult[]): LimitVerdict {
   const { limits } = context;
   const notes: LimitVerdict['notes'] = [];
-  const repeatedCalls = { ...context.repeatedCalls };
+  // Not a spread: the copy gains keys (see tool-batch.ts on copying records).
+  const repeatedCalls = Object.assign({}, context.repeatedCalls);
   let worstRepeat = 0;
   let worstName = '';
   for (const call of context.batch.calls) {

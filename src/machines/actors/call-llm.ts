@@ -202,7 +202,8 @@ export function priced(usage: Usage | null, price: ModelPrice | undefined): Usag
     cachedInputTokens: usage.cachedPromptTokens ?? 0,
     outputTokens: usage.completionTokens,
   };
-  return { ...usage, costUsd: callCostUsd(tokens, price) };
+  // Not a spread: `costUsd` is a key the wire's usage lacks (see tool-batch.ts on copying records).
+  return Object.assign({}, usage, { costUsd: callCostUsd(tokens, price) });
 }
 
 /**
