@@ -1,6 +1,7 @@
 import type { Message } from '../llm/message.js';
 import type { ToolCallRequest, ToolResult } from '../tools/tool-call.js';
 import type { ToolCallInfo } from './emitted-events.js';
+import { withKeys } from './with-keys.js';
 
 /**
  * The tool calls of one assistant message and where each stands: the machine's one record of a batch
@@ -22,11 +23,6 @@ export interface ToolBatch {
   /** Running tool-runner actors: actor id -> the ids of the calls it runs. */
   runners: Record<string, string[]>;
 }
-
-// Records keyed by id (`results`, `runners`) are copied with `Object.assign({}, ...)`, not a spread,
-// when the copy gains a key: on Node 20 (V8 11.3) an object made by a spread gets a shape outside V8's
-// shape tree, so each key added to it makes new shapes every time (about 1 us a key, and garbage only
-// a full GC collects; bench/README.md, xs36). A spread that only replaces keys is fine.
 
 /** No batch. Sharing it is safe: batches are never changed in place. */
 export const EMPTY_BATCH: ToolBatch = { calls: [], results: {}, pending: [], started: [], runners: {} };
@@ -79,7 +75,7 @@ export function startRun(batch: ToolBatch, calls: ToolCallRequest[], runnerId: s
     ...batch,
     calls: added.length > 0 ? [...batch.calls, ...added] : batch.calls,
     started: [...batch.started, ...ids],
-    runners: Object.assign({}, batch.runners, { [runnerId]: ids }),
+    runners: withKeys(batch.runners, { [runnerId]: ids }),
   };
 }
 
@@ -87,7 +83,7 @@ export function startRun(batch: ToolBatch, calls: ToolCallRequest[], runnerId: s
 export function answerApproval(batch: ToolBatch, toolCallId: string, declined?: ToolResult): ToolBatch {
   const pending = batch.pending.filter((id) => id !== toolCallId);
   if (!declined) return { ...batch, pending };
-  return { ...batch, pending, results: Object.assign({}, batch.results, { [toolCallId]: declined }) };
+  return { ...batch, pending, results: withKeys(batch.results, { [toolCallId]: declined }) };
 }
 
 /**
@@ -107,9 +103,9 @@ export function acceptResults(
     ended !== undefined && ended in batch.runners ? without(batch.runners, ended) : batch.runners;
   if (accepted.length === 0)
     return { batch: runners === batch.runners ? batch : { ...batch, runners }, accepted };
-  const results = Object.assign({}, batch.results);
-  for (const result of accepted) results[result.toolCallId] = result;
-  return { batch: { ...batch, results, runners }, accepted };
+  const added: Record<string, ToolResult> = {};
+  for (const result of accepted) added[result.toolCallId] = result;
+  return { batch: { ...batch, results: withKeys(batch.results, added), runners }, accepted };
 }
 
 /** The calls of a runner that failed, each answered with an error naming the failure. */
