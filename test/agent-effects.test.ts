@@ -228,6 +228,35 @@ describe('the EffectIO of a model call', () => {
     actor.stop();
   });
 
+  it('a running call persists as a promise actor does (status, output, error, input: nothing of its run), and restores to a run of its own', async () => {
+    const first = agent({ callLlm: () => new Promise<never>(() => {}) });
+    await until(first.actor, (s) => s.matches('AwaitingInput'));
+    first.actor.send({ type: 'USER_MESSAGE', text: 'go', at: Date.now() });
+    const persisted = first.actor.getPersistedSnapshot() as unknown as {
+      children: Record<string, { snapshot: object }>;
+    };
+    first.actor.stop();
+    const call = persisted.children.callLlm!.snapshot;
+    expect(Reflect.ownKeys(call).sort()).toEqual(['error', 'input', 'output', 'status']);
+    expect(call).toMatchObject({ status: 'active', input: { turn: 1, iteration: 1 } });
+    // XState starts a call restored while active again: it runs, with the signal of a run of its own.
+    const restored = createActor(agentMachine, { snapshot: persisted as never, input: {} });
+    const signals: AbortSignal[] = [];
+    bindAgentEffects(restored, {
+      callLlm: async (_input, io) => {
+        signals.push(io.signal);
+        return answer('again');
+      },
+      runTools: async () => [],
+    });
+    restored.start();
+    const done = await until(restored, (s) => s.matches('Completed'));
+    expect(done.context.response).toBe('again');
+    expect(signals).toHaveLength(1);
+    expect(signals[0]!.aborted).toBe(false);
+    restored.stop();
+  });
+
   it('events a stopped call sends reach nothing, not even the next turn’s call', async () => {
     const runs: EffectIO[] = [];
     const { actor } = agent({

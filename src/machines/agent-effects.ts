@@ -68,7 +68,8 @@ class EffectRun implements EffectIO {
 
   constructor(
     private readonly self: AnyActorRef,
-    private readonly parent: AnyActorRef | undefined,
+    /** The agent actor the effect runs for (the effects are bound to it). */
+    readonly parent: AnyActorRef | undefined,
   ) {}
 
   get signal(): AbortSignal {
@@ -126,6 +127,16 @@ const REJECT = 'agentloop.effect.error';
 const STOP = 'xstate.stop';
 
 /**
+ * Where an effect actor's snapshot keeps its run, made with the snapshot: a symbol key, so it is not
+ * part of the snapshot's JSON, and `getPersistedSnapshot` leaves it out. Kept on the snapshot rather
+ * than in a WeakMap by actor: a WeakMap entry a run (two a model call) cost more than the run's own
+ * start (bench/README.md, xs36).
+ */
+const RUN = Symbol('agentloop.effectRun');
+
+type EffectSnapshot<TOutput, TInput> = PromiseSnapshot<TOutput, TInput> & { [RUN]?: EffectRun };
+
+/**
  * An actor logic that runs one of the bound effects, like XState's `fromPromise` (same snapshot, same
  * done and error events for `invoke`), except that the abort signal is made only when the effect
  * reads it. The effect is found through the actor's parent, the agent actor it was bound to.
@@ -135,30 +146,44 @@ export function effectActor<TOutput, TInput>(
   run: (effects: AgentEffects, input: TInput, io: EffectIO) => Promise<TOutput>,
   unbound?: () => TOutput,
 ): PromiseActorLogic<TOutput, TInput> {
-  const runs = new WeakMap<AnyActorRef, EffectRun>();
+  type Snapshot = EffectSnapshot<TOutput, TInput>;
+  /** The snapshot of a run starting with `input`, its `EffectRun` made for the actor `self`. */
+  const active = (self: AnyActorRef, input: unknown): Snapshot => ({
+    status: 'active',
+    output: undefined,
+    error: undefined,
+    input: input as TInput,
+    // Inside machines/ only: the effect actor's parent is the agent actor the effects are bound to
+    // (XState sets it before it asks for the first snapshot).
+    [RUN]: new EffectRun(self, (self as unknown as { _parent?: AnyActorRef })._parent),
+  });
   const logic: PromiseActorLogic<TOutput, TInput> = {
     config: run as never,
-    transition: (state, event, scope) => {
+    transition: (state: Snapshot, event) => {
       if (state.status !== 'active') return state;
+      // Each way out leaves the run behind (`[RUN]: undefined`): a finished run keeps no actor alive.
       switch (event.type) {
         case RESOLVE:
-          return { ...state, status: 'done', output: event.data as TOutput, input: undefined };
+          return {
+            ...state,
+            status: 'done',
+            output: event.data as TOutput,
+            input: undefined,
+            [RUN]: undefined,
+          };
         case REJECT:
-          return { ...state, status: 'error', error: event.data, input: undefined };
+          return { ...state, status: 'error', error: event.data, input: undefined, [RUN]: undefined };
         case STOP:
-          runs.get(scope.self)?.stop();
-          return { ...state, status: 'stopped', input: undefined };
+          state[RUN]?.stop();
+          return { ...state, status: 'stopped', input: undefined, [RUN]: undefined };
         default:
           return state;
       }
     },
-    start: (state, { self }) => {
-      if (state.status !== 'active') return;
-      // Inside machines/ only: the effect actor's parent is the agent actor the effects are bound to.
-      const parent = (self as unknown as { _parent?: AnyActorRef })._parent;
-      const io = new EffectRun(self, parent);
-      runs.set(self, io);
-      const effects = effectsOf(parent);
+    start: (state: Snapshot, { self }) => {
+      const io = state[RUN];
+      if (state.status !== 'active' || !io) return;
+      const effects = effectsOf(io.parent);
       let settled: Promise<TOutput>;
       try {
         if (!effects && unbound) settled = Promise.resolve(unbound());
@@ -179,10 +204,16 @@ export function effectActor<TOutput, TInput>(
         },
       );
     },
-    getInitialSnapshot: (_, input) =>
-      ({ status: 'active', output: undefined, error: undefined, input }) as PromiseSnapshot<TOutput, TInput>,
-    getPersistedSnapshot: (snapshot) => snapshot,
-    restoreSnapshot: (snapshot) => snapshot as PromiseSnapshot<TOutput, TInput>,
+    getInitialSnapshot: ({ self }, input) => active(self, input),
+    getPersistedSnapshot: (snapshot: Snapshot) => {
+      const { [RUN]: _run, ...saved } = snapshot;
+      return saved as PromiseSnapshot<TOutput, TInput>;
+    },
+    // A run restored while active starts again (XState restarts it), with a run of its own.
+    restoreSnapshot: (snapshot, { self }) => {
+      const saved = snapshot as PromiseSnapshot<TOutput, TInput>;
+      return saved.status === 'active' ? active(self, saved.input) : saved;
+    },
   };
   return logic;
 }

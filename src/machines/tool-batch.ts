@@ -1,6 +1,7 @@
 import type { Message } from '../llm/message.js';
 import type { ToolCallRequest, ToolResult } from '../tools/tool-call.js';
 import type { ToolCallInfo } from './emitted-events.js';
+import { withKeys } from './with-keys.js';
 
 /**
  * The tool calls of one assistant message and where each stands: the machine's one record of a batch
@@ -74,7 +75,7 @@ export function startRun(batch: ToolBatch, calls: ToolCallRequest[], runnerId: s
     ...batch,
     calls: added.length > 0 ? [...batch.calls, ...added] : batch.calls,
     started: [...batch.started, ...ids],
-    runners: { ...batch.runners, [runnerId]: ids },
+    runners: withKeys(batch.runners, { [runnerId]: ids }),
   };
 }
 
@@ -82,7 +83,7 @@ export function startRun(batch: ToolBatch, calls: ToolCallRequest[], runnerId: s
 export function answerApproval(batch: ToolBatch, toolCallId: string, declined?: ToolResult): ToolBatch {
   const pending = batch.pending.filter((id) => id !== toolCallId);
   if (!declined) return { ...batch, pending };
-  return { ...batch, pending, results: { ...batch.results, [toolCallId]: declined } };
+  return { ...batch, pending, results: withKeys(batch.results, { [toolCallId]: declined }) };
 }
 
 /**
@@ -102,9 +103,9 @@ export function acceptResults(
     ended !== undefined && ended in batch.runners ? without(batch.runners, ended) : batch.runners;
   if (accepted.length === 0)
     return { batch: runners === batch.runners ? batch : { ...batch, runners }, accepted };
-  const results = { ...batch.results };
-  for (const result of accepted) results[result.toolCallId] = result;
-  return { batch: { ...batch, results, runners }, accepted };
+  const added: Record<string, ToolResult> = {};
+  for (const result of accepted) added[result.toolCallId] = result;
+  return { batch: { ...batch, results: withKeys(batch.results, added), runners }, accepted };
 }
 
 /** The calls of a runner that failed, each answered with an error naming the failure. */

@@ -4,6 +4,7 @@ import type { ToolResult } from '../tools/tool-call.js';
 import type { AgentContext } from './agent-context.js';
 import type { LimitName, TerminateReason } from './emitted-events.js';
 import { addUsage, UNREPORTED_USAGE } from './turn-messages.js';
+import { withKeys } from './with-keys.js';
 
 /** What the limit checks decided after a batch of tool results. */
 export interface LimitVerdict {
@@ -22,7 +23,8 @@ export interface LimitVerdict {
 export function checkLimitsAfterTools(context: AgentContext, results: ToolResult[]): LimitVerdict {
   const { limits } = context;
   const notes: LimitVerdict['notes'] = [];
-  const repeatedCalls = { ...context.repeatedCalls };
+  // The copy gains keys: not a spread (with-keys.ts).
+  const repeatedCalls: Record<string, number> = withKeys(context.repeatedCalls, {});
   let worstRepeat = 0;
   let worstName = '';
   for (const call of context.batch.calls) {

@@ -18,6 +18,7 @@ import {
 } from '../tool-batch.js';
 import { costWarnings } from '../turn-limits.js';
 import { addUsage, event, hears, runInput, startEvents, UNREPORTED_USAGE } from '../turn-messages.js';
+import { withKeys } from '../with-keys.js';
 import { enteredState } from './state-actions.js';
 
 // Actions for the model call: streamed text, retries, context reports, calls started early, the answer.
@@ -121,7 +122,7 @@ function replyEvents(
   const events: AgentEvent[] = [];
   if (output.record && hears(self, 'model_call')) {
     const { finishReason, usage } = output;
-    events.push(event(context, 'model_call', { ...output.record, finishReason, usage }));
+    events.push(event(context, 'model_call', withKeys(output.record, { finishReason, usage })));
   }
   if (output.reasoning) events.push(event(context, 'thinking', { content: output.reasoning }));
   for (const warning of costWarnings(context, next.turnUsage, next.totalUsage))

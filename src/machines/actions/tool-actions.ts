@@ -23,6 +23,7 @@ import {
 } from '../tool-batch.js';
 import { checkLimitsAfterTools } from '../turn-limits.js';
 import { event, hears, runInput, startEvents } from '../turn-messages.js';
+import { withKeys } from '../with-keys.js';
 import { enteredState } from './state-actions.js';
 import { enteredThinking } from './turn-actions.js';
 
@@ -113,11 +114,12 @@ function endEvents(self: Parameters<typeof hears>[0], context: AgentContext, res
     const info = call
       ? callInfo(call)
       : { toolCallId: result.toolCallId, name: result.name, args: undefined };
-    return event(context, 'tool_call_end', {
-      ...info,
-      durationMs: result.durationMs,
-      ...(result.isError ? { error: result.content } : { result: result.content }),
-    });
+    const { durationMs, content } = result;
+    return event(
+      context,
+      'tool_call_end',
+      withKeys(info, result.isError ? { durationMs, error: content } : { durationMs, result: content }),
+    );
   });
 }
 

@@ -13,6 +13,7 @@ import type { ToolRegistry } from '../../tools/tool-registry.js';
 import type { Plan } from '../../tools/update-plan-tool.js';
 import type { EffectIO } from '../effect-io.js';
 import type { AgentEventMap } from '../emitted-events.js';
+import { withKeys } from '../with-keys.js';
 
 export { DeadlineExceededError } from '../../llm/call-abort.js';
 
@@ -172,12 +173,11 @@ export function callLlmEffect(
         telemetry: options.telemetry,
       },
     );
-    return {
-      ...reply,
+    return withKeys(reply, {
       usage: priced(reply.usage, options.price),
       calls: reply.calls.length > 0 ? reply.calls.map(plan) : [],
       at: Date.now(),
-    };
+    });
   };
 }
 
@@ -202,7 +202,7 @@ export function priced(usage: Usage | null, price: ModelPrice | undefined): Usag
     cachedInputTokens: usage.cachedPromptTokens ?? 0,
     outputTokens: usage.completionTokens,
   };
-  return { ...usage, costUsd: callCostUsd(tokens, price) };
+  return withKeys(usage, { costUsd: callCostUsd(tokens, price) });
 }
 
 /**
