@@ -293,3 +293,75 @@ describe('ToolRegistry', () => {
     expect(new ToolRegistry().size).toBe(0);
   });
 });
+
+describe("the tool's context", () => {
+  it("holds the caller's fields, the call's, and a signal read as a plain field, made when first read", async () => {
+    let seen: ToolContext | undefined;
+    const tools = new ToolRegistry([
+      toolReturning('look', (ctx) => {
+        seen = ctx;
+        return 'ok';
+      }),
+    ]);
+    const OriginalController = globalThis.AbortController;
+    let made = 0;
+    globalThis.AbortController = class extends OriginalController {
+      constructor() {
+        super();
+        made++;
+      }
+    };
+    try {
+      await run(tools, call('look', '{}', tools), {
+        context: { sessionId: 's1', turn: 2, iteration: 3, messages: [] },
+      });
+      expect(made).toBe(0);
+      const ctx = seen!;
+      // The keys a spread of the caller's context followed by the call's fields gave, in that order.
+      expect(Object.keys(ctx)).toEqual([
+        'sessionId',
+        'turn',
+        'iteration',
+        'messages',
+        'toolCallId',
+        'idempotencyKey',
+        'progress',
+        'signal',
+      ]);
+      expect(ctx).toMatchObject({ sessionId: 's1', turn: 2, iteration: 3, toolCallId: 'call-look' });
+      expect(ctx.idempotencyKey).toBe('s1:call-look');
+      expect(Object.getOwnPropertyDescriptor(ctx, 'signal')).toMatchObject({ enumerable: true });
+      expect(made).toBe(0);
+      // A spread reads the signal (made then, once) and copies it as a value; JSON leaves nothing hidden.
+      const copy = { ...ctx };
+      expect(made).toBe(1);
+      expect(copy.signal).toBe(ctx.signal);
+      expect(copy.signal.aborted).toBe(false);
+      expect(Object.keys(JSON.parse(JSON.stringify(ctx)))).toEqual([
+        'sessionId',
+        'turn',
+        'iteration',
+        'messages',
+        'toolCallId',
+        'idempotencyKey',
+        'signal',
+      ]);
+    } finally {
+      globalThis.AbortController = OriginalController;
+    }
+  });
+
+  it("two calls' contexts have signals of their own", async () => {
+    const signals: AbortSignal[] = [];
+    const tools = new ToolRegistry([
+      toolReturning('look', (ctx) => {
+        signals.push(ctx.signal);
+        return 'ok';
+      }),
+    ]);
+    await run(tools, call('look', '{}', tools));
+    await run(tools, call('look', '{}', tools));
+    expect(signals).toHaveLength(2);
+    expect(signals[0]).not.toBe(signals[1]);
+  });
+});

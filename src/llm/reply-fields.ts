@@ -139,13 +139,16 @@ export interface UsageCounts {
 
 /** A `usage` object: its counts (a missing total is the sum), `null` when absent. */
 export function usageField(value: unknown, where: string): UsageCounts | null {
-  return usageCounts(value, where, {
-    input: 'prompt_tokens',
-    output: 'completion_tokens',
-    details: 'prompt_tokens_details',
-    outputDetails: 'completion_tokens_details',
-  });
+  return usageCounts(value, where, CHAT_USAGE_KEYS);
 }
+
+/** Where a Chat Completions usage keeps its counts (one object: `usageField` reads every chunk's usage). */
+const CHAT_USAGE_KEYS: UsageKeys = {
+  input: 'prompt_tokens',
+  output: 'completion_tokens',
+  details: 'prompt_tokens_details',
+  outputDetails: 'completion_tokens_details',
+};
 
 /** Where a wire's usage object keeps its input and output counts and the input's details. */
 export interface UsageKeys {
