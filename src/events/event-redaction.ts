@@ -1,5 +1,4 @@
 import type { AgentEvent, AgentEventType } from '../machines/emitted-events.js';
-import { copyWith } from '../object-copy.js';
 import type { Redactor, StreamRedactor } from './redact.js';
 
 /** Events that may arrive while a model stream is still running, without ending it. */
@@ -41,7 +40,7 @@ export function createEventRedaction(
       lastChunk = event;
       stream ??= redactor.stream();
       const delta = stream.push(event.delta);
-      if (delta) publish(copyWith(event, { delta }));
+      if (delta) publish({ ...event, delta });
       return;
     }
     if (event.type === 'stream_reset') {
@@ -49,7 +48,7 @@ export function createEventRedaction(
       lastChunk = undefined;
     } else if (stream && lastChunk && endsStream(event.type)) {
       const rest = stream.flush();
-      if (rest) publish(copyWith(lastChunk, { delta: rest, timestamp: event.timestamp }));
+      if (rest) publish({ ...lastChunk, delta: rest, timestamp: event.timestamp });
       lastChunk = undefined;
     }
     if (hears(event.type)) publish(redactor.redactValue(event));

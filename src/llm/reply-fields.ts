@@ -6,6 +6,8 @@
  * is turned into text with `String(obj)`, and nothing is dropped without a word.
  */
 
+import { copyWith } from '../object-copy.js';
+
 /** Reports a part of a reply that was left out (an unknown content part type), for the debug log. */
 export type ReplyNotice = (message: string) => void;
 
@@ -192,7 +194,7 @@ export function usageCounts(value: unknown, where: string, keys: UsageKeys): Usa
 function withCachedTokens(counts: UsageCounts, details: unknown): UsageCounts {
   const cached = isRecord(details) ? details.cached_tokens : undefined;
   if (typeof cached !== 'number' || !Number.isInteger(cached) || cached <= 0) return counts;
-  return { ...counts, cached_tokens: Math.min(cached, counts.prompt_tokens) };
+  return copyWith(counts, { cached_tokens: Math.min(cached, counts.prompt_tokens) });
 }
 
 /** The name a call without a usable function name is recorded under (the API refuses an empty one). */
