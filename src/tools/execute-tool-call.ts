@@ -223,7 +223,7 @@ export function reportLedgerResult(
   result: ToolResult,
 ): void {
   const info = toolStartInfo(call, registry, idempotencyKeyFor(sessionId, call.id));
-  const span = telemetry.toolStart({ ...info, fromLedger: true });
+  const span = telemetry.toolStart(copyWith(info, { fromLedger: true }));
   telemetry.toolEnd(span, toolEndInfo(result.content, result.isError ? 'tool_error' : undefined));
 }
 
