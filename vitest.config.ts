@@ -43,6 +43,9 @@ export const isolatedFiles: Record<string, string> = {
   'test/start-up-work.test.ts': "process-wide work counters: another file's leftover work would count",
   'test/durable-model-record.test.ts': 'process-wide work counters (the request hash)',
   'test/mcp-ask-work.test.ts': "process-wide work counters: another file's leftover work would count",
+  'test/event-bus-hears.test.ts':
+    "vi.spyOn(EventEmitter.prototype.listenerCount): another file's buses would count",
+  'test/tool-context.test.ts': 'replaces globalThis.AbortController to count the signals made',
 };
 
 const isolated = Object.keys(isolatedFiles);

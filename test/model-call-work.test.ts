@@ -5,7 +5,8 @@
  * exact: a change that adds work to every model call fails here until the numbers below are updated,
  * with the reason next to them (issue 37; timed figures are in bench/README.md).
  */
-import { describe, expect, it } from 'vitest';
+import { EventEmitter } from 'eventemitter3';
+import { describe, expect, it, vi } from 'vitest';
 import { MemorySessionStore } from '../src/index.js';
 import { type WorkCounts, workSnapshot } from '../src/work-counters.js';
 import { agentAt, serve } from './support/harness.js';
@@ -144,6 +145,25 @@ describe('the work of a model call, counted', () => {
       expect(recorded).toHaveLength(3);
       for (const entry of recorded)
         expect((entry as { data: { requestHash: string } }).data.requestHash).toMatch(/^[0-9a-f]{64}$/);
+    },
+  );
+
+  it.each([false, true])(
+    'an agent nobody listens to asks its bus nothing per event (stream=%s)',
+    async (stream) => {
+      const server = await serve(echoTwiceScenario);
+      const agent = agentAt(server, { tools: [progressEcho], stream });
+      await agent.ready();
+      const lookups = vi.spyOn(EventEmitter.prototype, 'listenerCount');
+      try {
+        expect((await agent.send('go')).iterations).toBe(3);
+        // The machine asks whether each event it could build is heard (`hears`): an empty bus answers
+        // from its flag (src/events/event-bus.ts). Before llm36 this turn made 78 look-ups (84 streamed).
+        expect(lookups).not.toHaveBeenCalled();
+      } finally {
+        lookups.mockRestore();
+      }
+      await agent.flush();
     },
   );
 

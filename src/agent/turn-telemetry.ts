@@ -1,6 +1,7 @@
 import { DEFAULTS } from '../defaults.js';
 import type { AgentContext } from '../machines/agent-context.js';
 import type { AgentEvent, ToolCallInfo } from '../machines/emitted-events.js';
+import { copyWith } from '../object-copy.js';
 import type { TranscriptEntry } from '../session/transcript.js';
 import type {
   AgentTelemetry,
@@ -118,7 +119,7 @@ export class TurnTelemetry implements TelemetryScope {
     for (const call of fresh) this.#wait(this.#turn, call, at);
     if (fresh.length === 0 || !this.#base.keep) return;
     const carrier = this.#hooks.carrierOf(this.#turn);
-    if (carrier) this.#base.keep({ ...carrier, turn, requestedAt: at });
+    if (carrier) this.#base.keep(copyWith(carrier, { turn, requestedAt: at }));
   }
 
   #wait(parent: TelemetryHandle, call: { toolCallId: string; name: string }, at: number): ApprovalWait {
@@ -221,7 +222,7 @@ export class TurnTelemetry implements TelemetryScope {
   }
 
   toolStart(info: Omit<ToolStartInfo, 'startedEarly'>): TelemetryHandle {
-    return this.#hooks.toolStart(this.#turn, { ...info, startedEarly: this.#modelCalls > 0 });
+    return this.#hooks.toolStart(this.#turn, copyWith(info, { startedEarly: this.#modelCalls > 0 }));
   }
 
   toolRun<T>(tool: TelemetryHandle, execute: () => T): T {

@@ -3,6 +3,7 @@ import type {
   ChatCompletionFunctionTool,
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
+import { copyWith } from '../object-copy.js';
 import { workCounts } from '../work-counters.js';
 import type { Message } from './message.js';
 import type { ChatRequestOptions, ModelRequest } from './model-request.js';
@@ -26,7 +27,7 @@ export function buildChatBody(
   let messages = withoutReasoningItems(request.messages);
   const native = options.toolFormat !== 'xml';
   if (!native && tools.length > 0) messages = toXmlRequestMessages(messages, xmlInstructionsFor(tools));
-  const body: ChatCompletionCreateParamsBase = { ...options.request, model: options.model, messages };
+  const body: ChatCompletionCreateParamsBase = copyWith(options.request, { model: options.model, messages });
   if (native && tools.length > 0) {
     body.tools = tools as ChatCompletionTool[];
     body.tool_choice = request.toolsEnabled ? 'auto' : 'none';

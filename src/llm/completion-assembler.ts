@@ -73,10 +73,11 @@ export class CompletionAssembler extends CallAssembler<IndexedCall> implements S
 
   #addDelta(delta: Record<string, unknown>): void {
     const content = delta.content;
-    let text: string;
+    let text = '';
     let partsReasoning = '';
     if (typeof content === 'string') text = content;
-    else
+    // Most chunks of a call carry no content at all: nothing to read (and no object made for it).
+    else if (content !== undefined && content !== null)
       ({ text, reasoning: partsReasoning } = readContent(
         content,
         'choices[0].delta.content',

@@ -1,5 +1,6 @@
 import type OpenAI from 'openai';
 import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions';
+import { copyWith } from '../object-copy.js';
 import type { Completion, ModelToolCall } from './model-reply.js';
 import {
   argumentsField,
@@ -27,7 +28,10 @@ export async function requestCompletion(
   scope: CallIdScope,
   notice?: ReplyNotice,
 ): Promise<Completion> {
-  const completion: unknown = await client.chat.completions.create({ ...body, stream: false }, { signal });
+  const completion: unknown = await client.chat.completions.create(
+    copyWith(body, { stream: false as const }),
+    { signal },
+  );
   return Object.assign(readCompletion(completion, scope, notice), responseIdentityOf(completion));
 }
 

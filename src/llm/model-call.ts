@@ -1,4 +1,5 @@
 import { DEFAULTS } from '../defaults.js';
+import { copyWith } from '../object-copy.js';
 import type { TelemetryScope } from '../telemetry/telemetry-scope.js';
 import { CallAbort, DeadlineExceededError, type StopNotice } from './call-abort.js';
 import { callsInText } from './chat-request.js';
@@ -105,7 +106,7 @@ export async function callModel(
     if (!telemetry) return send(controller);
     return observedAttempt(telemetry, options, request, attemptNumber, () => send(controller));
   };
-  const retry: RetryOptions = { ...options.retry, stop, url: options.client.baseURL };
+  const retry: RetryOptions = copyWith(options.retry, { stop, url: options.client.baseURL });
   if (request.deadline !== null) retry.deadline = request.deadline;
   const onRetry = io.onRetry;
   if (onRetry) {

@@ -6,6 +6,8 @@
  * is turned into text with `String(obj)`, and nothing is dropped without a word.
  */
 
+import { copyWith } from '../object-copy.js';
+
 /** Reports a part of a reply that was left out (an unknown content part type), for the debug log. */
 export type ReplyNotice = (message: string) => void;
 
@@ -139,13 +141,16 @@ export interface UsageCounts {
 
 /** A `usage` object: its counts (a missing total is the sum), `null` when absent. */
 export function usageField(value: unknown, where: string): UsageCounts | null {
-  return usageCounts(value, where, {
-    input: 'prompt_tokens',
-    output: 'completion_tokens',
-    details: 'prompt_tokens_details',
-    outputDetails: 'completion_tokens_details',
-  });
+  return usageCounts(value, where, CHAT_USAGE_KEYS);
 }
+
+/** Where a Chat Completions usage keeps its counts (one object: `usageField` reads every chunk's usage). */
+const CHAT_USAGE_KEYS: UsageKeys = {
+  input: 'prompt_tokens',
+  output: 'completion_tokens',
+  details: 'prompt_tokens_details',
+  outputDetails: 'completion_tokens_details',
+};
 
 /** Where a wire's usage object keeps its input and output counts and the input's details. */
 export interface UsageKeys {
@@ -189,7 +194,7 @@ export function usageCounts(value: unknown, where: string, keys: UsageKeys): Usa
 function withCachedTokens(counts: UsageCounts, details: unknown): UsageCounts {
   const cached = isRecord(details) ? details.cached_tokens : undefined;
   if (typeof cached !== 'number' || !Number.isInteger(cached) || cached <= 0) return counts;
-  return { ...counts, cached_tokens: Math.min(cached, counts.prompt_tokens) };
+  return copyWith(counts, { cached_tokens: Math.min(cached, counts.prompt_tokens) });
 }
 
 /** The name a call without a usable function name is recorded under (the API refuses an empty one). */

@@ -1,5 +1,6 @@
 import type OpenAI from 'openai';
 import type { ResponseCreateParamsBase } from 'openai/resources/responses/responses';
+import { copyWith } from '../object-copy.js';
 import type { Completion } from './model-reply.js';
 import type { ReplyNotice } from './reply-fields.js';
 import { responseIdentityOf } from './response-identity.js';
@@ -14,6 +15,8 @@ export async function requestResponse(
   scope: CallIdScope,
   notice?: ReplyNotice,
 ): Promise<Completion> {
-  const response: unknown = await client.responses.create({ ...body, stream: false }, { signal });
+  const response: unknown = await client.responses.create(copyWith(body, { stream: false as const }), {
+    signal,
+  });
   return Object.assign(readResponse(response, scope, notice), responseIdentityOf(response));
 }

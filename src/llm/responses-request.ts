@@ -9,6 +9,7 @@ import type {
   ResponseInputContent,
   ResponseInputItem,
 } from 'openai/resources/responses/responses';
+import { copyWith } from '../object-copy.js';
 import type { Message } from './message.js';
 import type { ChatRequestOptions, ModelRequest } from './model-request.js';
 import { toXmlRequestMessages, xmlToolInstructions } from './xml-tool-calls.js';
@@ -33,24 +34,23 @@ const RENAMED: Record<string, (value: unknown, body: ResponseCreateParamsBase) =
     body.reasoning = { effort: v as 'low', summary: 'auto' };
   },
   verbosity: (v, body) => {
-    body.text = { ...body.text, verbosity: v as 'low' };
+    body.text = copyWith(body.text, { verbosity: v as 'low' });
   },
   response_format: (v, body) => {
     const format = v as ChatCompletionCreateParamsBase['response_format'];
     if (!format || format.type === 'text') return;
-    body.text = {
-      ...body.text,
+    body.text = copyWith(body.text, {
       format:
         format.type === 'json_object'
-          ? { type: 'json_object' }
+          ? { type: 'json_object' as const }
           : {
-              type: 'json_schema',
+              type: 'json_schema' as const,
               name: format.json_schema.name,
               schema: format.json_schema.schema ?? {},
               strict: format.json_schema.strict ?? null,
               ...(format.json_schema.description ? { description: format.json_schema.description } : {}),
             },
-    };
+    });
   },
 };
 

@@ -1,5 +1,6 @@
 import type OpenAI from 'openai';
 import type { ResponseCreateParamsBase } from 'openai/resources/responses/responses';
+import { copyWith } from '../object-copy.js';
 import { CallAssembler, type StreamingCall } from './call-assembler.js';
 import type { ReasoningItem } from './message.js';
 import type { Completion, StreamAssembler } from './model-reply.js';
@@ -176,7 +177,7 @@ export function readResponsesStream(
   options: StreamReadOptions,
 ): Promise<Completion> {
   return readModelStream(
-    (signal) => client.responses.create({ ...body, stream: true }, { signal }),
+    (signal) => client.responses.create(copyWith(body, { stream: true as const }), { signal }),
     (onText, onReady) => new ResponseAssembler(options.scope, { onText, onReady, notice: options.notice }),
     options,
   );

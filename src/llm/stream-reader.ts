@@ -1,5 +1,6 @@
 import type OpenAI from 'openai';
 import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions';
+import { copyWith } from '../object-copy.js';
 import { CompletionAssembler } from './completion-assembler.js';
 import { StreamCutError } from './error-classification.js';
 import type { Completion, ModelToolCall, StreamAssembler } from './model-reply.js';
@@ -60,7 +61,7 @@ export function readCompletionStream(
   return readModelStream(
     (signal) =>
       client.chat.completions.create(
-        { ...body, stream: true, stream_options: { include_usage: true } },
+        copyWith(body, { stream: true as const, stream_options: { include_usage: true } }),
         { signal },
       ),
     (onText, onReady) => new CompletionAssembler(options.scope, { onText, onReady, notice: options.notice }),

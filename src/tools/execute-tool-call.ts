@@ -1,4 +1,5 @@
 import { fromSignal, type StopNotice } from '../llm/call-abort.js';
+import { copyWith } from '../object-copy.js';
 import type { ToolEndInfo } from '../telemetry/agent-telemetry.js';
 import type { TelemetryScope } from '../telemetry/telemetry-scope.js';
 import { toolTelemetry } from '../telemetry/trace-parent.js';
@@ -98,28 +99,12 @@ export async function executeToolCall(
   const byDeadline = untilDeadline < budget;
   const waitMs = Math.max(0, Math.min(budget, untilDeadline));
 
-  // The tool's own signal is made when the tool first reads it: most tools never do, and an
-  // AbortController per call was a measurable share of a call's cost (bench/README.md). One read
-  // after the call was stopped gets a signal already aborted with the reason.
-  let controller: AbortController | undefined;
-  let stopped: { reason: unknown } | undefined;
+  const run = new ToolRunSignal();
   const hear = options.progress;
-  const context: ToolContext = {
-    ...options.context,
-    toolCallId: call.id,
-    idempotencyKey,
-    progress(report) {
-      const checked = checkedProgress(report, call.name);
-      if (!ended && hear) hear({ toolCallId: call.id, name: call.name }, checked);
-    },
-    get signal() {
-      if (!controller) {
-        controller = new AbortController();
-        if (stopped) controller.abort(stopped.reason);
-      }
-      return controller.signal;
-    },
-  };
+  const context = toolContext(options.context, call.id, idempotencyKey, run, (report) => {
+    const checked = checkedProgress(report, call.name);
+    if (!ended && hear) hear({ toolCallId: call.id, name: call.name }, checked);
+  });
   if (span !== undefined && telemetry)
     context.telemetry = toolTelemetry(span, telemetry.carrierOf && (() => telemetry.carrierOf?.(span)));
   const failed = (error: unknown): ToolResult => {
@@ -153,8 +138,7 @@ export async function executeToolCall(
   try {
     const value = await new Promise<unknown>((resolve, reject) => {
       const stop = (reason: unknown) => {
-        stopped = { reason };
-        controller?.abort(reason);
+        run.stop(reason);
         reject(reason);
       };
       unlisten = options.stop.onAbort(() => stop(options.stop.reason));
@@ -172,6 +156,62 @@ export async function executeToolCall(
 }
 
 /**
+ * The signal of one call's tool, made when the tool first reads it: most tools never do, and an
+ * AbortController per call was a measurable share of a call's cost (bench/README.md). One read after
+ * the call was stopped gets a signal already aborted with the reason.
+ */
+class ToolRunSignal {
+  #controller: AbortController | undefined;
+  #stopped: { reason: unknown } | undefined;
+
+  get signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.#stopped) this.#controller.abort(this.#stopped.reason);
+    }
+    return this.#controller.signal;
+  }
+
+  stop(reason: unknown): void {
+    this.#stopped = { reason };
+    this.#controller?.abort(reason);
+  }
+}
+
+/** Where a tool's context keeps its call's `ToolRunSignal` (not enumerable: spreads and JSON miss it). */
+const RUN = Symbol('agentloop.toolRun');
+
+/**
+ * The context a tool's `execute` gets: the caller's fields (`options.context`, its getters read once),
+ * the call's id, key and `progress`, and `signal` as an enumerable getter made lazily.
+ *
+ * Made with `copyWith` and one getter shared by every context, not as an object literal spreading
+ * `options.context` with a getter of its own: on Node 20 that literal took about 3 µs a tool call (a
+ * key added after a spread takes the engine's slow path, and a getter made per object gives each
+ * context a hidden class of its own; bench/README.md, llm36).
+ */
+function toolContext(
+  base: ExecuteToolCallOptions['context'],
+  toolCallId: string,
+  idempotencyKey: string,
+  run: ToolRunSignal,
+  progress: ToolContext['progress'],
+): ToolContext {
+  const context = copyWith(base, { toolCallId, idempotencyKey, progress }) as ToolContext;
+  Object.defineProperty(context, RUN, { value: run });
+  Object.defineProperty(context, 'signal', SIGNAL);
+  return context;
+}
+
+const SIGNAL: PropertyDescriptor = {
+  enumerable: true,
+  configurable: true,
+  get(this: { [RUN]: ToolRunSignal }): AbortSignal {
+    return this[RUN].signal;
+  },
+};
+
+/**
  * Tells telemetry of a call whose result the transcript's ledger gave after a restore: nothing ran,
  * and its span says so (`fromLedger`).
  */
@@ -183,7 +223,7 @@ export function reportLedgerResult(
   result: ToolResult,
 ): void {
   const info = toolStartInfo(call, registry, idempotencyKeyFor(sessionId, call.id));
-  const span = telemetry.toolStart({ ...info, fromLedger: true });
+  const span = telemetry.toolStart(copyWith(info, { fromLedger: true }));
   telemetry.toolEnd(span, toolEndInfo(result.content, result.isError ? 'tool_error' : undefined));
 }
 
