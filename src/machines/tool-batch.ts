@@ -1,7 +1,7 @@
 import type { Message } from '../llm/message.js';
+import { copyWith } from '../object-copy.js';
 import type { ToolCallRequest, ToolResult } from '../tools/tool-call.js';
 import type { ToolCallInfo } from './emitted-events.js';
-import { withKeys } from './with-keys.js';
 
 /**
  * The tool calls of one assistant message and where each stands: the machine's one record of a batch
@@ -75,7 +75,7 @@ export function startRun(batch: ToolBatch, calls: ToolCallRequest[], runnerId: s
     ...batch,
     calls: added.length > 0 ? [...batch.calls, ...added] : batch.calls,
     started: [...batch.started, ...ids],
-    runners: withKeys(batch.runners, { [runnerId]: ids }),
+    runners: copyWith(batch.runners, { [runnerId]: ids }),
   };
 }
 
@@ -83,7 +83,7 @@ export function startRun(batch: ToolBatch, calls: ToolCallRequest[], runnerId: s
 export function answerApproval(batch: ToolBatch, toolCallId: string, declined?: ToolResult): ToolBatch {
   const pending = batch.pending.filter((id) => id !== toolCallId);
   if (!declined) return { ...batch, pending };
-  return { ...batch, pending, results: withKeys(batch.results, { [toolCallId]: declined }) };
+  return { ...batch, pending, results: copyWith(batch.results, { [toolCallId]: declined }) };
 }
 
 /**
@@ -105,7 +105,7 @@ export function acceptResults(
     return { batch: runners === batch.runners ? batch : { ...batch, runners }, accepted };
   const added: Record<string, ToolResult> = {};
   for (const result of accepted) added[result.toolCallId] = result;
-  return { batch: { ...batch, results: withKeys(batch.results, added), runners }, accepted };
+  return { batch: { ...batch, results: copyWith(batch.results, added), runners }, accepted };
 }
 
 /** The calls of a runner that failed, each answered with an error naming the failure. */

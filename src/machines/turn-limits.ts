@@ -1,10 +1,10 @@
 import { DEFAULTS } from '../defaults.js';
 import type { Message, Usage } from '../llm/message.js';
+import { copyWith } from '../object-copy.js';
 import type { ToolResult } from '../tools/tool-call.js';
 import type { AgentContext } from './agent-context.js';
 import type { LimitName, TerminateReason } from './emitted-events.js';
 import { addUsage, UNREPORTED_USAGE } from './turn-messages.js';
-import { withKeys } from './with-keys.js';
 
 /** What the limit checks decided after a batch of tool results. */
 export interface LimitVerdict {
@@ -23,8 +23,8 @@ export interface LimitVerdict {
 export function checkLimitsAfterTools(context: AgentContext, results: ToolResult[]): LimitVerdict {
   const { limits } = context;
   const notes: LimitVerdict['notes'] = [];
-  // The copy gains keys: not a spread (with-keys.ts).
-  const repeatedCalls: Record<string, number> = withKeys(context.repeatedCalls, {});
+  // The copy gains keys: not a spread (src/object-copy.ts).
+  const repeatedCalls: Record<string, number> = copyWith(context.repeatedCalls, {});
   let worstRepeat = 0;
   let worstName = '';
   for (const call of context.batch.calls) {

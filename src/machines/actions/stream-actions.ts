@@ -1,5 +1,6 @@
 import { type AnyActorRef, enqueueActions } from 'xstate';
 import type { Message } from '../../llm/message.js';
+import { copyWith } from '../../object-copy.js';
 import { workCounts } from '../../work-counters.js';
 import type { LlmCallOutput } from '../actors/call-llm.js';
 import type { AgentContext } from '../agent-context.js';
@@ -18,7 +19,6 @@ import {
 } from '../tool-batch.js';
 import { costWarnings } from '../turn-limits.js';
 import { addUsage, event, hears, runInput, startEvents, UNREPORTED_USAGE } from '../turn-messages.js';
-import { withKeys } from '../with-keys.js';
 import { enteredState } from './state-actions.js';
 
 // Actions for the model call: streamed text, retries, context reports, calls started early, the answer.
@@ -122,7 +122,7 @@ function replyEvents(
   const events: AgentEvent[] = [];
   if (output.record && hears(self, 'model_call')) {
     const { finishReason, usage } = output;
-    events.push(event(context, 'model_call', withKeys(output.record, { finishReason, usage })));
+    events.push(event(context, 'model_call', copyWith(output.record, { finishReason, usage })));
   }
   if (output.reasoning) events.push(event(context, 'thinking', { content: output.reasoning }));
   for (const warning of costWarnings(context, next.turnUsage, next.totalUsage))

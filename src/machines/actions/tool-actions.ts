@@ -1,6 +1,7 @@
 import { enqueueActions } from 'xstate';
 import { DEFAULTS } from '../../defaults.js';
 import type { Message } from '../../llm/message.js';
+import { copyWith } from '../../object-copy.js';
 import type { ToolResult } from '../../tools/tool-call.js';
 import { workCounts } from '../../work-counters.js';
 import type { AgentContext } from '../agent-context.js';
@@ -23,7 +24,6 @@ import {
 } from '../tool-batch.js';
 import { checkLimitsAfterTools } from '../turn-limits.js';
 import { event, hears, runInput, startEvents } from '../turn-messages.js';
-import { withKeys } from '../with-keys.js';
 import { enteredState } from './state-actions.js';
 import { enteredThinking } from './turn-actions.js';
 
@@ -118,7 +118,7 @@ function endEvents(self: Parameters<typeof hears>[0], context: AgentContext, res
     return event(
       context,
       'tool_call_end',
-      withKeys(info, result.isError ? { durationMs, error: content } : { durationMs, result: content }),
+      copyWith(info, result.isError ? { durationMs, error: content } : { durationMs, result: content }),
     );
   });
 }

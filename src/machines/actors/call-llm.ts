@@ -4,6 +4,7 @@ import { callModel, type ModelRetryInfo } from '../../llm/model-call.js';
 import type { ModelCallRecord, ModelToolCall } from '../../llm/model-reply.js';
 import type { ModelOptions } from '../../llm/model-request.js';
 import { callIdIndex } from '../../llm/tool-call-ids.js';
+import { copyWith } from '../../object-copy.js';
 import { type CompactionRecord, compactedRequest, compactionCut } from '../../prompt/compaction.js';
 import { type ContextBlock, planBlock } from '../../prompt/context-blocks.js';
 import { callCostUsd, type ModelPrice } from '../../prompt/model-prices.js';
@@ -13,7 +14,6 @@ import type { ToolRegistry } from '../../tools/tool-registry.js';
 import type { Plan } from '../../tools/update-plan-tool.js';
 import type { EffectIO } from '../effect-io.js';
 import type { AgentEventMap } from '../emitted-events.js';
-import { withKeys } from '../with-keys.js';
 
 export { DeadlineExceededError } from '../../llm/call-abort.js';
 
@@ -173,7 +173,7 @@ export function callLlmEffect(
         telemetry: options.telemetry,
       },
     );
-    return withKeys(reply, {
+    return copyWith(reply, {
       usage: priced(reply.usage, options.price),
       calls: reply.calls.length > 0 ? reply.calls.map(plan) : [],
       at: Date.now(),
@@ -202,7 +202,7 @@ export function priced(usage: Usage | null, price: ModelPrice | undefined): Usag
     cachedInputTokens: usage.cachedPromptTokens ?? 0,
     outputTokens: usage.completionTokens,
   };
-  return withKeys(usage, { costUsd: callCostUsd(tokens, price) });
+  return copyWith(usage, { costUsd: callCostUsd(tokens, price) });
 }
 
 /**
