@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { InspectionEvent } from 'xstate';
+import { createActor, type InspectionEvent, waitFor } from 'xstate';
 import { z } from 'zod';
-import { createAgent, defineTool } from '../src/index.js';
+import { type AgentEffects, agentMachine, bindAgentEffects, createAgent, defineTool } from '../src/index.js';
+import type { PersistedAgentSnapshot } from '../src/machines/agent-snapshot.js';
 import { type ScriptedServer, type ScriptedTurn, startScriptedServer } from '../src/testing/index.js';
 
 // A runner's done event is typed by the runner's id, and XState keeps a memo entry for every event
@@ -79,4 +80,94 @@ describe('tool runner ids', () => {
       expect(doneTypes.size).toBeLessThanOrEqual(2);
     },
   );
+});
+
+describe('a snapshot saved with runners named after their first call (earlier versions)', () => {
+  it('restores, runs the saved runner again, names a new runner tools:0 and finishes the batch', async () => {
+    const call = (id: string, needsApproval: boolean) => ({
+      id,
+      name: 'lookup',
+      argsText: '{}',
+      args: {},
+      needsApproval,
+    });
+    const calls = [call('call_legacy', false), call('call_p', true)];
+    const effects = (runTools: AgentEffects['runTools']): AgentEffects => ({
+      callLlm: async (input) => {
+        const first = !input.messages.some((m) => m.role === 'assistant');
+        const tool_calls = calls.map((c) => ({
+          id: c.id,
+          type: 'function' as const,
+          function: { name: c.name, arguments: '{}' },
+        }));
+        return first
+          ? {
+              message: { role: 'assistant', content: null, tool_calls },
+              calls,
+              finishReason: 'tool_calls',
+              usage: null,
+              at: 1,
+            }
+          : {
+              message: { role: 'assistant', content: 'done' },
+              calls: [],
+              finishReason: 'stop',
+              usage: null,
+              at: 2,
+            };
+      },
+      runTools,
+    });
+    const answer = (ids: readonly { id: string; name: string }[]) =>
+      ids.map((c) => ({
+        toolCallId: c.id,
+        name: c.name,
+        content: `ran ${c.id}`,
+        isError: false,
+        durationMs: 0,
+      }));
+
+    // Saved while the runner of call_legacy runs and call_p waits for approval.
+    const first = createActor(agentMachine, { input: { messages: [{ role: 'system', content: 's' }] } });
+    bindAgentEffects(
+      first,
+      effects(() => new Promise(() => {})),
+    );
+    first.start();
+    await waitFor(first, (s) => s.matches('AwaitingInput'));
+    first.send({ type: 'USER_MESSAGE', text: 'go', at: 0 });
+    await waitFor(first, (s) => s.matches('WaitingApproval'));
+    const current = first.getPersistedSnapshot() as unknown as PersistedAgentSnapshot;
+    first.stop();
+    expect(Object.keys(current.context.batch.runners)).toEqual(['tools:0']);
+    // As an earlier version saved it: the runner named after its first call.
+    const { 'tools:0': child, ...otherChildren } = current.children as Record<string, unknown>;
+    const saved = {
+      ...current,
+      context: {
+        ...current.context,
+        batch: { ...current.context.batch, runners: { 'tools:call_legacy': ['call_legacy'] } },
+      },
+      children: { ...otherChildren, 'tools:call_legacy': child },
+    } as PersistedAgentSnapshot;
+
+    const restored = createActor(agentMachine, { snapshot: saved as never, input: {} });
+    const ran: string[] = [];
+    bindAgentEffects(
+      restored,
+      effects(async (input) => {
+        ran.push(...input.calls.map((c) => c.id));
+        return answer(input.calls);
+      }),
+    );
+    restored.start();
+    restored.send({ type: 'APPROVE', toolCallId: 'call_p', at: 3 });
+    const runnersAfterApproval = Object.keys(restored.getSnapshot().context.batch.runners).sort();
+    await waitFor(restored, (s) => s.matches('Completed'));
+    restored.stop();
+    expect(runnersAfterApproval.filter((id) => id !== 'tools:call_legacy')).toEqual(['tools:0']);
+    expect(ran.sort()).toEqual(['call_legacy', 'call_p']);
+    const tools = restored.getSnapshot().context.messages.filter((m) => m.role === 'tool');
+    expect(tools.map((m) => m.content)).toEqual(['ran call_legacy', 'ran call_p']);
+  });
 });
