@@ -4,8 +4,10 @@
 // (its `candidates-<type>` memo, kept for the machine's life), so a long-running process keeps one
 // entry per tool batch it ever ran, on the machine every agent shares. The benches' scripted servers
 // repeat their ids (call_0_0, ...), which hides it. Sessions of 10 one-call batches on `agentMachine`
-// with instant effects, ids fixed or random; heap after a GC before and after.
+// with instant effects, ids fixed or random; heap after a GC before and after. Since leak36 runner ids
+// are `tools:<n>` from a small set, and random ids cost what fixed ones do (bench/README.md).
 //   npm run build && node --expose-gc bench/runner-id-memo.mjs [--ids=random|fixed] [--sessions=3000]
+//     [--dist=<a build's dist directory>]   (default: this checkout's dist)
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createActor, waitFor } from 'xstate';
@@ -13,7 +15,8 @@ import { flagArgs } from './lib/flags.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const args = flagArgs();
-const m = await import(pathToFileURL(path.join(here, '..', 'dist', 'index.js')).href);
+const dist = path.resolve(args.dist ?? path.join(here, '..', 'dist'));
+const m = await import(pathToFileURL(path.join(dist, 'index.js')).href);
 const random = (args.ids ?? 'random') === 'random';
 const sessions = Number(args.sessions ?? 3000);
 const BATCHES = 10;

@@ -85,11 +85,11 @@ describe('startEarly', () => {
     const next = probe.send(ready());
     expect(probe.spawned).toEqual([
       {
-        id: 'tools:a',
+        id: 'tools:0',
         input: { sessionId: 's1', turn: 1, iteration: 2, calls: [toolCall('a')], deadline: 9_000 },
       },
     ]);
-    expect(next.batch).toEqual(batchOf([toolCall('a')], { started: ['a'], runners: { 'tools:a': ['a'] } }));
+    expect(next.batch).toEqual(batchOf([toolCall('a')], { started: ['a'], runners: { 'tools:0': ['a'] } }));
     expect(probe.emitted).toEqual([
       {
         type: 'tool_call_start',
@@ -120,7 +120,19 @@ describe('startEarly', () => {
     }
     const allowed = actionProbe('startEarly', contextWith({ alwaysAllowed: ['deploy'] }));
     allowed.send(ready(deploy('d')));
-    expect(allowed.spawned.map((s) => s.id)).toEqual(['tools:d']);
+    expect(allowed.spawned.map((s) => s.id)).toEqual(['tools:0']);
+  });
+
+  it('names the runner with the smallest number no running runner holds, whatever the call id', () => {
+    const running = batchOf([toolCall('a'), toolCall('c')], {
+      started: ['a', 'c'],
+      runners: { 'tools:0': ['a'], 'tools:2': ['c'] },
+    });
+    const probe = actionProbe('startEarly', contextWith({ batch: running }));
+    const next = probe.send(ready(toolCall('call_9f3k2')));
+    expect(probe.spawned.map((s) => s.id)).toEqual(['tools:1']);
+    expect(next.batch.runners).toEqual({ 'tools:0': ['a'], 'tools:2': ['c'], 'tools:1': ['call_9f3k2'] });
+    expect(probe.children().sort()).toEqual(['tools:0', 'tools:1', 'tools:2']);
   });
 });
 
@@ -201,7 +213,7 @@ describe('receiveReply', () => {
     const next = probe.send(done(output));
     expect(probe.spawned).toEqual([
       {
-        id: 'tools:a',
+        id: 'tools:0',
         input: {
           sessionId: 's1',
           turn: 1,
@@ -212,7 +224,7 @@ describe('receiveReply', () => {
       },
     ]);
     expect(next.batch).toEqual(
-      batchOf(output.calls, { pending: ['b'], started: ['a', 'c'], runners: { 'tools:a': ['a', 'c'] } }),
+      batchOf(output.calls, { pending: ['b'], started: ['a', 'c'], runners: { 'tools:0': ['a', 'c'] } }),
     );
     expect(next.messages).toEqual([system, output.message]);
     expect(next.lastState).toBe(context.lastState);

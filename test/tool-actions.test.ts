@@ -55,16 +55,17 @@ describe('approveCall', () => {
     const context = waiting();
     const probe = actionProbe('approveCall', context);
     const next = probe.send({ type: 'APPROVE', toolCallId: 'c', at: 12_000 });
+    // `tools:a` (as an earlier version named runners) holds no number: the new runner is `tools:0`.
     expect(probe.spawned).toEqual([
       {
-        id: 'tools:c',
+        id: 'tools:0',
         input: { sessionId: 's1', turn: 2, iteration: 3, calls: [deploy('c')], deadline: 50_000 },
       },
     ]);
-    expect(probe.children().sort()).toEqual(['tools:a', 'tools:c']);
+    expect(probe.children().sort()).toEqual(['tools:0', 'tools:a']);
     expect(next.batch.pending).toEqual(['b', 'd']);
     expect(next.batch.started).toEqual(['a', 'c']);
-    expect(next.batch.runners).toEqual({ 'tools:a': ['a'], 'tools:c': ['c'] });
+    expect(next.batch.runners).toEqual({ 'tools:a': ['a'], 'tools:0': ['c'] });
     expect(next).toMatchObject({ alwaysAllowed: [], deadline: 50_000, pausedAt: 10_000 });
     expect(probe.emitted).toEqual([
       expect.objectContaining({ type: 'approval_resolved', toolCallId: 'c', approved: true }),
@@ -82,7 +83,7 @@ describe('approveCall', () => {
     const probe = actionProbe('approveCall', context);
     const next = probe.send({ type: 'APPROVE', toolCallId: 'b', always: true, at: 12_000 });
     expect(probe.spawned.map((s) => [s.id, s.input.calls.map((c) => c.id)])).toEqual([
-      ['tools:b', ['b', 'c']],
+      ['tools:0', ['b', 'c']],
     ]);
     expect(next.batch.pending).toEqual(['d']);
     expect(next.alwaysAllowed).toEqual(['other', 'deploy']);

@@ -44,9 +44,9 @@ const ok = (id: string, content = `done ${id}`): ToolResult => ({
 });
 const failed = (id: string): ToolResult => ({ ...ok(id, `failed ${id}`), isError: true });
 
-/** A batch of `calls`, every one handed to the runner named after the first. */
+/** A batch of `calls`, every one handed to one runner, `tools:a` (the id is opaque to the batch). */
 function running(calls: ToolCallRequest[]): ToolBatch {
-  return startRun(receiveCalls(EMPTY_BATCH, calls, []), calls, runnerIdFor(calls));
+  return startRun(receiveCalls(EMPTY_BATCH, calls, []), calls, 'tools:a');
 }
 
 describe('callInfo', () => {
@@ -98,19 +98,39 @@ describe('receiveCalls', () => {
   });
 });
 
+describe('runnerIdFor', () => {
+  it('takes the smallest number that no runner of the batch and no live child holds', () => {
+    expect(runnerIdFor(EMPTY_BATCH, {})).toBe('tools:0');
+    const batch = { ...EMPTY_BATCH, runners: { 'tools:0': ['a'], 'tools:2': ['c'] } };
+    expect(runnerIdFor(batch, {})).toBe('tools:1');
+    // A live child keeps its id: a runner that reported every result but has not ended, or one of an
+    // abandoned batch; so does a runner saved by an earlier version under its first call's id.
+    expect(runnerIdFor(batch, { 'tools:1': {}, 'tools:3': {} })).toBe('tools:4');
+    expect(runnerIdFor({ ...EMPTY_BATCH, runners: { 'tools:call_x': ['call_x'] } }, { llm: {} })).toBe(
+      'tools:0',
+    );
+  });
+
+  it('reuses an id once its runner has ended', () => {
+    const batch = { ...EMPTY_BATCH, runners: { 'tools:0': ['a'] } };
+    expect(runnerIdFor(batch, { 'tools:0': {} })).toBe('tools:1');
+    expect(runnerIdFor(EMPTY_BATCH, {})).toBe('tools:0');
+  });
+});
+
 describe('startRun', () => {
   it('marks the calls started under their runner and adds calls the batch did not know yet', () => {
     const known = receiveCalls(EMPTY_BATCH, [call('a'), call('b')], []);
-    const one = startRun(known, [call('a')], runnerIdFor([call('a')]));
+    const one = startRun(known, [call('a')], runnerIdFor(known, {}));
     expect(one.calls.map((c) => c.id)).toEqual(['a', 'b']);
     expect(one.started).toEqual(['a']);
-    expect(one.runners).toEqual({ 'tools:a': ['a'] });
+    expect(one.runners).toEqual({ 'tools:0': ['a'] });
     expect(readyCalls(one).map((c) => c.id)).toEqual(['b']);
 
-    const two = startRun(one, [call('b'), call('c')], runnerIdFor([call('b'), call('c')]));
+    const two = startRun(one, [call('b'), call('c')], runnerIdFor(one, {}));
     expect(two.calls.map((c) => c.id)).toEqual(['a', 'b', 'c']);
     expect(two.started).toEqual(['a', 'b', 'c']);
-    expect(two.runners).toEqual({ 'tools:a': ['a'], 'tools:b': ['b', 'c'] });
+    expect(two.runners).toEqual({ 'tools:0': ['a'], 'tools:1': ['b', 'c'] });
     expect(readyCalls(two)).toEqual([]);
     // The batch it came from is unchanged.
     expect(one.started).toEqual(['a']);

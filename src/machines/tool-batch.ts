@@ -62,9 +62,19 @@ export function readyCalls(batch: ToolBatch): ToolCallRequest[] {
   return batch.calls.filter((c) => !batch.started.includes(c.id) && !batch.pending.includes(c.id));
 }
 
-/** The actor id of the runner for `calls`: named after its first call, whose id is unique in the session. */
-export function runnerIdFor(calls: readonly ToolCallRequest[]): string {
-  return `tools:${calls[0]!.id}`;
+/**
+ * The actor id for a new runner: `tools:<n>`, n the smallest number that no runner of the batch and no
+ * live child of the agent (`children`: a runner that reported every result but has not ended yet, or
+ * one of an abandoned batch) holds. The ids come from a small set on purpose: a runner's done event is
+ * typed by its id, and XState memoizes the transitions of every event type it sees on each state node
+ * of the machine, which every agent of the process shares, for the life of the process. Ids named
+ * after call ids (unique on real model servers) added entries for every batch ever run.
+ */
+export function runnerIdFor(batch: ToolBatch, children: Readonly<Record<string, unknown>>): string {
+  for (let n = 0; ; n++) {
+    const id = `tools:${n}`;
+    if (batch.runners[id] === undefined && children[id] === undefined) return id;
+  }
 }
 
 /** The batch with `calls` handed to the runner `runnerId` (calls not yet in the batch are added: started early). */

@@ -6,7 +6,7 @@ import type { RunToolsInput } from './actors/run-tools.js';
 import type { AgentContext } from './agent-context.js';
 import { effectsOf } from './agent-effects.js';
 import type { AgentEvent, AgentEventMap, AgentEventType } from './emitted-events.js';
-import { callInfo } from './tool-batch.js';
+import { callInfo, runnerIdFor, type ToolBatch } from './tool-batch.js';
 
 // Pure helpers the machine's actions share: building events and the messages a turn appends.
 
@@ -68,6 +68,16 @@ export function runInput(context: AgentContext, calls: ToolCallRequest[]): RunTo
     calls,
     deadline: context.deadline,
   };
+}
+
+/**
+ * The actor id for a new runner of `batch` (`runnerIdFor`), clear of the batch's runners and of every
+ * live child of the agent. A machine stepped without a running actor (a graph walk, a pure
+ * `transition`) has no snapshot to read: only the batch's runners are avoided then.
+ */
+export function newRunnerId(self: AnyActorRef, batch: ToolBatch): string {
+  const children = (self.getSnapshot() as { children?: Record<string, unknown> } | undefined)?.children;
+  return runnerIdFor(batch, children ?? {});
 }
 
 /** A `tool_call_start` event per call, for those who listen. */

@@ -12,13 +12,20 @@ import {
   needsApproval,
   readyCalls,
   receiveCalls,
-  runnerIdFor,
   runnerIds,
   startRun,
   type ToolBatch,
 } from '../tool-batch.js';
 import { costWarnings } from '../turn-limits.js';
-import { addUsage, event, hears, runInput, startEvents, UNREPORTED_USAGE } from '../turn-messages.js';
+import {
+  addUsage,
+  event,
+  hears,
+  newRunnerId,
+  runInput,
+  startEvents,
+  UNREPORTED_USAGE,
+} from '../turn-messages.js';
 import { enteredState } from './state-actions.js';
 
 // Actions for the model call: streamed text, retries, context reports, calls started early, the answer.
@@ -73,7 +80,7 @@ export const startEarly = machineSetup.createAction(
     const { call } = ev;
     if (call.loopBreaking || needsApproval(call, context.alwaysAllowed)) return;
     if (context.batch.started.includes(call.id)) return;
-    const runner = runnerIdFor([call]);
+    const runner = newRunnerId(self, context.batch);
     enqueue.spawnChild('runTools', { id: runner, input: runInput(context, [call]) });
     // Kept in the batch so an interrupt before the stream ends still records and answers it.
     workCounts.contextUpdates++;
@@ -171,7 +178,7 @@ export const receiveReply = machineSetup.createAction(
       context.alwaysAllowed,
     );
     const ready = readyCalls(received);
-    const runner = ready.length > 0 ? runnerIdFor(ready) : undefined;
+    const runner = ready.length > 0 ? newRunnerId(self, received) : undefined;
     const batch = runner ? startRun(received, ready, runner) : received;
     const lastState = enters ? enteredState(enqueue as never, self, context, enters).lastState : undefined;
     const next = replyFields(context, output, batch, lastState);

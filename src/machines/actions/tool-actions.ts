@@ -15,7 +15,6 @@ import {
   EMPTY_BATCH,
   orderedResults,
   pendingApprovals,
-  runnerIdFor,
   runnerIds,
   runnerResults,
   startRun,
@@ -23,7 +22,7 @@ import {
   toolMessage,
 } from '../tool-batch.js';
 import { checkLimitsAfterTools } from '../turn-limits.js';
-import { event, hears, runInput, startEvents } from '../turn-messages.js';
+import { event, hears, newRunnerId, runInput, startEvents } from '../turn-messages.js';
 import { enteredState } from './state-actions.js';
 import { enteredThinking } from './turn-actions.js';
 
@@ -59,7 +58,7 @@ export const approveCall = machineSetup.createAction(
       : [first];
     let batch = context.batch;
     for (const call of approved) batch = answerApproval(batch, call.id);
-    const runner = runnerIdFor(approved);
+    const runner = newRunnerId(self, batch);
     batch = startRun(batch, approved, runner);
     enqueue.spawnChild('runTools', { id: runner, input: runInput(context, approved) });
     workCounts.contextUpdates++;
