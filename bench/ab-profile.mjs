@@ -10,12 +10,12 @@
 //     [--blocks=40] [--block=25] [--interval=100] [--min=0.01] [--top=40] [--bottom=10] [--grep=dist/llm]
 import inspector from 'node:inspector/promises';
 import path from 'node:path';
-import { z } from 'zod';
 import {
   closeShapes,
   FINAL,
   handCompletes,
   handTurn,
+  lookupTool,
   shapeOptions,
   startShapes,
 } from './lib/engine-shapes.mjs';
@@ -27,7 +27,6 @@ const blocks = Number(args.blocks ?? 40);
 const block = Number(args.block ?? 25);
 const SHAPES = await startShapes();
 const completes = handCompletes(SHAPES);
-const lookedUp = (key) => `value of ${key} `.repeat(40);
 let n = 0;
 async function modeOf(spec) {
   if (spec === 'hand')
@@ -40,13 +39,7 @@ async function modeOf(spec) {
       if (r.response !== FINAL) throw new Error('bad');
     };
   const m = await import(`${path.resolve(spec)}/index.js`);
-  const lookup = m.defineTool({
-    name: 'lookup',
-    description: 'reads a value',
-    parameters: z.object({ key: z.string() }),
-    idempotent: true,
-    execute: async ({ key }) => lookedUp(key),
-  });
+  const lookup = lookupTool(m.defineTool);
   return async () => {
     const agent = m.createAgent({
       ...shapeOptions(SHAPES, shape),

@@ -9,12 +9,12 @@
 //   node --cpu-prof bench/agent-step-cpu.mjs --profile=chain [--mode=hand] --sessions=3000   (one mode, one shape)
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { z } from 'zod';
 import {
   closeShapes,
   FINAL,
   handCompletes,
   handTurn,
+  lookupTool,
   shapeOptions,
   startShapes,
 } from './lib/engine-shapes.mjs';
@@ -32,7 +32,6 @@ const profile = args.profile;
 
 const SHAPES = await startShapes();
 const completes = handCompletes(SHAPES);
-const lookedUp = (key) => `value of ${key} `.repeat(40);
 const check = (response) => {
   if (response !== FINAL) throw new Error(`unexpected ${response}`);
 };
@@ -40,14 +39,8 @@ const check = (response) => {
 const modes = [];
 for (const [k, dist] of dists.entries()) {
   const m = await import(`${dist}/index.js`);
-  // The tool from this build's `defineTool` (engine-shapes' `lookup` is the main dist's).
-  const lookup = m.defineTool({
-    name: 'lookup',
-    description: 'reads a value',
-    parameters: z.object({ key: z.string() }),
-    idempotent: true,
-    execute: async ({ key }) => lookedUp(key),
-  });
+  // The tool from this build's `defineTool` (engine-shapes' `lookup` is this checkout's).
+  const lookup = lookupTool(m.defineTool);
   let n = 0;
   const agentMode = (name, extra) => ({
     name,

@@ -5,8 +5,7 @@
 //   npm run build && node bench/session-steps.mjs [--dists=<a>/dist,dist] [--sessions=5]
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { z } from 'zod';
-import { closeShapes, FINAL, shapeOptions, startShapes } from './lib/engine-shapes.mjs';
+import { closeShapes, FINAL, lookupTool, shapeOptions, startShapes } from './lib/engine-shapes.mjs';
 import { flagArgs } from './lib/flags.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -17,13 +16,7 @@ const SHAPES = await startShapes();
 
 for (const dist of dists) {
   const m = await import(`${dist}/index.js`);
-  const lookup = m.defineTool({
-    name: 'lookup',
-    description: 'reads a value',
-    parameters: z.object({ key: z.string() }),
-    idempotent: true,
-    execute: async ({ key }) => `value of ${key} `.repeat(40),
-  });
+  const lookup = lookupTool(m.defineTool);
   const cells = [];
   for (const shape of ['text', 'batch', 'chain']) {
     const count = { actors: 0, steps: 0, byActor: new Map(), byStep: new Map() };

@@ -39,12 +39,12 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { z } from 'zod';
 import {
   closeShapes,
   FINAL,
   handCompletes,
   handTurn,
+  lookupTool,
   shapeOptions,
   startShapes,
 } from './lib/engine-shapes.mjs';
@@ -67,7 +67,6 @@ const profile = args.profile;
 const SHAPES = await startShapes();
 if (!SHAPES[shapeName]) throw new Error(`--shape must be one of ${Object.keys(SHAPES)}, got ${shapeName}`);
 const completes = handCompletes(SHAPES);
-const lookedUp = (key) => `value of ${key} `.repeat(40);
 const check = (response) => {
   if (response !== FINAL) throw new Error(`unexpected ${response}`);
 };
@@ -190,13 +189,7 @@ const modes = [];
 for (const [k, dist] of dists.entries()) {
   if (!loops.includes('agent')) break;
   const m = await import(`${dist}/index.js`);
-  const lookup = m.defineTool({
-    name: 'lookup',
-    description: 'reads a value',
-    parameters: z.object({ key: z.string() }),
-    idempotent: true,
-    execute: async ({ key }) => lookedUp(key),
-  });
+  const lookup = lookupTool(m.defineTool);
   const tag = dists.length > 1 ? `agent${k}` : 'agent';
   let n = 0;
   const agentRun = (durableSteps) => async () => {

@@ -9,16 +9,22 @@ import { startScriptedServer } from '../../dist/testing/index.js';
 import { assistantMessage, createComplete } from './chat-calls.mjs';
 import { OpenAI } from './root-deps.mjs';
 
-/** What the one tool reads for `key`. */
-const lookedUp = (key) => `value of ${key} `.repeat(40);
-/** The one tool: reads a value from memory (idempotent). */
-export const lookup = defineTool({
-  name: 'lookup',
-  description: 'reads a value',
-  parameters: z.object({ key: z.string() }),
-  idempotent: true,
-  execute: async ({ key }) => lookedUp(key),
-});
+/** What the one tool reads for `key` (the hand-written loop's tool step returns the same). */
+export const lookedUp = (key) => `value of ${key} `.repeat(40);
+/**
+ * The one tool made with `defineTool` of a given build (a bench comparing builds gives each its own,
+ * from that build's `dist/index.js`): reads a value from memory (idempotent).
+ */
+export const lookupTool = (define) =>
+  define({
+    name: 'lookup',
+    description: 'reads a value',
+    parameters: z.object({ key: z.string() }),
+    idempotent: true,
+    execute: async ({ key }) => lookedUp(key),
+  });
+/** The one tool, of this checkout's build. */
+export const lookup = lookupTool(defineTool);
 const call = (i) => ({ name: 'lookup', arguments: { key: `k${i}` } });
 /** Every shape's final answer. */
 export const FINAL = 'All values looked up.';
