@@ -11,32 +11,43 @@ import {
 } from './support/restate-server.js';
 
 // The step driver on a real restate-server (docs/engines.md, "One await at a time"): a batch of five
-// steps asked for at once is settled one step a round, in the order their outcomes came, and a replay
-// of the attempt (Restate retries it from the journal) settles them in that same order, one a round:
-// the SDK hands a replay its journal's outcomes one at a time, in the order they were recorded. The
-// machine therefore sees the same outcomes in the same order in every attempt, which is what keeps
-// the commands it asks for in the same order.
+// steps asked for at once is awaited in one wait (one `RestatePromise.all`), and each asker is settled
+// as its step ends, in the order the outcomes came, not when the last ends; a replay of the attempt
+// (Restate retries it from the journal) settles them in that same order: the SDK's VM yields after
+// each mapped step that completes, and hands a replay its journal's outcomes one at a time, in the
+// order they were recorded. The machine therefore sees the same outcomes in the same order in every
+// attempt, which is what keeps the commands it asks for in the same order.
 
 const binary = restateBinaryFor('WARN');
 
-/** Per session, each attempt's rounds (calls of `next()`) and the order its askers were settled in. */
-const attempts = new Map<string, { rounds: number; order: string[] }[]>();
+/**
+ * Per session, each attempt's waits (calls of `next()`), the order its askers were settled in, and
+ * what happened in order: `end <i>` when a step's closure ended (first attempt only), `got <i>` when
+ * its asker was settled.
+ */
+const attempts = new Map<string, { rounds: number; order: string[]; log: string[] }[]>();
 
 const batch = restate.object({
   name: 'batch',
   handlers: {
     send: async (ctx: restate.ObjectContext): Promise<string[]> => {
-      const seen = { rounds: 0, order: [] as string[] };
+      const seen = { rounds: 0, order: [] as string[], log: [] as string[] };
       const list = attempts.get(ctx.key) ?? [];
       list.push(seen);
       attempts.set(ctx.key, list);
       const driver = new RestateStepDriver(ctx);
       let done = false;
+      // Step i ends (4 - i) * 80 ms after it starts: they end in the reverse of the order they were asked in.
       const calls = [0, 1, 2, 3, 4].map((i) =>
         driver
-          .step(`call_${i}`, async () => `r${i}`)
+          .step(`call_${i}`, async () => {
+            await new Promise<void>((resolve) => setTimeout(resolve, (4 - i) * 80));
+            seen.log.push(`end ${i}`);
+            return `r${i}`;
+          })
           .then((value) => {
             seen.order.push(value);
+            seen.log.push(`got ${i}`);
           }),
       );
       void Promise.all(calls).then(() => {
@@ -71,34 +82,47 @@ async function turnsUntil(promise: Promise<void>): Promise<number> {
 }
 
 /**
- * Per session, the event-loop turns `settled()` waited after each settled step: a batch of three
- * calls asked in one go (`batch`); or (`apart`) a slow and a quick step asked together, the quick one's
- * end asking for a third, which ends while the slow one (of the earlier round) still runs.
+ * Per session, each wait's outcome and the event-loop turns `settled()` waited after it: a batch of
+ * three calls asked in one go (`batch`); or (`apart`) a slow step beside a short sleep, the sleep's
+ * end asking for a quick step, and the quick one's end for a third, each asked while the slow one (of
+ * an earlier round) still runs.
  */
-const looks = new Map<string, number[]>();
+const looks = new Map<string, { settled: string[]; turns: number[] }>();
 
 const looking = restate.object({
   name: 'looking',
   handlers: {
-    send: async (ctx: restate.ObjectContext, shape: 'batch' | 'apart'): Promise<number[]> => {
-      const seen: number[] = [];
+    send: async (ctx: restate.ObjectContext, shape: 'batch' | 'apart') => {
+      const seen = { settled: [] as string[], turns: [] as number[] };
       looks.set(ctx.key, seen);
       const driver = new RestateStepDriver(ctx);
       const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
       const steps: Promise<unknown>[] = [];
+      const got = (name: string) => () => {
+        seen.settled.push(name);
+      };
       if (shape === 'batch') {
-        for (const i of [0, 1, 2]) steps.push(driver.step(`call_${i}`, () => pause(20 * i).then(() => i)));
+        for (const i of [0, 1, 2])
+          steps.push(driver.step(`call_${i}`, () => pause(20 * i)).then(got(`call_${i}`)));
       } else {
-        steps.push(driver.step('slow', () => pause(400).then(() => 'slow')));
-        const quick = driver.step('quick', async () => 'quick');
-        // The asker's reaction to the quick step asks for one more (as a compaction's end asks for a model call).
-        steps.push(quick.then(() => steps.push(driver.step('third', async () => 'third'))));
+        steps.push(driver.step('slow', () => pause(600)).then(got('slow')));
+        // Each asker's reaction asks for one more (as a compaction's end asks for a model call).
+        const third = () => steps.push(driver.step('third', async () => 'third').then(got('third')));
+        const quick = () =>
+          steps.push(
+            driver
+              .step('quick', async () => 'quick')
+              .then(got('quick'))
+              .then(third),
+          );
+        steps.push(driver.wait(ctx.sleep(1)).then(got('sleep')).then(quick));
       }
       await driver.settled();
       while (!driver.idle) {
         await driver.next();
-        seen.push(await turnsUntil(driver.settled()));
+        seen.turns.push(await turnsUntil(driver.settled()));
       }
+      // `steps` grows while the loop runs: everything in it has settled by now.
       await Promise.all(steps);
       return seen;
     },
@@ -119,7 +143,7 @@ describe.skipIf('missing' in binary)('the Restate step driver', () => {
     await server?.stop();
   });
 
-  it('settles a batch in the order its outcomes came, and a replay in that same order', async () => {
+  it('settles each call of a batch as it ends, in one wait, and a replay in that same order', async () => {
     const response = await fetch(`${server.ingress}/batch/replayed/send`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -128,23 +152,30 @@ describe.skipIf('missing' in binary)('the Restate step driver', () => {
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual(['r0', 'r1', 'r2', 'r3', 'r4']);
     const [first, replay] = attempts.get('replayed') ?? [];
-    expect(first?.rounds).toBe(5);
-    expect([...(first?.order ?? [])].sort()).toEqual(['r0', 'r1', 'r2', 'r3', 'r4']);
-    expect(replay).toEqual(first);
+    expect(first?.rounds).toBe(1);
+    expect(first?.order).toEqual(['r4', 'r3', 'r2', 'r1', 'r0']);
+    // The first call to end was handed over before the last call's closure ended, not with it.
+    const log = first?.log ?? [];
+    expect(log.indexOf('got 4')).toBeGreaterThan(-1);
+    expect(log.indexOf('got 4')).toBeLessThan(log.indexOf('end 0'));
+    expect(replay?.rounds).toBe(1);
+    expect(replay?.order).toEqual(first?.order);
   }, 60_000);
 
-  it("looks again at once while a batch's other calls run, and waits two turns once none runs", async () => {
+  it('waits once for a batch, and races steps asked in reaction beside an older one', async () => {
     const call = (key: string, shape: string) =>
       fetch(`${server.ingress}/looking/${key}/send`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(shape),
       }).then((response) => response.json());
-    // Calls 0 and 1 end while the others run: no turns; the last leaves nothing running: two.
-    expect(await call('batch', 'batch')).toEqual([0, 0, 2]);
-    // The quick step ends beside the slow one asked with it: at once. The third ends beside the slow
-    // one of an earlier round: the machine may ask for more then, so the loop lets it react two turns.
-    expect(await call('apart', 'apart')).toEqual([0, 2, 2]);
+    // One wait for the three calls; the machine asked for nothing after it: two turns.
+    expect(await call('batch', 'batch')).toEqual({ settled: ['call_0', 'call_1', 'call_2'], turns: [2] });
+    // Each step asked beside the slow one (of an earlier round) joins the next wait and is settled
+    // before the slow one ends; a wait each, and a microtask after each reaction asked for a step.
+    const apart = await call('apart', 'apart');
+    expect(apart.settled).toEqual(['sleep', 'quick', 'third', 'slow']);
+    expect(apart.turns).toHaveLength(4);
   }, 60_000);
 });
 

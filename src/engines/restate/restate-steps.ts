@@ -26,9 +26,13 @@ interface Waiting {
  * journal's commands come in the machine's order). The SDK lets one await at a time make progress
  * (two awaits waiting at once fail the attempt with "awaitNext already pending"), so steps are never
  * awaited where they are asked for: the turn's loop ({@link RestateStepDriver.next}) waits for all
- * that is outstanding at once, with `RestatePromise.race` (a lone step without one), and hands the
- * first outcome to its asker. Between two waits the loop lets the machine react (new steps are
- * asked for only in reaction to an outcome), so every wait holds every step then running.
+ * that is outstanding at once and hands each outcome to its asker as it comes. Between two waits the
+ * loop lets the machine react (new steps are asked for only in reaction to an outcome), so every wait
+ * holds every step then running. A wait is one of three: a lone promise awaited by itself; a tool
+ * batch (several steps asked in one go and nothing else) awaited with one `RestatePromise.all`, each
+ * call's outcome handed over as it comes, since the machine asks for nothing until the batch ends;
+ * anything else raced (`RestatePromise.race`), one outcome a wait, so the machine may ask for a step
+ * in reaction that the next wait holds.
  */
 export class RestateStepDriver implements DurableSteps {
   readonly #ctx: ObjectContext;
@@ -40,8 +44,6 @@ export class RestateStepDriver implements DurableSteps {
   #kick: (() => void) | undefined;
   /** Counts the waits ({@link next}): what is asked between two of them shares a round. */
   #round = 0;
-  /** Whether the last wait settled a step and left only steps asked with it running (its batch's other calls). */
-  #batchRunning = false;
 
   constructor(ctx: ObjectContext) {
     this.#ctx = ctx;
@@ -77,18 +79,14 @@ export class RestateStepDriver implements DurableSteps {
   /**
    * Lets the machine react to what was just settled, before the loop looks at it: resolves a microtask
    * after the machine asked for a step or the turn ended ({@link wake}: the machine asks for a
-   * batch's steps in one go, so they are all asked by then), or after the last wait settled one step
-   * and left running only steps asked with it (a call of a tool batch ended before the others: the
-   * machine asks for nothing until they end, so the next wait may start at once), or, when it asks
-   * for nothing (it came to an approval wait), after every promise reaction and two turns of the
-   * event loop ({@link quiesce}). Until 2026-11-29 every round waited the two turns (rsplit36): two
-   * wakes of the thread a step, and the step's closure started two turns later; a batch's calls that
-   * ended before the last paid them until issue 36's last session.
+   * batch's steps in one go, so they are all asked by then), or, when it asks for nothing (it came to
+   * an approval wait), after every promise reaction and two turns of the event loop ({@link quiesce}).
+   * Until 2026-11-29 every round waited the two turns (rsplit36): two wakes of the thread a step, and
+   * the step's closure started two turns later.
    */
   settled(): Promise<void> {
-    if (this.#asked || this.#batchRunning) {
+    if (this.#asked) {
       this.#asked = false;
-      this.#batchRunning = false;
       return Promise.resolve();
     }
     return new Promise<void>((resolve) => {
@@ -112,13 +110,15 @@ export class RestateStepDriver implements DurableSteps {
   }
 
   /**
-   * Waits for the first of the outstanding promises and settles its asker. Resolves `'cancelled'`
-   * when the invocation was cancelled (the `interrupt` handler), leaving every step outstanding.
+   * Waits for the outstanding promises and settles the askers of those that end: the first to end,
+   * or every call of a tool batch. Resolves `'cancelled'` when the invocation was cancelled (the
+   * `interrupt` handler), leaving every step not yet settled outstanding.
    */
   async next(): Promise<'settled' | 'cancelled'> {
     // What was asked until now is in this wait: the next round's `settled` waits for what comes after.
     this.#asked = false;
     this.#round++;
+    if (this.#isBatch()) return this.#batch();
     let winner: Outcome;
     try {
       winner = await this.#first();
@@ -127,18 +127,14 @@ export class RestateStepDriver implements DurableSteps {
       throw error;
     }
     // A cancellation may come as the failure of the promise that won.
-    if ('error' in winner.outcome && winner.outcome.error instanceof CancelledError) return this.#cancelled();
-    const waiting = this.#waiting.get(winner.id);
-    this.#waiting.delete(winner.id);
-    this.#batchRunning = waiting?.step === true && onlyItsBatch(this.#waiting, waiting.round);
-    waiting?.settle(winner.outcome);
+    if (isCancellation(winner)) return this.#cancelled();
+    this.#hand(winner);
     return 'settled';
   }
 
   /**
-   * The first outcome of the outstanding promises: a lone one's (a text turn, a chain, the last of a
-   * batch) awaited without a race, several raced (`RestatePromise.race`: a combinator the SDK's VM
-   * walks on every poll).
+   * The first outcome of the outstanding promises: a lone one's (a text turn, a chain) awaited without
+   * a race, several raced (`RestatePromise.race`: a combinator the SDK's VM walks on every poll).
    */
   #first(): RestatePromise<Outcome> {
     if (this.#waiting.size === 1) {
@@ -148,22 +144,65 @@ export class RestateStepDriver implements DurableSteps {
     return RestatePromise.race([...this.#waiting].map(([id, waiting]) => outcomeOf(id, waiting)));
   }
 
+  /**
+   * Whether what waits is a tool batch: several steps, all asked in one round, nothing else. The
+   * machine asks for a batch's calls in one go and for nothing more until they all end (its tool
+   * runner returns once every call has), so one wait may hold them to the end. A step of another
+   * round (a stopped model call's, beside a compaction's) or an awakeable makes it a race.
+   */
+  #isBatch(): boolean {
+    if (this.#waiting.size < 2) return false;
+    let round: number | undefined;
+    for (const waiting of this.#waiting.values()) {
+      if (!waiting.step || (round !== undefined && waiting.round !== round)) return false;
+      round = waiting.round;
+    }
+    return true;
+  }
+
+  /**
+   * Awaits a tool batch's steps with one `RestatePromise.all` (one SDK await, where a race a call took
+   * five for a batch of five) and hands each call's outcome to its asker as it comes: the SDK maps a
+   * step's outcome when its notification is taken, and its VM yields after each mapped step that
+   * completes, so the askers are settled one at a time in the journal's order, as the races did,
+   * in a replay too (`test/restate-step-driver.test.ts`).
+   */
+  async #batch(): Promise<'settled' | 'cancelled'> {
+    const handed = [...this.#waiting].map(([id, waiting]) =>
+      outcomeOf(id, waiting).map((outcome, failure) => {
+        // An outcome as data never fails; a failure here is the engine's, for the await to throw.
+        if (!outcome) throw failure;
+        if (!isCancellation(outcome)) this.#hand(outcome);
+        return outcome;
+      }),
+    );
+    let outcomes: Outcome[];
+    try {
+      outcomes = await RestatePromise.all(handed);
+    } catch (error) {
+      if (error instanceof CancelledError) return this.#cancelled();
+      throw error;
+    }
+    return outcomes.some(isCancellation) ? this.#cancelled() : 'settled';
+  }
+
+  /** Settles the asker of an outcome, once: a step's outcome may come through a batch's `all` and a later race. */
+  #hand(outcome: Outcome): void {
+    const waiting = this.#waiting.get(outcome.id);
+    if (!waiting) return;
+    this.#waiting.delete(outcome.id);
+    waiting.settle(outcome.outcome);
+  }
+
   #cancelled(): 'cancelled' {
     for (const waiting of this.#waiting.values()) waiting.outcome = undefined;
     return 'cancelled';
   }
 }
 
-/**
- * Whether something still runs and all of it is steps asked in `round` (with the step that just
- * settled): the machine's reaction to one call of a batch asks for nothing while its other calls run.
- * A step asked in another round (a stopped model call's, still running when a compaction's step
- * settled) does not count: the machine may ask for a step in reaction, which the next wait must hold.
- */
-function onlyItsBatch(waiting: Map<number, Waiting>, round: number): boolean {
-  if (waiting.size === 0) return false;
-  for (const other of waiting.values()) if (!other.step || other.round !== round) return false;
-  return true;
+/** Whether an outcome is the invocation's cancellation (the `interrupt` handler) rather than a step's own. */
+function isCancellation(outcome: Outcome): boolean {
+  return 'error' in outcome.outcome && outcome.outcome.error instanceof CancelledError;
 }
 
 /** The waiting promise's outcome as data, made once per promise (until a cancellation drops it). */
