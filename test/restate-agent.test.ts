@@ -175,6 +175,31 @@ describe.skipIf('missing' in binary)('agentloop/restate on a real restate-server
     expect((await client.send('interrupt-1', 'go on')).response).toBe('after the interrupt');
   });
 
+  it('interrupts a running tool batch (its calls awaited together): it ends Interrupted and goes on', async () => {
+    runs.length = 0;
+    gate = deferred();
+    await session('interrupt-batch', {
+      turns: [
+        {
+          toolCalls: [
+            { name: 'slow', arguments: {} },
+            { name: 'slow', arguments: {} },
+          ],
+        },
+        { content: 'after the batch' },
+      ],
+    });
+    await client.post('interrupt-batch', 'go slow twice');
+    await eventually(async () => (runs.filter((r) => r === 'slow').length === 2 ? true : undefined));
+    expect(await client.interrupt('interrupt-batch')).toBe(true);
+    const result = await eventually(() => client.result('interrupt-batch').then((r) => r ?? undefined));
+    expect(result).toMatchObject({ state: 'Interrupted', terminateReason: 'interrupted' });
+    gate.resolve();
+    expect((await client.send('interrupt-batch', 'go on')).response).toBe('after the batch');
+    // Each call ran once: the interrupt did not run the batch again.
+    expect(runs.filter((r) => r === 'slow')).toHaveLength(2);
+  });
+
   it('ends a turn at the iteration limit with a final answer', async () => {
     await session('limit-1', {
       turns: [
