@@ -8,9 +8,8 @@
 //   npm run build && node bench/machine-ab.mjs --dists=<main copy>/dist,dist [--rounds=40] [--sessions=100]
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { createActor, waitFor } from 'xstate';
 import { flagArgs } from './lib/flags.mjs';
-import { CALLS, instantEffects } from './lib/instant-task.mjs';
+import { CALLS, runMachineSession } from './lib/instant-task.mjs';
 import { threadCpuMs } from './lib/process-cpu.mjs';
 import { meanSpread } from './lib/stats.mjs';
 
@@ -22,15 +21,7 @@ const perRound = Number(args.sessions ?? 100);
 const builds = [];
 for (const dist of dists) {
   const m = await import(pathToFileURL(path.resolve(dist, 'index.js')).href);
-  builds.push(async () => {
-    const actor = createActor(m.agentMachine, { input: { messages: [{ role: 'system', content: 's' }] } });
-    m.bindAgentEffects(actor, instantEffects);
-    actor.start();
-    await waitFor(actor, (s) => s.matches('AwaitingInput'));
-    actor.send({ type: 'USER_MESSAGE', text: 'u', at: Date.now() });
-    await waitFor(actor, (s) => s.matches('Completed'));
-    actor.stop();
-  });
+  builds.push(() => runMachineSession(m));
 }
 for (const run of builds) for (let i = 0; i < 300; i++) await run();
 const samples = builds.map(() => []);

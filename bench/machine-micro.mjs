@@ -1,21 +1,13 @@
 // Machine-level micro benchmark: per model call cost of the XState floor vs agentloop's machine vs the
 // whole agent, with model and tools answering at once (no network). CPU-bound, so comparable in one run.
-import { createActor, waitFor } from 'xstate';
-import { CALLS, DOCUMENT, instantClient, instantEffects, runInstantFloor } from './lib/instant-task.mjs';
+import { CALLS, DOCUMENT, instantClient, runInstantFloor, runMachineSession } from './lib/instant-task.mjs';
 
 const dist = process.argv[2] || new URL('../dist', import.meta.url).pathname;
-const { agentMachine, bindAgentEffects, createAgent, defineTool } = await import(`${dist}/index.js`);
+const build = await import(`${dist}/index.js`);
+const { createAgent, defineTool } = build;
 const { z } = await import('zod');
 const floorSession = () => runInstantFloor();
-async function machineSession() {
-  const a = createActor(agentMachine, { input: { messages: [{ role: 'system', content: 's' }] } });
-  bindAgentEffects(a, instantEffects);
-  a.start();
-  await waitFor(a, (s) => s.matches('AwaitingInput'));
-  a.send({ type: 'USER_MESSAGE', text: 'u', at: Date.now() });
-  await waitFor(a, (s) => s.matches('Completed'));
-  a.stop();
-}
+const machineSession = () => runMachineSession(build);
 // whole agent with an instant client
 const lookup = defineTool({
   name: 'lookup',

@@ -10,8 +10,8 @@
 //     [--dist=<a build's dist directory>]   (default: this checkout's dist)
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { createActor, waitFor } from 'xstate';
 import { flagArgs } from './lib/flags.mjs';
+import { runMachineSession } from './lib/instant-task.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const args = flagArgs();
@@ -48,15 +48,7 @@ const effects = {
     input.calls.map((c) => ({ toolCallId: c.id, name: c.name, content: 'x', isError: false, durationMs: 0 })),
   hears: (type) => type === 'turn_end',
 };
-async function session() {
-  const actor = createActor(m.agentMachine, { input: { messages: [{ role: 'system', content: 's' }] } });
-  m.bindAgentEffects(actor, effects);
-  actor.start();
-  await waitFor(actor, (s) => s.matches('AwaitingInput'));
-  actor.send({ type: 'USER_MESSAGE', text: 'u', at: Date.now() });
-  await waitFor(actor, (s) => s.matches('Completed'));
-  actor.stop();
-}
+const session = () => runMachineSession(m, effects);
 for (let i = 0; i < 200; i++) await session();
 globalThis.gc();
 const before = process.memoryUsage().heapUsed;

@@ -1,6 +1,6 @@
 // The benchmark task with the model and the tool answering at once (no network): what the machine-level
 // tools (machine-micro.mjs, machine-steps.mjs) run, so that they measure the same work.
-import { assign, createActor, fromPromise, setup, toPromise } from 'xstate';
+import { assign, createActor, fromPromise, setup, toPromise, waitFor } from 'xstate';
 
 /** Model calls per session: 10 asking for one tool call each, then the answer. */
 export const CALLS = 11;
@@ -126,4 +126,19 @@ export async function runInstantFloor(inspect) {
   const actor = createActor(instantFloor, inspect ? { inspect } : {});
   actor.start();
   await toPromise(actor);
+}
+
+/**
+ * Runs one session of agentloop's machine alone: `agentMachine` of a build (`build`: its dist module)
+ * with `effects` bound (`instantEffects` by default), from AwaitingInput through one user message to
+ * Completed.
+ */
+export async function runMachineSession(build, effects = instantEffects) {
+  const actor = createActor(build.agentMachine, { input: { messages: [{ role: 'system', content: 's' }] } });
+  build.bindAgentEffects(actor, effects);
+  actor.start();
+  await waitFor(actor, (s) => s.matches('AwaitingInput'));
+  actor.send({ type: 'USER_MESSAGE', text: 'u', at: Date.now() });
+  await waitFor(actor, (s) => s.matches('Completed'));
+  actor.stop();
 }
