@@ -46,6 +46,9 @@
 //                restate-hand keeps its messages; no view, `turn` entry, mirror, approval or interrupt
 //                loop; steps asked together awaited together): restate - restate-agent is the adapter's own
 //                part, (restate-agent - restate-hand) - (in-process - hand) the agent's own inside Restate
+//   restate-agent-w   restate-agent with the adapter's two state writes (the `turn` entry at the
+//                start, the view at the end; object `agentw`): restate-agent-w - restate-agent is what
+//                they cost, restate - restate-agent-w the rest of the adapter's own part (writes36)
 //   dbos-agent   the agent on bare DBOS steps with no adapter (its snapshot kept as dbos-hand keeps its
 //                messages; no view, interrupt watch or turn loop): dbos - dbos-agent is the adapter's
 //                own part, (dbos-agent - dbos-hand) - (in-process - hand) the agent's own inside DBOS
@@ -68,7 +71,7 @@
 //   [--dbos-b=<another build's dist>] [--dbos-a=<a build's dist>] [--restate-b=<another build's dist>]
 //   [--dbos-interrupt-poll-ms=<ms>] [--dbos-b-interrupt-poll-ms=<ms>]
 //   [--restate-a=<a build's dist>]
-//   [--only=in-process,in-process-pg,seam,seam-wait,hand-wait,pg-workers,restate,restate-bare,restate-hand,restate-agent,dbos,dbos-bare,hand,dbos-hand,dbos-hand-nostate,dbos-agent]
+//   [--only=in-process,in-process-pg,seam,seam-wait,hand-wait,pg-workers,restate,restate-bare,restate-hand,restate-agent,restate-agent-w,dbos,dbos-bare,hand,dbos-hand,dbos-hand-nostate,dbos-agent]
 import path from 'node:path';
 import { createAgent, createSessionClient, startWorker } from '../dist/index.js';
 import { PostgresSessionStore } from '../dist/postgres/index.js';
@@ -405,7 +408,9 @@ try {
     }
   }
   if (
-    ['restate', 'restate-bare', 'restate-bare-io', 'restate-hand', 'restate-agent'].some((m) => only.has(m))
+    ['restate', 'restate-bare', 'restate-bare-io', 'restate-hand', 'restate-agent', 'restate-agent-w'].some(
+      (m) => only.has(m),
+    )
   ) {
     // `--restate-a=<dist>`: mode `restate` from another build's dist instead of this one's (with
     // `--restate-b`, two builds swapped between runs: each its own copy of agentloop's modules).
@@ -432,6 +437,7 @@ try {
       bareRestateObject(sdk, { name: 'bareio', yieldFirst: true }),
       handRestateObject(sdk, completes),
       agentRestateObject(sdk, SHAPES),
+      agentRestateObject(sdk, SHAPES, { name: 'agentw', writes: true }),
     ]);
     closers.push(endpoint.close);
     if (only.has('restate')) {
@@ -455,6 +461,11 @@ try {
     if (only.has('restate-agent')) {
       await use('restate-agent', 'ragent', async (id) =>
         check(await sendBareRestate(server.ingress, id, shapeOf(id), 'agent')),
+      );
+    }
+    if (only.has('restate-agent-w')) {
+      await use('restate-agent-w', 'ragentw', async (id) =>
+        check(await sendBareRestate(server.ingress, id, shapeOf(id), 'agentw')),
       );
     }
     if (only.has('restate-bare-io')) {
@@ -785,6 +796,8 @@ if (interleave) {
     ['dbos', 'dbos-agent'],
     ['restate', 'restate-agent'],
     ['restate-b', 'restate-agent'],
+    ['restate-agent-w', 'restate-agent'],
+    ['restate', 'restate-agent-w'],
   ]) {
     if (!samples[a] || !samples[b]) continue;
     const cells = Object.keys(SHAPES).map((shape) => {
@@ -793,11 +806,15 @@ if (interleave) {
       return `${shape} wall ${round(wall.mean)} +- ${round(wall.se)}, CPU ${round(used.mean)} +- ${round(used.se)}`;
     });
     const what =
-      b === 'dbos-agent'
-        ? " (the adapter's own part: view, interrupt watch, turn loop)"
-        : b === 'restate-agent'
-          ? " (the adapter's own part: view, turn entry, driver and turn loop)"
-          : '';
+      a === 'restate-agent-w'
+        ? " (the adapter's two state writes: turn entry, view)"
+        : b === 'restate-agent-w'
+          ? " (the adapter's own part less its state writes: driver and turn loop)"
+          : b === 'dbos-agent'
+            ? " (the adapter's own part: view, interrupt watch, turn loop)"
+            : b === 'restate-agent'
+              ? " (the adapter's own part: view, turn entry, driver and turn loop)"
+              : '';
     console.log(`${a} less ${b}${what}, ms a session (paired): ${cells.join('; ')}`);
   }
 }

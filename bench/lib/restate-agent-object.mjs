@@ -54,17 +54,45 @@ export function gatheredSteps(sdk, ctx) {
 }
 
 /**
+ * The view the adapter writes at a turn's end (src/engines/restate/restate-agent.ts, `runTurn`): the
+ * same keys, as large, built from the same agent and result.
+ */
+function endView(ctx, agent, result) {
+  const turnResult = {
+    success: result.success,
+    response: result.response,
+    terminateReason: result.terminateReason,
+    iterations: result.iterations,
+    state: agent.state,
+  };
+  return {
+    sessionId: ctx.key,
+    state: agent.state,
+    turn: agent.context.turn,
+    pendingApprovals: agent.pendingApprovals,
+    response: result.response,
+    terminateReason: result.terminateReason,
+    turnId: ctx.request().id,
+    ended: true,
+    result: turnResult,
+  };
+}
+
+/**
  * Object `agent` (handler `send({ shape })`): the agent on {@link gatheredSteps}, its snapshot kept in the
  * object's state as the hand-written loop keeps its messages (`bench/lib/engine-shapes.mjs`
  * `handRestateObject`: a `get` at the turn's start, one `set` at its end), and nothing else: no view,
- * no `turn` entry, no mirror, no approvals, no interrupt.
+ * no `turn` entry, no mirror, no approvals, no interrupt. With `writes` (object `agentw`, mode
+ * `restate-agent-w`), the adapter's two state writes as well: the `turn` entry at the start and the
+ * view at the end, so that `restate - restate-agent-w` is the adapter's own part less its writes.
  */
-export function agentRestateObject(sdk, shapes, { name = 'agent' } = {}) {
+export function agentRestateObject(sdk, shapes, { name = 'agent', writes = false } = {}) {
   return sdk.object({
     name,
     handlers: {
       send: async (ctx, input) => {
         const snapshot = (await ctx.get('snapshot')) ?? undefined;
+        if (writes) ctx.set('turn', ctx.request().id);
         const agent = createAgent({
           ...shapeOptions(shapes, input.shape),
           sessionId: ctx.key,
@@ -74,6 +102,7 @@ export function agentRestateObject(sdk, shapes, { name = 'agent' } = {}) {
         try {
           const result = await agent.send(TASK);
           ctx.set('snapshot', agent.actor.getPersistedSnapshot());
+          if (writes) ctx.set('view', endView(ctx, agent, result));
           if (result.response !== FINAL) throw new Error(`unexpected ${result.response}`);
           return { response: result.response };
         } finally {
