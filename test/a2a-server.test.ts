@@ -1,12 +1,32 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import { type StreamResponse, TaskState } from '@a2a-js/sdk';
 import { describe, expect, it } from 'vitest';
-import { a2aServer, drain, kindOf, sdkClient, textMessage, type Version } from './support/a2a-server.js';
+import { FileSessionStore } from '../src/index.js';
+import {
+  a2aServer,
+  drain,
+  kindOf,
+  sdkClient,
+  tempDir,
+  textMessage,
+  type Version,
+} from './support/a2a-server.js';
 import { deferred } from './support/harness.js';
 import { chargeTool } from './support/recording-tools.js';
 import { gateScenario, gateTool } from './support/waiting-tool.js';
 
 const S = TaskState;
+
+/** A file store whose lease releases wait for `hold` while it is set: a task slow to be let go. */
+class SlowReleaseStore extends FileSessionStore {
+  hold: Promise<void> | undefined;
+  releases = 0;
+  override async releaseLease(lease: Parameters<FileSessionStore['releaseLease']>[0]): Promise<void> {
+    await this.hold;
+    this.releases++;
+    return super.releaseLease(lease);
+  }
+}
 
 const textOf = (message: { parts: { content?: { $case: string; value: unknown } }[] } | undefined) =>
   (message?.parts ?? [])
@@ -210,6 +230,63 @@ describe.each(['1.0', '0.3'] as Version[])('A2A %s through the SDK client', (ver
     expect(canceled.status?.state).toBe(S.TASK_STATE_CANCELED);
     expect((await store.load(waiting.contextId))?.state).toBe('Interrupted');
     expect(charged).toEqual([]);
+  });
+
+  it("a stream's input-required acted on at once: the answer and a cancel wait for the task to be let go", async () => {
+    const charged: string[] = [];
+    const store = new SlowReleaseStore({ dir: await tempDir() });
+    const { url } = await a2aServer(
+      {
+        turns: [
+          { toolCalls: [{ name: 'charge', arguments: { amount: 5 } }] },
+          { content: 'charged, all done' },
+          { toolCalls: [{ name: 'charge', arguments: { amount: 9 } }] },
+        ],
+      },
+      {
+        store,
+        agent: () => ({ instructions: 'You help.', loopControlTools: false, tools: [chargeTool(charged)] }),
+      },
+    );
+    const client = await sdkClient(url, version);
+    const letGo = deferred<void>();
+    store.hold = letGo.promise;
+    const events = await drain(client.sendMessageStream(textMessage('charge me 5')));
+    const last = events.at(-1)?.payload;
+    if (last?.$case !== 'statusUpdate') throw new Error('expected a status update last');
+    expect(last.value.status?.state).toBe(S.TASK_STATE_INPUT_REQUIRED);
+    // The stream ended with the task's last event; its session is not let go yet.
+    expect(store.releases).toBe(0);
+    const { taskId, contextId } = last.value;
+    let answered = false;
+    const answer = client
+      .sendMessage(textMessage('', { taskId, contextId }, [{ approved: true }]))
+      .finally(() => {
+        answered = true;
+      });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(answered).toBe(false);
+    store.hold = undefined;
+    letGo.resolve();
+    const done = await answer;
+    if (!('status' in done)) throw new Error('expected a task');
+    expect(done.status?.state).toBe(S.TASK_STATE_COMPLETED);
+    expect(charged).toEqual(['charge 5']);
+
+    // A cancel right after the stream's end: the task is canceled at rest, and its call never runs.
+    const again = deferred<void>();
+    store.hold = again.promise;
+    const second = await drain(client.sendMessageStream(textMessage('charge me 9', { contextId })));
+    const waiting = second.at(-1)?.payload;
+    if (waiting?.$case !== 'statusUpdate') throw new Error('expected a status update last');
+    expect(waiting.value.status?.state).toBe(S.TASK_STATE_INPUT_REQUIRED);
+    const cancel = client.cancelTask({ tenant: '', id: waiting.value.taskId, metadata: undefined });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    store.hold = undefined;
+    again.resolve();
+    expect((await cancel).status?.state).toBe(S.TASK_STATE_CANCELED);
+    expect((await store.load(contextId))?.state).toBe('Interrupted');
+    expect(charged).toEqual(['charge 5']);
   });
 
   it('approval: input-required with a data part per call, answered by the next message, then completed', async () => {

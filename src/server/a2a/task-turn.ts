@@ -26,6 +26,11 @@ export interface ActiveTask {
   agent: Agent;
   feed: TranscriptFeed;
   cancelled: boolean;
+  /**
+   * Whether the task's last event went out (the turn ended, or rests waiting for input): from then
+   * until `done` the task is only being let go (its session saved, its lease released).
+   */
+  ended: boolean;
   /** Resolves once the turn rests and its session is let go. */
   done: Promise<void>;
   /** The task as this process wrote it (whole once `done`: no store read needed to answer a send). */
@@ -115,6 +120,7 @@ export async function startTaskTurn(turn: TaskTurn, active: ActiveTasks): Promis
     agent: undefined as unknown as Agent,
     feed,
     cancelled: false,
+    ended: false,
     done: new Promise((resolve) => (release = resolve)),
     record: () => tasks.get(taskId),
     listen(listener) {
@@ -180,7 +186,9 @@ export async function startTaskTurn(turn: TaskTurn, active: ActiveTasks): Promis
       const after = tasks.get(taskId);
       if (!after) continue;
       for (const { event } of after.events.slice(before)) {
-        emit(event, entry.seq >= finalSeq);
+        const final = entry.seq >= finalSeq;
+        if (final) task.ended = true;
+        emit(event, final);
         turn.onKept?.(event, after);
       }
     }
