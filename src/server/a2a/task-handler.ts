@@ -51,7 +51,7 @@ import {
   writePushEntry,
 } from './task-push.js';
 import { followTask } from './task-subscribe.js';
-import { type ActiveTask, type ActiveTasks, startTaskTurn, type TaskListener } from './task-turn.js';
+import { type ActiveTasks, carriedAtRest, startTaskTurn, type TaskListener } from './task-turn.js';
 import {
   endsStream,
   newContextId,
@@ -179,7 +179,7 @@ export class SessionTaskHandler implements A2ARequestHandler {
 
   async cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
     // A task whose end just went out is let go first: it is then canceled at rest, from the store.
-    await this.#unlessEnding(contextOfTask(params.id ?? ''));
+    await carriedAtRest(this.active, contextOfTask(params.id ?? ''));
     const { record, contextId } = await this.#record(params.id, context);
     const state = record.task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED;
     if (TERMINAL_STATES.has(state)) {
@@ -290,7 +290,7 @@ export class SessionTaskHandler implements A2ARequestHandler {
     if (message.taskId && contextOfTask(message.taskId) !== contextId) {
       throw new TaskNotFoundError(`task "${message.taskId}" is not a task of context "${contextId}"`);
     }
-    const running = await this.#unlessEnding(contextId);
+    const running = await carriedAtRest(this.active, contextId);
     if (running?.resume && message.taskId === running.taskId) {
       // The task rests `auth-required` here, its sign-in open: the message goes on with it.
       if (running.record()?.principal !== principal)
@@ -345,21 +345,6 @@ export class SessionTaskHandler implements A2ARequestHandler {
       this.active,
     );
     return { taskId, contextId, message: stamped };
-  }
-
-  /**
-   * The task this process carries in a context, once any task there whose end already went out has
-   * been let go: a client that acts on a task's last event at once (answers its approval, cancels
-   * it, sends the next message) waits those few milliseconds instead of finding the context running.
-   */
-  async #unlessEnding(contextId: string | undefined): Promise<ActiveTask | undefined> {
-    if (!contextId) return undefined;
-    let running = this.active.get(contextId);
-    while (running?.ended) {
-      await running.done;
-      running = this.active.get(contextId);
-    }
-    return running;
   }
 
   /** The session record of a context, refused as an unknown task when another principal owns it. */

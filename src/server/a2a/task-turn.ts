@@ -56,6 +56,21 @@ export type TaskListener = (event: StreamResponse, final: boolean) => void;
 /** Tasks by context (session) id, in this process. */
 export type ActiveTasks = Map<string, ActiveTask>;
 
+/**
+ * The task this process carries in a context, once any task there whose end already went out has
+ * been let go: a client that acts on a task's last event at once (answers its approval, cancels it,
+ * sends the next message) waits those few milliseconds instead of finding the context running.
+ */
+export async function carriedAtRest(active: ActiveTasks, contextId?: string) {
+  if (!contextId) return undefined;
+  let running = active.get(contextId);
+  while (running?.ended) {
+    await running.done;
+    running = active.get(contextId);
+  }
+  return running;
+}
+
 /** What starts or continues a task's turn. */
 export interface TaskTurn {
   context: ThreadContext;
@@ -81,12 +96,12 @@ export interface TaskTurn {
   listener?: TaskListener;
   /** Called for every kept event of the task (push notifications). */
   onKept?: (event: StreamResponse, record: TaskRecord) => void;
-  /** Hears cancels posted to the session's inbox by other processes (none: cancels reach only this one). */
   /**
    * Write a new task's start with the agent's first append instead of before the turn: for a send that
    * waits for the end (no one else knows the task's id before it is durable).
    */
   startWithTurn?: boolean;
+  /** Hears cancels posted to the session's inbox by other processes (none: cancels reach only this one). */
   inbox?: { pollMs: number; wakeups: InboxWakeups; empty?: boolean };
   /** How long a task rests `auth-required` in this process before it fails (ms). */
   signInTimeoutMs: number;
