@@ -94,6 +94,54 @@ export class CallAbort implements StopNotice {
   }
 }
 
+/**
+ * A stop notice whose `AbortSignal` is made only when first read: most effects and tools never read
+ * it, and an AbortController per run was a measurable share of a run's cost (bench/README.md). A
+ * signal first read after the stop is made aborted; the first reason given stands, as for a
+ * controller. What an effect's `EffectIO` (src/machines/agent-effects.ts) and a tool call's signal
+ * (src/tools/execute-tool-call.ts) are built on.
+ */
+export class LazyAbort implements StopNotice {
+  #controller: AbortController | undefined;
+  #listeners: Set<() => void> | undefined;
+  #aborted = false;
+  #reason: unknown;
+
+  get signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.#aborted) this.#controller.abort(this.#reason);
+    }
+    return this.#controller.signal;
+  }
+
+  get aborted(): boolean {
+    return this.#aborted;
+  }
+
+  get reason(): unknown {
+    return this.#reason;
+  }
+
+  onAbort(listener: () => void): () => void {
+    this.#listeners ??= new Set();
+    const listeners = this.#listeners;
+    listeners.add(listener);
+    return () => listeners.delete(listener);
+  }
+
+  /** Stops: `aborted` is set first, then the signal (if made) aborts and the listeners hear it, once. */
+  abort(reason: unknown): void {
+    if (this.#aborted) return;
+    this.#aborted = true;
+    this.#reason = reason;
+    this.#controller?.abort(reason);
+    const listeners = this.#listeners;
+    this.#listeners = undefined;
+    for (const listener of listeners ?? []) listener();
+  }
+}
+
 /** A `StopNotice` from an AbortSignal: its listener is the signal's own `abort` listener. */
 export function fromSignal(signal: AbortSignal): StopNotice {
   return {

@@ -1,4 +1,5 @@
 import type { AnyActorRef, PromiseActorLogic, PromiseSnapshot } from 'xstate';
+import { LazyAbort } from '../llm/call-abort.js';
 import type { Message } from '../llm/message.js';
 import type { ToolResult } from '../tools/tool-call.js';
 import type { LlmCallInput, LlmCallOutput } from './actors/call-llm.js';
@@ -55,48 +56,19 @@ const STOPPED = new DOMException(
 
 /**
  * One run of an effect: the `EffectIO` it is given. One object per run, its signal and listeners made
- * only when asked for (an effect actor starts twice per model call: closures per run add up).
+ * only when asked for (`LazyAbort`: an effect actor starts twice per model call, closures per run add up).
  */
-class EffectRun implements EffectIO {
-  #controller: AbortController | undefined;
-  #listeners: Set<() => void> | undefined;
-  /**
-   * Set by `stop()`, before the listeners run: the actor's snapshot says 'stopped' only after them. Every
-   * stop of a started actor goes through `stop()` (its transition on `xstate.stop`).
-   */
-  #stopped = false;
-
+class EffectRun extends LazyAbort implements EffectIO {
   constructor(
     private readonly self: AnyActorRef,
     /** The agent actor the effect runs for (the effects are bound to it). */
     readonly parent: AnyActorRef | undefined,
-  ) {}
-
-  get signal(): AbortSignal {
-    if (!this.#controller) {
-      this.#controller = new AbortController();
-      if (this.aborted) this.#controller.abort(STOPPED);
-    }
-    return this.#controller.signal;
-  }
-
-  get aborted(): boolean {
-    return this.#stopped;
-  }
-
-  get reason(): unknown {
-    return this.aborted ? STOPPED : undefined;
+  ) {
+    super();
   }
 
   get active(): boolean {
     return this.self.getSnapshot().status === 'active';
-  }
-
-  onAbort(listener: () => void): () => void {
-    this.#listeners ??= new Set();
-    const listeners = this.#listeners;
-    listeners.add(listener);
-    return () => listeners.delete(listener);
   }
 
   send(event: AgentActorEvent): void {
@@ -112,13 +84,13 @@ class EffectRun implements EffectIO {
     return snapshot?.context?.messages ?? [];
   }
 
-  /** The actor was stopped: the signal (if made) aborts and the listeners hear it, once. */
+  /**
+   * The actor was stopped (every stop of a started actor goes through its transition on
+   * `xstate.stop`): `aborted` is set before the listeners run, since the actor's snapshot says
+   * 'stopped' only after them; the signal (if made) aborts and the listeners hear it, once.
+   */
   stop(): void {
-    this.#stopped = true;
-    this.#controller?.abort(STOPPED);
-    const listeners = this.#listeners;
-    this.#listeners = undefined;
-    for (const listener of listeners ?? []) listener();
+    this.abort(STOPPED);
   }
 }
 

@@ -1,4 +1,4 @@
-import { fromSignal, type StopNotice } from '../llm/call-abort.js';
+import { fromSignal, LazyAbort, type StopNotice } from '../llm/call-abort.js';
 import { copyWith } from '../object-copy.js';
 import type { ToolEndInfo } from '../telemetry/agent-telemetry.js';
 import type { TelemetryScope } from '../telemetry/telemetry-scope.js';
@@ -99,7 +99,8 @@ export async function executeToolCall(
   const byDeadline = untilDeadline < budget;
   const waitMs = Math.max(0, Math.min(budget, untilDeadline));
 
-  const run = new ToolRunSignal();
+  // The tool's signal is made when it first reads it (`LazyAbort`): most tools never do.
+  const run = new LazyAbort();
   const hear = options.progress;
   const context = toolContext(options.context, call.id, idempotencyKey, run, (report) => {
     const checked = checkedProgress(report, call.name);
@@ -138,7 +139,7 @@ export async function executeToolCall(
   try {
     const value = await new Promise<unknown>((resolve, reject) => {
       const stop = (reason: unknown) => {
-        run.stop(reason);
+        run.abort(reason);
         reject(reason);
       };
       unlisten = options.stop.onAbort(() => stop(options.stop.reason));
@@ -155,30 +156,7 @@ export async function executeToolCall(
   }
 }
 
-/**
- * The signal of one call's tool, made when the tool first reads it: most tools never do, and an
- * AbortController per call was a measurable share of a call's cost (bench/README.md). One read after
- * the call was stopped gets a signal already aborted with the reason.
- */
-class ToolRunSignal {
-  #controller: AbortController | undefined;
-  #stopped: { reason: unknown } | undefined;
-
-  get signal(): AbortSignal {
-    if (!this.#controller) {
-      this.#controller = new AbortController();
-      if (this.#stopped) this.#controller.abort(this.#stopped.reason);
-    }
-    return this.#controller.signal;
-  }
-
-  stop(reason: unknown): void {
-    this.#stopped = { reason };
-    this.#controller?.abort(reason);
-  }
-}
-
-/** Where a tool's context keeps its call's `ToolRunSignal` (not enumerable: spreads and JSON miss it). */
+/** Where a tool's context keeps its call's `LazyAbort` (not enumerable: spreads and JSON miss it). */
 const RUN = Symbol('agentloop.toolRun');
 
 /**
@@ -194,7 +172,7 @@ function toolContext(
   base: ExecuteToolCallOptions['context'],
   toolCallId: string,
   idempotencyKey: string,
-  run: ToolRunSignal,
+  run: LazyAbort,
   progress: ToolContext['progress'],
 ): ToolContext {
   const context = copyWith(base, { toolCallId, idempotencyKey, progress }) as ToolContext;
@@ -206,7 +184,7 @@ function toolContext(
 const SIGNAL: PropertyDescriptor = {
   enumerable: true,
   configurable: true,
-  get(this: { [RUN]: ToolRunSignal }): AbortSignal {
+  get(this: { [RUN]: LazyAbort }): AbortSignal {
     return this[RUN].signal;
   },
 };
