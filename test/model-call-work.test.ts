@@ -9,6 +9,7 @@ import { EventEmitter } from 'eventemitter3';
 import { describe, expect, it, vi } from 'vitest';
 import { MemorySessionStore } from '../src/index.js';
 import { type WorkCounts, workSnapshot } from '../src/work-counters.js';
+import { countingAbortControllers } from './support/abort-controller-count.js';
 import { agentAt, serve } from './support/harness.js';
 import { echoTwiceScenario, progressEcho } from './support/progress-echo.js';
 
@@ -173,19 +174,9 @@ describe('the work of a model call, counted', () => {
       const server = await serve(echoTwiceScenario);
       const agent = agentAt(server, { tools: [progressEcho], stream });
       await agent.ready();
-      const Original = globalThis.AbortController;
-      let made = 0;
-      globalThis.AbortController = class extends Original {
-        constructor() {
-          super();
-          made++;
-        }
-      };
-      try {
+      const { made } = await countingAbortControllers(async () => {
         expect((await agent.send('go')).iterations).toBe(3);
-      } finally {
-        globalThis.AbortController = Original;
-      }
+      });
       await agent.flush();
       // Per model call (3): the attempt's controller, which the effect's stop, the deadline and the
       // stream's idle cut all abort (src/llm/call-abort.ts), then the SDK's own for the request and the

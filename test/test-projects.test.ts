@@ -41,6 +41,7 @@ describe('the two vitest projects', () => {
       'context.setGlobalContextManager(m);',
       'console.info = console.error;',
       'const crashes = watchCrashes();',
+      'const { made } = await countingAbortControllers(run);',
       'await DBOS.launch();',
       'const before = workSnapshot();',
     ];

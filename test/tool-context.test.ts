@@ -14,6 +14,7 @@ import {
 } from '../src/tools/execute-tool-call.js';
 import { planToolCall } from '../src/tools/tool-call.js';
 import { ToolRegistry } from '../src/tools/tool-registry.js';
+import { countingAbortControllers } from './support/abort-controller-count.js';
 
 const never: StopNotice = { aborted: false, reason: undefined, onAbort: () => () => {} };
 
@@ -44,17 +45,9 @@ describe("the tool's context", () => {
       seen = ctx;
       return 'ok';
     });
-    const OriginalController = globalThis.AbortController;
-    let made = 0;
-    globalThis.AbortController = class extends OriginalController {
-      constructor() {
-        super();
-        made++;
-      }
-    };
-    try {
+    await countingAbortControllers(async (made) => {
       await run(tools, { sessionId: 's1', turn: 2, iteration: 3, messages: [] });
-      expect(made).toBe(0);
+      expect(made()).toBe(0);
       const ctx = seen!;
       // The keys a spread of the caller's context followed by the call's fields gave, in that order.
       expect(Object.keys(ctx)).toEqual([
@@ -70,10 +63,10 @@ describe("the tool's context", () => {
       expect(ctx).toMatchObject({ sessionId: 's1', turn: 2, iteration: 3, toolCallId: 'call-look' });
       expect(ctx.idempotencyKey).toBe('s1:call-look');
       expect(Object.getOwnPropertyDescriptor(ctx, 'signal')).toMatchObject({ enumerable: true });
-      expect(made).toBe(0);
+      expect(made()).toBe(0);
       // A spread reads the signal (made then, once) and copies it as a value; JSON leaves nothing hidden.
       const copy = { ...ctx };
-      expect(made).toBe(1);
+      expect(made()).toBe(1);
       expect(copy.signal).toBe(ctx.signal);
       expect(copy.signal.aborted).toBe(false);
       expect(Object.keys(JSON.parse(JSON.stringify(ctx)))).toEqual([
@@ -85,9 +78,7 @@ describe("the tool's context", () => {
         'idempotencyKey',
         'signal',
       ]);
-    } finally {
-      globalThis.AbortController = OriginalController;
-    }
+    });
   });
 
   it("two calls' contexts have signals of their own", async () => {

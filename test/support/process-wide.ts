@@ -15,7 +15,10 @@ const PROCESS_WIDE: [RegExp, string][] = [
   [/process\.(on|once|addListener|prependListener)\(/, 'adds a process listener'],
   [/\bsetGlobal\w*\(|globalThis\.\w+\s*=(?!=)/, 'sets a global'],
   [/console\.\w+\s*=(?!=)/, 'replaces a console method'],
-  [/\bwatchCrashes\(|\binMemoryTracing\(/, 'uses a test/support helper that sets process-wide state'],
+  [
+    /\bwatchCrashes\(|\binMemoryTracing\(|\bcountingAbortControllers\(/,
+    'uses a test/support helper that sets process-wide state',
+  ],
   [/\bDBOS\.(launch|setConfig)\(/, 'launches DBOS (one per process)'],
   [/\bworkSnapshot\(/, 'reads process-wide work counters'],
 ];
